@@ -1,0 +1,17 @@
+// Package sched is longfair's policy engine: given a View (accounts with their
+// pending jobs in queue order and fairness state, nodes with free resources,
+// the time and the policy settings) it returns the placements of one
+// scheduling pass.
+//
+// The engine is pure: no I/O, no clock, no goroutines, no randomness. The
+// leader and the simulator run the same code, so what the simulator shows is
+// what the cluster does.
+//
+// A pass is progressive filling, one task at a time: the policy ranks the
+// accounts whose next task still fits somewhere, the first one gets its next
+// task placed, its fairness state is updated, and this repeats until nothing
+// fits (work conservation). Fairness is judged at the end of the current
+// scheduling quantum: the usage and the non-sharing baseline are projected
+// Settings.Quantum ahead, assuming this pass's allocation persists, which is
+// what reproduces the paper's Table 1 and Example 4.
+package sched

@@ -1,0 +1,49 @@
+package sched
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/longfair/longfair/sched/place"
+)
+
+// Policy names an allocation policy.
+type Policy string
+
+// The policies of the H-MRF paper and their baselines.
+const (
+	DRF    Policy = "drf"    // dominant resource fairness, memoryless
+	AF     Policy = "af"     // asset fairness, memoryless
+	LTDRF  Policy = "ltdrf"  // long-term DRF (paper §5.1)
+	LTAF   Policy = "ltaf"   // long-term asset fairness (paper §5.2)
+	HMRF   Policy = "hmrf"   // hybrid multi-resource fairness (Algorithm 1)
+	LTRF   Policy = "ltrf"   // single-resource long-term fairness
+	Static Policy = "static" // non-sharing partitions R·w_i/Σw
+)
+
+// Policies lists every policy the engine knows, in the order help shows them.
+func Policies() []Policy { return []Policy{HMRF, LTDRF, LTAF, DRF, AF, LTRF, Static} }
+
+// ParsePolicy turns a name into a Policy, or says which names are valid.
+func ParsePolicy(name string) (Policy, error) {
+	for _, p := range Policies() {
+		if string(p) == name {
+			return p, nil
+		}
+	}
+	names := make([]string, 0, len(Policies()))
+	for _, p := range Policies() {
+		names = append(names, string(p))
+	}
+	return "", fmt.Errorf("unknown policy %q: valid policies are %s", name, strings.Join(names, ", "))
+}
+
+// PlacementStrategy chooses among the nodes a task fits on; see package place.
+type PlacementStrategy = place.Strategy
+
+// Placement strategies, re-exported from package place.
+const (
+	Affinity = place.Affinity
+	BestFit  = place.BestFit
+	Spread   = place.Spread
+)

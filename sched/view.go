@@ -1,0 +1,84 @@
+package sched
+
+import (
+	"time"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// View is everything one scheduling pass looks at. The engine reads it and
+// does not keep it; the caller owns it.
+type View struct {
+	// Now is the time of the pass.
+	Now ledger.Time
+	// Resources names the entries of every Vector in the view (cpu, mem, mic…).
+	Resources []string
+	// Accounts in a stable order: on a full tie, the account listed first wins.
+	Accounts []Account
+	// Nodes that are up, with their capacity and free resources.
+	Nodes    []Node
+	Settings Settings
+}
+
+// Account is one account's state as the engine needs it.
+type Account struct {
+	Name string
+	// Weight w_i, by default the account's contribution K_i. Zero weights are
+	// allowed; when every weight is zero all accounts count as equal.
+	Weight float64
+	// Running is U_i: what the account's running tasks hold now.
+	Running ledger.Vector
+	// Usage is Ü_i at Now, from the fairness book (resource-seconds).
+	Usage ledger.Vector
+	// Baseline is ∫ of the non-sharing baseline at Now, from the fairness book.
+	Baseline ledger.Vector
+	// BaselineRate is the non-sharing allocation for the current quantum
+	// (ledger.NonSharingRate over the account's active tasks).
+	BaselineRate ledger.Vector
+	// WaitingSince is when the account last got an allocation, or when its
+	// oldest pending task arrived if that is later: the starvation clock.
+	WaitingSince ledger.Time
+	// Queue holds the account's pending jobs in queue order. Tasks of one job
+	// are identical; the engine places them in index order and never skips
+	// past a job whose next task does not fit.
+	Queue []Job
+}
+
+// Job is a pending job array: Pending identical tasks starting at FirstIndex.
+type Job struct {
+	ID         uint64
+	Demand     ledger.Vector
+	FirstIndex int
+	Pending    int
+}
+
+// Node is a worker node as the engine sees it.
+type Node struct {
+	ID       string
+	Capacity ledger.Vector
+	Free     ledger.Vector
+}
+
+// Placement puts one task on one node. Account, Job and Node index the
+// View's slices; Task is the task's index within its job array.
+type Placement struct {
+	Account int
+	Job     int
+	Task    int
+	Node    int
+}
+
+// Settings are the cluster's policy settings.
+type Settings struct {
+	Policy Policy
+	// Quantum is how far ahead fairness is projected; the live default is one
+	// minute, the slotted simulator uses one slot.
+	Quantum time.Duration
+	// Timeout is the starvation time-out: an account waiting longer than this
+	// since its last allocation goes first. Zero disables it.
+	Timeout time.Duration
+	// Placement chooses the node for a task.
+	Placement PlacementStrategy
+	// LTRFResource is the index of the one resource ltrf is fair on.
+	LTRFResource int
+}
