@@ -28,5 +28,22 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
+# proto regenerates the gRPC API code from api/longfair/v1/*.proto. It needs
+# protoc (Debian: apt-get install protobuf-compiler); the Go plugins are pinned
+# and installed into bin/protoc-plugins, so a fresh machine regenerates the
+# same code that is committed.
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
+PROTO_PLUGINS              := $(CURDIR)/bin/protoc-plugins
+proto:
+	GOBIN=$(PROTO_PLUGINS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(PROTO_PLUGINS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	protoc -I api -I /usr/include \
+		--plugin=protoc-gen-go=$(PROTO_PLUGINS)/protoc-gen-go \
+		--plugin=protoc-gen-go-grpc=$(PROTO_PLUGINS)/protoc-gen-go-grpc \
+		--go_out=api --go_opt=paths=source_relative \
+		--go-grpc_out=api --go-grpc_opt=paths=source_relative \
+		api/longfair/v1/*.proto
+
 clean:
 	rm -rf bin

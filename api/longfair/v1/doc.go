@@ -1,0 +1,10 @@
+// Package longfairv1 is longfair's gRPC API: the .proto files in this folder,
+// the code protoc generates from them (committed; `make proto` regenerates
+// it), and the request validation every server runs before it proposes a
+// command.
+//
+// Conventions for callers are in common.proto: bearer tokens and the
+// consistent-read switch travel in metadata (see the constants in
+// metadata.go), amounts of service units are integer micro-SU, and errors are
+// gRPC status codes whose message names the field and the fix.
+package longfairv1

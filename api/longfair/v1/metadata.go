@@ -1,0 +1,25 @@
+package longfairv1
+
+// Metadata keys every service understands. They travel as gRPC metadata, not
+// in messages, so that the same request type serves every caller.
+const (
+	// AuthorizationMetadataKey carries "Bearer <token>".
+	AuthorizationMetadataKey = "authorization"
+	// ConsistentReadMetadataKey set to "true" asks a server to confirm it is
+	// the leader and that its state is current before answering a read.
+	ConsistentReadMetadataKey = "longfair-consistent"
+)
+
+// Limits shared by request validation and the cluster's own checks.
+const (
+	MaxNameLength      = 64
+	MaxTasksPerJob     = 1_000_000
+	MaxAttemptsLimit   = 100
+	DefaultMaxAttempts = 3
+	MaxPageSize        = 1000
+	DefaultPageSize    = 100
+	MaxCommandArgs     = 1024
+	MaxCommandBytes    = 64 << 10
+	MaxJobNameBytes    = 256
+	MaxNoteBytes       = 1024
+)
