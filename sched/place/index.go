@@ -1,0 +1,111 @@
+package place
+
+import (
+	"fmt"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// Index answers "on which node should this task go" for one strategy without
+// scanning the nodes: it keeps a complete binary tree over the nodes whose
+// every subtree knows the component-wise maximum and minimum of its nodes'
+// free vectors and the range of their normalized idle sums, and searches it by
+// branch and bound (see search.go).
+//
+// The zero Index holds no nodes; Reset fills it. An Index is not safe for
+// concurrent use: Best keeps per-call scratch in it and Take changes it.
+type Index struct {
+	kind kind
+	n    int // nodes
+	k    int // resources per vector
+
+	// leaves is the number of leaf slots, a power of two ≥ n; tree node t
+	// (1-based heap order) has children 2t and 2t+1, leaf slot p is node
+	// leaves+p. Slots past n are padding that holds no node.
+	leaves int
+	// hi and lo hold, for every tree node t, the component-wise max and min
+	// of the free vectors below it at [t*k, t*k+k); a leaf's hi is its node's
+	// free vector (and equals its lo).
+	hi, lo []float64
+	// hiIdle and loIdle are the max and min below t of a node's idle sum
+	// Σ_j free_j/M_j, the key spread maximizes and best-fit minimizes.
+	hiIdle, loIdle []float64
+	// first is the lowest node index below t (noNode for padding only), so
+	// ties can go to the lowest index even though leaves are not in index order.
+	first []int32
+	// slot maps a node index to its leaf slot; bySlot maps back.
+	slot, bySlot []int32
+	// inv holds 1/M_j per resource, or 0 for a resource no node has, so it
+	// drops out of every score.
+	inv []float64
+
+	// Scratch: M_j while Reset checks its input; per Best call, the demand's
+	// per-resource weights (affinity) or lowest free a fitting node can have
+	// (best-fit).
+	scale, weight, floor []float64
+}
+
+// kind is the strategy as a small integer, so the search's inner loop does not
+// compare strings.
+type kind uint8
+
+const (
+	kindAffinity kind = iota + 1
+	kindBestFit
+	kindSpread
+)
+
+func kindOf(s Strategy) (kind, error) {
+	switch s {
+	case Affinity:
+		return kindAffinity, nil
+	case BestFit:
+		return kindBestFit, nil
+	case Spread:
+		return kindSpread, nil
+	}
+	return 0, fmt.Errorf("unknown placement strategy %q: use one of affinity, bestfit, spread", string(s))
+}
+
+// NewIndex copies capacity and free (one Vector per node, all the same length)
+// and builds the index for strategy s. See Reset for what it checks.
+func NewIndex(s Strategy, capacity, free []ledger.Vector) (*Index, error) {
+	x := new(Index)
+	if err := x.Reset(s, capacity, free); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// Len returns the number of nodes.
+func (x *Index) Len() int { return x.n }
+
+// Strategy returns the strategy the index ranks nodes by.
+func (x *Index) Strategy() Strategy {
+	switch x.kind {
+	case kindAffinity:
+		return Affinity
+	case kindBestFit:
+		return BestFit
+	case kindSpread:
+		return Spread
+	}
+	return ""
+}
+
+// Free returns node's free vector as the index sees it (after every Take).
+// The caller must not change it; it is valid until the next Take or Reset.
+// It returns nil for a node index out of range.
+func (x *Index) Free(node int) ledger.Vector {
+	if node < 0 || node >= x.n {
+		return nil
+	}
+	at := (x.leaves + int(x.slot[node])) * x.k
+	return ledger.Vector(x.hi[at : at+x.k : at+x.k])
+}
+
+// leafFree is Free without the range check, for callers that have one.
+func (x *Index) leafFree(t int) ledger.Vector {
+	at := t * x.k
+	return ledger.Vector(x.hi[at : at+x.k : at+x.k])
+}

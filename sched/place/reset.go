@@ -1,0 +1,229 @@
+package place
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+const (
+	// maxNodes bounds the node count so leaf slots fit an int32 with room.
+	maxNodes = 1 << 28
+	// noNode marks a padding subtree: larger than any node index, so it
+	// never wins a tie.
+	noNode = math.MaxInt32
+	// minScale is the smallest largest-capacity a resource may have. Fits
+	// forgives 1e-9 absolute, so a resource measured in units this small
+	// could not be told apart from rounding residue.
+	minScale = 1e-6
+	// residue is how far (relative to the capacity, at least absolutely) a
+	// free quantity may stray outside [0, capacity]: Take leaves up to the
+	// fit tolerance below zero, and callers that sum and subtract usages
+	// leave rounding residue. Anything further is a caller's bug.
+	residue = 1e-6
+)
+
+// Reset replaces the index's nodes with copies of capacity and free for
+// strategy s, reusing the index's memory; the engine calls it once per pass.
+//
+// It returns an error, and leaves the index as it was, when the strategy is
+// unknown, when capacity and free do not have one vector per node, when any
+// vector's length differs from the first capacity vector's, when a capacity is
+// negative or not finite, when a free quantity is not finite or lies outside
+// [0, capacity] by more than rounding residue, or when a resource's largest
+// capacity is positive but below 1e-6 (too small to tell from the fit
+// tolerance of ledger.Vector.Fits).
+func (x *Index) Reset(s Strategy, capacity, free []ledger.Vector) error {
+	kd, err := kindOf(s)
+	if err != nil {
+		return err
+	}
+	if len(capacity) != len(free) {
+		return fmt.Errorf("got %d capacity vectors but %d free vectors: pass one of each per node, in the same order", len(capacity), len(free))
+	}
+	n := len(capacity)
+	if n > maxNodes {
+		return fmt.Errorf("%d nodes is more than the placement index holds (%d): split the cluster", n, maxNodes)
+	}
+	k := 0
+	if n > 0 {
+		k = len(capacity[0])
+	}
+	if err := validateNodes(k, capacity, free); err != nil {
+		return err
+	}
+	// x.scale is scratch: filling it before the checks pass changes no answer.
+	x.scale = largestCapacity(x.scale, k, capacity)
+	for j, m := range x.scale {
+		if m > 0 && m < minScale {
+			return fmt.Errorf("resource %d: the largest capacity any node has is %g, too small to tell from rounding (the fit tolerance is 1e-9): measure it in a smaller unit", j, m)
+		}
+	}
+
+	x.kind, x.n, x.k = kd, n, k
+	x.inv = grow(x.inv, k)
+	for j, m := range x.scale {
+		x.inv[j] = 0
+		if m > 0 {
+			x.inv[j] = 1 / m
+		}
+	}
+	x.weight = grow(x.weight, k)
+	x.floor = grow(x.floor, k)
+	x.arrange(capacity)
+	x.build(free)
+	return nil
+}
+
+// validateNodes checks every vector before anything is changed, so a bad
+// input leaves the index as it was.
+func validateNodes(k int, capacity, free []ledger.Vector) error {
+	for i := range capacity {
+		if err := capacity[i].Validate(k); err != nil {
+			return fmt.Errorf("node %d capacity: %w (every vector must list the same resources in the same order as node 0's capacity)", i, err)
+		}
+		if len(free[i]) != k {
+			return fmt.Errorf("node %d free vector has %d entries, its capacity has %d: list the same resources in the same order", i, len(free[i]), k)
+		}
+		for j, f := range free[i] {
+			c := capacity[i][j]
+			slack := residue * max(1, c)
+			switch {
+			case math.IsNaN(f) || math.IsInf(f, 0):
+				return fmt.Errorf("node %d free resource %d is %v: free quantities must be finite", i, j, f)
+			case f < -slack:
+				return fmt.Errorf("node %d free resource %d is %v, below zero: free quantities must lie between 0 and the capacity (%v)", i, j, f, c)
+			case f > c+slack:
+				return fmt.Errorf("node %d free resource %d is %v, above its capacity %v: free quantities must lie between 0 and the capacity", i, j, f, c)
+			}
+		}
+	}
+	return nil
+}
+
+// largestCapacity returns M_j, the largest capacity any node has of each
+// resource j, in dst's memory.
+func largestCapacity(dst []float64, k int, capacity []ledger.Vector) []float64 {
+	dst = grow(dst, k)
+	clear(dst)
+	for _, c := range capacity {
+		for j, v := range c {
+			dst[j] = max(dst[j], v)
+		}
+	}
+	return dst
+}
+
+// arrange chooses which leaf slot each node gets. Nodes with the same
+// capacity (one node class) sit next to each other, so a subtree's max and
+// min vectors describe similar nodes and its bounds stay tight; within a
+// class, nodes keep index order.
+func (x *Index) arrange(capacity []ledger.Vector) {
+	x.bySlot = grow(x.bySlot, x.n)
+	x.slot = grow(x.slot, x.n)
+	for i := range x.bySlot {
+		x.bySlot[i] = int32(i)
+	}
+	slices.SortStableFunc(x.bySlot, func(a, b int32) int {
+		return slices.CompareFunc(capacity[a], capacity[b], func(p, q float64) int { return cmp.Compare(q, p) })
+	})
+	for p, node := range x.bySlot {
+		x.slot[node] = int32(p)
+	}
+}
+
+// build fills the tree from the free vectors.
+func (x *Index) build(free []ledger.Vector) {
+	k := x.k
+	x.leaves = 0
+	if x.n == 0 {
+		return
+	}
+	x.leaves = 1
+	for x.leaves < x.n {
+		x.leaves *= 2
+	}
+	size := 2 * x.leaves
+	x.hi = grow(x.hi, size*k)
+	x.lo = grow(x.lo, size*k)
+	x.hiIdle = grow(x.hiIdle, size)
+	x.loIdle = grow(x.loIdle, size)
+	x.first = grow(x.first, size)
+	for p := range x.leaves {
+		t := x.leaves + p
+		hi, lo := x.hi[t*k:t*k+k], x.lo[t*k:t*k+k]
+		if p >= x.n {
+			for j := range hi {
+				hi[j], lo[j] = math.Inf(-1), math.Inf(1)
+			}
+			x.hiIdle[t], x.loIdle[t], x.first[t] = math.Inf(-1), math.Inf(1), noNode
+			continue
+		}
+		node := x.bySlot[p]
+		copy(hi, free[node])
+		copy(lo, free[node])
+		x.first[t] = node
+		x.hiIdle[t] = x.idle(hi)
+		x.loIdle[t] = x.hiIdle[t]
+	}
+	for t := x.leaves - 1; t >= 1; t-- {
+		x.pull(t)
+		x.first[t] = min(x.first[2*t], x.first[2*t+1])
+	}
+}
+
+// idle is a node's idle sum Σ_j free_j/M_j, the key of spread and best-fit.
+// Always summed in resource order, so equal free vectors give equal keys.
+func (x *Index) idle(free []float64) float64 {
+	s := 0.0
+	for j, f := range free {
+		s += f * x.inv[j]
+	}
+	return s
+}
+
+// pull recomputes tree node t from its children and reports whether anything
+// changed (when nothing did, no ancestor changes either).
+func (x *Index) pull(t int) bool {
+	k := x.k
+	l, r := 2*t, 2*t+1
+	changed := false
+	hi, lo := x.hi[t*k:t*k+k], x.lo[t*k:t*k+k]
+	lhi, rhi := x.hi[l*k:l*k+k], x.hi[r*k:r*k+k]
+	llo, rlo := x.lo[l*k:l*k+k], x.lo[r*k:r*k+k]
+	for j := range hi {
+		h, m := lhi[j], llo[j]
+		if rhi[j] > h {
+			h = rhi[j]
+		}
+		if rlo[j] < m {
+			m = rlo[j]
+		}
+		if h != hi[j] || m != lo[j] {
+			hi[j], lo[j], changed = h, m, true
+		}
+	}
+	h, m := x.hiIdle[l], x.loIdle[l]
+	if x.hiIdle[r] > h {
+		h = x.hiIdle[r]
+	}
+	if x.loIdle[r] < m {
+		m = x.loIdle[r]
+	}
+	if h != x.hiIdle[t] || m != x.loIdle[t] {
+		x.hiIdle[t], x.loIdle[t], changed = h, m, true
+	}
+	return changed
+}
+
+// grow returns s resized to n, reusing its memory when it is large enough.
+// The contents are unspecified; callers overwrite them.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n)
+}

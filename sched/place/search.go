@@ -1,0 +1,164 @@
+package place
+
+import (
+	"math"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// Scores. The index ranks nodes by a key it maximizes; each strategy's key is
+// its score from the package documentation up to a constant (or a sign) that
+// is the same for every node, so the order of nodes is the same:
+//
+//	affinity  Σ_j c_j·free_j, c_j = (d_j/M_j)/M_j  = Σ_j (d_j/M_j)(free_j/M_j)
+//	spread    Σ_j free_j/M_j                        (the node's idle sum)
+//	bestfit   −Σ_j free_j/M_j = −Σ_j (free_j−d_j)/M_j − Σ_j d_j/M_j
+//
+// Every bound below is the same arithmetic applied to a vector that is at
+// least (affinity, spread) or at most (best-fit) every fitting node's free
+// vector below the subtree. Rounded IEEE arithmetic is monotone, so the bound
+// is exact, not just approximately right: a subtree whose bound does not beat
+// the best node found so far (or only ties it with a higher lowest index) can
+// not hold a better node, and ties between equal nodes resolve exactly.
+
+// fitSlack is how far below a demand a node's free quantity may be and still
+// pass ledger.Vector.Fits: twice its absolute tolerance of 1e-9, plus relative
+// room for the rounding of free+1e-9. TestFitSlackCoversLedgerTolerance
+// guards the relation.
+const (
+	fitSlack         = 2e-9
+	fitSlackRelative = 1e-15
+)
+
+// frame is a subtree waiting on the search stack with its bound.
+type frame struct {
+	t     int32
+	bound float64
+}
+
+// Best returns the best node for demand under the index's strategy among the
+// nodes where it fits (ledger.Vector.Fits: free ≥ demand in every resource,
+// up to its tolerance), and ok=false when it fits on none. Equal scores go to
+// the lowest node index. A demand whose length differs from the nodes'
+// vectors, or with a negative or non-finite entry, fits nowhere.
+//
+// Best does not allocate; it visits O(log N) subtrees when the bounds are
+// tight (similar nodes, or one clearly best node) and more when many nodes
+// look alike in their maxima but few fit.
+func (x *Index) Best(demand ledger.Vector) (node int, ok bool) {
+	if x.n == 0 || len(demand) != x.k || !admissible(demand) || !x.leafFree(1).Fits(demand) {
+		return -1, false
+	}
+	x.prepare(demand)
+
+	var stack [64]frame
+	stack[0] = frame{1, x.bound(1)}
+	sp := 1
+	bestKey, bestNode := math.Inf(-1), int32(noNode)
+	for sp > 0 {
+		sp--
+		f := stack[sp]
+		t := int(f.t)
+		// The best may have improved since t was pushed.
+		if !beats(f.bound, x.first[t], bestKey, bestNode) {
+			continue
+		}
+		if t >= x.leaves {
+			// A leaf's bound is its key and it fits: it is the new best.
+			bestKey, bestNode = f.bound, x.first[t]
+			continue
+		}
+		l, r := 2*t, 2*t+1
+		lb, lok := x.candidate(l, demand, bestKey, bestNode)
+		rb, rok := x.candidate(r, demand, bestKey, bestNode)
+		switch {
+		case lok && rok:
+			// Push the more promising child last so it is searched first:
+			// finding a good node early prunes more of the other.
+			if beats(rb, x.first[r], lb, x.first[l]) {
+				stack[sp], stack[sp+1] = frame{int32(l), lb}, frame{int32(r), rb}
+			} else {
+				stack[sp], stack[sp+1] = frame{int32(r), rb}, frame{int32(l), lb}
+			}
+			sp += 2
+		case lok:
+			stack[sp] = frame{int32(l), lb}
+			sp++
+		case rok:
+			stack[sp] = frame{int32(r), rb}
+			sp++
+		}
+	}
+	if bestNode == noNode {
+		return -1, false
+	}
+	return int(bestNode), true
+}
+
+// beats reports whether a subtree with this bound and lowest node index could
+// hold a node better than the best found: a higher key, or an equal key at a
+// lower index.
+func beats(bound float64, first int32, bestKey float64, bestNode int32) bool {
+	return bound > bestKey || bound == bestKey && first < bestNode
+}
+
+// candidate reports whether subtree t is worth searching for demand, and its
+// bound: it must hold a node, its max vector must cover the demand, and its
+// bound must beat the best so far.
+func (x *Index) candidate(t int, demand ledger.Vector, bestKey float64, bestNode int32) (float64, bool) {
+	if x.first[t] == noNode || !x.leafFree(t).Fits(demand) {
+		return 0, false
+	}
+	b := x.bound(t)
+	return b, beats(b, x.first[t], bestKey, bestNode)
+}
+
+// prepare computes the per-demand terms of the bounds.
+func (x *Index) prepare(demand ledger.Vector) {
+	switch x.kind {
+	case kindAffinity:
+		for j, d := range demand {
+			x.weight[j] = d * x.inv[j] * x.inv[j]
+		}
+	case kindBestFit:
+		for j, d := range demand {
+			x.floor[j] = d - (fitSlack + d*fitSlackRelative)
+		}
+	}
+}
+
+// bound is the highest key any node below t that fits the prepared demand can
+// have. For a leaf that fits, it is the leaf's key.
+func (x *Index) bound(t int) float64 {
+	k := x.k
+	switch x.kind {
+	case kindAffinity:
+		hi := x.hi[t*k : t*k+k]
+		s := 0.0
+		for j, c := range x.weight[:k] {
+			s += c * hi[j]
+		}
+		return s
+	case kindSpread:
+		return x.hiIdle[t]
+	default: // best-fit: minimize the idle sum, so negate.
+		// A fitting node has free_j ≥ floor_j, and ≥ the subtree's min.
+		lo := x.lo[t*k : t*k+k]
+		s := 0.0
+		for j, inv := range x.inv[:k] {
+			s += max(lo[j], x.floor[j]) * inv
+		}
+		return -max(s, x.loIdle[t])
+	}
+}
+
+// admissible reports whether every entry of demand is finite and
+// non-negative.
+func admissible(demand ledger.Vector) bool {
+	for _, d := range demand {
+		if !(d >= 0) || d > math.MaxFloat64 {
+			return false
+		}
+	}
+	return true
+}
