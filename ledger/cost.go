@@ -1,0 +1,122 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"time"
+)
+
+// BillingWeights are TRES-style billing weights: the SU one unit of each
+// resource costs per hour of runtime. They are indexed like a Vector, by the
+// position of the resource in the cluster's resource list (weight 0 for cpu
+// is BillingWeights[0] when the list starts with cpu), because demands are
+// Vectors and the cost is computed on the hot path of every task exit. Use
+// ParseBillingWeights and Format to convert from and to the named form
+// admins write ("cpu=1,mem=0.25/GiB,mic=10"). A resource with no weight
+// costs nothing.
+type BillingWeights []float64
+
+// Clone returns a copy of w.
+func (w BillingWeights) Clone() BillingWeights {
+	if w == nil {
+		return nil
+	}
+	return append(BillingWeights(nil), w...)
+}
+
+// Validate checks that w has one finite, non-negative weight for each of n
+// resources.
+func (w BillingWeights) Validate(n int) error {
+	if len(w) != n {
+		return fmt.Errorf("billing weights have %d entries but the cluster has %d resources: give one weight per resource (0 for free ones)", len(w), n)
+	}
+	for k, x := range w {
+		if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+			return fmt.Errorf("billing weight %d is %v: weights must be finite and non-negative", k, x)
+		}
+	}
+	return nil
+}
+
+// ErrCost is wrapped by every error of Cost and WorstCaseHold.
+var ErrCost = errors.New("cannot compute SU cost")
+
+// Cost is what a task that held demand for runtime costs:
+//
+//	cost = runtime_hours × Σ_k w_k × demand_k
+//
+// The sum is computed exactly (every float64 is a rational number, and the
+// arithmetic is done on those rationals with math/big) and then rounded half
+// up to the micro-SU, so the result does not depend on the order of floating
+// point operations or on fused multiply-add: every replica on every CPU
+// architecture computes the same SU. Cost is monotone in runtime, so a task
+// that ends before its walltime never costs more than WorstCaseHold reserved
+// for it.
+//
+// An error is returned, wrapping ErrCost, when runtime is negative, when the
+// demand or the weights are not finite and non-negative or have different
+// lengths, or when the cost does not fit in an SU.
+func Cost(runtime time.Duration, demand Vector, w BillingWeights) (SU, error) {
+	if runtime < 0 {
+		return 0, fmt.Errorf("%w: runtime %v is negative; pass the time the task held its resources", ErrCost, runtime)
+	}
+	if err := demand.Validate(len(w)); err != nil {
+		return 0, fmt.Errorf("%w: demand: %w", ErrCost, err)
+	}
+	if err := w.Validate(len(demand)); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrCost, err)
+	}
+	rate := new(big.Rat)
+	var term, x big.Rat
+	for k, d := range demand {
+		if d == 0 || w[k] == 0 {
+			continue
+		}
+		term.SetFloat64(d)
+		x.SetFloat64(w[k])
+		term.Mul(&term, &x)
+		rate.Add(rate, &term)
+	}
+	// micro-SU = runtime_ns × rate × 10^6 / (3600 × 10^9) = runtime_ns × rate / 3.6e6
+	total := rate.Mul(rate, x.SetInt64(int64(runtime)))
+	total.Quo(total, x.SetInt64(3_600_000))
+	micro, ok := roundHalfUp(total)
+	if !ok {
+		return 0, fmt.Errorf("%w: %v of this demand costs more than %v SU; check the demand, the runtime and the billing weights", ErrCost, runtime, MaxSU)
+	}
+	return micro, nil
+}
+
+// WorstCaseHold is the hold a job of tasks identical tasks with this demand
+// and walltime needs at submission: tasks × Cost(walltime, demand, w). Each
+// task is rounded on its own, exactly as its charge will be, so the charges
+// of tasks that run at most their walltime always fit in the hold.
+func WorstCaseHold(tasks int, walltime time.Duration, demand Vector, w BillingWeights) (SU, error) {
+	if tasks < 0 {
+		return 0, fmt.Errorf("%w: task count %d is negative", ErrCost, tasks)
+	}
+	per, err := Cost(walltime, demand, w)
+	if err != nil {
+		return 0, err
+	}
+	if per != 0 && SU(tasks) > MaxSU/per {
+		return 0, fmt.Errorf("%w: %d tasks of %v SU each cost more than %v SU; submit fewer tasks or a shorter walltime", ErrCost, tasks, per, MaxSU)
+	}
+	return SU(tasks) * per, nil
+}
+
+// roundHalfUp rounds a non-negative rational to the nearest integer, halves
+// going up, and reports whether it fits in an SU.
+func roundHalfUp(r *big.Rat) (SU, bool) {
+	// floor(r + 1/2) = (2·num + den) div (2·den) for den > 0.
+	num := new(big.Int).Lsh(r.Num(), 1)
+	num.Add(num, r.Denom())
+	den := new(big.Int).Lsh(r.Denom(), 1)
+	q := num.Div(num, den)
+	if !q.IsInt64() {
+		return 0, false
+	}
+	return SU(q.Int64()), true
+}

@@ -1,0 +1,251 @@
+package ledger
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// ErrJournalCorrupt is wrapped by every error of Verify and RebuildSUBook.
+var ErrJournalCorrupt = errors.New("SU journal does not verify")
+
+// VerifyError names the first journal entry that does not verify.
+type VerifyError struct {
+	// Seq is the sequence number the bad entry has, or should have had at
+	// its position.
+	Seq uint64
+	// Position is its index in the slice given to Verify.
+	Position int
+	// Problem says what is wrong with it.
+	Problem string
+}
+
+func (e *VerifyError) Error() string {
+	return fmt.Sprintf("%v: entry %d (position %d): %s", ErrJournalCorrupt, e.Seq, e.Position, e.Problem)
+}
+
+// Unwrap makes errors.Is(err, ErrJournalCorrupt) hold.
+func (e *VerifyError) Unwrap() error { return ErrJournalCorrupt }
+
+// VerifyReport is what Verify recomputed from a journal.
+type VerifyReport struct {
+	// Entries is the number of entries that verified.
+	Entries int `json:"entries"`
+	// LastSeq and Head are the last good entry's Seq and Hash. Comparing
+	// them with a copy kept elsewhere (SUBook.Head) is how entries cut off
+	// the end of a journal are detected: a shorter chain is still a chain.
+	LastSeq uint64 `json:"last_seq"`
+	Head    Hash   `json:"head"`
+	// At is the last good entry's time; balances are evaluated then.
+	At Time `json:"at"`
+	// Accounts are the research accounts' balances, sorted by name.
+	Accounts []Balance `json:"accounts"`
+	// Issued is every SU granted: GrantsAccount's balance is −Issued.
+	Issued SU `json:"issued"`
+	// Billed is every SU charged: CenterAccount's balance.
+	Billed SU `json:"billed"`
+	// Held is what open holds reserve in all.
+	Held SU `json:"held"`
+}
+
+// Verify checks a journal using nothing but its entries: that they are
+// numbered 1, 2, 3… without gaps, that each carries its predecessor's hash
+// and a hash that matches its content, and that replaying every operation
+// in a fresh book produces exactly that entry (so no amount, account,
+// expiry or fund split was altered, even by someone who recomputed the
+// hashes). Balances are then folded from the entries alone and checked
+// against the replayed book. On failure the error is a *VerifyError naming
+// the first bad entry, and the report covers the entries before it. A
+// changed, removed, inserted or reordered entry is always found; entries
+// removed from the end are found by comparing Head with a known head.
+func Verify(entries []JournalEntry) (VerifyReport, error) {
+	book, err := replayJournal(entries)
+	good := entries[:book.Len()]
+	report := foldJournal(good)
+	if err != nil {
+		return report, err
+	}
+	for _, want := range report.Accounts {
+		if got := book.Balance(want.Account, report.At); got != want {
+			return report, &VerifyError{Seq: report.LastSeq, Position: len(good) - 1,
+				Problem: fmt.Sprintf("account %q: the journal's entries add up to %+v but the replayed book holds %+v", want.Account, want, got)}
+		}
+	}
+	return report, nil
+}
+
+// RebuildSUBook rebuilds a book from its journal (the FSM does this after a
+// restart or a snapshot restore), verifying the journal on the way as Verify
+// does. The new book continues the chain where the journal ends.
+func RebuildSUBook(entries []JournalEntry) (*SUBook, error) {
+	book, err := replayJournal(entries)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild SU book: %w", err)
+	}
+	return book, nil
+}
+
+// replayJournal applies every entry's operation to a fresh book, checking
+// the chain as it goes, and stops at the first entry that does not verify;
+// the book returned holds the entries before it.
+func replayJournal(entries []JournalEntry) (*SUBook, error) {
+	book := NewSUBook()
+	for i := range entries {
+		e := &entries[i]
+		bad := func(format string, args ...any) error {
+			return &VerifyError{Seq: uint64(i) + 1, Position: i, Problem: fmt.Sprintf(format, args...)}
+		}
+		if e.Seq != uint64(i)+1 {
+			return book, bad("found Seq %d here: an entry before it is missing, or entries were inserted or reordered", e.Seq)
+		}
+		var prev Hash
+		if i > 0 {
+			prev = entries[i-1].Hash
+		}
+		if e.PrevHash != prev {
+			return book, bad("its prev_hash %v is not the hash of the entry before it (%v): an entry was removed, inserted, reordered or changed", e.PrevHash, prev)
+		}
+		index, err := replayEntry(book, e)
+		if err != nil {
+			return book, bad("replaying this %v is refused: %v", e.Kind, err)
+		}
+		if index != i {
+			return book, bad("this %v %q repeats entry %d", e.Kind, e.ID, index+1)
+		}
+		got := &book.journal[i]
+		problem := entryContentDiff(got, e)
+		if problem == "" && got.Hash != e.Hash {
+			problem = fmt.Sprintf("its hash %v does not match its content (%v): the entry or its hash was altered", e.Hash, got.Hash)
+		}
+		if problem != "" {
+			// The book has applied the altered operation; rebuild it
+			// without it so the caller sees only the entries that verified.
+			book, _ = replayJournal(entries[:i])
+			return book, bad("%s", problem)
+		}
+	}
+	return book, nil
+}
+
+// replayEntry performs the operation e records and returns the index of
+// the entry the book wrote for it (or found, for a repeat).
+func replayEntry(book *SUBook, e *JournalEntry) (int, error) {
+	switch e.Kind {
+	case EntryGrant:
+		return book.grant(e.ID, e.Account, e.Amount, e.Expires, e.Time)
+	case EntryHold:
+		return book.hold(e.ID, e.Account, e.Amount, e.Time)
+	case EntryCharge:
+		return book.charge(e.HoldID, e.ID, e.Requested, e.Detail, e.Time)
+	case EntryRelease:
+		return book.release(e.HoldID, e.Time)
+	}
+	return 0, fmt.Errorf("unknown entry kind %d", uint8(e.Kind))
+}
+
+// entryContentDiff names the first field, other than the hash, in which the
+// entry the book wrote differs from the recorded one, or returns "".
+func entryContentDiff(got, rec *JournalEntry) string {
+	var what string
+	switch {
+	case got.Time != rec.Time:
+		what = fmt.Sprintf("time %d, earlier than the entry before it (%d)", rec.Time, got.Time)
+	case got.ID != rec.ID:
+		what = fmt.Sprintf("id %q, but the operation it records has id %q", rec.ID, got.ID)
+	case got.HoldID != rec.HoldID:
+		what = fmt.Sprintf("hold id %q, but the operation it records has hold id %q", rec.HoldID, got.HoldID)
+	case got.Account != rec.Account:
+		what = fmt.Sprintf("account %q, but hold %q belongs to %q", rec.Account, rec.HoldID, got.Account)
+	case got.Amount != rec.Amount:
+		what = fmt.Sprintf("amount %v SU, but replaying the journal gives %v SU", rec.Amount, got.Amount)
+	case got.Expires != rec.Expires:
+		what = fmt.Sprintf("expiry %d, but replaying the journal gives %d", rec.Expires, got.Expires)
+	case got.Requested != rec.Requested:
+		what = fmt.Sprintf("requested %v SU, but replaying the journal gives %v SU", rec.Requested, got.Requested)
+	case !slices.Equal(got.Funds, rec.Funds):
+		what = fmt.Sprintf("funds %v, but replaying the journal draws %v", rec.Funds, got.Funds)
+	case !sameChargeDetail(got.Detail, rec.Detail):
+		what = "a charge detail that differs from the one replayed"
+	default:
+		return ""
+	}
+	return "it records " + what + ": the entry was altered"
+}
+
+// foldJournal recomputes balances from the entries alone, independently of
+// the book's own bookkeeping: grants credit accounts, holds reserve the
+// funds they name, charges consume them, releases give them back.
+func foldJournal(entries []JournalEntry) VerifyReport {
+	type lot struct {
+		account            string
+		amount, used, held SU
+		expires            Time
+	}
+	lots := make(map[string]*lot)
+	accounts := make(map[string]*Balance)
+	acct := func(name string) *Balance {
+		if a, ok := accounts[name]; ok {
+			return a
+		}
+		a := &Balance{Account: name}
+		accounts[name] = a
+		return a
+	}
+	var r VerifyReport
+	for _, e := range entries {
+		a := acct(e.Account)
+		switch e.Kind {
+		case EntryGrant:
+			lots[e.ID] = &lot{account: e.Account, amount: e.Amount, expires: e.Expires}
+			a.Granted += e.Amount
+			r.Issued += e.Amount
+		case EntryHold:
+			a.Held += e.Amount
+			r.Held += e.Amount
+			for _, f := range e.Funds {
+				lots[f.Grant].held += f.Amount
+			}
+		case EntryCharge:
+			a.Held -= e.Amount
+			a.Charged += e.Amount
+			r.Held -= e.Amount
+			r.Billed += e.Amount
+			for _, f := range e.Funds {
+				lots[f.Grant].held -= f.Amount
+				lots[f.Grant].used += f.Amount
+			}
+		case EntryRelease:
+			a.Held -= e.Amount
+			r.Held -= e.Amount
+			for _, f := range e.Funds {
+				lots[f.Grant].held -= f.Amount
+			}
+		}
+	}
+	if n := len(entries); n > 0 {
+		last := entries[n-1]
+		r.Entries, r.LastSeq, r.Head, r.At = n, last.Seq, last.Hash, last.Time
+	}
+	for _, l := range lots {
+		free := l.amount - l.used - l.held
+		if l.expires != 0 && r.At >= l.expires {
+			accounts[l.account].Expired += free
+		} else {
+			accounts[l.account].Available += free
+		}
+	}
+	r.Accounts = make([]Balance, 0, len(accounts))
+	for _, a := range accounts {
+		r.Accounts = append(r.Accounts, *a)
+	}
+	slices.SortFunc(r.Accounts, func(x, y Balance) int {
+		switch {
+		case x.Account < y.Account:
+			return -1
+		case x.Account > y.Account:
+			return 1
+		}
+		return 0
+	})
+	return r
+}
