@@ -1,0 +1,262 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/sched"
+)
+
+// pass runs one scheduling pass and starts what it placed.
+func (r *replay) pass() error {
+	t := r.now
+	for a := range r.view.Accounts {
+		va := &r.view.Accounts[a]
+		if len(va.Queue) == 0 {
+			continue // the engine ranks only accounts with work; the rest may be stale
+		}
+		f := r.book.Account(va.Name, t)
+		va.Usage, va.Baseline = f.Usage, f.Baseline
+		acct := &r.accts[a]
+		va.WaitingSince = r.jobs[va.Queue[0].ID].arrived
+		if acct.allocated && acct.lastAlloc > va.WaitingSince {
+			va.WaitingSince = acct.lastAlloc
+		}
+	}
+	placements, err := r.eng.Schedule(&r.view)
+	if err != nil {
+		return fmt.Errorf("scheduling pass at %v: %w", t, err)
+	}
+	r.nPasses++
+	if len(placements) == 0 {
+		return nil
+	}
+	r.nPlacements += len(placements)
+	r.groups = r.groups[:0]
+	clear(r.groupIndex)
+	r.placedAccts = r.placedAccts[:0]
+	for _, p := range placements {
+		if err := r.place(p); err != nil {
+			return fmt.Errorf("scheduling pass at %v: engine placement %+v: %w", t, p, err)
+		}
+	}
+	for _, g := range r.groups {
+		r.startGroup(g)
+	}
+	// Placed jobs with nothing left pending leave the queue's head; the
+	// engine serves each queue in order, so they are a prefix.
+	for _, a := range r.placedAccts {
+		r.placedMark[a] = false
+		va := &r.view.Accounts[a]
+		k := 0
+		for k < len(va.Queue) && va.Queue[k].Pending <= 0 {
+			k++
+		}
+		va.Queue = va.Queue[k:]
+	}
+	return nil
+}
+
+// place checks one placement against the view and takes its resources. The
+// engine is trusted for policy, not for bookkeeping: a placement that is out
+// of range, out of order or over a node's capacity is an error, never a
+// silently corrupted replay.
+func (r *replay) place(p sched.Placement) error {
+	if p.Account < 0 || p.Account >= len(r.view.Accounts) {
+		return fmt.Errorf("account index out of range")
+	}
+	va := &r.view.Accounts[p.Account]
+	if p.Job < 0 || p.Job >= len(va.Queue) {
+		return fmt.Errorf("job index out of range")
+	}
+	q := &va.Queue[p.Job]
+	if q.Pending <= 0 || p.Task != q.FirstIndex {
+		return fmt.Errorf("task %d is not the job's next pending task (next %d, %d pending)", p.Task, q.FirstIndex, q.Pending)
+	}
+	if p.Node < 0 || p.Node >= len(r.view.Nodes) {
+		return fmt.Errorf("node index out of range")
+	}
+	nd := &r.view.Nodes[p.Node]
+	nd.Free.Sub(q.Demand)
+	for x, free := range nd.Free {
+		if free < -overcommitTolerance*max(1, nd.Capacity[x]) {
+			return fmt.Errorf("node %q over capacity in %s by %g", nd.ID, r.w.Resources[x], -free)
+		}
+		nd.Free[x] = max(free, 0)
+	}
+	q.FirstIndex++
+	q.Pending--
+	va.Running.Add(q.Demand)
+	r.running.Add(q.Demand)
+	if !r.placedMark[p.Account] {
+		r.placedMark[p.Account] = true
+		r.placedAccts = append(r.placedAccts, p.Account)
+	}
+	j := int(q.ID)
+	key := uint64(j)<<32 | uint64(p.Node)
+	if g, ok := r.groupIndex[key]; ok {
+		r.groups[g].count++
+		return nil
+	}
+	r.groupIndex[key] = len(r.groups)
+	r.groups = append(r.groups, startGroup{job: j, node: p.Node, count: 1})
+	return nil
+}
+
+// overcommitTolerance is the relative floating-point slack a node may be
+// over capacity by (the engine's fit test allows 1e-9 absolute).
+const overcommitTolerance = 1e-6
+
+// startGroup starts count tasks of one job on one node.
+func (r *replay) startGroup(g startGroup) {
+	job := &r.w.Jobs[g.job]
+	a := job.Account
+	acct := &r.accts[a]
+	js := &r.jobs[g.job]
+	k := float64(g.count)
+	r.scaled = scaledInto(r.scaled, job.Demand, k)
+	r.book.TaskStarted(r.w.Accounts[a].Name, r.scaled, r.now)
+	r.events.push(event{at: r.now.Add(job.Runtime), started: r.now, job: int32(g.job), node: int32(g.node), count: int32(g.count), kind: evEnd})
+	if !js.hasStarted {
+		js.firstStart, js.hasStarted = r.now, true
+	}
+	js.started += g.count
+	r.nodeTasks[g.node] += g.count
+	r.runningTasks += g.count
+	acct.runningTasks += g.count
+	acct.pending -= g.count
+	r.pending -= g.count
+	acct.usage.AddScaled(job.Demand, k*job.Runtime.Seconds())
+	acct.tasksRun += g.count
+	acct.slotStarted += g.count
+	acct.lastAlloc, acct.allocated = r.now, true
+	r.trace(TraceEvent{Kind: Start, Time: r.now, Job: g.job, Node: g.node, Tasks: g.count})
+}
+
+// updateBaselines gives the book the new non-sharing baseline rate of every
+// account whose active tasks changed at this time.
+func (r *replay) updateBaselines() {
+	for _, a := range r.touched {
+		r.touchedMark[a] = false
+		rate := r.baselineRate(a)
+		acct := &r.accts[a]
+		if !equalVectors(rate, acct.rate) {
+			copy(acct.rate, rate)
+			r.book.SetBaselineRate(r.w.Accounts[a].Name, acct.rate, r.now)
+		}
+	}
+	r.touched = r.touched[:0]
+}
+
+// baselineRate is what the account would run alone in its partition: the
+// largest prefix of its active tasks that fits. Because the engine serves an
+// account's queue in order, its running tasks are always ahead of its
+// pending ones in arrival order, so "running first, then pending in queue
+// order" is simply its unfinished jobs in arrival order. Only the prefix
+// that can matter is handed over: it stops at the first job that overflows
+// the partition.
+func (r *replay) baselineRate(a int) ledger.Vector {
+	acct := &r.accts[a]
+	r.compactActive(acct)
+	groups := r.active[:0]
+	clear(r.sum)
+	for _, j := range acct.active {
+		js := &r.jobs[j]
+		job := &r.w.Jobs[j]
+		left := job.Tasks - js.finished
+		if left == 0 {
+			continue
+		}
+		groups = append(groups, ledger.TaskGroup{Demand: job.Demand, Count: left})
+		r.sum.AddScaled(job.Demand, float64(left))
+		if !acct.share.Fits(r.sum) {
+			break
+		}
+	}
+	r.active = groups
+	return ledger.NonSharingRate(acct.share, groups)
+}
+
+// compactActive drops finished jobs from the account's active list: from
+// the front as they finish, and all at once when they make up half of it.
+func (r *replay) compactActive(acct *acctState) {
+	done := func(j int) bool { return r.jobs[j].finished == r.w.Jobs[j].Tasks }
+	for len(acct.active) > 0 && done(acct.active[0]) {
+		acct.active = acct.active[1:]
+		acct.activeDead--
+	}
+	if acct.activeDead > 16 && 2*acct.activeDead > len(acct.active) {
+		live := acct.active[:0:0]
+		for _, j := range acct.active {
+			if !done(j) {
+				live = append(live, j)
+			}
+		}
+		acct.active, acct.activeDead = live, 0
+	}
+}
+
+func equalVectors(a, b ledger.Vector) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// classify marks the jobs that can never run: a task that fits no node, or,
+// under the static policy, one larger than the account's partition (static
+// never lends, so such a job would block its account's queue forever).
+func (r *replay) classify() {
+	fitsMemo := map[string]bool{}
+	var key []byte
+	for j := range r.w.Jobs {
+		job := &r.w.Jobs[j]
+		key = key[:0]
+		for _, x := range job.Demand {
+			key = fmt.Appendf(key, "%x,", math.Float64bits(x))
+		}
+		fits, seen := fitsMemo[string(key)]
+		if !seen {
+			for i := range r.w.Nodes {
+				if r.w.Nodes[i].Capacity.Fits(job.Demand) {
+					fits = true
+					break
+				}
+			}
+			fitsMemo[string(key)] = fits
+		}
+		reason := ""
+		switch {
+		case !fits:
+			reason = fmt.Sprintf("a task needs %s, more than any node has", r.formatVector(job.Demand))
+		case r.cfg.Settings.Policy == sched.Static && !r.accts[job.Account].share.Fits(job.Demand):
+			reason = fmt.Sprintf("a task needs %s, more than the account's static partition %s",
+				r.formatVector(job.Demand), r.formatVector(r.accts[job.Account].share))
+		default:
+			continue
+		}
+		r.jobs[j].unschedulable = true
+		r.unsched = append(r.unsched, Unschedulable{
+			Job: j, ID: job.ID, Account: r.w.Accounts[job.Account].Name, Tasks: job.Tasks, Reason: reason,
+		})
+	}
+}
+
+// formatVector writes <cpu 4, mem 15> with the workload's resource names.
+func (r *replay) formatVector(v ledger.Vector) string {
+	return formatVector(r.w.Resources, v)
+}
+
+func formatVector(names []string, v ledger.Vector) string {
+	b := []byte{'<'}
+	for i, x := range v {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = fmt.Appendf(b, "%s %.4g", names[i], x)
+	}
+	return string(append(b, '>'))
+}

@@ -1,0 +1,177 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// Workload is what a simulation replays: a cluster (resources and nodes), the
+// accounts that share it, and their jobs.
+type Workload struct {
+	// Name says where the workload came from, for reports.
+	Name string
+	// Resources names the entries of every Vector (cpu, mem, …).
+	Resources []string
+	// Units gives each resource's unit for reports ("cores", "GB"); optional.
+	Units []string
+	Nodes []Node
+	// Accounts in a stable order; the order breaks full ties in the engine.
+	Accounts []Account
+	// Jobs in any order; independent jobs arrive at Submit, dependent jobs
+	// when their predecessor completes.
+	Jobs []Job
+	// Slot is the slot length of slotted input (the paper's examples); zero
+	// otherwise. With a slot, results are also reported per slot.
+	Slot time.Duration
+	// Horizon, when positive, ends the replay at that time even if tasks
+	// remain (slotted input ends after its last slot).
+	Horizon ledger.Time
+	// Notes say what a loader skipped or assumed, for the report.
+	Notes []string
+}
+
+// Node is one machine of the simulated cluster.
+type Node struct {
+	ID       string
+	Capacity ledger.Vector
+}
+
+// Account is a unit of fairness: a research group, a user of a trace.
+type Account struct {
+	Name string
+	// Weight is the account's contribution K_i; its partition is R·w_i/Σw.
+	Weight float64
+}
+
+// Job is an array of identical tasks.
+type Job struct {
+	// ID is the job's number in its source (trace job number), for reports.
+	ID uint64
+	// Name is a label such as "kmeans" or "map"; optional.
+	Name string
+	// Account indexes Workload.Accounts.
+	Account int
+	// Submit is when the job arrives; ignored when After is set.
+	Submit ledger.Time
+	// Demand is what each task holds while it runs.
+	Demand ledger.Vector
+	// Tasks is the number of tasks in the array.
+	Tasks int
+	// Runtime is how long each task runs once started.
+	Runtime time.Duration
+	// After, when set, submits this job only once an earlier job completes.
+	After *Dependency
+}
+
+// Dependency makes a job wait for an earlier one: it is submitted Delay after
+// job Job (an index into Workload.Jobs, smaller than the dependent's own)
+// completes.
+type Dependency struct {
+	Job   int
+	Delay time.Duration
+	// Continues marks a later stage of the same user-visible job (a reduce
+	// after its map): completion and wait are then measured from the first
+	// stage's submission. Without it the job is a new one (a closed-loop
+	// stream submitting its next job after the previous one finishes).
+	Continues bool
+}
+
+// TotalTasks returns the number of tasks in all jobs.
+func (w *Workload) TotalTasks() int {
+	n := 0
+	for i := range w.Jobs {
+		n += w.Jobs[i].Tasks
+	}
+	return n
+}
+
+// Capacity returns the sum of every node's capacity.
+func (w *Workload) Capacity() ledger.Vector {
+	c := ledger.NewVector(len(w.Resources))
+	for i := range w.Nodes {
+		c.Add(w.Nodes[i].Capacity)
+	}
+	return c
+}
+
+// Validate checks that the workload is one the driver can replay and says
+// what is wrong when it is not.
+func (w *Workload) Validate() error {
+	n := len(w.Resources)
+	if n == 0 {
+		return fmt.Errorf("workload %q names no resources: give at least one, such as cpu", w.Name)
+	}
+	seen := make(map[string]bool, n)
+	for _, r := range w.Resources {
+		if r == "" || seen[r] {
+			return fmt.Errorf("workload %q: resource names must be non-empty and distinct, got %q", w.Name, w.Resources)
+		}
+		seen[r] = true
+	}
+	if len(w.Units) != 0 && len(w.Units) != n {
+		return fmt.Errorf("workload %q has %d units for %d resources", w.Name, len(w.Units), n)
+	}
+	if len(w.Nodes) == 0 {
+		return fmt.Errorf("workload %q has no nodes: the cluster needs at least one", w.Name)
+	}
+	for i := range w.Nodes {
+		if err := w.Nodes[i].Capacity.Validate(n); err != nil {
+			return fmt.Errorf("workload %q node %q capacity: %w", w.Name, w.Nodes[i].ID, err)
+		}
+	}
+	if len(w.Accounts) == 0 {
+		return fmt.Errorf("workload %q has no accounts", w.Name)
+	}
+	names := make(map[string]bool, len(w.Accounts))
+	for _, a := range w.Accounts {
+		if a.Name == "" || names[a.Name] {
+			return fmt.Errorf("workload %q: account names must be non-empty and distinct, %q is not", w.Name, a.Name)
+		}
+		names[a.Name] = true
+		if math.IsNaN(a.Weight) || math.IsInf(a.Weight, 0) || a.Weight < 0 {
+			return fmt.Errorf("workload %q account %q: weight %v must be finite and non-negative", w.Name, a.Name, a.Weight)
+		}
+	}
+	for i := range w.Jobs {
+		if err := w.validateJob(i); err != nil {
+			return fmt.Errorf("workload %q job %d (id %d): %w", w.Name, i, w.Jobs[i].ID, err)
+		}
+	}
+	if w.Slot < 0 || w.Horizon < 0 {
+		return fmt.Errorf("workload %q: slot %v and horizon %d must not be negative", w.Name, w.Slot, w.Horizon)
+	}
+	return nil
+}
+
+func (w *Workload) validateJob(i int) error {
+	j := &w.Jobs[i]
+	if j.Account < 0 || j.Account >= len(w.Accounts) {
+		return fmt.Errorf("account index %d is out of range [0,%d)", j.Account, len(w.Accounts))
+	}
+	if err := j.Demand.Validate(len(w.Resources)); err != nil {
+		return fmt.Errorf("demand: %w", err)
+	}
+	if j.Demand.IsZero() {
+		return fmt.Errorf("demand is zero: a task must demand some resource")
+	}
+	if j.Tasks < 1 {
+		return fmt.Errorf("has %d tasks: a job needs at least one", j.Tasks)
+	}
+	if j.Runtime <= 0 {
+		return fmt.Errorf("task runtime %v must be positive", j.Runtime)
+	}
+	if j.After != nil {
+		if j.After.Job < 0 || j.After.Job >= i {
+			return fmt.Errorf("depends on job %d: a job may only wait for an earlier job", j.After.Job)
+		}
+		if j.After.Delay < 0 {
+			return fmt.Errorf("dependency delay %v must not be negative", j.After.Delay)
+		}
+	} else if j.Submit < 0 {
+		return fmt.Errorf("submit time %d must not be negative", j.Submit)
+	}
+	return nil
+}
