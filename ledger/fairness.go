@@ -153,17 +153,31 @@ func (b *FairnessBook) SetBaselineRate(account string, rate Vector, at Time) {
 // look ahead (at the end of its quantum) freely. An unknown account has zero
 // state.
 func (b *FairnessBook) Account(account string, at Time) AccountFairness {
+	var f AccountFairness
+	b.AccountInto(account, at, &f)
+	return f
+}
+
+// AccountInto is Account writing into f, reusing f's vectors when they have
+// the right length, so that a scheduler pass over every account need not
+// allocate. Vectors of any other length are replaced.
+func (b *FairnessBook) AccountInto(account string, at Time, f *AccountFairness) {
 	r := b.resources
-	buf := make(Vector, 4*r)
-	f := AccountFairness{
-		Usage:        buf[0*r : 1*r : 1*r],
-		Baseline:     buf[1*r : 2*r : 2*r],
-		Rate:         buf[2*r : 3*r : 3*r],
-		BaselineRate: buf[3*r : 4*r : 4*r],
+	if len(f.Usage) != r || len(f.Baseline) != r || len(f.Rate) != r || len(f.BaselineRate) != r {
+		buf := make(Vector, 4*r)
+		f.Usage = buf[0*r : 1*r : 1*r]
+		f.Baseline = buf[1*r : 2*r : 2*r]
+		f.Rate = buf[2*r : 3*r : 3*r]
+		f.BaselineRate = buf[3*r : 4*r : 4*r]
 	}
 	a := b.accounts[account]
 	if a == nil {
-		return f
+		clear(f.Usage)
+		clear(f.Baseline)
+		clear(f.Rate)
+		clear(f.BaselineRate)
+		f.LastAllocation, f.Allocated = 0, false
+		return
 	}
 	t := a.clamp(at)
 	copy(f.Rate, a.rate)
@@ -178,13 +192,12 @@ func (b *FairnessBook) Account(account string, at Time) AccountFairness {
 			f.Usage[j] += max(0, d*now-a.startSum[j])
 		}
 		a.segments.integral(cut, t, f.Baseline)
-		return f
+		return
 	}
 	copy(f.Usage, a.usage)
 	copy(f.Baseline, a.baseline)
 	b.integrate(f.Usage, a.rate, a.last, t)
 	b.integrate(f.Baseline, a.baselineRate, a.last, t)
-	return f
 }
 
 // Accounts returns the names of every account the book has seen, sorted.

@@ -46,7 +46,8 @@ func newBenchStream(b *FairnessBook, accounts int, step time.Duration) *benchStr
 }
 
 // event runs one event against b and returns a figure so the look is used.
-func (s *benchStream) event(b *FairnessBook) float64 {
+// With into set it looks through AccountInto, reusing into's vectors.
+func (s *benchStream) event(b *FairnessBook, into *AccountFairness) float64 {
 	s.i++
 	s.now = s.now.Add(s.step)
 	a := (s.i * 7919) % len(s.names) // a prime stride visits accounts in a scattered order
@@ -58,6 +59,10 @@ func (s *benchStream) event(b *FairnessBook) float64 {
 	b.TaskEnded(name, old.demand, old.started, s.now)
 	s.running[a][slot] = benchTask{d, s.now}
 	s.next[a] = (slot + 1) % benchRunningPerAccount
+	if into != nil {
+		b.AccountInto(name, s.now, into)
+		return into.Usage[0]
+	}
 	return b.Account(name, s.now).Usage[0]
 }
 
@@ -66,7 +71,13 @@ func (s *benchStream) event(b *FairnessBook) float64 {
 // fill every window's history. With one event per second over 1,000
 // accounts each account sees an event every ~17 minutes, so a 24h sliding
 // window holds ~86 ended entries per account.
-func BenchmarkFairnessBookEvents(b *testing.B) {
+func BenchmarkFairnessBookEvents(b *testing.B) { benchmarkEvents(b, false) }
+
+// BenchmarkFairnessBookEventsInto is the same stream looking through
+// AccountInto, as a scheduler pass that reuses its vectors does.
+func BenchmarkFairnessBookEventsInto(b *testing.B) { benchmarkEvents(b, true) }
+
+func benchmarkEvents(b *testing.B, reuse bool) {
 	const (
 		accounts = 1000
 		batch    = 10_000 // events per benchmark iteration, so -benchtime 1x still measures
@@ -82,9 +93,13 @@ func BenchmarkFairnessBookEvents(b *testing.B) {
 		b.Run(fmt.Sprint(w), func(b *testing.B) {
 			book := NewFairnessBook(w, 3)
 			stream := newBenchStream(book, accounts, time.Second)
+			var into *AccountFairness
+			if reuse {
+				into = &AccountFairness{}
+			}
 			sink := 0.0
 			for range warmup {
-				sink += stream.event(book)
+				sink += stream.event(book, into)
 			}
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
@@ -92,7 +107,7 @@ func BenchmarkFairnessBookEvents(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				for range batch {
-					sink += stream.event(book)
+					sink += stream.event(book, into)
 				}
 			}
 			b.StopTimer()

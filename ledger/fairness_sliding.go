@@ -20,7 +20,8 @@ type endedQueue struct {
 	width   int
 	ends    []Time    // non-decreasing
 	cum     []float64 // width per entry
-	base    []float64 // running total through the last expired entry; nil is zero
+	base    []float64 // running total through the last expired entry, when hasBase
+	hasBase bool      // false: the zero is zero (base keeps its memory for reuse)
 	head    int       // first live entry
 	expired int       // entries expired since the last rebase
 }
@@ -44,7 +45,7 @@ func (q *endedQueue) push(end Time, demand Vector, secs float64) {
 	var prev []float64
 	if q.live() > 0 {
 		prev = q.at(n - 1)
-	} else {
+	} else if q.hasBase {
 		prev = q.base
 	}
 	q.ends = append(q.ends, end)
@@ -64,12 +65,13 @@ func (q *endedQueue) expire(cut Time) {
 			q.base = make([]float64, q.width)
 		}
 		copy(q.base, q.at(q.head))
+		q.hasBase = true
 		q.head++
 		q.expired++
 	}
 	switch {
 	case q.live() == 0:
-		q.ends, q.cum, q.base = q.ends[:0], q.cum[:0], nil
+		q.ends, q.cum, q.hasBase = q.ends[:0], q.cum[:0], false
 		q.head, q.expired = 0, 0
 	case q.expired >= rebaseAfter && q.expired >= q.live():
 		for i := q.head; i < len(q.ends); i++ {
@@ -80,7 +82,7 @@ func (q *endedQueue) expire(cut Time) {
 		}
 		q.ends = append(q.ends[:0], q.ends[q.head:]...)
 		q.cum = append(q.cum[:0], q.cum[q.head*q.width:]...)
-		q.base, q.head, q.expired = nil, 0, 0
+		q.hasBase, q.head, q.expired = false, 0, 0
 	}
 }
 
@@ -97,7 +99,7 @@ func (q *endedQueue) sumSince(cut Time, out Vector) {
 	var before []float64
 	if i > 0 {
 		before = q.at(q.head + i - 1)
-	} else {
+	} else if q.hasBase {
 		before = q.base
 	}
 	for j := range out {
@@ -166,8 +168,9 @@ func (q *segmentQueue) expire(cut Time) {
 		q.expired++
 	}
 	if q.expired >= rebaseAfter && q.expired >= q.live() {
-		zero := append([]float64(nil), q.cumAt(q.head)...)
-		for k := q.head; k < len(q.starts); k++ {
+		// Backwards, so the head's totals (the new zero) change last.
+		zero := q.cumAt(q.head)
+		for k := len(q.starts) - 1; k >= q.head; k-- {
 			c := q.cumAt(k)
 			for j := range c {
 				c[j] -= zero[j]

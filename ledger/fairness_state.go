@@ -106,7 +106,7 @@ func (a *accountBook) slidingState() *SlidingState {
 		EndedExpired:    a.ended.expired,
 		SegmentsExpired: a.segments.expired,
 	}
-	if a.ended.base != nil {
+	if a.ended.hasBase {
 		s.EndedBase = Vector(a.ended.base).Clone()
 	}
 	for i := a.ended.head; i < len(a.ended.ends); i++ {
@@ -219,7 +219,7 @@ func (a *accountBook) restoreSliding(n, running int, s SlidingState) error {
 		if err := prev.Validate(n); err != nil {
 			return fmt.Errorf("ended-task base: %w", err)
 		}
-		a.ended.base = prev.Clone()
+		a.ended.base, a.ended.hasBase = prev.Clone(), true
 	}
 	for i, e := range s.Ended {
 		if err := e.Cum.Validate(n); err != nil {

@@ -448,3 +448,28 @@ func TestNewFairnessBookRefusesInvalidWindows(t *testing.T) {
 		t.Errorf("the zero Window became %+v, want none", got)
 	}
 }
+
+// TestAccountIntoReusesVectors: AccountInto reports what Account does and,
+// given vectors of the right size, allocates nothing.
+func TestAccountIntoReusesVectors(t *testing.T) {
+	cfg := genConfig{accounts: []string{"a", "b"}, steps: 800, origin: unixBase, maxStep: 30 * time.Minute}
+	ops := randomOps(5, cfg)
+	for _, w := range testWindows {
+		b := NewFairnessBook(w, genResources)
+		var into AccountFairness
+		for i, o := range ops {
+			if o.kind != opQuery {
+				o.apply(b)
+				continue
+			}
+			b.AccountInto(o.account, o.at, &into)
+			if want := b.Account(o.account, o.at); !reflect.DeepEqual(into, want) {
+				t.Fatalf("%v op %d: AccountInto %+v, Account %+v", w, i, into, want)
+			}
+		}
+		last := ops[len(ops)-1].at
+		if n := testing.AllocsPerRun(100, func() { b.AccountInto("a", last, &into) }); n != 0 {
+			t.Errorf("%v: AccountInto allocates %v times per call with reusable vectors", w, n)
+		}
+	}
+}
