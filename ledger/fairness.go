@@ -101,7 +101,9 @@ func (b *FairnessBook) TaskStarted(account string, demand Vector, at Time) {
 // demand and started must be those the task was started with, and an end
 // for an account with no running task is ignored. Only the sliding window
 // uses started, to count the task's whole usage demand·(at−started) until
-// it leaves the window.
+// it leaves the window; a started that differs from the (clamped) time the
+// task was started at skews the account's running usage until it next has
+// no task running, when the book resets it to exactly zero.
 func (b *FairnessBook) TaskEnded(account string, demand Vector, started, at Time) {
 	if demand.Validate(b.resources) != nil {
 		return
