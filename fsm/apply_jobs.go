@@ -1,0 +1,204 @@
+package fsm
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// holdID names a job's SU hold; chargeID names one attempt's charge, so a
+// repeated exit report can never charge twice.
+func holdID(job uint64) string { return fmt.Sprintf("job-%d", job) }
+
+func chargeID(job uint64, task int64, attempt int) string {
+	return fmt.Sprintf("job-%d.task-%d.attempt-%d", job, task, attempt)
+}
+
+// demandVector turns named quantities into a vector over the cluster's
+// resources, refusing names the cluster does not have.
+func (s *state) demandVector(field string, q map[string]float64) (ledger.Vector, *Error) {
+	v := ledger.NewVector(len(s.settings.Resources))
+	for _, name := range sortedKeys(q) {
+		k := slices.Index(s.settings.Resources, name)
+		if k < 0 {
+			return nil, invalid("%s names unknown resource %q: the cluster's resources are %s; ask an admin to add it", field, name, strings.Join(s.settings.Resources, ", "))
+		}
+		v[k] = q[name]
+	}
+	return v, nil
+}
+
+// submitJob applies SubmitJob; the result is a JobInfo.
+func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
+	st := b.st
+	maxAttempts := c.MaxAttempts
+	if maxAttempts == 0 {
+		maxAttempts = DefaultMaxAttempts
+	}
+	if c.RequestID != "" {
+		if v := b.bucket(bucketRequests).Get([]byte(c.RequestID)); v != nil {
+			j, err := b.job(readU64(v))
+			if err != nil {
+				return nil, err
+			}
+			if !st.sameSubmission(j, c, maxAttempts) {
+				return nil, refuse(codes.AlreadyExists, "request id %q was already used to submit job %d, which differs from this request: use a new request id for a new job", c.RequestID, j.ID)
+			}
+			return st.jobInfo(j), nil
+		}
+	}
+	if _, ok := st.accounts[c.Account]; !ok {
+		return nil, notFound("account %q does not exist: check the name", c.Account)
+	}
+	u, ok := st.users[c.User]
+	if !ok {
+		return nil, notFound("user %q does not exist: check the name, or ask an admin to create the user", c.User)
+	}
+	if _, member := slices.BinarySearch(u.Accounts, c.Account); !member {
+		return nil, refuse(codes.PermissionDenied, "user %q is not a member of account %q: submit to one of its accounts (%s) or ask an admin to add the membership", c.User, c.Account, strings.Join(u.Accounts, ", "))
+	}
+	demand, refusal := st.demandVector("demand", c.Demand)
+	if refusal != nil {
+		return nil, refusal
+	}
+	hold, err := ledger.WorstCaseHold(int(c.Tasks), c.Walltime, demand, st.settings.BillingWeights)
+	if err != nil {
+		return nil, invalid("%v", err)
+	}
+	id := st.nextJob + 1
+	entries, err := st.su.Hold(holdID(id), c.Account, hold, t)
+	if err != nil {
+		r := ledgerRefusal(err)
+		if r.Code == codes.ResourceExhausted {
+			r.Msg = fmt.Sprintf("job of %d tasks × %v needs a hold of %v SU: %s", c.Tasks, c.Walltime, hold, r.Msg)
+		}
+		return nil, r
+	}
+	j := &jobRecord{
+		ID: id, RequestID: c.RequestID, Account: c.Account, User: c.User, Name: c.Name,
+		Demand: demand, Tasks: c.Tasks, Walltime: c.Walltime, Command: slices.Clone(c.Command),
+		MaxAttempts: maxAttempts, SubmittedAt: t, State: JobPending, Hold: hold,
+	}
+	if err := b.saveJournal(entries); err != nil {
+		return nil, err
+	}
+	if err := b.bucket(bucketJobsAccount).Put(indexKey(j.Account, id), nil); err != nil {
+		return nil, fmt.Errorf("index job %d: %w", id, err)
+	}
+	if err := b.bucket(bucketJobsUser).Put(indexKey(j.User, id), nil); err != nil {
+		return nil, fmt.Errorf("index job %d: %w", id, err)
+	}
+	if c.RequestID != "" {
+		if err := b.bucket(bucketRequests).Put([]byte(c.RequestID), u64(id)); err != nil {
+			return nil, fmt.Errorf("index job %d: %w", id, err)
+		}
+	}
+	st.nextJob = id
+	st.jobs[id] = j
+	st.accountJobs[j.Account] = append(st.accountJobs[j.Account], id)
+	b.markJob(j)
+	b.touched[j.Account] = true
+	return st.jobInfo(j), nil
+}
+
+// sameSubmission reports whether c asks for exactly job j.
+func (s *state) sameSubmission(j *jobRecord, c *SubmitJob, maxAttempts int) bool {
+	demand, err := s.demandVector("demand", c.Demand)
+	return err == nil && j.Account == c.Account && j.User == c.User && j.Name == c.Name &&
+		sameBits(pad(j.Demand, len(demand)), demand) && j.Tasks == c.Tasks && j.Walltime == c.Walltime &&
+		slices.Equal(j.Command, c.Command) && j.MaxAttempts == maxAttempts
+}
+
+// cancelJob applies CancelJob; the result is a JobInfo. Cancelling a
+// cancelled job again returns it unchanged.
+func (b *batch) cancelJob(c *CancelJob, t ledger.Time) (any, error) {
+	st := b.st
+	j, err := b.job(c.JobID)
+	if err != nil {
+		return nil, err
+	}
+	if j.CancelledAt != 0 {
+		return st.jobInfo(j), nil
+	}
+	if j.State.Ended() {
+		return nil, refuse(codes.FailedPrecondition, "job %d already %s at %s: there is nothing left to cancel", j.ID, j.State, formatTime(j.EndedAt))
+	}
+	j.Cancelled += j.pending()
+	j.NextFresh, j.Requeued = j.Tasks, nil
+	j.CancelledAt = t
+	b.markJob(j)
+	if err := b.maybeEndJob(j, t); err != nil {
+		return nil, err
+	}
+	b.touched[j.Account] = true
+	return st.jobInfo(j), nil
+}
+
+// job returns a job, active or ended, or a NotFound refusal.
+func (b *batch) job(id uint64) (*jobRecord, error) {
+	if j, ok := b.st.jobs[id]; ok {
+		return j, nil
+	}
+	j := new(jobRecord)
+	ok, err := getJSON(b.bucket(bucketJobs), jobKey(id), j)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, notFound("job %d does not exist: check the id", id)
+	}
+	j.Demand = pad(j.Demand, len(b.st.settings.Resources))
+	return j, nil
+}
+
+// maybeEndJob ends a job whose every task has ended or was cancelled: it
+// releases the rest of its hold and drops it from the active jobs.
+func (b *batch) maybeEndJob(j *jobRecord, t ledger.Time) error {
+	if j.Running > 0 || j.pending() > 0 || j.State.Ended() {
+		return nil
+	}
+	st := b.st
+	entries, err := st.su.Release(holdID(j.ID), t)
+	if err != nil {
+		return fmt.Errorf("release the hold of job %d: %w", j.ID, err)
+	}
+	if err := b.saveJournal(entries); err != nil {
+		return err
+	}
+	switch {
+	case j.Cancelled > 0:
+		j.State = JobCancelled
+	case j.Failed > 0:
+		j.State = JobFailed
+	default:
+		j.State = JobSucceeded
+	}
+	j.EndedAt = t
+	delete(st.jobs, j.ID)
+	ids := st.accountJobs[j.Account]
+	if i, ok := slices.BinarySearch(ids, j.ID); ok {
+		ids = slices.Delete(ids, i, i+1)
+	}
+	if len(ids) == 0 {
+		delete(st.accountJobs, j.Account)
+	} else {
+		st.accountJobs[j.Account] = ids
+	}
+	return nil
+}
+
+// saveJob writes a job and keeps the active-jobs index in step.
+func (b *batch) saveJob(j *jobRecord) error {
+	if err := putJSON(b.bucket(bucketJobs), jobKey(j.ID), j); err != nil {
+		return err
+	}
+	active := b.bucket(bucketJobsActive)
+	if j.State.Ended() {
+		return active.Delete(jobKey(j.ID))
+	}
+	return active.Put(jobKey(j.ID), nil)
+}

@@ -1,0 +1,91 @@
+package fsm
+
+import (
+	"slices"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// NodeResult is the result of NodeUp and NodeDown.
+type NodeResult struct {
+	Node NodeInfo
+	// Ignored lists advertised resources the cluster does not know; an
+	// admin can add them with UpdateSettings.AddResources.
+	Ignored []string
+	// Lost is how many running tasks NodeDown marked lost.
+	Lost int
+}
+
+// nodeUp applies NodeUp; the result is a *NodeResult. Re-announcing a node
+// exactly as it is changes nothing.
+func (b *batch) nodeUp(c *NodeUp, t ledger.Time) (any, error) {
+	st := b.st
+	n := len(st.settings.Resources)
+	capacity := ledger.NewVector(n)
+	var ignored []string
+	for _, name := range sortedKeys(c.Capacity) {
+		k := slices.Index(st.settings.Resources, name)
+		if k < 0 {
+			ignored = append(ignored, name)
+			continue
+		}
+		capacity[k] = c.Capacity[name]
+	}
+	rec := nodeRecord{ID: c.ID, Up: true, Capacity: capacity, Class: c.Class, Account: c.Account, Address: c.Address, Since: t}
+	nd, exists := st.nodes[c.ID]
+	if exists && nd.rec.Up {
+		rec.Since = nd.rec.Since
+		if sameNode(nd.rec, rec) {
+			return &NodeResult{Node: st.nodeInfo(nd), Ignored: ignored}, nil
+		}
+	}
+	if err := putJSON(b.bucket(bucketNodes), []byte(rec.ID), &rec); err != nil {
+		return nil, err
+	}
+	if !exists {
+		nd = &nodeState{tasks: make(map[taskID]struct{})}
+		st.nodes[rec.ID] = nd
+	}
+	nd.rec = rec
+	nd.free = capacity.Clone()
+	for _, id := range sortedTaskIDs(nd.tasks) {
+		nd.free.Sub(st.running[id].Demand)
+	}
+	b.all = true
+	return &NodeResult{Node: st.nodeInfo(nd), Ignored: ignored}, nil
+}
+
+func sameNode(a, b nodeRecord) bool {
+	return a.ID == b.ID && a.Up == b.Up && sameBits(a.Capacity, b.Capacity) && a.Class == b.Class &&
+		a.Account == b.Account && a.Address == b.Address && a.Since == b.Since
+}
+
+// nodeDown applies NodeDown; the result is a *NodeResult. Its running
+// tasks are lost: charged up to now and requeued while they have attempts
+// left. A node that is already down stays as it is.
+func (b *batch) nodeDown(c *NodeDown, t ledger.Time) (any, error) {
+	st := b.st
+	nd, ok := st.nodes[c.ID]
+	if !ok {
+		return nil, notFound("node %q is unknown: it never came up", c.ID)
+	}
+	if !nd.rec.Up {
+		return &NodeResult{Node: st.nodeInfo(nd)}, nil
+	}
+	lost := 0
+	for _, id := range sortedTaskIDs(nd.tasks) {
+		a := st.running[id]
+		if err := b.loseAttempt(st.jobs[id.job], a, t); err != nil {
+			return nil, err
+		}
+		lost++
+	}
+	rec := nd.rec
+	rec.Up, rec.Since = false, t
+	if err := putJSON(b.bucket(bucketNodes), []byte(rec.ID), &rec); err != nil {
+		return nil, err
+	}
+	nd.rec = rec
+	b.all = true
+	return &NodeResult{Node: st.nodeInfo(nd), Lost: lost}, nil
+}

@@ -1,0 +1,239 @@
+package fsm
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/sched"
+	"github.com/longfair/longfair/sched/place"
+)
+
+// grant applies Grant; the result is a GrantInfo.
+func (b *batch) grant(c *Grant, t ledger.Time) (any, error) {
+	st := b.st
+	if _, ok := st.accounts[c.Account]; !ok {
+		return nil, notFound("account %q does not exist: create it before granting it SUs", c.Account)
+	}
+	grants := b.bucket(bucketGrants)
+	id, next := c.ID, st.nextGrant
+	if id == "" {
+		for {
+			next++
+			id = fmt.Sprintf("g-%d", next)
+			if grants.Get([]byte(id)) == nil {
+				break
+			}
+		}
+	}
+	var old grantRecord
+	if ok, err := getJSON(grants, []byte(id), &old); err != nil {
+		return nil, err
+	} else if ok {
+		if old.Account != c.Account || old.Amount != c.Amount || old.Expires != c.Expires || old.Note != c.Note {
+			return nil, refuse(codes.AlreadyExists, "grant %q already gave %v SU to account %q: a retry must repeat it exactly; a new grant needs a new id", id, old.Amount, old.Account)
+		}
+		return grantInfo(&old), nil
+	}
+	if c.Expires != 0 && c.Expires <= t {
+		return nil, invalid("grant %q expires at %s, which is not in the future: give a later expiry, or none", id, formatTime(c.Expires))
+	}
+	entries, err := st.su.Grant(id, c.Account, c.Amount, c.Expires, t)
+	if err != nil {
+		return nil, ledgerRefusal(err)
+	}
+	g := &grantRecord{ID: id, Account: c.Account, Amount: c.Amount, Expires: c.Expires, GrantedAt: t, Note: c.Note}
+	if err := putJSON(grants, []byte(id), g); err != nil {
+		return nil, err
+	}
+	if err := b.saveJournal(entries); err != nil {
+		return nil, err
+	}
+	st.nextGrant = next
+	return grantInfo(g), nil
+}
+
+// saveJournal stores journal entries the SU book appended.
+func (b *batch) saveJournal(entries []ledger.JournalEntry) error {
+	bk := b.bucket(bucketJournal)
+	for _, e := range entries {
+		data, err := e.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("encode journal entry %d: %w", e.Seq, err)
+		}
+		if err := bk.Put(u64(e.Seq), data); err != nil {
+			return fmt.Errorf("store journal entry %d: %w", e.Seq, err)
+		}
+	}
+	return nil
+}
+
+// ledgerRefusal maps an SU book error to a refusal with its gRPC code.
+func ledgerRefusal(err error) *Error {
+	code := codes.InvalidArgument
+	switch {
+	case errors.Is(err, ledger.ErrInsufficientFunds):
+		code = codes.ResourceExhausted
+	case errors.Is(err, ledger.ErrIDConflict):
+		code = codes.AlreadyExists
+	case errors.Is(err, ledger.ErrUnknownHold):
+		code = codes.NotFound
+	case errors.Is(err, ledger.ErrHoldClosed):
+		code = codes.FailedPrecondition
+	}
+	return &Error{Code: code, Msg: err.Error()}
+}
+
+// updateSettings applies UpdateSettings; the result is a SettingsInfo.
+func (b *batch) updateSettings(c *UpdateSettings, t ledger.Time) (any, error) {
+	st := b.st
+	s := st.settings
+	s.Resources = slices.Clone(st.settings.Resources)
+	s.BillingWeights = st.settings.BillingWeights.Clone()
+	for _, r := range c.AddResources {
+		if !slices.Contains(s.Resources, r) {
+			s.Resources = append(s.Resources, r)
+		}
+	}
+	if len(s.Resources) > MaxResources {
+		return nil, invalid("the cluster would have %d resources: at most %d are allowed", len(s.Resources), MaxResources)
+	}
+	n := len(s.Resources)
+	s.BillingWeights = ledger.BillingWeights(pad(ledger.Vector(s.BillingWeights), n))
+	if c.Policy != nil {
+		s.Policy = sched.Policy(*c.Policy)
+	}
+	if c.Placement != nil {
+		s.Placement = place.Strategy(*c.Placement)
+	}
+	if c.Quantum != nil {
+		s.Quantum = *c.Quantum
+	}
+	if c.Timeout != nil {
+		timeout := *c.Timeout
+		s.Timeout = &timeout
+	}
+	window := st.window
+	if c.Window != nil {
+		w, err := ledger.ParseWindow(*c.Window)
+		if err != nil {
+			return nil, invalid("window: %v", err)
+		}
+		window, s.Window = w, w.String()
+	}
+	if c.LTRFResource != nil {
+		if !slices.Contains(s.Resources, *c.LTRFResource) {
+			return nil, invalid("ltrf resource %q is not a cluster resource: choose one of %s", *c.LTRFResource, strings.Join(s.Resources, ", "))
+		}
+		s.LTRFResource = *c.LTRFResource
+	}
+	if len(c.BillingWeights) > 0 {
+		w := make(ledger.BillingWeights, n)
+		for _, name := range sortedKeys(c.BillingWeights) {
+			k := slices.Index(s.Resources, name)
+			if k < 0 {
+				return nil, invalid("billing weight for unknown resource %q: the cluster's resources are %s; add the resource first", name, strings.Join(s.Resources, ", "))
+			}
+			w[k] = c.BillingWeights[name]
+		}
+		s.BillingWeights = w
+	}
+	if err := schedSettings(&s, window).Validate(s.Resources); err != nil {
+		return nil, invalid("settings: %v", err)
+	}
+	if err := putJSON(b.bucket(bucketSettings), keySettings, &s); err != nil {
+		return nil, err
+	}
+	grown := n > len(st.settings.Resources)
+	windowChanged := window != st.window
+	st.settings, st.window = s, window
+	if grown {
+		if err := st.growResources(n); err != nil {
+			return nil, err
+		}
+	}
+	if windowChanged {
+		st.restartFairness(t)
+	}
+	if grown || windowChanged {
+		b.all = true
+	}
+	return st.settingsInfo(), nil
+}
+
+// schedSettings turns the stored settings into the policy engine's.
+func schedSettings(s *settingsRecord, w ledger.Window) sched.Settings {
+	timeout := w.DefaultTimeout()
+	if s.Timeout != nil {
+		timeout = *s.Timeout
+	}
+	return sched.Settings{
+		Policy:       s.Policy,
+		Quantum:      s.Quantum,
+		Timeout:      timeout,
+		Placement:    s.Placement,
+		LTRFResource: max(slices.Index(s.Resources, s.LTRFResource), 0),
+	}
+}
+
+// growResources pads every in-memory vector to n resources after resources
+// were added; stored records are padded when they are read.
+func (s *state) growResources(n int) error {
+	for _, nd := range s.nodes {
+		nd.rec.Capacity, nd.free = pad(nd.rec.Capacity, n), pad(nd.free, n)
+	}
+	for _, j := range s.jobs {
+		j.Demand = pad(j.Demand, n)
+	}
+	for _, a := range s.running {
+		a.Demand = pad(a.Demand, n)
+	}
+	for name, r := range s.baseRates {
+		s.baseRates[name] = pad(r, n)
+	}
+	fair, err := ledger.RestoreFairnessBook(padFairness(s.fair.State(), n))
+	if err != nil {
+		return fmt.Errorf("widen the fairness book to %d resources: %w", n, err)
+	}
+	s.fair = fair
+	return nil
+}
+
+// restartFairness starts a new fairness book under the current window: the
+// history of another window cannot be converted, so accumulated usage starts
+// again from t, with the running tasks counted from t.
+func (s *state) restartFairness(t ledger.Time) {
+	s.fair = ledger.NewFairnessBook(s.window, len(s.settings.Resources))
+	clear(s.baseRates)
+	for _, id := range sortedTaskIDs(s.running) {
+		a := s.running[id]
+		s.fair.TaskStarted(a.Account, a.Demand, t)
+	}
+}
+
+func sortedTaskIDs[V any](m map[taskID]V) []taskID {
+	ids := make([]taskID, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b taskID) int {
+		if a.job != b.job {
+			if a.job < b.job {
+				return -1
+			}
+			return 1
+		}
+		switch {
+		case a.task < b.task:
+			return -1
+		case a.task > b.task:
+			return 1
+		}
+		return 0
+	})
+	return ids
+}

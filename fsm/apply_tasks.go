@@ -1,0 +1,230 @@
+package fsm
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// PlacedTask is an accepted placement: the attempt it started.
+type PlacedTask struct {
+	JobID   uint64 `json:"job"`
+	Task    int64  `json:"task"`
+	Attempt int    `json:"attempt"`
+	Node    string `json:"node"`
+}
+
+// DroppedPlacement is a placement Assign did not apply, and why.
+type DroppedPlacement struct {
+	Placement TaskPlacement `json:"placement"`
+	Reason    string        `json:"reason"`
+}
+
+// AssignResult is the result of Assign.
+type AssignResult struct {
+	Accepted []PlacedTask
+	Dropped  []DroppedPlacement
+}
+
+// IgnoredEvent is a task event TaskEvents did not apply, and why.
+type IgnoredEvent struct {
+	Event  TaskEvent `json:"event"`
+	Reason string    `json:"reason"`
+}
+
+// EventsResult is the result of TaskEvents.
+type EventsResult struct {
+	Applied int
+	Ignored []IgnoredEvent
+}
+
+// assign applies Assign; the result is an *AssignResult.
+func (b *batch) assign(c *Assign, t ledger.Time) (any, error) {
+	res := &AssignResult{}
+	for _, p := range c.Placements {
+		placed, reason, err := b.place(p, t)
+		if err != nil {
+			return nil, err
+		}
+		if reason != "" {
+			res.Dropped = append(res.Dropped, DroppedPlacement{Placement: p, Reason: reason})
+			continue
+		}
+		res.Accepted = append(res.Accepted, placed)
+	}
+	return res, nil
+}
+
+// place applies one placement, or says why it is stale.
+func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error) {
+	st := b.st
+	j, ok := st.jobs[p.JobID]
+	if !ok {
+		return PlacedTask{}, "job is unknown or has ended", nil
+	}
+	if j.CancelledAt != 0 {
+		return PlacedTask{}, "job was cancelled", nil
+	}
+	attempt, requeued := 0, -1
+	switch {
+	case p.Task == j.NextFresh && j.NextFresh < j.Tasks:
+		attempt = 1
+	default:
+		requeued = slices.IndexFunc(j.Requeued, func(r requeuedTask) bool { return r.Task == p.Task })
+		if requeued < 0 {
+			return PlacedTask{}, "task is not pending, or is not the job's next pending task", nil
+		}
+		attempt = j.Requeued[requeued].Attempt
+	}
+	nd, ok := st.nodes[p.Node]
+	if !ok || !nd.rec.Up {
+		return PlacedTask{}, "node is down or unknown", nil
+	}
+	if !nd.free.Fits(j.Demand) {
+		return PlacedTask{}, "node no longer has the free resources the task needs", nil
+	}
+	a := &attemptRecord{
+		Job: j.ID, Task: p.Task, Attempt: attempt, Account: j.Account, User: j.User, Node: p.Node,
+		Demand: j.Demand.Clone(), State: TaskAssigned, AssignedAt: t,
+	}
+	if err := b.saveAttempt(a); err != nil {
+		return PlacedTask{}, "", err
+	}
+	id := taskID{j.ID, p.Task}
+	st.running[id] = a
+	nd.free.Sub(a.Demand)
+	nd.tasks[id] = struct{}{}
+	if requeued >= 0 {
+		j.Requeued = slices.Delete(j.Requeued, requeued, requeued+1)
+	} else {
+		j.NextFresh++
+	}
+	j.Running++
+	j.State = JobRunning
+	b.markJob(j)
+	st.fair.TaskStarted(j.Account, a.Demand, t)
+	b.touched[j.Account] = true
+	return PlacedTask{JobID: j.ID, Task: p.Task, Attempt: attempt, Node: p.Node}, "", nil
+}
+
+// saveAttempt writes an attempt and keeps the active-attempts index in step.
+func (b *batch) saveAttempt(a *attemptRecord) error {
+	key := taskKey(a.Job, a.Task, a.Attempt)
+	if err := putJSON(b.bucket(bucketTasks), key, a); err != nil {
+		return err
+	}
+	if a.State.active() {
+		return b.bucket(bucketTasksActive).Put(key, nil)
+	}
+	return b.bucket(bucketTasksActive).Delete(key)
+}
+
+// taskEvents applies TaskEvents; the result is an *EventsResult.
+func (b *batch) taskEvents(c *TaskEvents, t ledger.Time) (any, error) {
+	res := &EventsResult{}
+	for _, e := range c.Events {
+		reason, err := b.taskEvent(e, t)
+		if err != nil {
+			return nil, err
+		}
+		if reason != "" {
+			res.Ignored = append(res.Ignored, IgnoredEvent{Event: e, Reason: reason})
+			continue
+		}
+		res.Applied++
+	}
+	return res, nil
+}
+
+func (b *batch) taskEvent(e TaskEvent, t ledger.Time) (string, error) {
+	st := b.st
+	a, ok := st.running[taskID{e.JobID, e.Task}]
+	if !ok || a.Attempt != e.Attempt {
+		return "the attempt is not active: a duplicate or late report", nil
+	}
+	j := st.jobs[e.JobID]
+	switch e.Kind {
+	case TaskStarted:
+		if a.State == TaskRunning {
+			return "the attempt was already reported started", nil
+		}
+		a.State, a.StartedAt = TaskRunning, t
+		return "", b.saveAttempt(a)
+	case TaskExited:
+		runtime := min(max(e.Runtime, 0), j.Walltime)
+		state := TaskSucceeded
+		if e.ExitCode != 0 {
+			state = TaskFailed
+		}
+		a.ExitCode = e.ExitCode
+		return "", b.endAttempt(j, a, state, runtime, t)
+	case TaskLost:
+		return "", b.loseAttempt(j, a, t)
+	}
+	return fmt.Sprintf("unknown event kind %q", e.Kind), nil
+}
+
+// loseAttempt ends an attempt whose node or worker lost it, charging the
+// time it held its resources, and requeues the task while it has attempts
+// left.
+func (b *batch) loseAttempt(j *jobRecord, a *attemptRecord, t ledger.Time) error {
+	from := a.AssignedAt
+	if a.StartedAt != 0 {
+		from = a.StartedAt
+	}
+	runtime := min(max(t.Sub(from), 0), j.Walltime)
+	return b.endAttempt(j, a, TaskLostState, runtime, t)
+}
+
+// endAttempt charges an attempt's runtime, frees its node, tells the
+// fairness book, counts the task's outcome and ends the job when it was the
+// last task.
+func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runtime time.Duration, t ledger.Time) error {
+	st := b.st
+	weights := st.settings.BillingWeights
+	cost, err := ledger.Cost(runtime, a.Demand, weights)
+	if err != nil {
+		return fmt.Errorf("cost of job %d task %d: %w", a.Job, a.Task, err)
+	}
+	detail := ledger.ChargeDetail{Runtime: runtime, Demand: a.Demand.Clone(), Weights: weights.Clone(), Resources: slices.Clone(st.settings.Resources)}
+	entries, err := st.su.Charge(holdID(j.ID), chargeID(a.Job, a.Task, a.Attempt), cost, detail, t)
+	if err != nil {
+		return fmt.Errorf("charge job %d task %d attempt %d: %w", a.Job, a.Task, a.Attempt, err)
+	}
+	if err := b.saveJournal(entries); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		a.Charged += e.Amount
+		j.Charged += e.Amount
+	}
+	a.State, a.EndedAt, a.Runtime = state, t, runtime
+	if err := b.saveAttempt(a); err != nil {
+		return err
+	}
+	id := taskID{a.Job, a.Task}
+	delete(st.running, id)
+	if nd, ok := st.nodes[a.Node]; ok {
+		nd.free.Add(a.Demand)
+		delete(nd.tasks, id)
+	}
+	st.fair.TaskEnded(j.Account, a.Demand, a.AssignedAt, t)
+	j.Running--
+	switch {
+	case state == TaskSucceeded:
+		j.Succeeded++
+	case state == TaskFailed:
+		j.Failed++
+	case j.CancelledAt != 0:
+		j.Cancelled++
+	case a.Attempt < j.MaxAttempts:
+		j.Requeued = append(j.Requeued, requeuedTask{Task: a.Task, Attempt: a.Attempt + 1})
+	default:
+		j.Failed++
+	}
+	b.touched[j.Account] = true
+	b.markJob(j)
+	return b.maybeEndJob(j, t)
+}

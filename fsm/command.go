@@ -1,0 +1,183 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// CommandVersion is the envelope version this FSM writes and applies. A
+// change to any command's body or meaning gets a new version; entries of any
+// other version are refused on every server, so a mixed-version cluster never
+// applies one entry two ways.
+const CommandVersion = 1
+
+// envelopeHeader is version (1 byte), type (1 byte), leader time (8 bytes,
+// big-endian); the JSON body follows.
+const envelopeHeader = 10
+
+// MaxCommandBytes bounds an encoded command; bigger ones are refused before
+// their body is decoded.
+const MaxCommandBytes = 16 << 20
+
+// CommandType names the kind of a command.
+type CommandType uint8
+
+// The commands the FSM applies. Values are part of the log format: never
+// renumber them.
+const (
+	TypeCreateAccount    CommandType = 1
+	TypeUpdateAccount    CommandType = 2
+	TypeCreateUser       CommandType = 3
+	TypeAddMembership    CommandType = 4
+	TypeRemoveMembership CommandType = 5
+	TypeGrant            CommandType = 6
+	TypeUpdateSettings   CommandType = 7
+	TypeSubmitJob        CommandType = 8
+	TypeCancelJob        CommandType = 9
+	TypeAssign           CommandType = 10
+	TypeTaskEvents       CommandType = 11
+	TypeNodeUp           CommandType = 12
+	TypeNodeDown         CommandType = 13
+)
+
+var commandNames = [...]string{
+	TypeCreateAccount:    "create-account",
+	TypeUpdateAccount:    "update-account",
+	TypeCreateUser:       "create-user",
+	TypeAddMembership:    "add-membership",
+	TypeRemoveMembership: "remove-membership",
+	TypeGrant:            "grant",
+	TypeUpdateSettings:   "update-settings",
+	TypeSubmitJob:        "submit-job",
+	TypeCancelJob:        "cancel-job",
+	TypeAssign:           "assign",
+	TypeTaskEvents:       "task-events",
+	TypeNodeUp:           "node-up",
+	TypeNodeDown:         "node-down",
+}
+
+func (t CommandType) String() string {
+	if int(t) < len(commandNames) && commandNames[t] != "" {
+		return commandNames[t]
+	}
+	return fmt.Sprintf("command-type-%d", uint8(t))
+}
+
+// Command is the body of one log entry: one of the command structs of this
+// package (CreateAccount, SubmitJob, Assign, …).
+type Command interface {
+	Type() CommandType
+}
+
+// newCommand returns an empty body for t, or nil for an unknown type.
+func newCommand(t CommandType) Command {
+	switch t {
+	case TypeCreateAccount:
+		return &CreateAccount{}
+	case TypeUpdateAccount:
+		return &UpdateAccount{}
+	case TypeCreateUser:
+		return &CreateUser{}
+	case TypeAddMembership:
+		return &AddMembership{}
+	case TypeRemoveMembership:
+		return &RemoveMembership{}
+	case TypeGrant:
+		return &Grant{}
+	case TypeUpdateSettings:
+		return &UpdateSettings{}
+	case TypeSubmitJob:
+		return &SubmitJob{}
+	case TypeCancelJob:
+		return &CancelJob{}
+	case TypeAssign:
+		return &Assign{}
+	case TypeTaskEvents:
+		return &TaskEvents{}
+	case TypeNodeUp:
+		return &NodeUp{}
+	case TypeNodeDown:
+		return &NodeDown{}
+	}
+	return nil
+}
+
+// Envelope is a decoded log entry: the version it was written with, the
+// leader's time when it proposed it, and the command.
+type Envelope struct {
+	Version uint8
+	Time    ledger.Time
+	Command Command
+}
+
+// Encode writes cmd, stamped with the leader's time at, as the bytes of a
+// raft log entry. It checks the command's shape (Validate) so that a leader
+// never proposes an entry every server would refuse as malformed; checks
+// that depend on the cluster state happen at apply.
+func Encode(at ledger.Time, cmd Command) ([]byte, error) {
+	if cmd == nil || newCommand(cmd.Type()) == nil {
+		return nil, invalid("cannot encode %T: not a longfair command", cmd)
+	}
+	if v, ok := cmd.(interface{ validate() *Error }); ok {
+		if err := v.validate(); err != nil {
+			return nil, err
+		}
+	}
+	body, err := json.Marshal(cmd)
+	if err != nil {
+		return nil, invalid("cannot encode %s command: %v", cmd.Type(), err)
+	}
+	if envelopeHeader+len(body) > MaxCommandBytes {
+		return nil, invalid("%s command is %d bytes, more than the %d allowed: split it into smaller ones", cmd.Type(), envelopeHeader+len(body), MaxCommandBytes)
+	}
+	buf := make([]byte, envelopeHeader, envelopeHeader+len(body))
+	buf[0] = CommandVersion
+	buf[1] = byte(cmd.Type())
+	binary.BigEndian.PutUint64(buf[2:], uint64(at))
+	return append(buf, body...), nil
+}
+
+// Decode reads a log entry written by Encode. It refuses, with an *Error,
+// anything it cannot apply exactly: a short entry, an unknown version or
+// type, a body that is not valid JSON for its type (unknown fields
+// included), trailing bytes, or a body that fails the command's shape checks.
+// Decode never panics, whatever the bytes.
+func Decode(data []byte) (Envelope, error) {
+	if len(data) < envelopeHeader {
+		return Envelope{}, invalid("log entry is %d bytes, shorter than the %d-byte command header: it was not written by longfair", len(data), envelopeHeader)
+	}
+	if len(data) > MaxCommandBytes {
+		return Envelope{}, invalid("log entry is %d bytes, more than the %d allowed", len(data), MaxCommandBytes)
+	}
+	env := Envelope{Version: data[0], Time: ledger.Time(binary.BigEndian.Uint64(data[2:]))}
+	if env.Version != CommandVersion {
+		return Envelope{}, refuse(codes.FailedPrecondition, "command version %d is not supported by this server (it applies version %d): upgrade every server to the same release", env.Version, CommandVersion)
+	}
+	t := CommandType(data[1])
+	cmd := newCommand(t)
+	if cmd == nil {
+		return Envelope{}, invalid("unknown command type %d: this server applies types 1–%d; upgrade every server to the same release", t, len(commandNames)-1)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data[envelopeHeader:]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(cmd); err != nil {
+		return Envelope{}, invalid("malformed %s command: %v", t, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Envelope{}, invalid("malformed %s command: trailing data after the body", t)
+	}
+	if v, ok := cmd.(interface{ validate() *Error }); ok {
+		if err := v.validate(); err != nil {
+			return Envelope{}, err
+		}
+	}
+	env.Command = cmd
+	return env, nil
+}

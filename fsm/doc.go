@@ -1,0 +1,23 @@
+// Package fsm is longfair's replicated state machine: the raft.FSM (and
+// raft.BatchingFSM) every server applies the Raft log to. It is the ledger.
+//
+// State lives in a bbolt file in the data directory. Each batch of committed
+// entries is applied in one bbolt transaction that also records the last
+// applied index, so a server restarted with raft's NoSnapshotRestoreOnStart
+// skips what it already applied instead of replaying it. A snapshot is a
+// consistent bbolt read; a restore writes the snapshot to a temporary file,
+// syncs it, swaps it in atomically and rebuilds the in-memory caches.
+//
+// Commands are versioned envelopes (Encode/Decode): a version, the leader's
+// time, a type and a JSON body. Apply never reads the clock: time is the
+// leader's stamp made non-decreasing (t = max(t, last)). A command that is
+// malformed, of an unknown version or type, or invalid for the current state
+// is refused with an *Error carrying a gRPC code, the same way on every
+// server, and changes nothing. Two servers that apply the same log hold
+// byte-identical bbolt contents (Digest).
+//
+// Derived state the scheduler and the read API need quickly (queues, running
+// tasks per node, the fairness book, the SU book) is kept in memory, rebuilt
+// from bbolt when the FSM opens or restores, and every change to it is
+// persisted in the same transaction as the apply that made it.
+package fsm

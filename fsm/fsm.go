@@ -1,0 +1,269 @@
+package fsm
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// FileName is the FSM's bbolt file inside the data directory.
+const FileName = "fsm.db"
+
+// Options configure Open.
+type Options struct {
+	// Dir is the data directory; the FSM keeps FileName there and creates
+	// the directory if needed.
+	Dir string
+	// Logger receives the FSM's log lines; nil discards them.
+	Logger *slog.Logger
+}
+
+// FSM is the replicated state machine. It is safe for concurrent use: raft
+// applies on one goroutine while any number of readers call the read methods.
+type FSM struct {
+	log  *slog.Logger
+	dir  string
+	path string
+
+	// mu guards db and st. Applies and restores take it exclusively, reads
+	// share it; a snapshot holds only its own bbolt read transaction.
+	mu sync.RWMutex
+	db *bolt.DB
+	st *state
+	// broken is set when the store failed to commit a batch. The FSM then
+	// refuses every later entry: it has fallen behind the log, and a restart
+	// catches it up from the last batch it did commit.
+	broken error
+}
+
+var (
+	_ raft.FSM         = (*FSM)(nil)
+	_ raft.BatchingFSM = (*FSM)(nil)
+)
+
+// Open opens (or creates) the FSM's state in opts.Dir and rebuilds the
+// in-memory caches from it.
+func Open(opts Options) (*FSM, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("fsm: no data directory given: set Options.Dir")
+	}
+	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
+		return nil, fmt.Errorf("fsm: create data directory: %w", err)
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	f := &FSM{log: logger, dir: opts.Dir, path: filepath.Join(opts.Dir, FileName)}
+	db, st, err := openStore(f.path)
+	if err != nil {
+		return nil, err
+	}
+	f.db, f.st = db, st
+	f.log.Info("fsm opened", "path", f.path, "applied_index", st.applied, "active_jobs", len(st.jobs), "journal_entries", st.su.Len())
+	return f, nil
+}
+
+// openStore opens a bbolt file, creates the buckets a new file lacks, and
+// loads the state.
+func openStore(path string) (*bolt.DB, *state, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: 5 * time.Second,
+		// A large initial map keeps a long snapshot read from blocking
+		// applies that grow the file (bbolt remaps under an exclusive lock).
+		InitialMmapSize: 1 << 30,
+		FreelistType:    bolt.FreelistMapType,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("fsm: open %s: %w (is another server using this data directory?)", path, err)
+	}
+	var st *state
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		if meta.Get(keySchema) == nil {
+			if err := meta.Put(keySchema, u64(schemaVersion)); err != nil {
+				return err
+			}
+		}
+		var err error
+		st, err = loadState(tx)
+		return err
+	})
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("fsm: load %s: %w", path, err)
+	}
+	return db, st, nil
+}
+
+// Close closes the bbolt file. The FSM must not be used afterwards.
+func (f *FSM) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.db == nil {
+		return nil
+	}
+	err := f.db.Close()
+	f.db = nil
+	return err
+}
+
+// Err returns why the FSM stopped applying entries, or nil. A server that
+// sees an error should shut down: restarting catches the FSM up from the log.
+func (f *FSM) Err() error {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.broken
+}
+
+// AppliedIndex returns the index and term of the last entry the FSM has
+// durably applied. After a restart raft re-sends entries after its latest
+// snapshot; the FSM skips those at or below this index.
+func (f *FSM) AppliedIndex() (index, term uint64) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.st.applied, f.st.term
+}
+
+// Now returns the time of the last applied command (the leader's stamp,
+// made non-decreasing).
+func (f *FSM) Now() ledger.Time {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.st.now
+}
+
+// Result is what Apply returns for a command entry (raft hands it back as
+// ApplyFuture.Response()). Err is an *Error when the command was refused;
+// otherwise Value holds the command's result (see each command's doc and
+// Response).
+type Result struct {
+	Index uint64
+	Type  CommandType
+	// Time is the time the command was applied at.
+	Time  ledger.Time
+	Value any
+	Err   error
+}
+
+// Response unpacks an ApplyFuture's response: the command's result as a T,
+// or its refusal.
+func Response[T any](resp any) (T, error) {
+	var zero T
+	r, ok := resp.(*Result)
+	if !ok || r == nil {
+		return zero, fmt.Errorf("fsm: unexpected apply response %T", resp)
+	}
+	if r.Err != nil {
+		return zero, r.Err
+	}
+	v, ok := r.Value.(T)
+	if !ok {
+		return zero, fmt.Errorf("fsm: %s result is %T, not %T", r.Type, r.Value, zero)
+	}
+	return v, nil
+}
+
+// Apply applies one committed entry; see ApplyBatch.
+func (f *FSM) Apply(l *raft.Log) any {
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+// ApplyBatch applies committed entries in one bbolt transaction, which also
+// records the last applied index. Entries at or below the recorded index
+// were applied before a restart and are skipped (their response is nil).
+// Every command entry gets a *Result; configuration entries get nil.
+func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
+	out := make([]any, len(logs))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.broken != nil {
+		f.refuseAll(logs, out)
+		return out
+	}
+	tx, err := f.db.Begin(true)
+	if err != nil {
+		f.fail(fmt.Errorf("begin transaction: %w", err))
+		f.refuseAll(logs, out)
+		return out
+	}
+	b := newBatch(tx, f.st)
+	applied := false
+	for i, l := range logs {
+		if l.Index <= f.st.applied {
+			continue
+		}
+		if l.Type == raft.LogCommand {
+			res, err := b.apply(l)
+			if err != nil {
+				_ = tx.Rollback()
+				f.fail(fmt.Errorf("apply entry %d: %w", l.Index, err))
+				clear(out)
+				f.refuseAll(logs, out)
+				return out
+			}
+			out[i] = res
+		}
+		f.st.applied, f.st.term = l.Index, l.Term
+		applied = true
+	}
+	if !applied {
+		_ = tx.Rollback()
+		return out
+	}
+	if err := b.finish(); err != nil {
+		_ = tx.Rollback()
+		f.fail(err)
+		clear(out)
+		f.refuseAll(logs, out)
+		return out
+	}
+	if err := tx.Commit(); err != nil {
+		f.fail(fmt.Errorf("commit: %w", err))
+		clear(out)
+		f.refuseAll(logs, out)
+		return out
+	}
+	return out
+}
+
+// refuseAll answers every command entry with the FSM's failure.
+func (f *FSM) refuseAll(logs []*raft.Log, out []any) {
+	for i, l := range logs {
+		if l.Type == raft.LogCommand {
+			out[i] = &Result{Index: l.Index, Err: refuse(codes.Unavailable,
+				"this server's state store failed (%v) and it no longer applies commands: restart it to catch up from the log", f.broken)}
+		}
+	}
+}
+
+// fail marks the FSM broken and reloads the caches from the last committed
+// state, so reads stay consistent with the file.
+func (f *FSM) fail(err error) {
+	f.broken = err
+	f.log.Error("fsm stopped applying: the state store failed; restart this server", "err", err)
+	if err := f.db.View(func(tx *bolt.Tx) error {
+		st, err := loadState(tx)
+		if err == nil {
+			f.st = st
+		}
+		return err
+	}); err != nil {
+		f.log.Error("fsm could not reload its state after the failure", "err", err)
+	}
+}

@@ -1,0 +1,263 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// taskID names a task of a job array. A task has at most one active attempt.
+type taskID struct {
+	job  uint64
+	task int64
+}
+
+// nodeState is a node with what its active attempts leave free.
+type nodeState struct {
+	rec   nodeRecord
+	free  ledger.Vector
+	tasks map[taskID]struct{}
+}
+
+// state is the in-memory mirror of the bbolt file that applies and reads
+// use: everything small or hot. Jobs that have ended and finished attempts
+// live only in bbolt.
+type state struct {
+	applied, term uint64
+	now           ledger.Time
+	nextJob       uint64
+	nextGrant     uint64
+
+	settings settingsRecord
+	window   ledger.Window
+
+	accounts     map[string]*accountRecord
+	accountNames []string // sorted
+	users        map[string]*userRecord
+	nodes        map[string]*nodeState
+
+	jobs        map[uint64]*jobRecord  // jobs that have not ended
+	accountJobs map[string][]uint64    // their ids per account, ascending
+	running     map[taskID]*attemptRecord
+
+	su   *ledger.SUBook
+	fair *ledger.FairnessBook
+	// weights are the accounts' effective weights, capacity the summed
+	// capacity of the up nodes; recomputeWeights refreshes both.
+	weights     map[string]float64
+	weightFrom  map[string]WeightSource
+	totalWeight float64
+	capacity    ledger.Vector
+	// baseRates are the baseline rates last given to the fairness book.
+	baseRates map[string]ledger.Vector
+	// fairSaved is the fairness book as last written to bbolt, key by key,
+	// so that a batch rewrites only the accounts it changed.
+	fairSaved map[string][]byte
+}
+
+func newState() *state {
+	return &state{
+		settings:    defaultSettings(),
+		window:      ledger.Window{Kind: ledger.WindowNone},
+		accounts:    make(map[string]*accountRecord),
+		users:       make(map[string]*userRecord),
+		nodes:       make(map[string]*nodeState),
+		jobs:        make(map[uint64]*jobRecord),
+		accountJobs: make(map[string][]uint64),
+		running:     make(map[taskID]*attemptRecord),
+		su:          ledger.NewSUBook(),
+		fair:        ledger.NewFairnessBook(ledger.Window{Kind: ledger.WindowNone}, len(defaultResources)),
+		fairSaved:   make(map[string][]byte),
+		weights:     make(map[string]float64),
+		weightFrom:  make(map[string]WeightSource),
+		baseRates:   make(map[string]ledger.Vector),
+	}
+}
+
+// pad extends v with zeros to n entries: vectors written before a resource
+// was added are shorter than the resource list.
+func pad(v ledger.Vector, n int) ledger.Vector {
+	if len(v) >= n {
+		return v
+	}
+	return append(v, make(ledger.Vector, n-len(v))...)
+}
+
+// loadState reads the whole in-memory state from a bbolt transaction.
+func loadState(tx *bolt.Tx) (*state, error) {
+	s := newState()
+	meta := tx.Bucket(bucketMeta)
+	if v := meta.Get(keySchema); v != nil && readU64(v) != schemaVersion {
+		return nil, fmt.Errorf("the state file has schema version %d but this server reads version %d: run the release that wrote it, or restore a snapshot", readU64(v), schemaVersion)
+	}
+	if v := meta.Get(keyApplied); len(v) == 16 {
+		s.applied, s.term = readU64(v[:8]), readU64(v[8:])
+	}
+	s.now = ledger.Time(readU64(meta.Get(keyTime)))
+	s.nextJob = readU64(meta.Get(keyNextJob))
+	s.nextGrant = readU64(meta.Get(keyNextGrant))
+
+	if _, err := getJSON(tx.Bucket(bucketSettings), keySettings, &s.settings); err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	n := len(s.settings.Resources)
+	s.settings.BillingWeights = ledger.BillingWeights(pad(ledger.Vector(s.settings.BillingWeights), n))
+	w, err := ledger.ParseWindow(s.settings.Window)
+	if err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	s.window = w
+
+	if err := forEachJSON(tx.Bucket(bucketAccounts), func(_ []byte, a *accountRecord) {
+		s.accounts[a.Name] = a
+		s.accountNames = append(s.accountNames, a.Name)
+	}); err != nil {
+		return nil, fmt.Errorf("accounts: %w", err)
+	}
+	if err := forEachJSON(tx.Bucket(bucketUsers), func(_ []byte, u *userRecord) { s.users[u.Name] = u }); err != nil {
+		return nil, fmt.Errorf("users: %w", err)
+	}
+	if err := forEachJSON(tx.Bucket(bucketNodes), func(_ []byte, r *nodeRecord) {
+		r.Capacity = pad(r.Capacity, n)
+		s.nodes[r.ID] = &nodeState{rec: *r, free: r.Capacity.Clone(), tasks: make(map[taskID]struct{})}
+	}); err != nil {
+		return nil, fmt.Errorf("nodes: %w", err)
+	}
+	if err := s.loadActive(tx, n); err != nil {
+		return nil, err
+	}
+	if err := s.loadBooks(tx); err != nil {
+		return nil, err
+	}
+	for _, name := range s.fair.Accounts() {
+		s.baseRates[name] = s.fair.Account(name, s.now).BaselineRate
+	}
+	s.recomputeWeights()
+	return s, nil
+}
+
+// loadActive reads the jobs that have not ended and the attempts that hold
+// resources, through their indexes.
+func (s *state) loadActive(tx *bolt.Tx, n int) error {
+	jobs := tx.Bucket(bucketJobs)
+	c := tx.Bucket(bucketJobsActive).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		j := new(jobRecord)
+		if ok, err := getJSON(jobs, k, j); err != nil || !ok {
+			return fmt.Errorf("active job %d: missing or unreadable record (%v): the state file is damaged; restore a snapshot", readU64(k), err)
+		}
+		j.Demand = pad(j.Demand, n)
+		s.jobs[j.ID] = j
+		s.accountJobs[j.Account] = append(s.accountJobs[j.Account], j.ID)
+	}
+	tasks := tx.Bucket(bucketTasks)
+	c = tx.Bucket(bucketTasksActive).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		a := new(attemptRecord)
+		if ok, err := getJSON(tasks, k, a); err != nil || !ok {
+			return fmt.Errorf("active task %x: missing or unreadable record (%v): the state file is damaged; restore a snapshot", k, err)
+		}
+		a.Demand = pad(a.Demand, n)
+		id := taskID{a.Job, a.Task}
+		s.running[id] = a
+		if nd, ok := s.nodes[a.Node]; ok {
+			nd.free.Sub(a.Demand)
+			nd.tasks[id] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// loadBooks rebuilds the SU book from the journal and restores the
+// fairness book.
+func (s *state) loadBooks(tx *bolt.Tx) error {
+	var entries []ledger.JournalEntry
+	if err := tx.Bucket(bucketJournal).ForEach(func(k, v []byte) error {
+		var e ledger.JournalEntry
+		if err := e.UnmarshalBinary(v); err != nil {
+			return fmt.Errorf("entry %d: %w", readU64(k), err)
+		}
+		entries = append(entries, e)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("SU journal: %w", err)
+	}
+	su, err := ledger.RebuildSUBook(entries)
+	if err != nil {
+		return fmt.Errorf("SU journal: %w", err)
+	}
+	s.su = su
+
+	b := tx.Bucket(bucketFairness)
+	head := b.Get(keyFairness)
+	if head == nil {
+		s.fair = ledger.NewFairnessBook(s.window, len(s.settings.Resources))
+		return nil
+	}
+	var st ledger.FairnessState
+	if err := json.Unmarshal(head, &st); err != nil {
+		return fmt.Errorf("fairness book: %w", err)
+	}
+	s.fairSaved[string(keyFairness)] = slices.Clone(head)
+	c := b.Cursor()
+	for k, v := c.Seek(fairAccountPrefix); k != nil && bytes.HasPrefix(k, fairAccountPrefix); k, v = c.Next() {
+		var as ledger.AccountState
+		if err := json.Unmarshal(v, &as); err != nil {
+			return fmt.Errorf("fairness book account %q: %w", k[len(fairAccountPrefix):], err)
+		}
+		st.Accounts = append(st.Accounts, as)
+		s.fairSaved[string(k)] = slices.Clone(v)
+	}
+	fair, err := ledger.RestoreFairnessBook(padFairness(st, len(s.settings.Resources)))
+	if err != nil {
+		return err
+	}
+	s.fair = fair
+	return nil
+}
+
+// fairAccountPrefix starts the keys of the fairness book's accounts.
+var fairAccountPrefix = []byte("a:")
+
+// forEachJSON decodes every value of a bucket, in key order.
+func forEachJSON[T any](b *bolt.Bucket, fn func(k []byte, v *T)) error {
+	return b.ForEach(func(k, data []byte) error {
+		v := new(T)
+		if err := json.Unmarshal(data, v); err != nil {
+			return fmt.Errorf("record %x: %w", k, err)
+		}
+		fn(k, v)
+		return nil
+	})
+}
+
+// padFairness extends every vector of a fairness state to n resources.
+func padFairness(st ledger.FairnessState, n int) ledger.FairnessState {
+	if st.Resources >= n {
+		return st
+	}
+	st.Resources = n
+	for i := range st.Accounts {
+		a := &st.Accounts[i]
+		a.Usage, a.Baseline, a.Rate, a.BaselineRate = pad(a.Usage, n), pad(a.Baseline, n), pad(a.Rate, n), pad(a.BaselineRate, n)
+		if sl := a.Sliding; sl != nil {
+			sl.StartSum = pad(sl.StartSum, n)
+			if sl.EndedBase != nil {
+				sl.EndedBase = pad(sl.EndedBase, n)
+			}
+			for k := range sl.Ended {
+				sl.Ended[k].Cum = pad(sl.Ended[k].Cum, n)
+			}
+			for k := range sl.Segments {
+				sl.Segments[k].Rate = pad(sl.Segments[k].Rate, n)
+				sl.Segments[k].Cum = pad(sl.Segments[k].Cum, n)
+			}
+		}
+	}
+	return st
+}

@@ -1,0 +1,189 @@
+package fsm
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/sched"
+)
+
+// View returns what the leader's scheduler needs for one pass at time now:
+// every account in name order with its weight, allocation, fairness state
+// and pending queue, and the up nodes in id order with their free
+// resources. The view is a copy the caller owns.
+//
+// Each queue entry is a run of pending tasks of one job: a job's tasks that
+// were lost and wait for another attempt come first, one entry each, then
+// the job's never-placed tasks as one entry. Every entry carries the job id
+// and the task index it starts at, so a placement maps back to a task with
+// AssignFor.
+func (f *FSM) View(now ledger.Time) *sched.View {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	st := f.st
+	now = max(now, st.now)
+	n := len(st.settings.Resources)
+	v := &sched.View{
+		Now:       now,
+		Resources: slices.Clone(st.settings.Resources),
+		Settings:  schedSettings(&st.settings, st.window),
+		Accounts:  make([]sched.Account, 0, len(st.accountNames)),
+	}
+	for _, name := range st.accountNames {
+		fa := st.fair.Account(name, now)
+		a := sched.Account{
+			Name:         name,
+			Weight:       st.weights[name],
+			Running:      ledger.NewVector(n),
+			Usage:        pad(fa.Usage, n),
+			Baseline:     pad(fa.Baseline, n),
+			BaselineRate: pad(fa.BaselineRate, n),
+		}
+		oldestPending := ledger.Time(-1)
+		for _, id := range st.accountJobs[name] {
+			j := st.jobs[id]
+			a.Running.AddScaled(j.Demand, float64(j.Running))
+			if j.pending() == 0 {
+				continue
+			}
+			if oldestPending < 0 {
+				oldestPending = j.SubmittedAt
+			}
+			for _, r := range j.Requeued {
+				a.Queue = append(a.Queue, sched.Job{ID: j.ID, Demand: j.Demand.Clone(), FirstIndex: int(r.Task), Pending: 1})
+			}
+			if fresh := j.Tasks - j.NextFresh; fresh > 0 {
+				a.Queue = append(a.Queue, sched.Job{ID: j.ID, Demand: j.Demand.Clone(), FirstIndex: int(j.NextFresh), Pending: int(fresh)})
+			}
+		}
+		a.WaitingSince = waitingSince(fa, oldestPending)
+		v.Accounts = append(v.Accounts, a)
+	}
+	for _, id := range sortedKeys(st.nodes) {
+		nd := st.nodes[id]
+		if !nd.rec.Up {
+			continue
+		}
+		free := nd.free.Clone()
+		for k := range free {
+			free[k] = max(free[k], 0)
+		}
+		v.Nodes = append(v.Nodes, sched.Node{ID: id, Capacity: nd.rec.Capacity.Clone(), Free: free})
+	}
+	return v
+}
+
+// waitingSince is the starvation clock: the last allocation, or the arrival
+// of the oldest pending job if that is later.
+func waitingSince(fa ledger.AccountFairness, oldestPending ledger.Time) ledger.Time {
+	since := oldestPending
+	if fa.Allocated && fa.LastAllocation > since {
+		since = fa.LastAllocation
+	}
+	return max(since, 0)
+}
+
+// AssignFor turns the placements of a pass over v into the Assign command
+// that proposes them.
+func AssignFor(v *sched.View, placements []sched.Placement) (*Assign, error) {
+	cmd := &Assign{Placements: make([]TaskPlacement, 0, len(placements))}
+	for i, p := range placements {
+		if p.Account < 0 || p.Account >= len(v.Accounts) || p.Node < 0 || p.Node >= len(v.Nodes) ||
+			p.Job < 0 || p.Job >= len(v.Accounts[p.Account].Queue) {
+			return nil, fmt.Errorf("fsm: placement %d (%+v) does not index the view", i, p)
+		}
+		job := v.Accounts[p.Account].Queue[p.Job]
+		cmd.Placements = append(cmd.Placements, TaskPlacement{JobID: job.ID, Task: int64(p.Task), Node: v.Nodes[p.Node].ID})
+	}
+	return cmd, nil
+}
+
+// FairnessReport is the fairness report at a time: one row per account.
+type FairnessReport struct {
+	At        ledger.Time
+	Policy    sched.Policy
+	Window    ledger.Window
+	Resources []string
+	// Capacity of the up nodes.
+	Capacity map[string]float64
+	Accounts []FairnessRow
+}
+
+// FairnessRow is one account's line of the fairness report.
+type FairnessRow struct {
+	Account string
+	Weight  float64
+	// Share is the non-sharing partition S_i = R·w_i/Σw.
+	Share map[string]float64
+	// Usage is Ü_i and Baseline the integral of the non-sharing baseline,
+	// both in resource-seconds under the window.
+	Usage    map[string]float64
+	Baseline map[string]float64
+	// Beta is the sharing degree β_i; HasBeta is false when the account has
+	// no baseline at all (no sharing loss to make up; Beta is then +Inf).
+	Beta    float64
+	HasBeta bool
+	// Allocation is U_i, what the account's running tasks hold.
+	Allocation map[string]float64
+	Pending    int64
+	Running    int64
+	// Available is the account's SU available for new jobs.
+	Available ledger.SU
+	// Waiting is how long the account has waited for an allocation while it
+	// had pending tasks (0 when nothing is pending).
+	Waiting time.Duration
+}
+
+// Fairness returns the fairness report at time at; account, if not empty,
+// reports only that account.
+func (f *FSM) Fairness(account string, at ledger.Time) (FairnessReport, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	st := f.st
+	at = max(at, st.now)
+	names := st.accountNames
+	if account != "" {
+		if _, ok := st.accounts[account]; !ok {
+			return FairnessReport{}, notFound("account %q does not exist: check the name", account)
+		}
+		names = []string{account}
+	}
+	n := len(st.settings.Resources)
+	r := FairnessReport{
+		At: at, Policy: st.settings.Policy, Window: st.window,
+		Resources: slices.Clone(st.settings.Resources), Capacity: st.named(st.capacity),
+	}
+	for _, name := range names {
+		fa := st.fair.Account(name, at)
+		usage, baseline := pad(fa.Usage, n), pad(fa.Baseline, n)
+		beta := ledger.Beta(usage, baseline)
+		row := FairnessRow{
+			Account: name, Weight: st.weights[name], Share: st.named(st.share(name)),
+			Usage: st.named(usage), Baseline: st.named(baseline), Beta: beta, HasBeta: !isInf(beta),
+			Available: st.su.Balance(name, at).Available,
+		}
+		alloc := ledger.NewVector(n)
+		oldestPending := ledger.Time(-1)
+		for _, id := range st.accountJobs[name] {
+			j := st.jobs[id]
+			alloc.AddScaled(j.Demand, float64(j.Running))
+			row.Running += j.Running
+			if p := j.pending(); p > 0 {
+				row.Pending += p
+				if oldestPending < 0 {
+					oldestPending = j.SubmittedAt
+				}
+			}
+		}
+		row.Allocation = st.named(alloc)
+		if row.Pending > 0 {
+			row.Waiting = max(at.Sub(waitingSince(fa, oldestPending)), 0)
+		}
+		r.Accounts = append(r.Accounts, row)
+	}
+	return r, nil
+}
+
+func isInf(x float64) bool { return x > 1.7976931348623157e308 }
