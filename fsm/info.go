@@ -195,4 +195,3 @@ func (s *state) nodeInfo(nd *nodeState) NodeInfo {
 func formatTime(t ledger.Time) string {
 	return time.Unix(0, int64(t)).UTC().Format(time.RFC3339Nano)
 }
-

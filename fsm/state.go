@@ -41,8 +41,8 @@ type state struct {
 	users        map[string]*userRecord
 	nodes        map[string]*nodeState
 
-	jobs        map[uint64]*jobRecord  // jobs that have not ended
-	accountJobs map[string][]uint64    // their ids per account, ascending
+	jobs        map[uint64]*jobRecord // jobs that have not ended
+	accountJobs map[string][]uint64   // their ids per account, ascending
 	running     map[taskID]*attemptRecord
 
 	su   *ledger.SUBook
