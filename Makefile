@@ -5,7 +5,7 @@ BIN       := bin/longfair
 # the pure engine, ledger and simulator run without it (it only slows them).
 RACE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -E '/(server|worker|client|ops|fsm|cmd)(/|$$)')
 PURE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -vE '/(server|worker|client|ops|fsm|cmd)(/|$$)')
-STATICCHECK_VERSION := 2025.1.1
+STATICCHECK_VERSION := v0.6.1
 
 .PHONY: build run test bench lint proto clean
 

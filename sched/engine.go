@@ -1,0 +1,234 @@
+package sched
+
+import (
+	"fmt"
+
+	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/sched/place"
+)
+
+// Engine runs scheduling passes. It keeps only scratch memory between passes
+// (so a pass allocates next to nothing); it holds no state that affects the
+// outcome, and one Engine must not run two passes at once.
+type Engine struct {
+	index    place.Index
+	capacity ledger.Vector
+	fair     []fairness
+	cursor   []cursor
+	share    []ledger.Vector // static partitions, only for Static
+	within   ledger.Vector   // scratch for the static partition check
+	heap     rankHeap
+	caps     []ledger.Vector
+	frees    []ledger.Vector
+	out      []Placement
+}
+
+// cursor is where an account's next task is: job index in its queue and the
+// number of that job's tasks already placed in this pass.
+type cursor struct {
+	job, placed int
+}
+
+// NewEngine returns an engine ready for passes.
+func NewEngine() *Engine { return &Engine{} }
+
+// Schedule runs one pass over the view and returns its placements, in the
+// order they were made. The returned slice is reused by the next call.
+//
+// A pass is progressive filling: the policy's first-ranked account whose next
+// task fits on some node gets that task placed; its fairness state is updated;
+// repeat until no account's next task fits anywhere. An account's jobs are
+// served in queue order: a job whose next task does not fit blocks the jobs
+// behind it, so a big job is not starved by a stream of small ones.
+func (e *Engine) Schedule(v *View) ([]Placement, error) {
+	if err := validateView(v); err != nil {
+		return nil, err
+	}
+	e.out = e.out[:0]
+	if len(v.Nodes) == 0 || len(v.Accounts) == 0 {
+		return e.out, nil
+	}
+	if err := e.prepare(v); err != nil {
+		return nil, err
+	}
+	quantum := v.Settings.Quantum.Seconds()
+	for e.heap.len() > 0 {
+		a := e.heap.top()
+		acct := &v.Accounts[a]
+		cur := &e.cursor[a]
+		job := &acct.Queue[cur.job]
+		node, ok := e.fit(a, job.Demand)
+		if !ok {
+			e.heap.remove(a)
+			continue
+		}
+		e.index.Take(node, job.Demand)
+		e.out = append(e.out, Placement{Account: a, Job: cur.job, Task: job.FirstIndex + cur.placed, Node: node})
+		f := &e.fair[a]
+		f.running.Add(job.Demand)
+		f.usage.AddScaled(job.Demand, quantum)
+		if cur.placed++; cur.placed == job.Pending {
+			cur.job, cur.placed = nextJob(acct.Queue, cur.job+1), 0
+			if cur.job == len(acct.Queue) {
+				e.heap.remove(a)
+				continue
+			}
+		}
+		// Having been served, a starving account is no longer starving.
+		e.heap.update(a, v.Settings.Policy.key(f, e.capacity, v.Settings.LTRFResource))
+	}
+	return e.out, nil
+}
+
+// fit finds the node for account a's next task, honouring the static
+// partition under the static policy.
+func (e *Engine) fit(a int, demand ledger.Vector) (int, bool) {
+	if e.share != nil {
+		e.within = copyInto(e.within, e.fair[a].running)
+		e.within.Add(demand)
+		if !e.share[a].Fits(e.within) {
+			return 0, false
+		}
+	}
+	return e.index.Best(demand)
+}
+
+// prepare sets up the pass: the node index, each account's fairness state
+// projected to the end of the quantum, and the ranked candidates.
+func (e *Engine) prepare(v *View) error {
+	n := len(v.Resources)
+	e.caps, e.frees = resize(e.caps, len(v.Nodes)), resize(e.frees, len(v.Nodes))
+	e.capacity = resize(e.capacity, n)
+	clear(e.capacity)
+	for i := range v.Nodes {
+		e.caps[i], e.frees[i] = v.Nodes[i].Capacity, v.Nodes[i].Free
+		e.capacity.Add(v.Nodes[i].Capacity)
+	}
+	if err := e.index.Reset(v.Settings.Placement, e.caps, e.frees); err != nil {
+		return fmt.Errorf("building the node index: %w", err)
+	}
+	weights, total := normalizedWeights(v.Accounts)
+	quantum := v.Settings.Quantum.Seconds()
+	e.fair = resize(e.fair, len(v.Accounts))
+	e.cursor = resize(e.cursor, len(v.Accounts))
+	e.share = nil
+	if v.Settings.Policy == Static {
+		e.share = resize(e.share, len(v.Accounts))
+	}
+	e.heap.reset(len(v.Accounts))
+	for a := range v.Accounts {
+		acct := &v.Accounts[a]
+		f := &e.fair[a]
+		f.weight = weights[a]
+		f.running = copyInto(f.running, acct.Running)
+		f.usage = copyInto(f.usage, acct.Usage)
+		f.usage.AddScaled(acct.Running, quantum)
+		f.baseline = copyInto(f.baseline, acct.Baseline)
+		f.baseline.AddScaled(acct.BaselineRate, quantum)
+		if e.share != nil {
+			e.share[a] = ledger.Share(e.capacity, acct.Weight, total)
+			if total == 0 {
+				e.share[a] = ledger.Share(e.capacity, 1, float64(len(v.Accounts)))
+			}
+		}
+		first := nextJob(acct.Queue, 0)
+		e.cursor[a] = cursor{job: first}
+		if first == len(acct.Queue) {
+			continue
+		}
+		k := v.Settings.Policy.key(f, e.capacity, v.Settings.LTRFResource)
+		if starving(v, acct) {
+			k = rankKey{class: classStarving, a: float64(acct.WaitingSince), account: a}
+		}
+		k.account = a
+		e.heap.push(a, k)
+	}
+	return nil
+}
+
+// starving reports whether the account has waited past the time-out.
+func starving(v *View, acct *Account) bool {
+	t := v.Settings.Timeout
+	return t > 0 && v.Now.Sub(acct.WaitingSince) > t
+}
+
+// nextJob returns the index of the first job at or after i with pending
+// tasks, or len(queue).
+func nextJob(queue []Job, i int) int {
+	for i < len(queue) && queue[i].Pending <= 0 {
+		i++
+	}
+	return i
+}
+
+// normalizedWeights returns w_i/Σw for each account. Accounts with no weight
+// still get a tiny one, so that they are ranked among themselves (after
+// everyone who contributes) instead of dividing by zero; when nobody has a
+// weight, everyone counts as equal.
+func normalizedWeights(accts []Account) ([]float64, float64) {
+	total := 0.0
+	for i := range accts {
+		total += accts[i].Weight
+	}
+	w := make([]float64, len(accts))
+	for i := range accts {
+		switch {
+		case total <= 0:
+			w[i] = 1 / float64(len(accts))
+		case accts[i].Weight <= 0:
+			w[i] = zeroWeight
+		default:
+			w[i] = accts[i].Weight / total
+		}
+	}
+	return w, total
+}
+
+// zeroWeight stands in for the normalized weight of an account that
+// contributes nothing.
+const zeroWeight = 1e-9
+
+func copyInto(dst, src ledger.Vector) ledger.Vector {
+	dst = resize(dst, len(src))
+	copy(dst, src)
+	return dst
+}
+
+// validateView checks the view's shape: every vector has one entry per
+// resource and quantities are finite and non-negative. The view comes from
+// the FSM or a trace, so a bad one is an error to report, not a panic.
+func validateView(v *View) error {
+	if err := v.Settings.Validate(v.Resources); err != nil {
+		return fmt.Errorf("policy settings: %w", err)
+	}
+	n := len(v.Resources)
+	for i := range v.Nodes {
+		nd := &v.Nodes[i]
+		if err := nd.Capacity.Validate(n); err != nil {
+			return fmt.Errorf("node %q capacity: %w", nd.ID, err)
+		}
+		if err := nd.Free.Validate(n); err != nil {
+			return fmt.Errorf("node %q free resources: %w", nd.ID, err)
+		}
+	}
+	for i := range v.Accounts {
+		a := &v.Accounts[i]
+		for _, field := range []struct {
+			name string
+			vec  ledger.Vector
+		}{{"running", a.Running}, {"usage", a.Usage}, {"baseline", a.Baseline}, {"baseline rate", a.BaselineRate}} {
+			if err := field.vec.Validate(n); err != nil {
+				return fmt.Errorf("account %q %s: %w", a.Name, field.name, err)
+			}
+		}
+		if a.Weight < 0 {
+			return fmt.Errorf("account %q has negative weight %v", a.Name, a.Weight)
+		}
+		for j := range a.Queue {
+			if err := a.Queue[j].Demand.Validate(n); err != nil {
+				return fmt.Errorf("account %q job %d demand: %w", a.Name, a.Queue[j].ID, err)
+			}
+		}
+	}
+	return nil
+}

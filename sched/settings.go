@@ -1,0 +1,40 @@
+package sched
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/longfair/longfair/sched/place"
+)
+
+// DefaultQuantum is the live system's scheduling quantum: how far ahead a pass
+// projects usage and the non-sharing baseline when it judges fairness.
+const DefaultQuantum = time.Minute
+
+// DefaultSettings are the settings of a new cluster: H-MRF, a one-minute
+// quantum, affinity placement and no starvation time-out (with no window there
+// is no window length to default it to).
+func DefaultSettings() Settings {
+	return Settings{Policy: HMRF, Quantum: DefaultQuantum, Placement: place.Affinity}
+}
+
+// Validate checks the settings against the cluster's resource list and says
+// what to change when they are wrong.
+func (s Settings) Validate(resources []string) error {
+	if _, err := ParsePolicy(string(s.Policy)); err != nil {
+		return err
+	}
+	if _, err := place.ParseStrategy(string(s.Placement)); err != nil {
+		return err
+	}
+	if s.Quantum <= 0 {
+		return fmt.Errorf("quantum %v must be positive, e.g. 1m", s.Quantum)
+	}
+	if s.Timeout < 0 {
+		return fmt.Errorf("time-out %v must not be negative (0 disables it)", s.Timeout)
+	}
+	if s.Policy == LTRF && (s.LTRFResource < 0 || s.LTRFResource >= len(resources)) {
+		return fmt.Errorf("ltrf resource index %d is out of range: the cluster has %d resources %v", s.LTRFResource, len(resources), resources)
+	}
+	return nil
+}
