@@ -107,10 +107,10 @@ func replayJournal(entries []JournalEntry) (*SUBook, error) {
 		}
 		index, err := replayEntry(book, e)
 		if err != nil {
-			return book, bad("replaying this %v is refused: %v", e.Kind, err)
+			return book, bad("replaying this %v is refused (%v): the entry was altered or is out of place", e.Kind, err)
 		}
 		if index != i {
-			return book, bad("this %v %q repeats entry %d", e.Kind, e.ID, index+1)
+			return book, bad("this %v %q repeats entry %d, which the book would not have written twice: the entry was inserted", e.Kind, e.ID, index+1)
 		}
 		got := &book.journal[i]
 		problem := entryContentDiff(got, e)

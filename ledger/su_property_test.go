@@ -200,7 +200,7 @@ func (o suOp) do(b *SUBook) ([]JournalEntry, error) {
 // suScenario drives a book and the reference model with the same random
 // operations and checks them against each other after every step.
 type suScenario struct {
-	t        *testing.T
+	t        testing.TB
 	rng      *rand.Rand
 	book     *SUBook
 	ref      *refBook
@@ -440,7 +440,7 @@ func (s *suScenario) checkJournalSums() {
 	}
 }
 
-func runSUScenario(t *testing.T, seed uint64, steps int) *SUBook {
+func runSUScenario(t testing.TB, seed uint64, steps int) *SUBook {
 	s := &suScenario{
 		t: t, rng: rand.New(rand.NewPCG(seed, 99)), book: NewSUBook(), ref: newRefBook(),
 		accounts: []string{"astro", "bio", "chem", "dyn"},
