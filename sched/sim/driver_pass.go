@@ -8,6 +8,46 @@ import (
 	"github.com/longfair/longfair/sched"
 )
 
+// mayPlace reports whether a pass now could place anything. A pass ends
+// only when no account's next task fits on any node, and until resources
+// are freed or a new job reaches the head of an empty queue that stays true:
+// arrivals behind a blocked head cannot be placed (queues are served in
+// order), and time passing changes the ranking, not what fits. So a pass is
+// needed only if some queue head fits on a node freed at this time, or a new
+// head fits anywhere. Under static a task ending also frees room in its
+// account's partition, which may let its head fit on any node, so every
+// completion calls for a pass there. Skipping a pass that places nothing
+// changes nothing, and on a saturated cluster it saves most passes.
+func (r *replay) mayPlace() bool {
+	if r.cfg.Settings.Policy == sched.Static && len(r.freed) > 0 {
+		return true
+	}
+	for _, a := range r.newHeads {
+		head := r.view.Accounts[a].Queue[0].Demand
+		for n := range r.view.Nodes {
+			if r.view.Nodes[n].Free.Fits(head) {
+				return true
+			}
+		}
+	}
+	if len(r.freed) == 0 {
+		return false
+	}
+	for a := range r.view.Accounts {
+		q := r.view.Accounts[a].Queue
+		if len(q) == 0 {
+			continue
+		}
+		head := q[0].Demand
+		for _, n := range r.freed {
+			if r.view.Nodes[n].Free.Fits(head) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // pass runs one scheduling pass and starts what it placed.
 func (r *replay) pass() error {
 	t := r.now
@@ -16,9 +56,8 @@ func (r *replay) pass() error {
 		if len(va.Queue) == 0 {
 			continue // the engine ranks only accounts with work; the rest may be stale
 		}
-		f := r.book.Account(va.Name, t)
-		va.Usage, va.Baseline = f.Usage, f.Baseline
 		acct := &r.accts[a]
+		r.book.AccountInto(va.Name, t, &acct.fair) // writes va.Usage and va.Baseline
 		va.WaitingSince = r.jobs[va.Queue[0].ID].arrived
 		if acct.allocated && acct.lastAlloc > va.WaitingSince {
 			va.WaitingSince = acct.lastAlloc

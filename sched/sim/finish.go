@@ -41,6 +41,7 @@ func (r *replay) finish() *Result {
 
 	res := &Result{
 		Policy:     r.cfg.Settings.Policy,
+		Settings:   r.cfg.Settings,
 		Window:     r.cfg.Window,
 		Workload:   r.w.Name,
 		Resources:  r.w.Resources,

@@ -10,6 +10,7 @@ import (
 // Result is what one replay of a workload under one policy produced.
 type Result struct {
 	Policy    sched.Policy
+	Settings  sched.Settings
 	Window    ledger.Window
 	Workload  string
 	Resources []string

@@ -17,6 +17,8 @@ type sampler struct {
 	next  ledger.Time
 	times []ledger.Time
 	beta  [][]float64
+
+	scratch ledger.AccountFairness
 }
 
 func newSampler(w *Workload, maxSamples int) sampler {
@@ -51,8 +53,8 @@ func (s *sampler) maybe(r *replay, t ledger.Time) {
 
 func (s *sampler) take(r *replay, t ledger.Time) {
 	for a := range r.w.Accounts {
-		f := r.book.Account(r.w.Accounts[a].Name, t)
-		s.beta[a] = append(s.beta[a], ledger.Beta(f.Usage, f.Baseline))
+		r.book.AccountInto(r.w.Accounts[a].Name, t, &s.scratch)
+		s.beta[a] = append(s.beta[a], ledger.Beta(s.scratch.Usage, s.scratch.Baseline))
 	}
 	s.times = append(s.times, t)
 	s.next = t.Add(s.gap)

@@ -1,0 +1,78 @@
+package sim
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/longfair/longfair/sched"
+)
+
+// Speedup is static's mean job completion time over the policy's, for one
+// account: how many times faster sharing made its jobs. ok is false when
+// static is not among the results or either side completed no jobs.
+func Speedup(results []*Result, r *Result, account int) (speedup float64, ok bool) {
+	static := findPolicy(results, sched.Static)
+	if static == nil || account >= len(static.Accounts) || account >= len(r.Accounts) {
+		return 0, false
+	}
+	s, p := static.Accounts[account], r.Accounts[account]
+	if s.Jobs == 0 || p.Jobs == 0 || p.MeanCompletion <= 0 {
+		return 0, false
+	}
+	return s.MeanCompletion.Seconds() / p.MeanCompletion.Seconds(), true
+}
+
+func findPolicy(results []*Result, p sched.Policy) *Result {
+	for _, r := range results {
+		if r.Policy == p {
+			return r
+		}
+	}
+	return nil
+}
+
+// MeanCompletion is the mean completion time over every account's jobs.
+func (r *Result) MeanCompletion() time.Duration {
+	sum, n := 0.0, 0
+	for _, a := range r.Accounts {
+		sum += a.MeanCompletion.Seconds() * float64(a.Jobs)
+		n += a.Jobs
+	}
+	if n == 0 {
+		return 0
+	}
+	return seconds(sum / float64(n))
+}
+
+// TotalTasksRun is the number of tasks started in the replay.
+func (r *Result) TotalTasksRun() int {
+	n := 0
+	for _, a := range r.Accounts {
+		n += a.TasksRun
+	}
+	return n
+}
+
+// formatBeta writes β with three decimals, "∞" before an account has any
+// baseline.
+func formatBeta(b float64) string {
+	if math.IsInf(b, 1) {
+		return "∞"
+	}
+	return strconv.FormatFloat(b, 'f', 3, 64)
+}
+
+// formatDuration rounds for reading: whole seconds, or tenths under a minute.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+func percent(x float64) string { return strconv.FormatFloat(100*x, 'f', 1, 64) + "%" }

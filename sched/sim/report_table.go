@@ -1,0 +1,151 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteTable writes a readable comparison of the results of one workload
+// under one or more policies: the workload, then per policy the makespan
+// and utilization, then per account β, usage against contribution, and job
+// times (with the speedup over static when static was run). Slotted input
+// gets the paper's per-slot table instead of job times.
+func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
+	ew := &errWriter{w: w}
+	writeWorkloadHeader(ew, wl, results)
+	if len(results) > 0 && results[0].Slots != nil {
+		for _, r := range results {
+			writeSlotTable(ew, wl, r)
+		}
+		return ew.err
+	}
+	ew.printf("\n")
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	head := []string{"policy", "makespan"}
+	for _, res := range wl.Resources {
+		head = append(head, res+" util")
+	}
+	head = append(head, "mean completion", "unfinished tasks", "passes")
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, r := range results {
+		row := []string{string(r.Policy), formatDuration(r.Makespan)}
+		for _, u := range r.Utilization {
+			row = append(row, percent(u))
+		}
+		row = append(row, formatDuration(r.MeanCompletion()), fmt.Sprint(r.UnfinishedTasks), fmt.Sprint(r.Passes))
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+
+	ew.printf("\n")
+	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "account\tpolicy\tβ end\tβ min\tusage\tcontrib\tjobs\tmean wait\tmean completion\tslowdown\tspeedup")
+	for a := range wl.Accounts {
+		for i, r := range results {
+			ar := r.Accounts[a]
+			name := ar.Name
+			if i > 0 {
+				name = ""
+			}
+			speedup := "-"
+			if s, ok := Speedup(results, r, a); ok {
+				speedup = fmt.Sprintf("%.2f×", s)
+			}
+			jobs := fmt.Sprint(ar.Jobs)
+			if ar.Unfinished > 0 {
+				jobs += fmt.Sprintf(" (+%d unfinished)", ar.Unfinished)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\n",
+				name, r.Policy, formatBeta(ar.FinalBeta), formatBeta(ar.MinBeta),
+				percent(ar.UsageShare), percent(ar.ContributionShare), jobs,
+				formatDuration(ar.MeanWait), formatDuration(ar.MeanCompletion), ar.MeanSlowdown, speedup)
+		}
+	}
+	tw.Flush()
+	ew.printf("\nβ end: sharing degree at the end (≥ 1: the account got at least what its own partition would have given it).\n")
+	ew.printf("β min: lowest β after the first tenth of the run. usage/contrib: share of all resource-seconds vs share of contributions.\n")
+	if findPolicy(results, "static") != nil {
+		ew.printf("speedup: mean job completion time under static partitions divided by the policy's.\n")
+	}
+	return ew.err
+}
+
+func writeWorkloadHeader(ew *errWriter, wl *Workload, results []*Result) {
+	ew.printf("Workload: %s\n", wl.Name)
+	ew.printf("Cluster: %d node(s), capacity %s; %d accounts, %d jobs, %d tasks\n",
+		len(wl.Nodes), formatVector(wl.Resources, wl.Capacity()), len(wl.Accounts), len(wl.Jobs), wl.TotalTasks())
+	if len(results) > 0 {
+		s := results[0].Settings
+		ew.printf("Settings: window %s, quantum %v, placement %s, time-out %v\n", results[0].Window, s.Quantum, s.Placement, timeoutText(s.Timeout))
+	}
+	for _, n := range wl.Notes {
+		ew.printf("  %s\n", n)
+	}
+	for _, r := range results {
+		if len(r.Unschedulable) == 0 {
+			continue
+		}
+		tasks := 0
+		for _, u := range r.Unschedulable {
+			tasks += u.Tasks
+		}
+		ew.printf("  %s: %d job(s) (%d tasks) can never run, e.g. job %d of %s: %s\n",
+			r.Policy, len(r.Unschedulable), tasks, r.Unschedulable[0].ID, r.Unschedulable[0].Account, r.Unschedulable[0].Reason)
+	}
+}
+
+func timeoutText(d time.Duration) string {
+	if d <= 0 {
+		return "off"
+	}
+	return d.String()
+}
+
+// writeSlotTable writes one policy's slotted replay like the paper's Table 1.
+func writeSlotTable(ew *errWriter, wl *Workload, r *Result) {
+	ew.printf("\n%s\n", r.Policy)
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "slot\t"
+	for _, a := range wl.Accounts {
+		head += a.Name + " run\t" + a.Name + " β\t" + a.Name + " ΣÜ\t"
+	}
+	fmt.Fprintln(tw, head)
+	totals := make([]int, len(wl.Accounts))
+	for _, s := range r.Slots {
+		row := fmt.Sprintf("%d\t", s.Slot)
+		for a := range wl.Accounts {
+			totals[a] += s.Running[a]
+			row += fmt.Sprintf("%d\t%s\t%g\t", s.Running[a], formatBeta(s.Beta[a]), s.Aggregate[a])
+		}
+		fmt.Fprintln(tw, row)
+	}
+	row := "total\t"
+	for a := range wl.Accounts {
+		row += fmt.Sprintf("%d\t\t\t", totals[a])
+	}
+	fmt.Fprintln(tw, row)
+	tw.Flush()
+}
+
+// errWriter remembers the first write error so report code can write freely
+// and check once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	fmt.Fprintf(e, format, args...)
+}
