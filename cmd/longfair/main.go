@@ -17,7 +17,8 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"sim": {"replay a workload through the policy engine with a virtual clock", runSim},
+		"sim":    {"replay a workload through the policy engine with a virtual clock", runSim},
+		"server": {"run a member of the Raft server group (the ledger and the gRPC API)", runServer},
 	}
 }
 

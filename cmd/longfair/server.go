@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/longfair/longfair/server"
+)
+
+const serverUsage = `Usage: longfair server [flags]
+
+Runs one member of the longfair server group: a Raft node holding the
+ledger, a gossip member, and the gRPC API.
+
+Settings come from the defaults, then the --config file (JSON), then flags.
+
+Form a new three-server group (run on each server, with its own id/addresses):
+
+  longfair server --node-id s1 --data-dir /var/lib/longfair \
+      --raft-addr 10.0.0.1:7411 --grpc-addr 10.0.0.1:7410 --gossip-addr 10.0.0.1:7412 \
+      --bootstrap-expect 3 --join 10.0.0.2:7412 --join 10.0.0.3:7412
+
+A one-server group for trying things out:
+
+  longfair server --node-id dev --data-dir ./data --bootstrap
+
+Config file example (every field optional; durations are strings):
+
+  {
+    "node_id": "s1", "data_dir": "/var/lib/longfair",
+    "raft_addr": "10.0.0.1:7411", "grpc_addr": "10.0.0.1:7410", "gossip_addr": "10.0.0.1:7412",
+    "join": ["10.0.0.2:7412", "10.0.0.3:7412"], "bootstrap_expect": 3,
+    "raft": {"heartbeat_timeout": "500ms", "election_timeout": "500ms",
+             "leader_lease_timeout": "250ms", "snapshot_threshold": 8192}
+  }
+
+Flags:
+`
+
+// listFlag collects a repeatable flag; each value may also hold a
+// comma-separated list.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l = append(*l, p)
+		}
+	}
+	return nil
+}
+
+// serverFlags are the flags of 'longfair server'. Each is applied over the
+// config file only when given on the command line.
+type serverFlags struct {
+	config, nodeID, dataDir                       string
+	raftAddr, grpcAddr, gossipAddr                string
+	raftAdvertise, grpcAdvertise, gossipAdvertise string
+	join                                          listFlag
+	bootstrapExpect                               int
+	bootstrap                                     bool
+	logLevel, logFormat                           string
+	shutdownTimeout                               time.Duration
+}
+
+func newServerFlagSet(f *serverFlags, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, serverUsage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&f.config, "config", "", "JSON config `file`; flags override its values")
+	fs.StringVar(&f.nodeID, "node-id", "", "node `id`, unique in the group (default: the host name)")
+	fs.StringVar(&f.dataDir, "data-dir", "", "`directory` for the Raft log, snapshots and state")
+	fs.StringVar(&f.raftAddr, "raft-addr", server.DefaultRaftAddr, "Raft listen `host:port`")
+	fs.StringVar(&f.grpcAddr, "grpc-addr", server.DefaultGRPCAddr, "gRPC listen `host:port`")
+	fs.StringVar(&f.gossipAddr, "gossip-addr", server.DefaultGossipAddr, "gossip listen `host:port` (TCP and UDP)")
+	fs.StringVar(&f.raftAdvertise, "raft-advertise", "", "Raft `host:port` peers dial, if not the listen address")
+	fs.StringVar(&f.grpcAdvertise, "grpc-advertise", "", "gRPC `host:port` peers and clients dial, if not the listen address")
+	fs.StringVar(&f.gossipAdvertise, "gossip-advertise", "", "gossip `host:port` peers dial, if not the listen address")
+	fs.Var(&f.join, "join", "gossip `host:port` of a running server; repeat or comma-separate")
+	fs.IntVar(&f.bootstrapExpect, "bootstrap-expect", 0, "form a new group once `N` servers see each other")
+	fs.BoolVar(&f.bootstrap, "bootstrap", false, "form a one-server group now")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls get to finish on SIGINT/SIGTERM")
+	return fs
+}
+
+// serverConfig builds the configuration: defaults, then the config file,
+// then the flags that were given.
+func serverConfig(args []string, stderr io.Writer) (server.Config, serverFlags, error) {
+	var f serverFlags
+	fs := newServerFlagSet(&f, stderr)
+	if err := fs.Parse(args); err != nil {
+		return server.Config{}, f, err
+	}
+	if fs.NArg() > 0 {
+		return server.Config{}, f, fmt.Errorf("unexpected argument %q: 'longfair server' takes only flags", fs.Arg(0))
+	}
+	cfg := server.DefaultConfig()
+	if f.config != "" {
+		var err error
+		if cfg, err = server.LoadConfigFile(f.config, cfg); err != nil {
+			return server.Config{}, f, err
+		}
+	}
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "node-id":
+			cfg.NodeID = f.nodeID
+		case "data-dir":
+			cfg.DataDir = f.dataDir
+		case "raft-addr":
+			cfg.RaftAddr = f.raftAddr
+		case "grpc-addr":
+			cfg.GRPCAddr = f.grpcAddr
+		case "gossip-addr":
+			cfg.GossipAddr = f.gossipAddr
+		case "raft-advertise":
+			cfg.RaftAdvertise = f.raftAdvertise
+		case "grpc-advertise":
+			cfg.GRPCAdvertise = f.grpcAdvertise
+		case "gossip-advertise":
+			cfg.GossipAdvertise = f.gossipAdvertise
+		case "join":
+			cfg.Join = append([]string(nil), f.join...)
+		case "bootstrap-expect":
+			cfg.BootstrapExpect = f.bootstrapExpect
+		case "bootstrap":
+			cfg.Bootstrap = f.bootstrap
+		}
+	})
+	if cfg.NodeID == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			return server.Config{}, f, fmt.Errorf("no --node-id given and the host name is unknown (%v): set --node-id", err)
+		}
+		cfg.NodeID = host
+	}
+	return cfg, f, cfg.Validate()
+}
+
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("log level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("log format %q: use text or json", format)
+}
+
+// runServer runs a server until SIGINT or SIGTERM.
+func runServer(args []string, stdout, stderr io.Writer) error {
+	cfg, f, err := serverConfig(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	logger, err := newLogger(stderr, f.logLevel, f.logFormat)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	srv, err := server.New(cfg, logger)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(ctx); err != nil {
+		srv.Shutdown(context.Background())
+		return err
+	}
+	<-ctx.Done()
+	logger.Info("stopping server", "timeout", f.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}

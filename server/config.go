@@ -1,0 +1,262 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// Default listen addresses. They bind to loopback so that a server started
+// without flags is reachable only from its own machine; a real group sets
+// addresses its peers can reach.
+const (
+	DefaultGRPCAddr   = "127.0.0.1:7410"
+	DefaultRaftAddr   = "127.0.0.1:7411"
+	DefaultGossipAddr = "127.0.0.1:7412"
+)
+
+// Config is one server's configuration. Start from DefaultConfig: the zero
+// value has no Raft timings.
+type Config struct {
+	// NodeID names this server in the Raft configuration and the gossip
+	// pool. It must be unique in the group and must not change for the
+	// life of the data dir.
+	NodeID string `json:"node_id"`
+	// DataDir holds the Raft log, snapshots and the FSM's database.
+	DataDir string `json:"data_dir"`
+
+	// RaftAddr, GRPCAddr and GossipAddr are host:port listen addresses.
+	// Port 0 picks a free port (tests use 127.0.0.1:0).
+	RaftAddr   string `json:"raft_addr"`
+	GRPCAddr   string `json:"grpc_addr"`
+	GossipAddr string `json:"gossip_addr"`
+	// The *Advertise addresses are what peers dial, when that differs from
+	// the listen address (for example when listening on 0.0.0.0). Empty
+	// means "the address actually bound".
+	RaftAdvertise   string `json:"raft_advertise,omitempty"`
+	GRPCAdvertise   string `json:"grpc_advertise,omitempty"`
+	GossipAdvertise string `json:"gossip_advertise,omitempty"`
+
+	// Join lists gossip addresses of servers already running. The server
+	// keeps retrying them in the background until one answers.
+	Join []string `json:"join,omitempty"`
+	// BootstrapExpect forms a new group once this many servers without
+	// Raft state see each other in the gossip pool. Zero disables it.
+	BootstrapExpect int `json:"bootstrap_expect,omitempty"`
+	// Bootstrap forms a one-server group at once; more servers are added
+	// when they join the gossip pool or with the operator API.
+	Bootstrap bool `json:"bootstrap,omitempty"`
+
+	Raft RaftConfig `json:"raft"`
+}
+
+// RaftConfig holds the Raft timings. The defaults suit servers on one LAN
+// and bring a new leader up well within three seconds of losing the old one.
+type RaftConfig struct {
+	// HeartbeatTimeout is how long a follower waits without hearing from
+	// the leader before it starts an election.
+	HeartbeatTimeout Duration `json:"heartbeat_timeout"`
+	// ElectionTimeout is how long a candidate waits for votes.
+	ElectionTimeout Duration `json:"election_timeout"`
+	// LeaderLeaseTimeout is how long a leader keeps leading without
+	// contact with a quorum; it must not exceed HeartbeatTimeout.
+	LeaderLeaseTimeout Duration `json:"leader_lease_timeout"`
+	// CommitTimeout bounds how long an idle leader waits before telling
+	// followers the new commit index.
+	CommitTimeout Duration `json:"commit_timeout"`
+	// MaxAppendEntries is how many log entries go into one AppendEntries
+	// RPC, and so how many concurrent proposals share one disk sync.
+	MaxAppendEntries int `json:"max_append_entries"`
+	// SnapshotInterval and SnapshotThreshold decide when Raft compacts
+	// its log: every interval, if at least threshold entries are new.
+	SnapshotInterval  Duration `json:"snapshot_interval"`
+	SnapshotThreshold uint64   `json:"snapshot_threshold"`
+	// TrailingLogs is how many entries stay after a snapshot, so a
+	// briefly lagging follower catches up from the log instead of a
+	// snapshot.
+	TrailingLogs uint64 `json:"trailing_logs"`
+	// SnapshotsRetained is how many snapshot files are kept on disk.
+	SnapshotsRetained int `json:"snapshots_retained"`
+}
+
+// DefaultConfig returns a configuration with the default addresses and
+// timings and no node id or data dir.
+func DefaultConfig() Config {
+	return Config{
+		RaftAddr:   DefaultRaftAddr,
+		GRPCAddr:   DefaultGRPCAddr,
+		GossipAddr: DefaultGossipAddr,
+		Raft: RaftConfig{
+			HeartbeatTimeout:   Duration(500 * time.Millisecond),
+			ElectionTimeout:    Duration(500 * time.Millisecond),
+			LeaderLeaseTimeout: Duration(250 * time.Millisecond),
+			CommitTimeout:      Duration(20 * time.Millisecond),
+			MaxAppendEntries:   256,
+			SnapshotInterval:   Duration(2 * time.Minute),
+			SnapshotThreshold:  8192,
+			TrailingLogs:       10240,
+			SnapshotsRetained:  2,
+		},
+	}
+}
+
+// LoadConfigFile reads a JSON configuration file over base: fields present
+// in the file replace base's, the rest keep base's values. Unknown fields
+// are an error, so a misspelt setting is not silently ignored.
+func LoadConfigFile(path string, base Config) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return base, fmt.Errorf("read config file: %w", err)
+	}
+	cfg := base
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return base, fmt.Errorf("config file %s: %w (the file is JSON; see 'longfair server --help' for the fields)", path, err)
+	}
+	if dec.More() {
+		return base, fmt.Errorf("config file %s: more than one JSON value; the file must hold one object", path)
+	}
+	return cfg, nil
+}
+
+var nodeIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// Validate checks the configuration and says what to change when it is
+// wrong.
+func (c Config) Validate() error {
+	var errs []error
+	if c.NodeID == "" {
+		errs = append(errs, errors.New("node id is empty: set --node-id (node_id) to a name unique in the server group"))
+	} else if !nodeIDPattern.MatchString(c.NodeID) {
+		errs = append(errs, fmt.Errorf("node id %q is not valid: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", c.NodeID))
+	}
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data dir is empty: set --data-dir (data_dir) to a directory the server may own"))
+	}
+	for _, a := range []struct{ name, bind, advertise string }{
+		{"raft", c.RaftAddr, c.RaftAdvertise},
+		{"grpc", c.GRPCAddr, c.GRPCAdvertise},
+		{"gossip", c.GossipAddr, c.GossipAdvertise},
+	} {
+		if err := checkAddrs(a.name, a.bind, a.advertise); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, j := range c.Join {
+		if _, _, err := net.SplitHostPort(j); err != nil {
+			errs = append(errs, fmt.Errorf("join address %q is not host:port: give the gossip address of a running server", j))
+		}
+	}
+	if c.BootstrapExpect < 0 {
+		errs = append(errs, fmt.Errorf("bootstrap-expect is %d: give the number of servers to wait for (3 or 5), or 0 to disable", c.BootstrapExpect))
+	}
+	if c.Bootstrap && c.BootstrapExpect > 0 {
+		errs = append(errs, errors.New("both --bootstrap and --bootstrap-expect are set: use --bootstrap for a one-server group or --bootstrap-expect N to wait for N servers, not both"))
+	}
+	if err := c.Raft.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (r RaftConfig) validate() error {
+	var errs []error
+	for _, d := range []struct {
+		name string
+		v    Duration
+	}{
+		{"heartbeat_timeout", r.HeartbeatTimeout},
+		{"election_timeout", r.ElectionTimeout},
+		{"leader_lease_timeout", r.LeaderLeaseTimeout},
+		{"commit_timeout", r.CommitTimeout},
+		{"snapshot_interval", r.SnapshotInterval},
+	} {
+		if d.v < Duration(5*time.Millisecond) {
+			errs = append(errs, fmt.Errorf("raft %s is %v: it must be at least 5ms", d.name, time.Duration(d.v)))
+		}
+	}
+	if r.LeaderLeaseTimeout > r.HeartbeatTimeout {
+		errs = append(errs, fmt.Errorf("raft leader_lease_timeout (%v) exceeds heartbeat_timeout (%v): make the lease at most the heartbeat timeout", time.Duration(r.LeaderLeaseTimeout), time.Duration(r.HeartbeatTimeout)))
+	}
+	if r.MaxAppendEntries < 1 || r.MaxAppendEntries > 1024 {
+		errs = append(errs, fmt.Errorf("raft max_append_entries is %d: use a value from 1 to 1024", r.MaxAppendEntries))
+	}
+	if r.SnapshotThreshold < 1 {
+		errs = append(errs, errors.New("raft snapshot_threshold is 0: use at least 1 (default 8192)"))
+	}
+	if r.SnapshotsRetained < 1 {
+		errs = append(errs, fmt.Errorf("raft snapshots_retained is %d: keep at least 1 snapshot", r.SnapshotsRetained))
+	}
+	return errors.Join(errs...)
+}
+
+// checkAddrs validates a listen address and its advertise address. An
+// unspecified listen host (0.0.0.0, ::) cannot be dialled by peers, so it
+// needs an explicit advertise address.
+func checkAddrs(name, bind, advertise string) error {
+	host, port, err := net.SplitHostPort(bind)
+	if err != nil {
+		return fmt.Errorf("%s address %q is not host:port (for example 127.0.0.1:7411): %v", name, bind, err)
+	}
+	if err := checkPort(port); err != nil {
+		return fmt.Errorf("%s address %q: %w", name, bind, err)
+	}
+	if advertise != "" {
+		ah, ap, err := net.SplitHostPort(advertise)
+		if err != nil {
+			return fmt.Errorf("%s advertise address %q is not host:port: %v", name, advertise, err)
+		}
+		if ip := net.ParseIP(ah); ah == "" || (ip != nil && ip.IsUnspecified()) {
+			return fmt.Errorf("%s advertise address %q has no host peers can dial: give this machine's address", name, advertise)
+		}
+		if err := checkPort(ap); err != nil || ap == "0" {
+			return fmt.Errorf("%s advertise address %q needs a fixed port peers can dial", name, advertise)
+		}
+		return nil
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return fmt.Errorf("%s address %q listens on every interface, which peers cannot dial: set the %s advertise address to an address of this machine they can reach", name, bind, name)
+	}
+	return nil
+}
+
+func checkPort(port string) error {
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return nil
+}
+
+// Duration is a time.Duration written in JSON as a Go duration string
+// such as "500ms" or "2m".
+type Duration time.Duration
+
+// MarshalJSON writes d as a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads a duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("durations are strings such as \"500ms\" or \"2m\", got %s", b)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("duration %q: %w (write it like \"500ms\" or \"2m\")", s, err)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// String formats d like time.Duration does.
+func (d Duration) String() string { return time.Duration(d).String() }

@@ -1,0 +1,20 @@
+// Package server runs one member of longfair's Raft server group.
+//
+// A Server ties together the pieces every server runs:
+//
+//   - a hashicorp/raft node whose log and stable store is raft-boltdb/v2,
+//     with a file snapshot store and a TCP transport, applying the log to
+//     the bbolt-backed ledger FSM of package fsm;
+//   - a memberlist gossip member advertising the server's role, node id and
+//     Raft and gRPC addresses, through which servers find each other and,
+//     with bootstrap-expect, form the group once enough of them are present;
+//   - a gRPC listener serving the longfair API with server reflection on.
+//
+// Writes that reach a follower are forwarded to the leader's gRPC address
+// with the caller's deadline; reads are answered from the local FSM unless
+// the caller asks for a consistent read, which the leader serves after
+// confirming it still leads.
+//
+// The server reads the wall clock only to stamp the commands it proposes as
+// leader; the FSM itself never does (see package fsm).
+package server

@@ -1,0 +1,343 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+)
+
+// forwardedByMetadataKey marks a request a follower forwarded, with the
+// follower's node id. A server that receives a forwarded request and is not
+// the leader either answers "retry" instead of forwarding again, so a
+// request never circles between servers while leadership moves.
+const forwardedByMetadataKey = "longfair-forwarded-by"
+
+// defaultForwardTimeout bounds a forwarded unary call whose caller set no
+// deadline, so a caller is never stuck behind a leader that stopped
+// answering.
+const defaultForwardTimeout = 30 * time.Second
+
+// errNoLeader is what every server answers while no leader is elected.
+var errNoLeader = status.Error(codes.Unavailable, "no leader elected yet; retry in a few seconds")
+
+// forwarder keeps one client connection per leader address.
+type forwarder struct {
+	mu     sync.Mutex
+	conns  map[string]*grpc.ClientConn
+	closed bool
+}
+
+func newForwarder() *forwarder { return &forwarder{conns: make(map[string]*grpc.ClientConn)} }
+
+func (f *forwarder) conn(addr string) (*grpc.ClientConn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, status.Error(codes.Unavailable, "this server is shutting down; retry on another server")
+	}
+	if c, ok := f.conns[addr]; ok {
+		return c, nil
+	}
+	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "connect to the leader at %s: %v", addr, err)
+	}
+	f.conns[addr] = c
+	return c, nil
+}
+
+func (f *forwarder) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	for addr, c := range f.conns {
+		c.Close()
+		delete(f.conns, addr)
+	}
+}
+
+// route decides where a call is served: "" means here, otherwise the gRPC
+// address of the leader to forward it to. For a consistent read served
+// here it first confirms this server still leads and is current.
+func (s *Server) route(ctx context.Context, fullMethod string) (string, error) {
+	kind, _ := methodKindOf(fullMethod)
+	switch kind {
+	case kindLocal:
+		return "", nil
+	case kindRead:
+		consistent, err := consistentRequested(ctx)
+		if err != nil || !consistent {
+			return "", err
+		}
+	}
+	if s.IsLeader() {
+		if kind == kindRead {
+			return "", s.confirmLeadership(ctx)
+		}
+		return "", nil
+	}
+	if by := forwardedBy(ctx); by != "" {
+		return "", status.Errorf(codes.Unavailable, "leadership moved while server %s forwarded this request here; retry in a moment", by)
+	}
+	_, addr, err := s.leaderGRPC()
+	return addr, err
+}
+
+// leaderGRPC returns the leader's node id and gRPC address.
+func (s *Server) leaderGRPC() (id, addr string, err error) {
+	_, lid := s.raft.LeaderWithID()
+	if lid == "" {
+		return "", "", errNoLeader
+	}
+	if string(lid) == s.cfg.NodeID {
+		return string(lid), s.GRPCAddr(), nil
+	}
+	m, ok := s.gossip.Server(string(lid))
+	if !ok || m.GRPC == "" {
+		return string(lid), "", status.Errorf(codes.Unavailable, "leader %s is elected but its gRPC address has not reached this server through gossip yet; retry in a few seconds", lid)
+	}
+	return string(lid), m.GRPC, nil
+}
+
+// confirmLeadership makes a read on the leader linearizable: a quorum
+// still follows this leader, and everything committed before it took over
+// has been applied to the FSM.
+func (s *Server) confirmLeadership(ctx context.Context) error {
+	if err := waitFuture(ctx, s.raft.VerifyLeader()); err != nil {
+		return raftError(err)
+	}
+	if s.leaderReady.Load() {
+		return nil
+	}
+	if err := waitFuture(ctx, s.raft.Barrier(timeoutFrom(ctx, 5*time.Second))); err != nil {
+		return raftError(err)
+	}
+	return nil
+}
+
+func consistentRequested(ctx context.Context) (bool, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get(longfairv1.ConsistentReadMetadataKey)
+	if len(vals) == 0 {
+		return false, nil
+	}
+	v, err := strconv.ParseBool(vals[len(vals)-1])
+	if err != nil {
+		return false, status.Errorf(codes.InvalidArgument, "metadata %s is %q: set it to \"true\" for a consistent read or leave it out", longfairv1.ConsistentReadMetadataKey, vals[len(vals)-1])
+	}
+	return v, nil
+}
+
+func forwardedBy(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if v := md.Get(forwardedByMetadataKey); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// outgoingContext carries the caller's metadata (bearer token, read
+// consistency) and deadline on to the leader, marked as forwarded.
+func (s *Server) outgoingContext(ctx context.Context) context.Context {
+	in, _ := metadata.FromIncomingContext(ctx)
+	out := metadata.MD{}
+	for k, v := range in {
+		if strings.HasPrefix(k, ":") || strings.HasPrefix(k, "grpc-") || k == "content-type" || k == "user-agent" || k == forwardedByMetadataKey {
+			continue
+		}
+		out[k] = append([]string(nil), v...)
+	}
+	out.Set(forwardedByMetadataKey, s.cfg.NodeID)
+	return metadata.NewOutgoingContext(ctx, out)
+}
+
+// unaryInterceptor serves a call here or forwards it to the leader.
+func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	addr, err := s.route(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	if addr == "" {
+		return handler(ctx, req)
+	}
+	return s.forwardUnary(ctx, addr, info.FullMethod, req)
+}
+
+func (s *Server) forwardUnary(ctx context.Context, addr, method string, req any) (any, error) {
+	_, outType, err := messageTypes(method)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := s.fwd.conn(addr)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, defaultForwardTimeout)
+		defer cancel()
+	}
+	reply := outType.New().Interface()
+	if err := conn.Invoke(s.outgoingContext(ctx), method, req, reply); err != nil {
+		return nil, forwardError(err, addr)
+	}
+	return reply, nil
+}
+
+// streamInterceptor serves a stream here or proxies it to the leader.
+func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	addr, err := s.route(ss.Context(), info.FullMethod)
+	if err != nil {
+		return err
+	}
+	if addr == "" {
+		return handler(srv, ss)
+	}
+	return s.forwardStream(ss, info, addr)
+}
+
+func (s *Server) forwardStream(ss grpc.ServerStream, info *grpc.StreamServerInfo, addr string) error {
+	inType, outType, err := messageTypes(info.FullMethod)
+	if err != nil {
+		return err
+	}
+	conn, err := s.fwd.conn(addr)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ss.Context())
+	defer cancel()
+	desc := &grpc.StreamDesc{StreamName: info.FullMethod, ServerStreams: info.IsServerStream, ClientStreams: info.IsClientStream}
+	cs, err := conn.NewStream(s.outgoingContext(ctx), desc, info.FullMethod)
+	if err != nil {
+		return forwardError(err, addr)
+	}
+	// Caller → leader.
+	upErr := make(chan error, 1)
+	go func() {
+		for {
+			m := inType.New().Interface()
+			if err := ss.RecvMsg(m); err != nil {
+				if errors.Is(err, io.EOF) {
+					upErr <- cs.CloseSend()
+					return
+				}
+				cancel()
+				upErr <- err
+				return
+			}
+			if err := cs.SendMsg(m); err != nil {
+				// The leader's reason arrives through RecvMsg below.
+				upErr <- nil
+				return
+			}
+		}
+	}()
+	// Leader → caller.
+	for {
+		m := outType.New().Interface()
+		if err := cs.RecvMsg(m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			select {
+			case uerr := <-upErr:
+				if uerr != nil && status.Code(err) == codes.Canceled {
+					return uerr
+				}
+			default:
+			}
+			return forwardError(err, addr)
+		}
+		if err := ss.SendMsg(m); err != nil {
+			return err
+		}
+		if !info.IsServerStream {
+			return nil
+		}
+	}
+}
+
+// forwardError keeps the leader's own answer, and says where a call went
+// when the leader could not be reached.
+func forwardError(err error, addr string) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return status.Errorf(codes.Unavailable, "forward to the leader at %s: %v; retry in a few seconds", addr, err)
+	}
+	if st.Code() == codes.Unavailable && !strings.Contains(st.Message(), "retry") {
+		return status.Errorf(codes.Unavailable, "cannot reach the leader at %s (%s); retry in a few seconds", addr, st.Message())
+	}
+	return err
+}
+
+// messageTypes finds a method's request and response types in the
+// protobuf registry, which the generated api code fills in.
+func messageTypes(fullMethod string) (in, out protoreflect.MessageType, err error) {
+	name := strings.TrimPrefix(fullMethod, "/")
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return nil, nil, status.Errorf(codes.Unimplemented, "method %q is not a gRPC method name", fullMethod)
+	}
+	d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(name[:i]))
+	if err != nil {
+		return nil, nil, status.Errorf(codes.Unimplemented, "service of %s is unknown: %v", fullMethod, err)
+	}
+	sd, ok := d.(protoreflect.ServiceDescriptor)
+	if !ok {
+		return nil, nil, status.Errorf(codes.Unimplemented, "%s is not a service", name[:i])
+	}
+	md := sd.Methods().ByName(protoreflect.Name(name[i+1:]))
+	if md == nil {
+		return nil, nil, status.Errorf(codes.Unimplemented, "method %s is unknown", fullMethod)
+	}
+	if in, err = protoregistry.GlobalTypes.FindMessageByName(md.Input().FullName()); err != nil {
+		return nil, nil, status.Errorf(codes.Internal, "request type of %s: %v", fullMethod, err)
+	}
+	if out, err = protoregistry.GlobalTypes.FindMessageByName(md.Output().FullName()); err != nil {
+		return nil, nil, status.Errorf(codes.Internal, "response type of %s: %v", fullMethod, err)
+	}
+	return in, out, nil
+}
+
+// timeoutFrom is the time left before ctx's deadline, or def without one.
+func timeoutFrom(ctx context.Context, def time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		if d := time.Until(dl); d > 0 {
+			return d
+		}
+		return time.Millisecond
+	}
+	return def
+}
+
+// waitFuture waits for a Raft future or for ctx, whichever ends first.
+// Raft futures cannot be cancelled; a caller that gives up leaves the
+// operation to finish (or fail) on its own.
+func waitFuture(ctx context.Context, f interface{ Error() error }) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// errShuttingDown is returned to calls that arrive while the server stops.
+var errShuttingDown = status.Error(codes.Unavailable, "this server is shutting down; retry on another server")

@@ -1,0 +1,268 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// RoleServer is the gossip role of a longfair server.
+const RoleServer = "server"
+
+// memberMetaVersion is the version of the gossip metadata format. A server
+// ignores members whose metadata it cannot read rather than guessing.
+const memberMetaVersion = 1
+
+// MemberMeta is what a server advertises about itself in the gossip pool.
+// It travels in memberlist's node metadata, which is limited to 512 bytes.
+type MemberMeta struct {
+	Version int    `json:"v"`
+	Role    string `json:"role"`
+	ID      string `json:"id"`
+	Raft    string `json:"raft,omitempty"`
+	GRPC    string `json:"grpc,omitempty"`
+	// Expect is the server's bootstrap-expect setting, so that servers
+	// started with different values notice instead of forming odd groups.
+	Expect int `json:"expect,omitempty"`
+	// HasState is set once the server holds Raft state: a server that
+	// sees a peer with state never bootstraps a new group beside it.
+	HasState bool `json:"state,omitempty"`
+}
+
+// ServerMember is a server seen in the gossip pool.
+type ServerMember struct {
+	MemberMeta
+	// Gossip is the member's gossip address.
+	Gossip string
+}
+
+// gossip is this server's memberlist member and its table of live servers.
+type gossip struct {
+	logger *slog.Logger
+	ml     *memberlist.Memberlist
+
+	mu      sync.Mutex
+	self    MemberMeta
+	servers map[string]ServerMember // by node id; only live members
+	// subscribers each get a token whenever the server table changes
+	// (the bootstrap and reconcile loops); sending never blocks memberlist.
+	subscribers map[chan struct{}]struct{}
+}
+
+// startGossip creates the memberlist member. It binds the gossip address at
+// once; joining other members is separate (see joinLoop).
+func startGossip(cfg Config, self MemberMeta, logger *slog.Logger) (*gossip, error) {
+	g := &gossip{
+		logger:      logger.With("component", "gossip"),
+		self:        self,
+		servers:     make(map[string]ServerMember),
+		subscribers: make(map[chan struct{}]struct{}),
+	}
+	host, port, err := net.SplitHostPort(cfg.GossipAddr)
+	if err != nil {
+		return nil, fmt.Errorf("gossip address %q: %w", cfg.GossipAddr, err)
+	}
+	p, _ := strconv.Atoi(port) // checked by Config.Validate
+
+	mc := memberlist.DefaultLANConfig()
+	mc.Name = self.ID
+	mc.BindAddr = host
+	mc.BindPort = p
+	mc.AdvertisePort = p
+	if cfg.GossipAdvertise != "" {
+		ah, ap, _ := net.SplitHostPort(cfg.GossipAdvertise)
+		mc.AdvertiseAddr = ah
+		mc.AdvertisePort, _ = strconv.Atoi(ap)
+	}
+	mc.Delegate = g
+	mc.Events = g
+	mc.Logger = log.New(&bracketLevelWriter{logger: logger, component: "memberlist"}, "", 0)
+
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		return nil, fmt.Errorf("start gossip on %s: %w (is another process using the port? pick another with --gossip-addr)", cfg.GossipAddr, err)
+	}
+	g.ml = ml
+	return g, nil
+}
+
+// Addr is the gossip address other servers and workers join.
+func (g *gossip) Addr() string {
+	n := g.ml.LocalNode()
+	return net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
+}
+
+// joinLoop keeps trying to join the given addresses until one answers or
+// ctx ends. Servers can start in any order, so a failed join is expected
+// for a while and logged as a warning with a growing interval.
+func (g *gossip) joinLoop(ctx context.Context, addrs []string) {
+	wait := 200 * time.Millisecond
+	for {
+		n, err := g.ml.Join(addrs)
+		if n > 0 {
+			g.logger.Info("joined gossip pool", "contacted", n, "addresses", addrs)
+			return
+		}
+		g.logger.Warn("cannot join gossip pool yet; retrying", "addresses", addrs, "error", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 5*time.Second)
+	}
+}
+
+// setHasState advertises that this server now holds Raft state.
+func (g *gossip) setHasState() {
+	g.mu.Lock()
+	if g.self.HasState {
+		g.mu.Unlock()
+		return
+	}
+	g.self.HasState = true
+	g.mu.Unlock()
+	if err := g.ml.UpdateNode(2 * time.Second); err != nil {
+		g.logger.Warn("cannot gossip updated metadata", "error", err)
+	}
+}
+
+// Servers returns the live servers in the pool, this one included, by id.
+func (g *gossip) Servers() []ServerMember {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]ServerMember, 0, len(g.servers))
+	for _, s := range g.servers {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b ServerMember) int {
+		if a.ID < b.ID {
+			return -1
+		}
+		if a.ID > b.ID {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Server returns the live server with the given node id.
+func (g *gossip) Server(id string) (ServerMember, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s, ok := g.servers[id]
+	return s, ok
+}
+
+// leave tells the pool this server is going, then stops gossiping.
+func (g *gossip) leave(timeout time.Duration) error {
+	err := g.ml.Leave(timeout)
+	if serr := g.ml.Shutdown(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// subscribe returns a channel that receives a token after the server
+// table changes. Tokens do not queue up: one pending token stands for any
+// number of changes.
+func (g *gossip) subscribe() chan struct{} {
+	ch := make(chan struct{}, 1)
+	g.mu.Lock()
+	g.subscribers[ch] = struct{}{}
+	g.mu.Unlock()
+	return ch
+}
+
+func (g *gossip) unsubscribe(ch chan struct{}) {
+	g.mu.Lock()
+	delete(g.subscribers, ch)
+	g.mu.Unlock()
+}
+
+func (g *gossip) notifyChanged() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for ch := range g.subscribers {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// NodeMeta implements memberlist.Delegate.
+func (g *gossip) NodeMeta(limit int) []byte {
+	g.mu.Lock()
+	b, err := json.Marshal(g.self)
+	g.mu.Unlock()
+	if err != nil || len(b) > limit {
+		// Cannot happen with validated ids and addresses; advertising
+		// nothing is safer than advertising a truncated record.
+		g.logger.Error("gossip metadata does not fit", "bytes", len(b), "limit", limit, "error", err)
+		return nil
+	}
+	return b
+}
+
+// NotifyMsg, GetBroadcasts, LocalState and MergeRemoteState implement
+// memberlist.Delegate; servers exchange nothing beyond node metadata.
+func (g *gossip) NotifyMsg([]byte)                    {}
+func (g *gossip) GetBroadcasts(int, int) [][]byte     { return nil }
+func (g *gossip) LocalState(bool) []byte              { return nil }
+func (g *gossip) MergeRemoteState(buf []byte, _ bool) {}
+
+// NotifyJoin implements memberlist.EventDelegate.
+func (g *gossip) NotifyJoin(n *memberlist.Node) { g.upsert(n) }
+
+// NotifyUpdate implements memberlist.EventDelegate.
+func (g *gossip) NotifyUpdate(n *memberlist.Node) { g.upsert(n) }
+
+// NotifyLeave implements memberlist.EventDelegate; it covers both a
+// graceful leave and a member declared dead.
+func (g *gossip) NotifyLeave(n *memberlist.Node) {
+	g.mu.Lock()
+	_, had := g.servers[n.Name]
+	delete(g.servers, n.Name)
+	g.mu.Unlock()
+	if had {
+		g.logger.Info("server left gossip pool", "node_id", n.Name)
+		g.notifyChanged()
+	}
+}
+
+func (g *gossip) upsert(n *memberlist.Node) {
+	var meta MemberMeta
+	if err := json.Unmarshal(n.Meta, &meta); err != nil || meta.Version != memberMetaVersion {
+		// Workers and future member kinds are not servers' business here.
+		return
+	}
+	if meta.Role != RoleServer {
+		return
+	}
+	if meta.ID != n.Name {
+		g.logger.Warn("ignoring server whose gossip name and node id differ", "name", n.Name, "node_id", meta.ID)
+		return
+	}
+	m := ServerMember{MemberMeta: meta, Gossip: n.Address()}
+	g.mu.Lock()
+	old, had := g.servers[n.Name]
+	g.servers[n.Name] = m
+	g.mu.Unlock()
+	if !had || old != m {
+		if !had {
+			g.logger.Info("server joined gossip pool", "node_id", meta.ID, "raft", meta.Raft, "grpc", meta.GRPC)
+		}
+		g.notifyChanged()
+	}
+}

@@ -1,0 +1,153 @@
+package server
+
+import (
+	"context"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/fsm"
+)
+
+// jobsService implements longfairv1.JobsServer.
+type jobsService struct {
+	longfairv1.UnimplementedJobsServer
+	s *Server
+}
+
+func jobStateProto(s fsm.JobState) longfairv1.JobState {
+	switch s {
+	case fsm.JobPending:
+		return longfairv1.JobState_JOB_STATE_PENDING
+	case fsm.JobRunning:
+		return longfairv1.JobState_JOB_STATE_RUNNING
+	case fsm.JobSucceeded:
+		return longfairv1.JobState_JOB_STATE_SUCCEEDED
+	case fsm.JobFailed:
+		return longfairv1.JobState_JOB_STATE_FAILED
+	case fsm.JobCancelled:
+		return longfairv1.JobState_JOB_STATE_CANCELLED
+	}
+	return longfairv1.JobState_JOB_STATE_UNSPECIFIED
+}
+
+func jobStateFromProto(s longfairv1.JobState) (fsm.JobState, error) {
+	switch s {
+	case longfairv1.JobState_JOB_STATE_PENDING:
+		return fsm.JobPending, nil
+	case longfairv1.JobState_JOB_STATE_RUNNING:
+		return fsm.JobRunning, nil
+	case longfairv1.JobState_JOB_STATE_SUCCEEDED:
+		return fsm.JobSucceeded, nil
+	case longfairv1.JobState_JOB_STATE_FAILED:
+		return fsm.JobFailed, nil
+	case longfairv1.JobState_JOB_STATE_CANCELLED:
+		return fsm.JobCancelled, nil
+	}
+	return "", status.Errorf(codes.InvalidArgument, "states holds %v: use JOB_STATE_PENDING, _RUNNING, _SUCCEEDED, _FAILED or _CANCELLED", s)
+}
+
+func taskStateProto(s fsm.TaskState) longfairv1.TaskState {
+	switch s {
+	case fsm.TaskAssigned:
+		return longfairv1.TaskState_TASK_STATE_ASSIGNED
+	case fsm.TaskRunning:
+		return longfairv1.TaskState_TASK_STATE_RUNNING
+	case fsm.TaskSucceeded:
+		return longfairv1.TaskState_TASK_STATE_SUCCEEDED
+	case fsm.TaskFailed:
+		return longfairv1.TaskState_TASK_STATE_FAILED
+	case fsm.TaskLostState:
+		return longfairv1.TaskState_TASK_STATE_LOST
+	}
+	return longfairv1.TaskState_TASK_STATE_UNSPECIFIED
+}
+
+func jobProto(j fsm.JobInfo) *longfairv1.Job {
+	return &longfairv1.Job{
+		Id: j.ID, Account: j.Account, User: j.User, Name: j.Name, Demand: j.Demand,
+		Tasks: j.Tasks, Walltime: duration(j.Walltime), Command: j.Command,
+		MaxAttempts: int32(j.MaxAttempts), State: jobStateProto(j.State),
+		SubmittedAt: timestamp(j.SubmittedAt), EndedAt: timestamp(j.EndedAt),
+		PendingTasks: j.Pending, RunningTasks: j.Running, SucceededTasks: j.Succeeded,
+		FailedTasks: j.Failed, CancelledTasks: j.Cancelled,
+		HoldMicroSu: int64(j.Hold), ChargedMicroSu: int64(j.Charged),
+	}
+}
+
+func taskProto(t fsm.TaskInfo) *longfairv1.Task {
+	return &longfairv1.Task{
+		JobId: t.JobID, Index: t.Task, Attempt: int32(t.Attempt), State: taskStateProto(t.State), Node: t.Node,
+		AssignedAt: timestamp(t.AssignedAt), StartedAt: timestamp(t.StartedAt), EndedAt: timestamp(t.EndedAt),
+		ExitCode: t.ExitCode, Runtime: duration(t.Runtime), ChargedMicroSu: int64(t.Charged),
+	}
+}
+
+func (j *jobsService) SubmitJob(ctx context.Context, req *longfairv1.SubmitJobRequest) (*longfairv1.SubmitJobResponse, error) {
+	info, err := proposeFor[fsm.JobInfo](ctx, j.s, &fsm.SubmitJob{
+		RequestID: req.GetRequestId(), Account: req.GetAccount(), User: req.GetUser(), Name: req.GetName(),
+		Demand: req.GetDemand(), Tasks: req.GetTasks(), Walltime: req.GetWalltime().AsDuration(),
+		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &longfairv1.SubmitJobResponse{Job: jobProto(info)}, nil
+}
+
+func (j *jobsService) CancelJob(ctx context.Context, req *longfairv1.CancelJobRequest) (*longfairv1.Job, error) {
+	info, err := proposeFor[fsm.JobInfo](ctx, j.s, &fsm.CancelJob{JobID: req.GetJobId()})
+	if err != nil {
+		return nil, err
+	}
+	return jobProto(info), nil
+}
+
+func (j *jobsService) GetJob(ctx context.Context, req *longfairv1.GetJobRequest) (*longfairv1.Job, error) {
+	info, err := j.s.fsm.Job(req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	return jobProto(info), nil
+}
+
+func (j *jobsService) ListJobs(ctx context.Context, req *longfairv1.ListJobsRequest) (*longfairv1.ListJobsResponse, error) {
+	before, err := decodeUintToken(req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	q := fsm.JobFilter{Account: req.GetAccount(), User: req.GetUser(), Before: before, Limit: pageSize(req.GetPageSize())}
+	for _, s := range req.GetStates() {
+		st, err := jobStateFromProto(s)
+		if err != nil {
+			return nil, err
+		}
+		q.States = append(q.States, st)
+	}
+	list, next, err := j.s.fsm.Jobs(q)
+	if err != nil {
+		return nil, err
+	}
+	out := &longfairv1.ListJobsResponse{NextPageToken: encodeUintToken(next)}
+	for _, info := range list {
+		out.Jobs = append(out.Jobs, jobProto(info))
+	}
+	return out, nil
+}
+
+func (j *jobsService) ListTasks(ctx context.Context, req *longfairv1.ListTasksRequest) (*longfairv1.ListTasksResponse, error) {
+	from, err := decodeUintToken(req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	list, next, err := j.s.fsm.Tasks(req.GetJobId(), int64(from), pageSize(req.GetPageSize()))
+	if err != nil {
+		return nil, err
+	}
+	out := &longfairv1.ListTasksResponse{NextPageToken: encodeUintToken(uint64(next))}
+	for _, info := range list {
+		out.Tasks = append(out.Tasks, taskProto(info))
+	}
+	return out, nil
+}

@@ -1,0 +1,51 @@
+package server
+
+import (
+	"context"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/fsm"
+)
+
+func settingsProto(s fsm.SettingsInfo) *longfairv1.Settings {
+	return &longfairv1.Settings{
+		Policy: string(s.Policy), Window: s.Window.String(), Timeout: duration(s.Timeout),
+		Placement: string(s.Placement), Quantum: duration(s.Quantum), LtrfResource: s.LTRFResource,
+		BillingWeights: s.BillingWeights, Resources: s.Resources,
+	}
+}
+
+func (o *operatorService) GetSettings(ctx context.Context, _ *longfairv1.GetSettingsRequest) (*longfairv1.Settings, error) {
+	return settingsProto(o.s.fsm.Settings()), nil
+}
+
+func (o *operatorService) UpdateSettings(ctx context.Context, req *longfairv1.UpdateSettingsRequest) (*longfairv1.Settings, error) {
+	cmd := &fsm.UpdateSettings{
+		Policy: req.Policy, Window: req.Window, Placement: req.Placement, LTRFResource: req.LtrfResource,
+		BillingWeights: req.GetBillingWeights(), AddResources: req.GetAddResources(),
+	}
+	if req.Timeout != nil {
+		d := req.GetTimeout().AsDuration()
+		cmd.Timeout = &d
+	}
+	if req.Quantum != nil {
+		d := req.GetQuantum().AsDuration()
+		cmd.Quantum = &d
+	}
+	info, err := proposeFor[fsm.SettingsInfo](ctx, o.s, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return settingsProto(info), nil
+}
+
+func (o *operatorService) ListNodes(ctx context.Context, _ *longfairv1.ListNodesRequest) (*longfairv1.ListNodesResponse, error) {
+	out := &longfairv1.ListNodesResponse{}
+	for _, n := range o.s.fsm.Nodes() {
+		out.Nodes = append(out.Nodes, &longfairv1.Node{
+			Id: n.ID, Up: n.Up, Class: n.Class, Account: n.Account, Address: n.Address,
+			Capacity: n.Capacity, Free: n.Free, RunningTasks: int64(n.Running), Since: timestamp(n.Since),
+		})
+	}
+	return out, nil
+}

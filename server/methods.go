@@ -1,0 +1,54 @@
+package server
+
+import "strings"
+
+// methodKind says where an RPC may be served.
+type methodKind int
+
+const (
+	// kindLocal is served by whichever server receives it (gRPC's own
+	// services, and questions about this server's view of the group).
+	kindLocal methodKind = iota
+	// kindRead is served from the local FSM, or by the leader after
+	// confirming its leadership when the caller asks for a consistent read.
+	kindRead
+	// kindLeader runs on the leader only, and followers forward it there:
+	// every write (proposed through Raft) and the operator actions that
+	// need the leader's state.
+	kindLeader
+)
+
+// apiPrefix is the gRPC path prefix of longfair's own services.
+const apiPrefix = "/longfair.v1."
+
+// methodKindOf classifies a full gRPC method name. Every longfair.v1 method
+// is listed; a test checks that none is missing. An unlisted method is sent
+// to the leader, which can serve anything.
+func methodKindOf(fullMethod string) (methodKind, bool) {
+	if !strings.HasPrefix(fullMethod, apiPrefix) {
+		return kindLocal, true
+	}
+	switch strings.TrimPrefix(fullMethod, apiPrefix) {
+	case "Accounts/CreateAccount", "Accounts/UpdateAccount",
+		"Users/CreateUser", "Users/AddMembership", "Users/RemoveMembership",
+		"Grants/CreateGrant",
+		"Jobs/SubmitJob", "Jobs/CancelJob",
+		"Operator/AddPeer", "Operator/RemovePeer",
+		"Operator/UpdateSettings", "Operator/RestoreSnapshot",
+		// A snapshot is taken by the leader so that it holds everything
+		// acknowledged so far.
+		"Operator/SaveSnapshot":
+		return kindLeader, true
+	case "Accounts/GetAccount", "Accounts/ListAccounts",
+		"Users/GetUser", "Users/ListUsers",
+		"Grants/ListGrants",
+		"Jobs/GetJob", "Jobs/ListJobs", "Jobs/ListTasks",
+		"Fairness/GetFairnessReport",
+		"Ledger/GetBalance", "Ledger/ListJournal", "Ledger/Verify", "Ledger/UsageReport",
+		"Operator/GetSettings", "Operator/ListNodes":
+		return kindRead, true
+	case "Operator/ListPeers", "Operator/GetLeader":
+		return kindLocal, true
+	}
+	return kindLeader, false
+}

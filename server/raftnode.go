@@ -1,0 +1,111 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
+)
+
+// raftStores are the on-disk parts of the Raft node: the log and stable
+// store (one raft-boltdb file) and the snapshot directory.
+type raftStores struct {
+	bolt  *raftboltdb.BoltStore
+	logs  raft.LogStore // bolt behind a cache of recent entries
+	snaps *raft.FileSnapshotStore
+}
+
+// logCacheEntries keeps the most recent log entries in memory, so
+// replicating to followers rarely reads the log back from disk.
+const logCacheEntries = 1024
+
+func openRaftStores(dir string, retain int, logger *slog.Logger) (*raftStores, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create raft directory: %w", err)
+	}
+	path := filepath.Join(dir, "raft.db")
+	bolt, err := raftboltdb.New(raftboltdb.Options{
+		Path: path,
+		// Without a timeout a second server on the same data dir would
+		// hang on bbolt's file lock instead of saying what is wrong.
+		BoltOptions: &bbolt.Options{Timeout: time.Second},
+	})
+	if err != nil {
+		if errors.Is(err, bbolt.ErrTimeout) {
+			return nil, fmt.Errorf("open raft log %s: it is locked by another process; is another server running on this data dir?", path)
+		}
+		return nil, fmt.Errorf("open raft log %s: %w", path, err)
+	}
+	logs, err := raft.NewLogCache(logCacheEntries, bolt)
+	if err != nil {
+		bolt.Close()
+		return nil, fmt.Errorf("raft log cache: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, retain, newHclog(logger, "raft-snapshot"))
+	if err != nil {
+		bolt.Close()
+		return nil, fmt.Errorf("open raft snapshot store in %s: %w", dir, err)
+	}
+	return &raftStores{bolt: bolt, logs: logs, snaps: snaps}, nil
+}
+
+// hasState reports whether this data dir already belongs to a Raft group;
+// such a server never bootstraps again.
+func (st *raftStores) hasState() (bool, error) {
+	ok, err := raft.HasExistingState(st.logs, st.bolt, st.snaps)
+	if err != nil {
+		return false, fmt.Errorf("inspect raft state: %w", err)
+	}
+	return ok, nil
+}
+
+func (st *raftStores) close() error { return st.bolt.Close() }
+
+// raftConfig builds hashicorp/raft's configuration from ours.
+func raftConfig(cfg Config, notify chan<- bool, logger *slog.Logger) *raft.Config {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.NodeID)
+	rc.HeartbeatTimeout = time.Duration(cfg.Raft.HeartbeatTimeout)
+	rc.ElectionTimeout = time.Duration(cfg.Raft.ElectionTimeout)
+	rc.LeaderLeaseTimeout = time.Duration(cfg.Raft.LeaderLeaseTimeout)
+	rc.CommitTimeout = time.Duration(cfg.Raft.CommitTimeout)
+	rc.MaxAppendEntries = cfg.Raft.MaxAppendEntries
+	rc.SnapshotInterval = time.Duration(cfg.Raft.SnapshotInterval)
+	rc.SnapshotThreshold = cfg.Raft.SnapshotThreshold
+	rc.TrailingLogs = cfg.Raft.TrailingLogs
+	// The FSM keeps its state in its own bbolt file together with the
+	// last applied index, so a restart resumes from there instead of
+	// loading the latest snapshot and replaying the log after it.
+	rc.NoSnapshotRestoreOnStart = true
+	rc.NotifyCh = notify
+	rc.Logger = newHclog(logger, "raft")
+	return rc
+}
+
+// newTransport binds the Raft TCP transport.
+func newTransport(cfg Config, logger *slog.Logger) (*raft.NetworkTransport, error) {
+	var advertise net.Addr
+	if cfg.RaftAdvertise != "" {
+		a, err := net.ResolveTCPAddr("tcp", cfg.RaftAdvertise)
+		if err != nil {
+			return nil, fmt.Errorf("raft advertise address %q: %w", cfg.RaftAdvertise, err)
+		}
+		advertise = a
+	}
+	t, err := raft.NewTCPTransportWithConfig(cfg.RaftAddr, advertise, &raft.NetworkTransportConfig{
+		MaxPool: 3,
+		Timeout: 10 * time.Second,
+		Logger:  newHclog(logger, "raft-net"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listen for raft on %s: %w (is the port in use? pick another with --raft-addr)", cfg.RaftAddr, err)
+	}
+	return t, nil
+}

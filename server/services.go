@@ -1,0 +1,18 @@
+package server
+
+import (
+	"google.golang.org/grpc"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+)
+
+// registerServices registers longfair's gRPC services on g.
+func (s *Server) registerServices(g *grpc.Server) {
+	longfairv1.RegisterAccountsServer(g, &accountsService{s: s})
+	longfairv1.RegisterUsersServer(g, &usersService{s: s})
+	longfairv1.RegisterGrantsServer(g, &grantsService{s: s})
+	longfairv1.RegisterJobsServer(g, &jobsService{s: s})
+	longfairv1.RegisterFairnessServer(g, &fairnessService{s: s})
+	longfairv1.RegisterLedgerServer(g, &ledgerService{s: s})
+	longfairv1.RegisterOperatorServer(g, &operatorService{s: s})
+}
