@@ -80,8 +80,8 @@ func capacityFraction(part, whole ledger.Vector) float64 {
 // contributedBy sums the capacity of the up nodes an account contributed.
 func (s *state) contributedBy(account string) ledger.Vector {
 	v := ledger.NewVector(len(s.settings.Resources))
-	for _, nd := range s.nodes {
-		if nd.rec.Up && nd.rec.Account == account {
+	for _, id := range sortedKeys(s.nodes) {
+		if nd := s.nodes[id]; nd.rec.Up && nd.rec.Account == account {
 			v.Add(nd.rec.Capacity)
 		}
 	}
