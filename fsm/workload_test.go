@@ -49,9 +49,9 @@ func (w *workload) step() {
 		u := r.IntN(6)
 		h.apply(&SubmitJob{
 			Account: fmt.Sprintf("acct%d", u%4), User: fmt.Sprintf("user%d", u),
-			Demand:   map[string]float64{"cpu": float64(1 + r.IntN(4)), "mem": float64(r.IntN(8)) * 1e9, "mic": float64(r.IntN(2) * r.IntN(2))},
-			Tasks:    int64(1 + r.IntN(20)), Walltime: time.Duration(1+r.IntN(120)) * time.Minute,
-			Command:  []string{"/bin/work", fmt.Sprint(r.IntN(100))}, MaxAttempts: r.IntN(4),
+			Demand: map[string]float64{"cpu": float64(1 + r.IntN(4)), "mem": float64(r.IntN(8)) * 1e9, "mic": float64(r.IntN(2) * r.IntN(2))},
+			Tasks:  int64(1 + r.IntN(20)), Walltime: time.Duration(1+r.IntN(120)) * time.Minute,
+			Command: []string{"/bin/work", fmt.Sprint(r.IntN(100))}, MaxAttempts: r.IntN(4),
 			RequestID: w.maybe(fmt.Sprintf("req-%d", r.IntN(40))),
 		})
 	case k < 45:
