@@ -68,6 +68,19 @@ func Cost(runtime time.Duration, demand Vector, w BillingWeights) (SU, error) {
 	if err := w.Validate(len(demand)); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrCost, err)
 	}
+	if micro, ok := costFast(runtime, demand, w); ok {
+		return micro, nil
+	}
+	micro, ok := costExact(runtime, demand, w)
+	if !ok {
+		return 0, fmt.Errorf("%w: %v of this demand costs more than %v SU; check the demand, the runtime and the billing weights", ErrCost, runtime, MaxSU)
+	}
+	return micro, nil
+}
+
+// costExact computes the cost on exact rationals and rounds half up; it
+// reports false when the result does not fit in an SU.
+func costExact(runtime time.Duration, demand Vector, w BillingWeights) (SU, bool) {
 	rate := new(big.Rat)
 	var term, x big.Rat
 	for k, d := range demand {
@@ -82,11 +95,38 @@ func Cost(runtime time.Duration, demand Vector, w BillingWeights) (SU, error) {
 	// micro-SU = runtime_ns × rate × 10^6 / (3600 × 10^9) = runtime_ns × rate / 3.6e6
 	total := rate.Mul(rate, x.SetInt64(int64(runtime)))
 	total.Quo(total, x.SetInt64(3_600_000))
-	micro, ok := roundHalfUp(total)
-	if !ok {
-		return 0, fmt.Errorf("%w: %v of this demand costs more than %v SU; check the demand, the runtime and the billing weights", ErrCost, runtime, MaxSU)
+	return roundHalfUp(total)
+}
+
+// costFast computes the cost in float64 with a rigorous bound on its
+// rounding error, and answers only when the whole error interval rounds to
+// the same micro-SU, which is then the exact answer costExact would give.
+// Otherwise (about one call in a few thousand for everyday amounts, and
+// always for amounts beyond 2^40 micro-SU) it reports false and the caller
+// falls back to the exact computation. Because the answer is always the
+// exactly rounded one, fused multiply-add or any other legal difference in
+// float evaluation can only change which path answers, never the answer.
+func costFast(runtime time.Duration, demand Vector, w BillingWeights) (SU, bool) {
+	var rate float64
+	for k, d := range demand {
+		rate += float64(d * w[k])
 	}
-	return micro, nil
+	x := float64(float64(runtime)*rate) / 3_600_000
+	if !(x < 1<<40) { // also catches NaN and Inf
+		return 0, false
+	}
+	// Each of the len(demand)+3 roundings (products, sums, the runtime's
+	// conversion, the product and the quotient) is off by at most 2^-53
+	// relative; the bound below is several times that, plus an absolute
+	// term for products that underflow.
+	n := float64(len(demand) + 8)
+	bound := x*n*0x1p-50 + 0x1p-900
+	y := x + 0.5
+	k := math.Floor(y)
+	if y-k <= 4*bound || (k+1)-y <= 4*bound {
+		return 0, false
+	}
+	return SU(k), true
 }
 
 // WorstCaseHold is the hold a job of tasks identical tasks with this demand

@@ -83,7 +83,7 @@ func TestCostRoundsHalfUp(t *testing.T) {
 
 func TestCostIsMonotoneAndWorstCaseCoversCharges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for range 2000 {
+	for range 500 {
 		d := Vector{float64(1 + rng.IntN(64)), rng.Float64() * (1 << 36), float64(rng.IntN(3))}
 		w := BillingWeights{rng.Float64() * 3, rng.Float64() / (1 << 30), rng.Float64() * 20}
 		walltime := time.Duration(1 + rng.Int64N(int64(48*time.Hour)))
@@ -199,5 +199,55 @@ func TestBillingWeightsFormatRoundTrips(t *testing.T) {
 	}
 	if got := (BillingWeights{0, 0, 0, 2}).Format(resources); got != "#3=2" {
 		t.Errorf("Format of a weight beyond the resource list = %q, want #3=2", got)
+	}
+}
+
+// TestCostFastPathIsExact checks the float fast path against the exact
+// computation on random inputs and on runtimes placed right at rounding
+// boundaries, and that both paths are exercised.
+func TestCostFastPathIsExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var fast, fallback int
+	check := func(runtime time.Duration, d Vector, w BillingWeights) {
+		t.Helper()
+		exact, ok := costExact(runtime, d, w)
+		got, answered := costFast(runtime, d, w)
+		if !ok {
+			if answered {
+				t.Fatalf("fast path answered %d for %v %v %v, which overflows an SU", got, runtime, d, w)
+			}
+			return
+		}
+		if !answered {
+			fallback++
+			return
+		}
+		fast++
+		if got != exact {
+			t.Fatalf("fast cost of %v %v %v = %d, exact %d", runtime, d, w, got, exact)
+		}
+	}
+	for range 5000 {
+		n := 1 + rng.IntN(5)
+		d, w := make(Vector, n), make(BillingWeights, n)
+		for k := range n {
+			d[k] = rng.ExpFloat64() * math.Pow(2, float64(rng.IntN(80)-20))
+			w[k] = rng.ExpFloat64() * math.Pow(2, float64(rng.IntN(80)-70))
+		}
+		check(time.Duration(rng.Int64N(int64(1000*time.Hour))), d, w)
+	}
+	// 1/64 SU per unit-hour: (2m+1) × 115.2 ms costs exactly m + 0.5
+	// micro-SU; a nanosecond either side lies just below or above it.
+	w := BillingWeights{1.0 / 64}
+	for range 5000 {
+		m := rng.Int64N(1 << 30)
+		at := time.Duration(2*m+1) * 115_200_000
+		for _, r := range []time.Duration{at - 1, at, at + 1} {
+			check(r, Vector{1}, w)
+		}
+	}
+	t.Logf("fast path answered %d times, fell back %d times", fast, fallback)
+	if fast == 0 || fallback == 0 {
+		t.Fatalf("fast path answered %d times and fell back %d times; both must be exercised", fast, fallback)
 	}
 }

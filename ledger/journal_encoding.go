@@ -52,7 +52,9 @@ func (e *JournalEntry) UnmarshalBinary(data []byte) error {
 // ComputeHash returns the hash e should carry: the SHA-256 of its canonical
 // encoding without the hash, PrevHash included.
 func (e JournalEntry) ComputeHash() Hash {
-	return sha256.Sum256(e.appendBody(make([]byte, 0, e.encodedSizeHint())))
+	// Most entries fit the stack buffer, which keeps hashing allocation-free.
+	var buf [512]byte
+	return sha256.Sum256(e.appendBody(buf[:0]))
 }
 
 func (e JournalEntry) encodedSizeHint() int {

@@ -29,13 +29,22 @@ func sampleJournal(tb testing.TB) []JournalEntry {
 		func() ([]JournalEntry, error) { return b.Grant("g-bio", "bio", wholeSU(80), 0, 30) },
 		func() ([]JournalEntry, error) { return b.Hold("job1", "astro", wholeSU(120), 40) },
 		func() ([]JournalEntry, error) { return b.Hold("job2", "bio", wholeSU(30), 50) },
-		func() ([]JournalEntry, error) { c, d := detail(2*time.Hour, 8); return b.Charge("job1", "job1.0#1", c, d, 60) },
-		func() ([]JournalEntry, error) { c, d := detail(3*time.Hour, 8); return b.Charge("job1", "job1.1#1", c, d, 70) },
+		func() ([]JournalEntry, error) {
+			c, d := detail(2*time.Hour, 8)
+			return b.Charge("job1", "job1.0#1", c, d, 60)
+		},
+		func() ([]JournalEntry, error) {
+			c, d := detail(3*time.Hour, 8)
+			return b.Charge("job1", "job1.1#1", c, d, 70)
+		},
 		func() ([]JournalEntry, error) { return b.Charge("job2", "job2.0#1", wholeSU(45), ChargeDetail{}, 80) }, // capped
 		func() ([]JournalEntry, error) { return b.Release("job2", 90) },
 		func() ([]JournalEntry, error) { return b.Release("job1", 1500) }, // after g-2025 expired
 		func() ([]JournalEntry, error) { return b.Hold("job3", "astro", wholeSU(10), 1600) },
-		func() ([]JournalEntry, error) { c, d := detail(time.Hour, 1); return b.Charge("job3", "job3.0#1", c, d, 1700) },
+		func() ([]JournalEntry, error) {
+			c, d := detail(time.Hour, 1)
+			return b.Charge("job3", "job3.0#1", c, d, 1700)
+		},
 	}
 	for i, step := range steps {
 		if _, err := step(); err != nil {

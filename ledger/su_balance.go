@@ -92,7 +92,7 @@ func (b *SUBook) HoldState(id string) (HoldState, bool) {
 	}
 	s := HoldState{ID: h.id, Account: h.account.name, Amount: h.amount, Charged: h.charged, Released: h.released >= 0}
 	if s.Released {
-		s.Voided = b.journal[h.released].Amount
+		s.Voided = b.journal.at(h.released).Amount
 	} else {
 		s.Remaining = h.remaining()
 	}
@@ -114,30 +114,31 @@ func (b *SUBook) Accounts() []string {
 // only tell that entries were cut off the end of a journal by comparing its
 // head with a known one.
 func (b *SUBook) Head() (seq uint64, hash Hash) {
-	if n := len(b.journal); n > 0 {
-		return b.journal[n-1].Seq, b.journal[n-1].Hash
+	if last := b.journal.last(); last != nil {
+		return last.Seq, last.Hash
 	}
 	return 0, Hash{}
 }
 
 // Len returns the number of journal entries.
-func (b *SUBook) Len() int { return len(b.journal) }
+func (b *SUBook) Len() int { return b.journal.len() }
 
 // Journal returns a copy of the whole journal.
-func (b *SUBook) Journal() []JournalEntry { return b.JournalFrom(1, len(b.journal)) }
+func (b *SUBook) Journal() []JournalEntry { return b.JournalFrom(1, b.journal.len()) }
 
 // JournalFrom returns a copy of at most limit entries starting at sequence
 // number from (a page of the journal).
 func (b *SUBook) JournalFrom(from uint64, limit int) []JournalEntry {
 	// Entry Seq n sits at index n-1: the journal has no gaps.
-	start := len(b.journal)
-	if from <= uint64(len(b.journal)) {
+	n := b.journal.len()
+	start := n
+	if from <= uint64(n) {
 		start = int(max(from, 1) - 1)
 	}
-	end := start + min(max(limit, 0), len(b.journal)-start)
+	end := start + min(max(limit, 0), n-start)
 	out := make([]JournalEntry, 0, end-start)
-	for _, e := range b.journal[start:end] {
-		out = append(out, e.Clone())
+	for i := start; i < end; i++ {
+		out = append(out, b.journal.at(i).Clone())
 	}
 	return out
 }

@@ -30,7 +30,7 @@ import (
 // commands one at a time, which is also what makes concurrent submissions
 // unable to overdraw an account.
 type SUBook struct {
-	journal  []JournalEntry
+	journal  journalStore
 	accounts map[string]*suAccount
 	grants   map[string]*suGrant
 	holds    map[string]*suHold
@@ -102,7 +102,7 @@ func (b *SUBook) result(index int, err error) ([]JournalEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []JournalEntry{b.journal[index].Clone()}, nil
+	return []JournalEntry{b.journal.at(index).Clone()}, nil
 }
 
 func (b *SUBook) grant(id, account string, amount SU, expires Time, at Time) (int, error) {
@@ -188,7 +188,7 @@ func (b *SUBook) charge(holdID, chargeID string, amount SU, detail ChargeDetail,
 		return 0, err
 	}
 	if i, ok := b.charges[chargeID]; ok {
-		orig := &b.journal[i]
+		orig := b.journal.at(i)
 		if orig.HoldID != holdID || orig.Requested != amount || !sameChargeDetail(orig.Detail, detail) {
 			return 0, fmt.Errorf("%w: charge %q was already posted against hold %q for %v SU with different details; a retry must repeat it exactly, another task or attempt needs a new charge id",
 				ErrIDConflict, chargeID, orig.HoldID, orig.Requested)
@@ -247,12 +247,12 @@ func (b *SUBook) account(name string) *suAccount {
 	return a
 }
 
-func (b *SUBook) nextSeq() uint64 { return uint64(len(b.journal)) + 1 }
+func (b *SUBook) nextSeq() uint64 { return uint64(b.journal.len()) + 1 }
 
 // clamp keeps the journal's times non-decreasing.
 func (b *SUBook) clamp(at Time) Time {
-	if n := len(b.journal); n > 0 && at < b.journal[n-1].Time {
-		return b.journal[n-1].Time
+	if last := b.journal.last(); last != nil && at < last.Time {
+		return last.Time
 	}
 	return at
 }
@@ -261,12 +261,11 @@ func (b *SUBook) clamp(at Time) Time {
 // its index.
 func (b *SUBook) append(e JournalEntry) int {
 	e.Seq = b.nextSeq()
-	if n := len(b.journal); n > 0 {
-		e.PrevHash = b.journal[n-1].Hash
+	if last := b.journal.last(); last != nil {
+		e.PrevHash = last.Hash
 	}
 	e.Hash = e.ComputeHash()
-	b.journal = append(b.journal, e)
-	return len(b.journal) - 1
+	return b.journal.append(e)
 }
 
 // maxSUNameBytes bounds ids and account names, which every journal entry
