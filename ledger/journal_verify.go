@@ -55,9 +55,15 @@ type VerifyReport struct {
 // expiry or fund split was altered, even by someone who recomputed the
 // hashes). Balances are then folded from the entries alone and checked
 // against the replayed book. On failure the error is a *VerifyError naming
-// the first bad entry, and the report covers the entries before it. A
-// changed, removed, inserted or reordered entry is always found; entries
-// removed from the end are found by comparing Head with a known head.
+// the first bad entry, and the report covers the entries before it.
+//
+// Any entry that was changed, removed, inserted or moved is found, unless
+// the forger also recomputed the hashes of every entry after it; such a
+// rewrite is still found when the rewritten history breaks the book's rules
+// (an amount, account or fund split that does not follow, a hold the
+// balance could not cover). What no journal can show by itself — entries
+// cut off its end, or a rule-abiding rewrite — is found by comparing the
+// report's LastSeq and Head with a head kept elsewhere (SUBook.Head).
 func Verify(entries []JournalEntry) (VerifyReport, error) {
 	book, err := replayJournal(entries)
 	good := entries[:book.Len()]
