@@ -2,6 +2,7 @@ package sched
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -48,7 +49,8 @@ func BenchmarkPlacement(b *testing.B) {
 			v := benchView(p)
 			eng := NewEngine()
 			placed := 0
-			b.ReportAllocs()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
 			b.ResetTimer()
 			for range b.N {
 				ps, err := eng.Schedule(v)
@@ -57,9 +59,12 @@ func BenchmarkPlacement(b *testing.B) {
 				}
 				placed += len(ps)
 			}
+			b.StopTimer()
+			runtime.ReadMemStats(&after)
 			if placed == 0 {
 				b.Fatal("nothing placed")
 			}
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(placed), "allocs/placement")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(placed), "ns/placement")
 			b.ReportMetric(float64(placed)/float64(b.N), "placements/pass")
 		})
