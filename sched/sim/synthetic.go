@@ -106,7 +106,8 @@ func Synthetic(opt SyntheticOptions) (*Workload, error) {
 	span := work / (load * syntheticCores * float64(nodes))
 	scale := span / clock * float64(time.Second)
 	for i := range w.Jobs {
-		w.Jobs[i].Submit = ledger.Time(arrivals[i] * scale)
+		// Whole seconds, the resolution of real traces.
+		w.Jobs[i].Submit = ledger.Time(math.Round(arrivals[i]*scale/float64(time.Second))) * ledger.Time(time.Second)
 	}
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("synthetic workload: %w", err)

@@ -1,0 +1,406 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/sched"
+)
+
+// randomWorkload is a small workload with everything the driver must cope
+// with: nodes of different shapes, a node-sized resource only some nodes
+// have, accounts of different (and zero) weight, jobs that fit no node,
+// same-time arrivals, map/reduce continuations and closed-loop streams.
+func randomWorkload(seed uint64) *Workload {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	w := &Workload{Name: fmt.Sprintf("random %d", seed), Resources: []string{"cpu", "mem", "mic"}}
+	shapes := []ledger.Vector{{8, 32, 0}, {16, 16, 0}, {4, 64, 2}}
+	for i := range 3 + rng.IntN(5) {
+		w.Nodes = append(w.Nodes, Node{ID: fmt.Sprintf("n%d", i), Capacity: shapes[rng.IntN(len(shapes))].Clone()})
+	}
+	for i := range 2 + rng.IntN(4) {
+		w.Accounts = append(w.Accounts, Account{Name: fmt.Sprintf("a%d", i), Weight: float64(rng.IntN(4))})
+	}
+	for i := range 30 + rng.IntN(30) {
+		d := ledger.Vector{float64(1 + rng.IntN(6)), float64(1 + rng.IntN(24)), 0}
+		if rng.IntN(8) == 0 {
+			d[2] = 1
+		}
+		if rng.IntN(25) == 0 {
+			d[0] = 40 // fits no node
+		}
+		j := Job{
+			ID: uint64(i + 1), Account: rng.IntN(len(w.Accounts)),
+			Submit: ledger.Time(rng.IntN(120)) * ledger.Time(time.Second), // many same-second arrivals
+			Demand: d, Tasks: 1 + rng.IntN(12),
+			Runtime: time.Duration(1+rng.IntN(90)) * time.Second,
+		}
+		if i > 0 && rng.IntN(5) == 0 {
+			prev := rng.IntN(i)
+			j.After = &Dependency{Job: prev, Delay: time.Duration(rng.IntN(3)) * 5 * time.Second, Continues: rng.IntN(2) == 0}
+			j.Account = w.Jobs[prev].Account
+		}
+		w.Jobs = append(w.Jobs, j)
+	}
+	return w
+}
+
+// checker replays a run's trace independently of the driver and checks the
+// properties users rely on, integrating usage and the non-sharing baseline
+// on the side.
+type checker struct {
+	t      *testing.T
+	w      *Workload
+	static bool
+
+	used      []ledger.Vector // per node
+	arrived   []bool
+	arrival   []ledger.Time
+	started   []int
+	ended     []int
+	endedAt   []ledger.Time
+	running   map[[3]int64]int // (job, node, start) → tasks running
+	order     [][]int          // per account: jobs in arrival order
+	share     []ledger.Vector
+	usage     []ledger.Vector
+	baseline  []ledger.Vector
+	runVec    []ledger.Vector
+	last      ledger.Time
+	seenStart bool
+}
+
+func newChecker(t *testing.T, w *Workload, static bool) *checker {
+	c := &checker{t: t, w: w, static: static,
+		arrived: make([]bool, len(w.Jobs)), arrival: make([]ledger.Time, len(w.Jobs)),
+		started: make([]int, len(w.Jobs)), ended: make([]int, len(w.Jobs)), endedAt: make([]ledger.Time, len(w.Jobs)),
+		running: map[[3]int64]int{}, order: make([][]int, len(w.Accounts))}
+	n := len(w.Resources)
+	for range w.Nodes {
+		c.used = append(c.used, ledger.NewVector(n))
+	}
+	total := 0.0
+	for _, a := range w.Accounts {
+		total += a.Weight
+	}
+	for _, a := range w.Accounts {
+		wt, tot := a.Weight, total
+		if tot == 0 {
+			wt, tot = 1, float64(len(w.Accounts))
+		}
+		c.share = append(c.share, ledger.Share(w.Capacity(), wt, tot))
+		c.usage = append(c.usage, ledger.NewVector(n))
+		c.baseline = append(c.baseline, ledger.NewVector(n))
+		c.runVec = append(c.runVec, ledger.NewVector(n))
+	}
+	return c
+}
+
+// neverRuns says, independently of the driver, whether a job can never run.
+func (c *checker) neverRuns(j int) bool {
+	job := &c.w.Jobs[j]
+	for _, nd := range c.w.Nodes {
+		if nd.Capacity.Fits(job.Demand) {
+			return c.static && !c.share[job.Account].Fits(job.Demand)
+		}
+	}
+	return true
+}
+
+// rate is the baseline rate from the full list of active jobs.
+func (c *checker) rate(a int) ledger.Vector {
+	var groups []ledger.TaskGroup
+	for _, j := range c.order[a] {
+		if left := c.w.Jobs[j].Tasks - c.ended[j]; left > 0 {
+			groups = append(groups, ledger.TaskGroup{Demand: c.w.Jobs[j].Demand, Count: left})
+		}
+	}
+	return ledger.NonSharingRate(c.share[a], groups)
+}
+
+func (c *checker) advance(t ledger.Time) {
+	if t < c.last {
+		c.t.Fatalf("time went back from %v to %v", c.last, t)
+	}
+	dt := t.Sub(c.last).Seconds()
+	for a := range c.w.Accounts {
+		c.usage[a].AddScaled(c.runVec[a], dt)
+		c.baseline[a].AddScaled(c.rate(a), dt)
+	}
+	c.last = t
+}
+
+func (c *checker) event(e TraceEvent) {
+	t := c.t
+	c.advance(e.Time)
+	var job *Job
+	if e.Kind != Settled {
+		job = &c.w.Jobs[e.Job]
+	}
+	switch e.Kind {
+	case Arrive:
+		if c.arrived[e.Job] {
+			t.Fatalf("job %d arrived twice", e.Job)
+		}
+		if d := job.After; d != nil {
+			if c.ended[d.Job] != c.w.Jobs[d.Job].Tasks || e.Time != c.endedAt[d.Job].Add(d.Delay) {
+				t.Fatalf("job %d arrived at %v; its predecessor %d ended %d/%d tasks at %v, delay %v",
+					e.Job, e.Time, d.Job, c.ended[d.Job], c.w.Jobs[d.Job].Tasks, c.endedAt[d.Job], d.Delay)
+			}
+		} else if e.Time != job.Submit {
+			t.Fatalf("job %d arrived at %v, submitted at %v", e.Job, e.Time, job.Submit)
+		}
+		c.arrived[e.Job], c.arrival[e.Job] = true, e.Time
+		if !c.neverRuns(e.Job) {
+			c.order[job.Account] = append(c.order[job.Account], e.Job)
+		}
+	case Start:
+		if !c.arrived[e.Job] || c.neverRuns(e.Job) || c.started[e.Job]+e.Tasks > job.Tasks || e.Tasks <= 0 {
+			t.Fatalf("start of %d tasks of job %d (arrived %v, %d/%d started) is not allowed", e.Tasks, e.Job, c.arrived[e.Job], c.started[e.Job], job.Tasks)
+		}
+		c.started[e.Job] += e.Tasks
+		c.used[e.Node].AddScaled(job.Demand, float64(e.Tasks))
+		if !c.w.Nodes[e.Node].Capacity.Fits(c.used[e.Node]) {
+			t.Fatalf("node %d over capacity at %v: holds %v of %v", e.Node, e.Time, c.used[e.Node], c.w.Nodes[e.Node].Capacity)
+		}
+		c.running[[3]int64{int64(e.Job), int64(e.Node), int64(e.Time)}] += e.Tasks
+		c.runVec[job.Account].AddScaled(job.Demand, float64(e.Tasks))
+		c.seenStart = true
+	case End:
+		key := [3]int64{int64(e.Job), int64(e.Node), int64(e.Time.Add(-job.Runtime))}
+		if c.running[key] < e.Tasks {
+			t.Fatalf("end of %d tasks of job %d on node %d at %v: only %d started there %v earlier", e.Tasks, e.Job, e.Node, e.Time, c.running[key], job.Runtime)
+		}
+		c.running[key] -= e.Tasks
+		c.ended[e.Job] += e.Tasks
+		c.endedAt[e.Job] = e.Time
+		c.used[e.Node].AddScaled(job.Demand, -float64(e.Tasks))
+		c.runVec[job.Account].AddScaled(job.Demand, -float64(e.Tasks))
+	case Settled:
+		if !c.static {
+			c.workConserving(e.Time)
+		}
+	}
+}
+
+// workConserving checks that after a time is settled no account's next
+// task fits on any node: queues are served in order, so the next task is
+// the first pending one of the account's earliest job with any pending.
+func (c *checker) workConserving(at ledger.Time) {
+	for a, jobs := range c.order {
+		for _, j := range jobs {
+			if c.started[j] == c.w.Jobs[j].Tasks {
+				continue
+			}
+			for n, nd := range c.w.Nodes {
+				free := nd.Capacity.Clone()
+				free.Sub(c.used[n])
+				if free.Fits(c.w.Jobs[j].Demand) {
+					c.t.Fatalf("at %v account %d's next task (job %d, %v) fits node %d (free %v) but was left waiting", at, a, j, c.w.Jobs[j].Demand, n, free)
+				}
+			}
+			break
+		}
+	}
+}
+
+func (c *checker) finish(res *Result) {
+	t := c.t
+	c.advance(res.End)
+	unsched := map[int]bool{}
+	for _, u := range res.Unschedulable {
+		unsched[u.Job] = true
+	}
+	for j := range c.w.Jobs {
+		never := c.neverRuns(j)
+		if unsched[j] != never {
+			t.Errorf("job %d: reported unschedulable %v, independently %v", j, unsched[j], never)
+		}
+		if never {
+			if c.started[j] != 0 {
+				t.Errorf("job %d can never run but started %d tasks", j, c.started[j])
+			}
+			continue
+		}
+		blocked := false // waits, directly or not, for a job that never runs
+		for k := j; c.w.Jobs[k].After != nil; {
+			k = c.w.Jobs[k].After.Job
+			blocked = blocked || c.neverRuns(k)
+		}
+		if !blocked && (c.started[j] != c.w.Jobs[j].Tasks || c.ended[j] != c.w.Jobs[j].Tasks) {
+			t.Errorf("job %d: %d started, %d ended, want each of its %d tasks exactly once", j, c.started[j], c.ended[j], c.w.Jobs[j].Tasks)
+		}
+	}
+	for a, ar := range res.Accounts {
+		if !closeVectors(ar.FinalUsage, c.usage[a]) || !closeVectors(ar.Usage, c.usage[a]) {
+			t.Errorf("account %d usage %v (book %v), independently %v", a, ar.Usage, ar.FinalUsage, c.usage[a])
+		}
+		if !closeVectors(ar.FinalBaseline, c.baseline[a]) {
+			t.Errorf("account %d baseline %v, independently %v", a, ar.FinalBaseline, c.baseline[a])
+		}
+	}
+}
+
+func closeVectors(a, b ledger.Vector) bool {
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-6*math.Max(1, math.Abs(b[i])) {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+func settingsFor(p sched.Policy) sched.Settings {
+	s := sched.DefaultSettings()
+	s.Policy = p
+	s.Quantum = 10 * time.Second
+	return s
+}
+
+func TestRunRunsEveryTaskOnceWithinCapacityAndWorkConserving(t *testing.T) {
+	for seed := uint64(1); seed <= 12; seed++ {
+		w := randomWorkload(seed)
+		for _, p := range sched.Policies() {
+			t.Run(fmt.Sprintf("seed%d/%s", seed, p), func(t *testing.T) {
+				c := newChecker(t, w, p == sched.Static)
+				res, err := Run(w, Config{Settings: settingsFor(p), Trace: c.event})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.finish(res)
+			})
+		}
+	}
+}
+
+func TestSkippingIdlePassesChangesNothing(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		w := randomWorkload(seed)
+		for _, p := range []sched.Policy{sched.HMRF, sched.DRF, sched.Static} {
+			record := func(every bool) ([]TraceEvent, *Result) {
+				var trace []TraceEvent
+				res, err := Run(w, Config{Settings: settingsFor(p), everyPass: every, Trace: func(e TraceEvent) { trace = append(trace, e) }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return trace, res
+			}
+			skipped, r1 := record(false)
+			every, r2 := record(true)
+			if !reflect.DeepEqual(skipped, every) {
+				t.Errorf("seed %d %s: traces differ when every pass runs", seed, p)
+			}
+			if r1.Passes > r2.Passes {
+				t.Errorf("seed %d %s: %d passes with skipping, %d without", seed, p, r1.Passes, r2.Passes)
+			}
+		}
+	}
+}
+
+func TestRunIsDeterministic(t *testing.T) {
+	w := randomWorkload(3)
+	run := func() *Result {
+		res, err := Run(w, Config{Settings: settingsFor(sched.HMRF)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if a, b := run(), run(); !reflect.DeepEqual(a, b) {
+		t.Error("two replays of the same workload differ")
+	}
+}
+
+func TestRunReportsJobsThatFitNowhereInsteadOfLooping(t *testing.T) {
+	w := &Workload{
+		Name: "too big", Resources: []string{"cpu"},
+		Nodes:    []Node{{ID: "n", Capacity: ledger.Vector{4}}},
+		Accounts: []Account{{Name: "a", Weight: 1}},
+		Jobs: []Job{
+			{ID: 10, Account: 0, Demand: ledger.Vector{8}, Tasks: 3, Runtime: time.Second},
+			{ID: 11, Account: 0, Demand: ledger.Vector{1}, Tasks: 2, Runtime: time.Second, After: &Dependency{Job: 0}},
+			{ID: 12, Account: 0, Submit: ledger.Time(time.Second), Demand: ledger.Vector{2}, Tasks: 4, Runtime: 10 * time.Second},
+		},
+	}
+	res, err := Run(w, Config{Settings: settingsFor(sched.HMRF)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Unschedulable) != 1 || res.Unschedulable[0].ID != 10 || !strings.Contains(res.Unschedulable[0].Reason, "more than any node has") {
+		t.Errorf("unschedulable %+v, want job 10 with a reason", res.Unschedulable)
+	}
+	if res.NeverSubmitted != 1 || res.UnfinishedTasks != 2 {
+		t.Errorf("never submitted %d, unfinished tasks %d; want the dependent job and its 2 tasks", res.NeverSubmitted, res.UnfinishedTasks)
+	}
+	// Job 12 runs two at a time: 1 s + two rounds of 10 s.
+	if res.End != ledger.Time(21*time.Second) || res.Accounts[0].TasksRun != 4 {
+		t.Errorf("ended at %v with %d tasks run, want 21s and 4", time.Duration(res.End), res.Accounts[0].TasksRun)
+	}
+}
+
+func TestStaticRefusesTasksLargerThanThePartition(t *testing.T) {
+	w := &Workload{
+		Name: "partition", Resources: []string{"cpu"},
+		Nodes:    []Node{{ID: "n", Capacity: ledger.Vector{8}}},
+		Accounts: []Account{{Name: "a", Weight: 1}, {Name: "b", Weight: 1}},
+		Jobs: []Job{
+			{ID: 1, Account: 0, Demand: ledger.Vector{6}, Tasks: 1, Runtime: time.Second},
+			{ID: 2, Account: 0, Demand: ledger.Vector{2}, Tasks: 1, Runtime: time.Second},
+		},
+	}
+	res, err := Run(w, Config{Settings: settingsFor(sched.Static)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Unschedulable) != 1 || res.Unschedulable[0].ID != 1 || !strings.Contains(res.Unschedulable[0].Reason, "static partition") {
+		t.Errorf("unschedulable %+v, want job 1 (6 cpus > partition of 4)", res.Unschedulable)
+	}
+	if res.Accounts[0].Jobs != 1 {
+		t.Errorf("%d jobs completed, want job 2 not blocked behind job 1", res.Accounts[0].Jobs)
+	}
+	res, err = Run(w, Config{Settings: settingsFor(sched.DRF)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Unschedulable) != 0 || res.Accounts[0].Jobs != 2 {
+		t.Errorf("drf: unschedulable %+v, %d jobs; sharing lets the 6-cpu task borrow", res.Unschedulable, res.Accounts[0].Jobs)
+	}
+}
+
+func TestSlottedReplayStopsAtTheHorizonAndRecordsSlots(t *testing.T) {
+	w, err := LoadSlotted("ex3.json", strings.NewReader(example3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := settingsFor(sched.DRF)
+	s.Quantum = time.Second
+	res, err := Run(w, Config{Settings: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Slots) != 4 || res.End != w.Horizon {
+		t.Fatalf("%d slots ending %v, want 4 ending at the horizon", len(res.Slots), time.Duration(res.End))
+	}
+	// Each slot's aggregate grows by what started in it times the task's
+	// size (5 resource units for both accounts), as tasks run one slot.
+	prev := []float64{0, 0}
+	run := 0
+	for _, sl := range res.Slots {
+		for a := range 2 {
+			if got, want := sl.Aggregate[a]-prev[a], 5*float64(sl.Running[a]); math.Abs(got-want) > 1e-9 {
+				t.Errorf("slot %d account %d: aggregate grew %v, want %v", sl.Slot, a, got, want)
+			}
+			prev[a] = sl.Aggregate[a]
+			run += sl.Running[a]
+		}
+	}
+	// 99 tasks arrived in all; what did not run by the horizon is unfinished.
+	if total := 87 + 66; res.UnfinishedTasks != total-run || res.TotalTasksRun() != run {
+		t.Errorf("unfinished %d, run %d; want %d−%d", res.UnfinishedTasks, res.TotalTasksRun(), total, run)
+	}
+}

@@ -1,0 +1,235 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/longfair/longfair/sched"
+)
+
+func slottedResults(t *testing.T, policies ...sched.Policy) (*Workload, []*Result) {
+	t.Helper()
+	w, err := LoadSlotted("ex3.json", strings.NewReader(example3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []*Result
+	for _, p := range policies {
+		s := settingsFor(p)
+		s.Quantum = time.Second
+		res, err := Run(w, Config{Settings: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, res)
+	}
+	return w, results
+}
+
+func TestSlottedJSONHasTheDocumentedShape(t *testing.T) {
+	_, results := slottedResults(t, sched.HMRF)
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, results); err != nil {
+		t.Fatal(err)
+	}
+	// Slot 0 of Example 3 is forced (B has only 4 tasks, A takes the rest):
+	// A runs 24 tasks of <1,4> (β 24/12 = 2, ΣÜ 120), B 4 of <4,1> (β 1, ΣÜ 20).
+	prefix := `{"policy":"hmrf","slots":[{"slot":0,"running":{"A":24,"B":4},"beta":{"A":2,"B":1},"aggregate":{"A":120,"B":20}},`
+	if !strings.HasPrefix(buf.String(), prefix) {
+		t.Errorf("JSON starts %.160s\nwant prefix %s", buf.String(), prefix)
+	}
+	var got struct {
+		Policy string
+		Slots  []struct {
+			Slot      int
+			Running   map[string]int
+			Beta      map[string]*float64
+			Aggregate map[string]float64
+		}
+		Totals map[string]int
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	sum := map[string]int{}
+	for i, s := range got.Slots {
+		if s.Slot != i {
+			t.Errorf("slot %d numbered %d", i, s.Slot)
+		}
+		for k, v := range s.Running {
+			sum[k] += v
+		}
+	}
+	if len(got.Slots) != 4 || sum["A"] != got.Totals["A"] || sum["B"] != got.Totals["B"] {
+		t.Errorf("%d slots, totals %v, running sums %v", len(got.Slots), got.Totals, sum)
+	}
+
+	_, two := slottedResults(t, sched.HMRF, sched.DRF)
+	buf.Reset()
+	if err := WriteJSON(&buf, two); err != nil {
+		t.Fatal(err)
+	}
+	var arr []map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &arr); err != nil || len(arr) != 2 || arr[1]["policy"] != "drf" {
+		t.Errorf("two policies: %v, %v; want an array of two objects", err, arr)
+	}
+}
+
+func TestJSONWritesUndefinedBetaAsNull(t *testing.T) {
+	in := `{"capacity":{"cpu":4},"accounts":[{"name":"A","task":{"cpu":1}},{"name":"Idle","task":{"cpu":1}}],"slots":[{"A":3}]}`
+	w, err := LoadSlotted("x.json", strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(w, Config{Settings: settingsFor(sched.HMRF)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, []*Result{res}); err != nil {
+		t.Fatal(err)
+	}
+	// A runs 3 tasks on 4 cpus; alone in its half it would run 2: β = 1.5.
+	if !strings.Contains(buf.String(), `"beta":{"A":1.5,"Idle":null}`) {
+		t.Errorf("JSON %s: want β of A = 3/2 and Idle's undefined β as null", buf.String())
+	}
+}
+
+func macroSmall(t *testing.T) (*Workload, []*Result) {
+	t.Helper()
+	w, err := Macro(MacroOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []*Result
+	for _, p := range []sched.Policy{sched.HMRF, sched.Static} {
+		res, err := Run(w, Config{Settings: settingsFor(p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, res)
+	}
+	return w, results
+}
+
+func TestTraceReportsAgreeWithTheResults(t *testing.T) {
+	w, results := macroSmall(t)
+	hmrf, static := results[0], results[1]
+
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, results); err != nil {
+		t.Fatal(err)
+	}
+	var js []struct {
+		Policy      string
+		Makespan    float64 `json:"makespan_s"`
+		Utilization map[string]float64
+		Accounts    []struct {
+			Name    string
+			Beta    float64 `json:"beta_final"`
+			Speedup float64 `json:"speedup_vs_static"`
+			Jobs    int
+		}
+		BetaOverTime struct {
+			T    []float64 `json:"t_s"`
+			Beta map[string][]*float64
+		} `json:"beta_over_time"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &js); err != nil {
+		t.Fatal(err)
+	}
+	if len(js) != 2 || js[0].Policy != "hmrf" || js[0].Makespan != hmrf.Makespan.Seconds() || js[0].Utilization["cpu"] != hmrf.Utilization[0] {
+		t.Fatalf("JSON summary %+v does not match the result", js[0])
+	}
+	for a, ar := range hmrf.Accounts {
+		want := static.Accounts[a].MeanCompletion.Seconds() / ar.MeanCompletion.Seconds()
+		if got := js[0].Accounts[a]; got.Name != ar.Name || got.Beta != ar.FinalBeta || math.Abs(got.Speedup-want) > 1e-9 || got.Jobs != ar.Jobs {
+			t.Errorf("JSON account %+v, want %s β %v speedup %v jobs %d", got, ar.Name, ar.FinalBeta, want, ar.Jobs)
+		}
+		if len(js[0].BetaOverTime.Beta[ar.Name]) != len(js[0].BetaOverTime.T) {
+			t.Errorf("β series of %s has %d points for %d times", ar.Name, len(js[0].BetaOverTime.Beta[ar.Name]), len(js[0].BetaOverTime.T))
+		}
+	}
+
+	buf.Reset()
+	if err := WriteCSV(&buf, results); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+2*len(w.Accounts) || rows[0][0] != "policy" || rows[len(rows)-1][13] != "1" {
+		t.Errorf("CSV has %d rows (want header + %d), last row %v (static's speedup over itself is 1)", len(rows), 2*len(w.Accounts), rows[len(rows)-1])
+	}
+
+	buf.Reset()
+	if err := WriteTable(&buf, w, results); err != nil {
+		t.Fatal(err)
+	}
+	table := buf.String()
+	for _, want := range []string{"macro-benchmark", "hmrf", "static", "User4", "speedup", "cpu util"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+}
+
+func TestSlottedTableShowsEverySlot(t *testing.T) {
+	w, results := slottedResults(t, sched.HMRF)
+	var buf bytes.Buffer
+	if err := WriteTable(&buf, w, results); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(buf.String(), "\n")
+	slots := 0
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 7 && (f[0] == "0" || f[0] == "1" || f[0] == "2" || f[0] == "3") {
+			slots++
+		}
+	}
+	if slots != 4 || !strings.Contains(buf.String(), "total") {
+		t.Errorf("found %d slot rows in\n%s", slots, buf.String())
+	}
+}
+
+func TestPlotIsWellFormedSVGWithALinePerAccountAndPanel(t *testing.T) {
+	_, results := macroSmall(t)
+	var buf bytes.Buffer
+	if err := WritePlot(&buf, results); err != nil {
+		t.Fatal(err)
+	}
+	dec := xml.NewDecoder(&buf)
+	lines, texts := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("SVG is not well-formed XML: %v", err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			switch se.Name.Local {
+			case "polyline":
+				lines++
+			case "text":
+				texts++
+			}
+		}
+	}
+	if lines < 2*4 || texts == 0 {
+		t.Errorf("%d polylines, %d texts; want at least one line per account in each of 2 panels", lines, texts)
+	}
+	if err := WritePlot(io.Discard, nil); err == nil {
+		t.Error("plotting nothing succeeded")
+	}
+}
