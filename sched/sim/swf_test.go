@@ -30,7 +30,7 @@ func TestLoadSWFReadsJobsSkipsIncompleteRecordsAndRanksAccounts(t *testing.T) {
 		"; MaxProcs: 128",
 		"; MaxRecords: 6",
 		swfLine(1, 0, 100, 4, 4, 7, 1),
-		swfLine(2, 10, -1, 8, 8, 7, 1),  // no run time
+		swfLine(2, 10, -1, 8, 8, 7, 1),   // no run time
 		swfLine(3, 20, 50, -1, 16, 3, 2), // allocated missing: requested
 		swfLine(4, 30, 60, -1, -1, 3, 2), // no processors
 		swfLine(5, 40, 0, 2, 2, 9, 2),    // under a second
