@@ -26,14 +26,18 @@ type Options struct {
 	Dir string
 	// Logger receives the FSM's log lines; nil discards them.
 	Logger *slog.Logger
+	// noSync skips fsync on commit. Only tests set it: they check logic,
+	// not durability, and would otherwise spend their time waiting on disks.
+	noSync bool
 }
 
 // FSM is the replicated state machine. It is safe for concurrent use: raft
 // applies on one goroutine while any number of readers call the read methods.
 type FSM struct {
-	log  *slog.Logger
-	dir  string
-	path string
+	log    *slog.Logger
+	dir    string
+	path   string
+	noSync bool
 
 	// mu guards db and st. Applies and restores take it exclusively, reads
 	// share it; a snapshot holds only its own bbolt read transaction.
@@ -64,11 +68,12 @@ func Open(opts Options) (*FSM, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	f := &FSM{log: logger, dir: opts.Dir, path: filepath.Join(opts.Dir, FileName)}
+	f := &FSM{log: logger, dir: opts.Dir, path: filepath.Join(opts.Dir, FileName), noSync: opts.noSync}
 	db, st, err := openStore(f.path)
 	if err != nil {
 		return nil, err
 	}
+	db.NoSync = opts.noSync
 	f.db, f.st = db, st
 	f.log.Info("fsm opened", "path", f.path, "applied_index", st.applied, "active_jobs", len(st.jobs), "journal_entries", st.su.Len())
 	return f, nil

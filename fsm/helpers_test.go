@@ -48,7 +48,7 @@ type harness struct {
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	dir := t.TempDir()
-	f, err := Open(Options{Dir: dir})
+	f, err := Open(Options{Dir: dir, noSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,6 +95,7 @@ func (f *FSM) reopenAfter(cause error) error {
 		}
 		return f.broken
 	}
+	db.NoSync = f.noSync
 	f.db, f.st = db, st
 	if cause == nil {
 		f.broken = nil

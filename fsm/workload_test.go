@@ -151,7 +151,7 @@ func replay(t testing.TB, f *FSM, l *log, sizes []int) []any {
 
 func openFSM(t testing.TB, dir string) *FSM {
 	t.Helper()
-	f, err := Open(Options{Dir: dir})
+	f, err := Open(Options{Dir: dir, noSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,317 @@
+package fsm
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+const su = ledger.MicroPerSU
+
+// charges returns the journal's charge entries.
+func charges(h *harness) []ledger.JournalEntry {
+	var out []ledger.JournalEntry
+	entries, _ := h.f.Journal("", 0, 0)
+	for _, e := range entries {
+		if e.Kind == ledger.EntryCharge {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func exited(job uint64, task int64, attempt int, code int32, runtime time.Duration) TaskEvent {
+	return TaskEvent{JobID: job, Task: task, Attempt: attempt, Kind: TaskExited, ExitCode: code, Runtime: runtime}
+}
+
+func balance(t testing.TB, h *harness) ledger.Balance {
+	t.Helper()
+	b, err := h.f.Balance("phys", h.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A task's exit reported twice — in one command, in a later one, and after
+// a lost report — is charged exactly once.
+func TestDuplicateExitNeverChargesTwice(t *testing.T) {
+	h := newHarness(t)
+	h.setup(100)
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 4}, Tasks: 2, Walltime: time.Hour, Command: []string{"x"}})
+	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	h.at(30 * time.Minute)
+	ev := exited(1, 0, 1, 0, 30*time.Minute)
+	res := h.ok(&TaskEvents{Events: []TaskEvent{ev, ev}}).(*EventsResult)
+	if res.Applied != 1 || len(res.Ignored) != 1 {
+		t.Fatalf("duplicate in one batch: %+v", res)
+	}
+	for _, again := range []TaskEvent{ev, {JobID: 1, Task: 0, Attempt: 1, Kind: TaskLost}, exited(1, 0, 1, 0, time.Hour)} {
+		h.at(40 * time.Minute)
+		if r := h.ok(&TaskEvents{Events: []TaskEvent{again}}).(*EventsResult); r.Applied != 0 {
+			t.Fatalf("a report for an ended attempt was applied: %+v", again)
+		}
+	}
+	// The very same log entry delivered twice (raft re-sends it after a
+	// restart): skipped by index.
+	last := h.log.entries[len(h.log.entries)-1]
+	if resp := h.f.Apply(last); resp != nil {
+		t.Fatalf("an entry at an applied index was applied again: %#v", resp)
+	}
+	// 4 cpu × 0.5 h × 1 SU per core-hour.
+	cs := charges(h)
+	if len(cs) != 1 || cs[0].Amount != 2*su {
+		t.Fatalf("charges = %+v, want one of 2 SU", cs)
+	}
+	if b := balance(t, h); b.Charged != 2*su {
+		t.Fatalf("charged %v, want 2 SU", b.Charged)
+	}
+}
+
+// The hold covers the worst case; each task is charged its runtime clamped
+// to the walltime; the rest of the hold is released when the job ends.
+func TestJobChargesAndRelease(t *testing.T) {
+	h := newHarness(t)
+	h.setup(100)
+	j := h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2, "mem": 4}, Tasks: 3, Walltime: time.Hour, Command: []string{"x"}}).(JobInfo)
+	if j.Hold != 6*su { // 3 tasks × 2 cpu × 1 h
+		t.Fatalf("hold = %v, want 6 SU", j.Hold)
+	}
+	if b := balance(t, h); b.Held != 6*su || b.Available != 94*su {
+		t.Fatalf("balance after submit = %+v", b)
+	}
+	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}, {1, 2, "n1"}}})
+	h.at(2 * time.Hour)
+	h.ok(&TaskEvents{Events: []TaskEvent{
+		exited(1, 0, 1, 0, 30*time.Minute),
+		exited(1, 1, 1, 0, 5*time.Hour),  // clamped to the walltime
+		exited(1, 2, 1, 1, -time.Minute), // clamped to zero
+	}})
+	got, err := h.f.Job(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != JobFailed || got.Succeeded != 2 || got.Failed != 1 || got.Charged != 3*su {
+		t.Fatalf("job after its tasks ended = %+v", got)
+	}
+	b := balance(t, h)
+	if b.Held != 0 || b.Charged != 3*su || b.Available != 97*su {
+		t.Fatalf("balance after the job ended = %+v (the rest of the hold must be released)", b)
+	}
+	tasks, _, err := h.f.Tasks(1, 0, 0)
+	if err != nil || len(tasks) != 3 || tasks[1].Runtime != time.Hour || tasks[2].Runtime != 0 || tasks[2].State != TaskFailed {
+		t.Fatalf("tasks = %+v, %v", tasks, err)
+	}
+	if _, err := h.f.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A node going down loses its tasks: each is charged up to the failure and
+// requeued until it has used its attempts, then the job fails.
+func TestNodeDownRequeuesUntilAttemptsRunOut(t *testing.T) {
+	h := newHarness(t)
+	h.setup(100)
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"x"}, MaxAttempts: 2})
+	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}}})
+	h.at(6 * time.Minute)
+	h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: TaskStarted}}})
+	h.at(18 * time.Minute)
+	if r := h.ok(&NodeDown{ID: "n1", Reason: "power"}).(*NodeResult); r.Lost != 1 || r.Node.Up {
+		t.Fatalf("node down = %+v", r)
+	}
+	j, _ := h.f.Job(1)
+	if j.Pending != 1 || j.Running != 0 || j.State.Ended() {
+		t.Fatalf("after the first loss the task must wait for attempt 2: %+v", j)
+	}
+	// Charged from the reported start (6 min) to the failure (18 min).
+	if b := balance(t, h); b.Charged != su/5 {
+		t.Fatalf("charged %v after the loss, want 0.2 SU", b.Charged)
+	}
+	// The requeued task is offered to the scheduler, as task 0.
+	if v := h.f.View(h.now); len(v.Nodes) != 0 || len(v.Accounts[0].Queue) != 1 || v.Accounts[0].Queue[0].FirstIndex != 0 {
+		t.Fatalf("view after the loss = %+v", v)
+	}
+	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8, "mem": 32}})
+	placed := h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}}}).(*AssignResult)
+	if len(placed.Accepted) != 1 || placed.Accepted[0].Attempt != 2 {
+		t.Fatalf("re-placement = %+v, want attempt 2", placed)
+	}
+	h.at(48 * time.Minute) // assigned at 18 min, never reported started
+	h.ok(&NodeDown{ID: "n1"})
+	j, _ = h.f.Job(1)
+	if j.State != JobFailed || j.Failed != 1 {
+		t.Fatalf("after the last attempt is lost the job fails: %+v", j)
+	}
+	if b := balance(t, h); b.Charged != su/5+su/2 || b.Held != 0 {
+		t.Fatalf("balance = %+v, want 0.7 SU charged and nothing held", b)
+	}
+}
+
+// Cancelling drops the pending tasks at once; running ones end normally and
+// the job is cancelled when the last one has.
+func TestCancel(t *testing.T) {
+	h := newHarness(t)
+	h.setup(100)
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 10, Walltime: time.Hour, Command: []string{"x"}})
+	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}}})
+	j := h.ok(&CancelJob{JobID: 1}).(JobInfo)
+	if j.Cancelled != 9 || j.Running != 1 || j.State.Ended() {
+		t.Fatalf("after cancel = %+v", j)
+	}
+	if again := h.ok(&CancelJob{JobID: 1}).(JobInfo); again.Cancelled != 9 {
+		t.Fatalf("cancelling twice changed the job: %+v", again)
+	}
+	if r := h.ok(&Assign{Placements: []TaskPlacement{{1, 1, "n1"}}}).(*AssignResult); len(r.Accepted) != 0 {
+		t.Fatal("a cancelled job's task was placed")
+	}
+	h.at(time.Hour)
+	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 0, 12*time.Minute)}})
+	j, _ = h.f.Job(1)
+	if j.State != JobCancelled || j.Succeeded != 1 {
+		t.Fatalf("job = %+v", j)
+	}
+	if b := balance(t, h); b.Held != 0 || b.Charged != su/5 {
+		t.Fatalf("balance = %+v", b)
+	}
+}
+
+// Assign re-checks every placement against the state it is applied to:
+// stale ones are dropped with a reason, the rest applied.
+func TestAssignDropsStalePlacements(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	h.ok(&NodeUp{ID: "n2", Capacity: map[string]float64{"cpu": 4}})
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 3}, Tasks: 5, Walltime: time.Hour, Command: []string{"x"}})
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"y"}})
+	h.ok(&CancelJob{JobID: 2})
+	h.ok(&NodeDown{ID: "n2"})
+	r := h.ok(&Assign{Placements: []TaskPlacement{
+		{1, 0, "n1"}, // ok
+		{1, 0, "n1"}, // placed just above
+		{1, 2, "n1"}, // skips task 1
+		{1, 1, "n1"}, // ok
+		{1, 2, "n1"}, // does not fit: 6 of 8 cpu are taken
+		{1, 2, "n2"}, // node down
+		{1, 2, "n3"}, // node unknown
+		{2, 0, "n1"}, // job cancelled (and ended)
+		{9, 0, "n1"}, // no such job
+	}}).(*AssignResult)
+	if len(r.Accepted) != 2 || r.Accepted[0].Task != 0 || r.Accepted[1].Task != 1 || len(r.Dropped) != 7 {
+		t.Fatalf("assign = %+v", r)
+	}
+	if n := h.f.Nodes(); n[0].Free["cpu"] != 2 || n[0].Running != 2 {
+		t.Fatalf("node n1 = %+v", n[0])
+	}
+}
+
+// A million-task array is one record: no row per pending task.
+func TestLargeArrayIsNotMaterialized(t *testing.T) {
+	h := newHarness(t)
+	h.setup(10_000_000)
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: MaxTasksPerJob, Walltime: time.Hour, Command: []string{"x"}})
+	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	var taskRows, jobBytes int
+	h.f.view(func(_ *state, tx *bolt.Tx) error {
+		taskRows = tx.Bucket(bucketTasks).Stats().KeyN
+		jobBytes = len(tx.Bucket(bucketJobs).Get(jobKey(1)))
+		return nil
+	})
+	if taskRows != 2 || jobBytes > 1024 {
+		t.Fatalf("%d task rows and a %d-byte job record for a 1,000,000-task array", taskRows, jobBytes)
+	}
+	if j, _ := h.f.Job(1); j.Pending != MaxTasksPerJob-2 {
+		t.Fatalf("pending = %d", j.Pending)
+	}
+}
+
+// The same request id submits once; the same grant id grants once.
+func TestIdempotentSubmitAndGrant(t *testing.T) {
+	h := newHarness(t)
+	h.setup(100)
+	sub := &SubmitJob{RequestID: "abc", Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 2, Walltime: time.Hour, Command: []string{"x"}}
+	a := h.ok(sub).(JobInfo)
+	b := h.ok(sub).(JobInfo)
+	if a.ID != b.ID || balance(t, h).Held != 2*su {
+		t.Fatalf("resubmission made job %d then %d, held %v", a.ID, b.ID, balance(t, h).Held)
+	}
+	g := &Grant{ID: "top-up", Account: "phys", Amount: 5 * su}
+	h.ok(g)
+	h.ok(g)
+	if bal := balance(t, h); bal.Granted != 105*su {
+		t.Fatalf("granted %v, want 105 SU", bal.Granted)
+	}
+	g1 := h.ok(&Grant{Account: "phys", Amount: su}).(GrantInfo)
+	g2 := h.ok(&Grant{Account: "phys", Amount: su}).(GrantInfo)
+	if g1.ID == g2.ID || g1.ID == "" {
+		t.Fatalf("generated grant ids %q and %q", g1.ID, g2.ID)
+	}
+	if _, err := h.f.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The leader's clock may step back (a new leader); the FSM's time never does.
+func TestTimeNeverGoesBack(t *testing.T) {
+	h := newHarness(t)
+	h.at(time.Hour)
+	h.ok(&CreateAccount{Name: "a"})
+	h.at(0)
+	r := h.apply(&CreateAccount{Name: "b"})
+	if r.Time != t0.Add(time.Hour) {
+		t.Fatalf("time %d, want %d", r.Time, t0.Add(time.Hour))
+	}
+	if info, _ := h.f.Account("b"); info.CreatedAt != t0.Add(time.Hour) {
+		t.Fatalf("created at %d", info.CreatedAt)
+	}
+}
+
+// A resource added later extends every vector; history is kept.
+func TestAddResource(t *testing.T) {
+	h := newHarness(t)
+	h.setup(100)
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"x"}})
+	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}}})
+	h.at(10 * time.Minute)
+	s := h.ok(&UpdateSettings{AddResources: []string{"gpu"}, BillingWeights: map[string]float64{"cpu": 1, "gpu": 10}}).(SettingsInfo)
+	if len(s.Resources) != 4 || s.BillingWeights["gpu"] != 10 {
+		t.Fatalf("settings = %+v", s)
+	}
+	h.ok(&NodeUp{ID: "g1", Capacity: map[string]float64{"cpu": 8, "gpu": 2}})
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"gpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"x"}})
+	h.ok(&Assign{Placements: []TaskPlacement{{2, 0, "g1"}}})
+	h.at(20 * time.Minute)
+	r, err := h.f.Fairness("phys", h.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// cpu: 1 core for 20 minutes; gpu: 1 device for 10 minutes.
+	if u := r.Accounts[0].Usage; u["cpu"] != 1200 || u["gpu"] != 600 {
+		t.Fatalf("usage = %v", u)
+	}
+	// Survives a restart: stored vectors are shorter than the list and padded.
+	h.f.Close()
+	f := openFSM(t, h.dir)
+	r2, _ := f.Fairness("phys", h.now)
+	if r2.Accounts[0].Usage["gpu"] != 600 {
+		t.Fatalf("after restart usage = %v", r2.Accounts[0].Usage)
+	}
+}
+
+// The store failing makes the FSM refuse everything rather than diverge.
+func TestBrokenStoreRefuses(t *testing.T) {
+	h := newHarness(t)
+	h.f.db.Close() // the disk went away under the FSM
+	r := h.apply(&CreateAccount{Name: "a"})
+	if Code(r.Err) != codes.Unavailable || h.f.Err() == nil {
+		t.Fatalf("result %+v, Err() = %v", r, h.f.Err())
+	}
+	if !bytes.Contains([]byte(r.Err.Error()), []byte("restart")) {
+		t.Fatalf("message %q does not say to restart", r.Err)
+	}
+}

@@ -1,0 +1,165 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// rawEntry builds an entry without Encode's shape checks, the way a buggy
+// or hostile leader could.
+func rawEntry(version uint8, t CommandType, at ledger.Time, body string) []byte {
+	buf := make([]byte, envelopeHeader, envelopeHeader+len(body))
+	buf[0], buf[1] = version, byte(t)
+	binary.BigEndian.PutUint64(buf[2:], uint64(at))
+	return append(buf, body...)
+}
+
+func rawCommand(t testing.TB, at ledger.Time, cmd Command) []byte {
+	body, err := json.Marshal(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rawEntry(CommandVersion, cmd.Type(), at, string(body))
+}
+
+// stateDigest is the digest of everything but the applied index and the
+// clock, which every entry advances, refused or not.
+func stateDigest(t testing.TB, f *FSM) [32]byte {
+	t.Helper()
+	d, err := f.digest(func(bucket, key []byte) bool {
+		return bytes.Equal(bucket, bucketMeta) && (bytes.Equal(key, keyApplied) || bytes.Equal(key, keyTime))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// busyHarness has an account with a user, 100 SU, a node, a running job
+// (1) with two of four tasks placed, and an ended job (2).
+func busyHarness(t testing.TB) *harness {
+	h := newHarness(t)
+	h.setup(100)
+	h.ok(&CreateAccount{Name: "chem"})
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 4, Walltime: time.Hour, Command: []string{"a"}, RequestID: "r1"})
+	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"b"}})
+	h.ok(&CancelJob{JobID: 2})
+	return h
+}
+
+// Every refusal says what is wrong with the right code, and changes nothing.
+func TestRefusalsChangeNothing(t *testing.T) {
+	past := t0 - 1
+	cases := []struct {
+		name  string
+		entry func(t testing.TB, at ledger.Time) []byte
+		code  codes.Code
+		words []string
+	}{
+		{"short entry", func(testing.TB, ledger.Time) []byte { return []byte{1, 2, 3} }, codes.InvalidArgument, []string{"shorter"}},
+		{"future version", func(_ testing.TB, at ledger.Time) []byte { return rawEntry(2, TypeCreateAccount, at, `{"name":"x"}`) }, codes.FailedPrecondition, []string{"version 2", "upgrade"}},
+		{"unknown type", func(_ testing.TB, at ledger.Time) []byte { return rawEntry(1, 200, at, `{}`) }, codes.InvalidArgument, []string{"unknown command type 200"}},
+		{"bad json", func(_ testing.TB, at ledger.Time) []byte { return rawEntry(1, TypeSubmitJob, at, `{"account":`) }, codes.InvalidArgument, []string{"malformed submit-job"}},
+		{"unknown field", func(_ testing.TB, at ledger.Time) []byte {
+			return rawEntry(1, TypeCreateAccount, at, `{"name":"x","colour":"red"}`)
+		}, codes.InvalidArgument, []string{"colour"}},
+		{"trailing data", func(_ testing.TB, at ledger.Time) []byte {
+			return rawEntry(1, TypeCreateAccount, at, `{"name":"x"} {}`)
+		}, codes.InvalidArgument, []string{"trailing"}},
+		{"wrong json type", func(_ testing.TB, at ledger.Time) []byte {
+			return rawEntry(1, TypeSubmitJob, at, `{"tasks":"many"}`)
+		}, codes.InvalidArgument, []string{"malformed"}},
+		{"bad account name", cmd(&CreateAccount{Name: "../etc"}), codes.InvalidArgument, []string{"account name", "'.'"}},
+		{"negative weight", cmd(&CreateAccount{Name: "x", Weight: f64(-1)}), codes.InvalidArgument, []string{"weight"}},
+		{"account exists", cmd(&CreateAccount{Name: "phys"}), codes.AlreadyExists, []string{"phys", "already exists"}},
+		{"update unknown account", cmd(&UpdateAccount{Name: "bio", Weight: f64(1)}), codes.NotFound, []string{"bio"}},
+		{"user exists", cmd(&CreateUser{Name: "ann"}), codes.AlreadyExists, []string{"ann"}},
+		{"user of unknown account", cmd(&CreateUser{Name: "bob", Accounts: []string{"bio"}}), codes.NotFound, []string{"bio", "create it"}},
+		{"membership of unknown user", cmd(&AddMembership{User: "bob", Account: "phys"}), codes.NotFound, []string{"bob"}},
+		{"grant to unknown account", cmd(&Grant{Account: "bio", Amount: 1}), codes.NotFound, []string{"bio"}},
+		{"grant id reused", cmd(&Grant{ID: "g1", Account: "phys", Amount: 7}), codes.AlreadyExists, []string{"g1", "new id"}},
+		{"grant expired", cmd(&Grant{Account: "phys", Amount: 7, Expires: past}), codes.InvalidArgument, []string{"expires", "later"}},
+		{"zero grant", cmd(&Grant{Account: "phys"}), codes.InvalidArgument, []string{"positive"}},
+		{"unknown policy", cmd(&UpdateSettings{Policy: strp("fifo")}), codes.InvalidArgument, []string{"fifo", "hmrf"}},
+		{"bad window", cmd(&UpdateSettings{Window: strp("tumbling:0s")}), codes.InvalidArgument, []string{"window"}},
+		{"ltrf on unknown resource", cmd(&UpdateSettings{LTRFResource: strp("gpu")}), codes.InvalidArgument, []string{"gpu", "cpu, mem, mic"}},
+		{"billing unknown resource", cmd(&UpdateSettings{BillingWeights: map[string]float64{"gpu": 1}}), codes.InvalidArgument, []string{"gpu", "add the resource"}},
+		{"empty settings", cmd(&UpdateSettings{}), codes.InvalidArgument, []string{"nothing to update"}},
+		{"submit unknown account", cmd(job(func(j *SubmitJob) { j.Account = "bio" })), codes.NotFound, []string{"bio"}},
+		{"submit unknown user", cmd(job(func(j *SubmitJob) { j.User = "bob" })), codes.NotFound, []string{"bob"}},
+		{"submit not a member", cmd(job(func(j *SubmitJob) { j.Account = "chem" })), codes.PermissionDenied, []string{"ann", "chem", "membership"}},
+		{"submit unknown resource", cmd(job(func(j *SubmitJob) { j.Demand = map[string]float64{"gpu": 1} })), codes.InvalidArgument, []string{"gpu", "add it"}},
+		{"submit too expensive", cmd(job(func(j *SubmitJob) { j.Tasks = 1000 })), codes.ResourceExhausted, []string{"1000 SU", "available 92", "grant"}},
+		{"submit reused request id", cmd(job(func(j *SubmitJob) { j.RequestID = "r1" })), codes.AlreadyExists, []string{"r1", "new request id"}},
+		{"submit no tasks", cmd(job(func(j *SubmitJob) { j.Tasks = 0 })), codes.InvalidArgument, []string{"tasks"}},
+		{"submit NaN demand", func(_ testing.TB, at ledger.Time) []byte {
+			return rawEntry(1, TypeSubmitJob, at, `{"account":"phys","user":"ann","demand":{"cpu":NaN},"tasks":1,"walltime":1,"command":["x"]}`)
+		}, codes.InvalidArgument, []string{"malformed"}},
+		{"cancel unknown job", cmd(&CancelJob{JobID: 99}), codes.NotFound, []string{"99"}},
+		{"assign nothing", cmd(&Assign{}), codes.InvalidArgument, []string{"placements"}},
+		{"events of unknown kind", cmd(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: "paused"}}}), codes.InvalidArgument, []string{"paused"}},
+		{"node down unknown", cmd(&NodeDown{ID: "n9"}), codes.NotFound, []string{"n9"}},
+		{"node with NaN", func(_ testing.TB, at ledger.Time) []byte {
+			return rawEntry(1, TypeNodeUp, at, `{"id":"n2","capacity":{"cpu":-1}}`)
+		}, codes.InvalidArgument, []string{"capacity[cpu]"}},
+	}
+	h := busyHarness(t)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := stateDigest(t, h.f)
+			later := t0.Add(24 * time.Hour)
+			view := h.f.View(later)
+			h.now = h.now.Add(time.Second)
+			resp := h.f.Apply(h.log.addRaw(c.entry(t, h.now)))
+			r := resp.(*Result)
+			if r.Err == nil {
+				t.Fatalf("accepted; want %v", c.code)
+			}
+			if Code(r.Err) != c.code {
+				t.Fatalf("code %v (%v), want %v", Code(r.Err), r.Err, c.code)
+			}
+			for _, w := range c.words {
+				if !strings.Contains(r.Err.Error(), w) {
+					t.Errorf("message %q does not mention %q", r.Err, w)
+				}
+			}
+			if stateDigest(t, h.f) != before {
+				t.Fatal("a refused command changed the stored state")
+			}
+			if after := h.f.View(later); !reflect.DeepEqual(view, after) {
+				t.Fatal("a refused command changed the in-memory state")
+			}
+		})
+	}
+	// After all those refusals the FSM still holds exactly what it held,
+	// even across a restart.
+	if err := h.f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f := openFSM(t, h.dir)
+	if stateDigest(t, f) != stateDigest(t, busyHarness(t).f) {
+		t.Fatal("state after refusals differs from the same state built without them")
+	}
+}
+
+func cmd(c Command) func(testing.TB, ledger.Time) []byte {
+	return func(t testing.TB, at ledger.Time) []byte { return rawCommand(t, at, c) }
+}
+
+func job(change func(*SubmitJob)) *SubmitJob {
+	j := &SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"x"}}
+	change(j)
+	return j
+}
+
+func strp(s string) *string { return &s }
