@@ -190,7 +190,7 @@ func macroResults(t *testing.T, opt MacroOptions) map[sched.Policy]*Result {
 // hold the cluster waits, and DRF does not pay it back), but every account
 // here later demands far more than its partition while others idle, and DRF
 // gives idle resources to whoever has the least, so all end above 1; the
-// test does not claim what the model does not show. See the package notes.
+// test does not claim what the model does not show (see the package doc).
 func TestMacroBenchmarkMatchesThePapersFindings(t *testing.T) {
 	opts := []MacroOptions{{Seed: 1}, {Seed: 2}}
 	if path := optionalSharedData("FB-2009_samples_24_times_1hr_1.tsv"); path != "" {
