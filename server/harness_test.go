@@ -70,8 +70,14 @@ func testConfig(dir, id string) Config {
 // first one's gossip address, and waits for a leader.
 func newTestCluster(tb testing.TB, n int) *testCluster {
 	tb.Helper()
-	c := &testCluster{tb: tb, logger: testLogger(tb), conns: make(map[string]*grpc.ClientConn)}
-	tb.Cleanup(c.close)
+	return newTestClusterWith(tb, n, nil)
+}
+
+// newTestClusterWith is newTestCluster with each server's configuration
+// changed by tune first.
+func newTestClusterWith(tb testing.TB, n int, tune func(*Config)) *testCluster {
+	tb.Helper()
+	c := newEmptyCluster(tb)
 	dir := tb.TempDir()
 	for i := range n {
 		cfg := testConfig(dir, fmt.Sprintf("s%d", i+1))
@@ -79,14 +85,30 @@ func newTestCluster(tb testing.TB, n int) *testCluster {
 		if i > 0 {
 			cfg.Join = []string{c.servers[0].GossipAddr()}
 		}
-		c.cfgs = append(c.cfgs, cfg)
-		c.servers = append(c.servers, nil)
-		c.start(i)
+		if tune != nil {
+			tune(&cfg)
+		}
+		c.add(cfg)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	c.waitLeader(ctx)
 	return c
+}
+
+// newEmptyCluster returns a cluster without servers; add them with add.
+func newEmptyCluster(tb testing.TB) *testCluster {
+	c := &testCluster{tb: tb, logger: testLogger(tb), conns: make(map[string]*grpc.ClientConn)}
+	tb.Cleanup(c.close)
+	return c
+}
+
+// add starts a server with cfg and returns its index.
+func (c *testCluster) add(cfg Config) int {
+	c.cfgs = append(c.cfgs, cfg)
+	c.servers = append(c.servers, nil)
+	c.start(len(c.cfgs) - 1)
+	return len(c.cfgs) - 1
 }
 
 // start starts server i from its configuration and data dir.
@@ -188,6 +210,19 @@ func (c *testCluster) waitLeader(ctx context.Context) *Server {
 	}
 }
 
+// waitLeaderAmong waits until s leads and is current.
+func (c *testCluster) waitLeaderAmong(ctx context.Context, s *Server) *Server {
+	c.tb.Helper()
+	for !s.IsLeader() || !s.leaderReady.Load() {
+		select {
+		case <-ctx.Done():
+			c.tb.Fatalf("%s did not become leader: %v", s.NodeID(), ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return s
+}
+
 // follower returns some running server that is not the leader.
 func (c *testCluster) follower(ctx context.Context) *Server {
 	leader := c.waitLeader(ctx)
@@ -219,8 +254,20 @@ func (c *testCluster) conn(s *Server) *grpc.ClientConn {
 // index and holds byte-identical state, and returns that state's digest.
 func (c *testCluster) waitConverged(ctx context.Context) [32]byte {
 	c.tb.Helper()
+	return c.waitConvergedHow(ctx, true)
+}
+
+// waitConvergedRaftOnly is waitConverged for servers that do not share a
+// gossip pool.
+func (c *testCluster) waitConvergedRaftOnly(ctx context.Context) [32]byte {
+	c.tb.Helper()
+	return c.waitConvergedHow(ctx, false)
+}
+
+func (c *testCluster) waitConvergedHow(ctx context.Context, gossip bool) [32]byte {
+	c.tb.Helper()
 	for {
-		digest, why := c.converged()
+		digest, why := c.converged(gossip)
 		if why == "" {
 			return digest
 		}
@@ -232,7 +279,7 @@ func (c *testCluster) waitConverged(ctx context.Context) [32]byte {
 	}
 }
 
-func (c *testCluster) converged() ([32]byte, string) {
+func (c *testCluster) converged(gossip bool) ([32]byte, string) {
 	servers := c.running()
 	var (
 		digest [32]byte
@@ -253,6 +300,17 @@ func (c *testCluster) converged() ([32]byte, string) {
 		}
 		if d != digest {
 			return [32]byte{}, fmt.Sprintf("%s and %s hold different state at index %d", servers[0].NodeID(), s.NodeID(), idx)
+		}
+	}
+	// Every server must also know every other through gossip, or it
+	// cannot forward to whichever of them leads.
+	if gossip {
+		for _, s := range servers {
+			for _, o := range servers {
+				if _, ok := s.gossip.Server(o.NodeID()); !ok {
+					return [32]byte{}, fmt.Sprintf("%s does not see %s in the gossip pool", s.NodeID(), o.NodeID())
+				}
+			}
 		}
 	}
 	return digest, ""

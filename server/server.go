@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -180,9 +181,14 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		}
 	})
 	s.goRun(func() { s.leadershipLoop(runCtx, notify) })
-	if len(s.cfg.Join) > 0 {
-		s.goRun(func() { s.gossip.joinLoop(runCtx, s.cfg.Join) })
+	known, err := loadKnownServers(s.cfg.DataDir)
+	if err != nil {
+		s.logger.Warn("ignoring the servers remembered in the data dir", "error", err)
 	}
+	if join := joinList(s.cfg.Join, known); len(join) > 0 {
+		s.goRun(func() { s.gossip.joinLoop(runCtx, join) })
+	}
+	s.goRun(func() { s.rememberServersLoop(runCtx) })
 	if s.cfg.BootstrapExpect > 0 && !s.hadState {
 		s.goRun(func() { s.bootstrapLoop(runCtx) })
 	}
@@ -190,6 +196,18 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		"raft", s.RaftAddr(), "grpc", s.GRPCAddr(), "gossip", s.GossipAddr(),
 		"data_dir", s.cfg.DataDir, "had_state", s.hadState)
 	return nil
+}
+
+// joinList is the configured join addresses followed by the remembered
+// ones, without repeats.
+func joinList(configured, remembered []string) []string {
+	out := slices.Clone(configured)
+	for _, a := range remembered {
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func (s *Server) goRun(f func()) {

@@ -1,0 +1,76 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// knownServersFile remembers the gossip addresses of the servers this one
+// has seen, so a restarted server finds the pool again even when its
+// --join list is empty or stale (Serf's snapshot does the same for Consul).
+// Without it, a restarted server would rejoin Raft but not gossip, and
+// could not learn where to forward writes.
+const knownServersFile = "known-servers.json"
+
+func loadKnownServers(dataDir string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, knownServersFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read known servers: %w", err)
+	}
+	var addrs []string
+	if err := json.Unmarshal(b, &addrs); err != nil {
+		// A damaged hint is not worth refusing to start over; the --join
+		// list still works.
+		return nil, nil
+	}
+	return addrs, nil
+}
+
+func saveKnownServers(dataDir string, addrs []string) error {
+	b, err := json.Marshal(addrs)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dataDir, knownServersFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dataDir, knownServersFile))
+}
+
+// rememberServersLoop saves the gossip addresses of the other live servers
+// whenever the set changes.
+func (s *Server) rememberServersLoop(ctx context.Context) {
+	changed := s.gossip.subscribe()
+	defer s.gossip.unsubscribe(changed)
+	var saved []string
+	for {
+		var addrs []string
+		for _, m := range s.gossip.Servers() {
+			if m.ID != s.cfg.NodeID {
+				addrs = append(addrs, m.Gossip)
+			}
+		}
+		slices.Sort(addrs)
+		if len(addrs) > 0 && !slices.Equal(addrs, saved) {
+			if err := saveKnownServers(s.cfg.DataDir, addrs); err != nil {
+				s.logger.Warn("cannot save known servers", "error", err)
+			} else {
+				saved = addrs
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
