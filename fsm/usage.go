@@ -14,6 +14,9 @@ type UsageQuery struct {
 	From, To ledger.Time
 	ByUser   bool
 	Account  string
+	// Now is when running attempts are counted up to; it is raised to the
+	// last applied command's time (so 0 means that time).
+	Now ledger.Time
 }
 
 // UsageRow is one account's (or user's) usage over the range.
@@ -32,8 +35,7 @@ type UsageRow struct {
 
 // Usage sums resource usage and charges over a time range. An attempt
 // holds its resources from when it started (or was placed, if no start was
-// reported) until it ended, or until the last applied command's time while
-// it still runs.
+// reported) until it ended, or until q.Now while it still runs.
 func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 	if q.To <= q.From {
 		return nil, invalid("usage range [%s, %s) is empty: give a from time before the to time", formatTime(q.From), formatTime(q.To))
@@ -41,6 +43,7 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 	var rows []UsageRow
 	err := f.view(func(st *state, tx *bolt.Tx) error {
 		n := len(st.settings.Resources)
+		now := max(q.Now, st.now)
 		type acc struct {
 			row   UsageRow
 			usage ledger.Vector
@@ -60,7 +63,7 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 			}
 			end := a.EndedAt
 			if a.State.active() {
-				end = st.now
+				end = now
 			}
 			lo, hi := max(start, q.From), min(end, q.To)
 			charged := !a.State.active() && a.EndedAt >= q.From && a.EndedAt < q.To
