@@ -33,8 +33,17 @@ type Index struct {
 	// first is the lowest node index below t (noNode for padding only), so
 	// ties can go to the lowest index even though leaves are not in index order.
 	first []int32
-	// slot maps a node index to its leaf slot; bySlot maps back.
-	slot, bySlot []int32
+	// slot maps a node index to its leaf slot; bySlot maps back (-1 for
+	// padding). order, points and span are arrange's scratch.
+	slot, bySlot, order []int32
+	points, span        []float64
+	// nodeFree holds the free vectors in node order, k each, as layout
+	// reads them (a copy of the caller's at Reset, of the leaves' at a
+	// relayout).
+	nodeFree []float64
+	// searched and visited count searches and the tree nodes they visited
+	// since the last layout (arrange.go); layouts counts layouts.
+	searched, visited, layouts int
 	// inv holds 1/M_j per resource, or 0 for a resource no node has, so it
 	// drops out of every score.
 	inv []float64
@@ -43,6 +52,14 @@ type Index struct {
 	// per-resource weights (affinity) or lowest free a fitting node can have
 	// (best-fit).
 	scale, weight, floor []float64
+
+	// changes lists the nodes Take changed; tree says how far the inner
+	// nodes above (hi, lo, hiIdle, loIdle) have caught up (changes.go).
+	changes []int32
+	tree    follower
+
+	// hot holds the tournament trees of often-asked demands (hot.go).
+	hot hotCache
 }
 
 // kind is the strategy as a small integer, so the search's inner loop does not
@@ -104,8 +121,9 @@ func (x *Index) Free(node int) ledger.Vector {
 	return ledger.Vector(x.hi[at : at+x.k : at+x.k])
 }
 
-// leafFree is Free without the range check, for callers that have one.
-func (x *Index) leafFree(t int) ledger.Vector {
+// maxFree is the component-wise max of the free vectors below tree node t
+// (for a leaf, its node's free vector).
+func (x *Index) maxFree(t int) ledger.Vector {
 	at := t * x.k
 	return ledger.Vector(x.hi[at : at+x.k : at+x.k])
 }

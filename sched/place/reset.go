@@ -1,10 +1,8 @@
 package place
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/longfair/longfair/ledger"
 )
@@ -73,8 +71,14 @@ func (x *Index) Reset(s Strategy, capacity, free []ledger.Vector) error {
 	}
 	x.weight = grow(x.weight, k)
 	x.floor = grow(x.floor, k)
-	x.arrange(capacity)
-	x.build(free)
+	x.nodeFree = grow(x.nodeFree, n*k)
+	for v, f := range free {
+		copy(x.nodeFree[v*k:v*k+k], f)
+	}
+	// Room for the whole log up front, so Take never allocates.
+	x.changes = grow(x.changes, 2*x.rebuildAfter()+1)[:0]
+	x.layout()
+	x.hot.reset(k)
 	return nil
 }
 
@@ -117,26 +121,9 @@ func largestCapacity(dst []float64, k int, capacity []ledger.Vector) []float64 {
 	return dst
 }
 
-// arrange chooses which leaf slot each node gets. Nodes with the same
-// capacity (one node class) sit next to each other, so a subtree's max and
-// min vectors describe similar nodes and its bounds stay tight; within a
-// class, nodes keep index order.
-func (x *Index) arrange(capacity []ledger.Vector) {
-	x.bySlot = grow(x.bySlot, x.n)
-	x.slot = grow(x.slot, x.n)
-	for i := range x.bySlot {
-		x.bySlot[i] = int32(i)
-	}
-	slices.SortStableFunc(x.bySlot, func(a, b int32) int {
-		return slices.CompareFunc(capacity[a], capacity[b], func(p, q float64) int { return cmp.Compare(q, p) })
-	})
-	for p, node := range x.bySlot {
-		x.slot[node] = int32(p)
-	}
-}
-
-// build fills the tree from the free vectors.
-func (x *Index) build(free []ledger.Vector) {
+// layout arranges the nodes (arrange.go) and builds the search tree from
+// their free vectors in x.nodeFree.
+func (x *Index) layout() {
 	k := x.k
 	x.leaves = 0
 	if x.n == 0 {
@@ -146,6 +133,7 @@ func (x *Index) build(free []ledger.Vector) {
 	for x.leaves < x.n {
 		x.leaves *= 2
 	}
+	x.arrange()
 	size := 2 * x.leaves
 	x.hi = grow(x.hi, size*k)
 	x.lo = grow(x.lo, size*k)
@@ -155,16 +143,17 @@ func (x *Index) build(free []ledger.Vector) {
 	for p := range x.leaves {
 		t := x.leaves + p
 		hi, lo := x.hi[t*k:t*k+k], x.lo[t*k:t*k+k]
-		if p >= x.n {
+		node := x.bySlot[p]
+		if node < 0 {
 			for j := range hi {
 				hi[j], lo[j] = math.Inf(-1), math.Inf(1)
 			}
 			x.hiIdle[t], x.loIdle[t], x.first[t] = math.Inf(-1), math.Inf(1), noNode
 			continue
 		}
-		node := x.bySlot[p]
-		copy(hi, free[node])
-		copy(lo, free[node])
+		free := x.nodeFree[int(node)*k : int(node)*k+k]
+		copy(hi, free)
+		copy(lo, free)
 		x.first[t] = node
 		x.hiIdle[t] = x.idle(hi)
 		x.loIdle[t] = x.hiIdle[t]
@@ -173,17 +162,14 @@ func (x *Index) build(free []ledger.Vector) {
 		x.pull(t)
 		x.first[t] = min(x.first[2*t], x.first[2*t+1])
 	}
+	x.caughtUp(&x.tree)
+	x.searched, x.visited = 0, 0
+	x.layouts++
 }
 
 // idle is a node's idle sum Σ_j free_j/M_j, the key of spread and best-fit.
 // Always summed in resource order, so equal free vectors give equal keys.
-func (x *Index) idle(free []float64) float64 {
-	s := 0.0
-	for j, f := range free {
-		s += f * x.inv[j]
-	}
-	return s
-}
+func (x *Index) idle(free []float64) float64 { return dot(x.inv, free) }
 
 // pull recomputes tree node t from its children and reports whether anything
 // changed (when nothing did, no ancestor changes either).

@@ -17,9 +17,9 @@ import (
 // Every bound below is the same arithmetic applied to a vector that is at
 // least (affinity, spread) or at most (best-fit) every fitting node's free
 // vector below the subtree. Rounded IEEE arithmetic is monotone, so the bound
-// is exact, not just approximately right: a subtree whose bound does not beat
-// the best node found so far (or only ties it with a higher lowest index) can
-// not hold a better node, and ties between equal nodes resolve exactly.
+// holds for the computed keys, not just for exact ones: a subtree whose bound
+// does not beat the best node found so far (or only ties it with a higher
+// lowest index) cannot hold a better node, and ties resolve exactly.
 
 // fitSlack is how far below a demand a node's free quantity may be and still
 // pass ledger.Vector.Fits: twice its absolute tolerance of 1e-9, plus relative
@@ -42,20 +42,37 @@ type frame struct {
 // the lowest node index. A demand whose length differs from the nodes'
 // vectors, or with a negative or non-finite entry, fits nowhere.
 //
-// Best does not allocate; it visits O(log N) subtrees when the bounds are
-// tight (similar nodes, or one clearly best node) and more when many nodes
-// look alike in their maxima but few fit.
+// A demand asked for a few times gets a tree of its own (hot.go) and is then
+// answered in O(1) plus O(log N) per Take since it was last asked. Other
+// demands are found by branch and bound over the search tree, which visits
+// O(log N) subtrees when the bounds are tight and more when many nodes score
+// higher than the answer but do not fit it. Best allocates only when a demand
+// first gets its tree in the life of the Index.
 func (x *Index) Best(demand ledger.Vector) (node int, ok bool) {
-	if x.n == 0 || len(demand) != x.k || !admissible(demand) || !x.leafFree(1).Fits(demand) {
+	if x.n == 0 || len(demand) != x.k || !admissible(demand) || !x.maxFree(1).Fits(demand) {
 		return -1, false
 	}
-	x.prepare(demand)
+	if node, ok, hot := x.bestHot(demand); hot {
+		return node, ok
+	}
+	return x.search(demand)
+}
 
+// search is Best by branch and bound over the tree.
+func (x *Index) search(demand ledger.Vector) (node int, ok bool) {
+	x.syncTree()
+	if !x.maxFree(1).Fits(demand) { // Best looked before the sync
+		return -1, false
+	}
+	x.prepare(demand, x.weight, x.floor)
+	// Depth ≤ 29 and each step pops one frame and pushes at most two.
 	var stack [64]frame
-	stack[0] = frame{1, x.bound(1)}
+	stack[0] = frame{1, x.candidateBound(1)}
 	sp := 1
 	bestKey, bestNode := math.Inf(-1), int32(noNode)
+	visits := 0
 	for sp > 0 {
+		visits++
 		sp--
 		f := stack[sp]
 		t := int(f.t)
@@ -89,6 +106,7 @@ func (x *Index) Best(demand ledger.Vector) (node int, ok bool) {
 			sp++
 		}
 	}
+	x.noteSearch(visits)
 	if bestNode == noNode {
 		return -1, false
 	}
@@ -106,50 +124,81 @@ func beats(bound float64, first int32, bestKey float64, bestNode int32) bool {
 // bound: it must hold a node, its max vector must cover the demand, and its
 // bound must beat the best so far.
 func (x *Index) candidate(t int, demand ledger.Vector, bestKey float64, bestNode int32) (float64, bool) {
-	if x.first[t] == noNode || !x.leafFree(t).Fits(demand) {
+	if x.first[t] == noNode || !x.maxFree(t).Fits(demand) {
 		return 0, false
 	}
-	b := x.bound(t)
+	b := x.candidateBound(t)
 	return b, beats(b, x.first[t], bestKey, bestNode)
 }
 
-// prepare computes the per-demand terms of the bounds.
-func (x *Index) prepare(demand ledger.Vector) {
+// candidateBound is a leaf's key, or an inner tree node's bound.
+func (x *Index) candidateBound(t int) float64 {
+	if t >= x.leaves {
+		return x.leafKey(t, x.weight)
+	}
+	return x.bound(t)
+}
+
+// prepare computes the per-demand terms of the keys and bounds into
+// weight (affinity: c_j) and floor (best-fit: the least free_j a node the
+// demand fits can have).
+func (x *Index) prepare(demand ledger.Vector, weight, floor []float64) {
 	switch x.kind {
 	case kindAffinity:
 		for j, d := range demand {
-			x.weight[j] = d * x.inv[j] * x.inv[j]
+			weight[j] = d * x.inv[j] * x.inv[j]
 		}
 	case kindBestFit:
 		for j, d := range demand {
-			x.floor[j] = d - (fitSlack + d*fitSlackRelative)
+			floor[j] = d - (fitSlack + d*fitSlackRelative)
 		}
 	}
 }
 
-// bound is the highest key any node below t that fits the prepared demand can
-// have. For a leaf that fits, it is the leaf's key.
+// leafKey is the key of the node in leaf t; weight is the demand's, from
+// prepare. Both searches rank nodes by this one function, so they agree to
+// the last bit.
+func (x *Index) leafKey(t int, weight []float64) float64 {
+	switch x.kind {
+	case kindAffinity:
+		return dot(weight, x.hi[t*x.k:t*x.k+x.k])
+	case kindSpread:
+		return x.hiIdle[t]
+	default:
+		return -x.hiIdle[t]
+	}
+}
+
+// bound is the highest key any node below the inner tree node t that fits
+// the prepared demand can have.
 func (x *Index) bound(t int) float64 {
 	k := x.k
 	switch x.kind {
 	case kindAffinity:
-		hi := x.hi[t*k : t*k+k]
-		s := 0.0
-		for j, c := range x.weight[:k] {
-			s += c * hi[j]
-		}
-		return s
+		return dot(x.weight, x.hi[t*k:t*k+k])
 	case kindSpread:
 		return x.hiIdle[t]
 	default: // best-fit: minimize the idle sum, so negate.
-		// A fitting node has free_j ≥ floor_j, and ≥ the subtree's min.
+		// A fitting node has free_j ≥ floor_j, and ≥ the subtree's min;
+		// summed exactly as dot sums, so for a leaf this is its idle sum.
 		lo := x.lo[t*k : t*k+k]
 		s := 0.0
 		for j, inv := range x.inv[:k] {
-			s += max(lo[j], x.floor[j]) * inv
+			s += float64(max(lo[j], x.floor[j]) * inv)
 		}
 		return -max(s, x.loIdle[t])
 	}
+}
+
+// dot is Σ_j w_j·v_j in resource order. The float64 conversion stops the
+// compiler fusing multiply and add (which it may do on some CPUs), so every
+// caller gets bit-identical sums from identical inputs.
+func dot(w, v []float64) float64 {
+	s := 0.0
+	for j, a := range w {
+		s += float64(a * v[j])
+	}
+	return s
 }
 
 // admissible reports whether every entry of demand is finite and

@@ -6,9 +6,10 @@ import (
 	"github.com/longfair/longfair/ledger"
 )
 
-// Take subtracts demand from node's free vector and updates the index: one
-// leaf-to-root path, stopping early where nothing above changes. It does not
-// allocate.
+// Take subtracts demand from node's free vector and updates the index. It
+// changes the node's leaf and logs the change; the trees above catch up when
+// next used (see changes.go). It does not allocate once the log has grown to
+// its working size.
 //
 // Take is for the engine's hot path, right after Best chose node for this
 // demand. Anything TryTake would refuse (a node out of range, a demand of the
@@ -48,10 +49,5 @@ func (x *Index) take(node int, demand ledger.Vector) {
 	copy(x.lo[t*k:t*k+k], free)
 	x.hiIdle[t] = x.idle(free)
 	x.loIdle[t] = x.hiIdle[t]
-	for t > 1 {
-		t /= 2
-		if !x.pull(t) {
-			return
-		}
-	}
+	x.recordChange(node)
 }
