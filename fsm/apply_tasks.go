@@ -102,6 +102,7 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 		j.NextFresh++
 	}
 	j.Running++
+	st.setRunning(j)
 	j.State = JobRunning
 	b.markJob(j)
 	st.fair.TaskStarted(j.Account, a.Demand, t)
@@ -212,6 +213,7 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 	}
 	st.fair.TaskEnded(j.Account, a.Demand, a.AssignedAt, t)
 	j.Running--
+	st.setRunning(j)
 	switch {
 	case state == TaskSucceeded:
 		j.Succeeded++

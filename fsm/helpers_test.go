@@ -84,16 +84,6 @@ func (h *harness) ok(cmd Command) any {
 	return r.Value
 }
 
-// digest returns the FSM's digest.
-func (h *harness) digest() [32]byte {
-	h.t.Helper()
-	d, err := h.f.Digest()
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return d
-}
-
 func f64(x float64) *float64 { return &x }
 
 // setup creates account "phys" (with user "ann" and a grant of sus SU) and

@@ -43,6 +43,9 @@ type state struct {
 
 	jobs        map[uint64]*jobRecord // jobs that have not ended
 	accountJobs map[string][]uint64   // their ids per account, ascending
+	// runningJobs are, per account, the ids of the jobs with placed tasks,
+	// ascending: the baseline counts them first.
+	runningJobs map[string][]uint64
 	running     map[taskID]*attemptRecord
 
 	su   *ledger.SUBook
@@ -69,6 +72,7 @@ func newState() *state {
 		nodes:       make(map[string]*nodeState),
 		jobs:        make(map[uint64]*jobRecord),
 		accountJobs: make(map[string][]uint64),
+		runningJobs: make(map[string][]uint64),
 		running:     make(map[taskID]*attemptRecord),
 		su:          ledger.NewSUBook(),
 		fair:        ledger.NewFairnessBook(ledger.Window{Kind: ledger.WindowNone}, len(defaultResources)),
@@ -154,6 +158,9 @@ func (s *state) loadActive(tx *bolt.Tx, n int) error {
 		j.Demand = pad(j.Demand, n)
 		s.jobs[j.ID] = j
 		s.accountJobs[j.Account] = append(s.accountJobs[j.Account], j.ID)
+		if j.Running > 0 {
+			s.runningJobs[j.Account] = append(s.runningJobs[j.Account], j.ID)
+		}
 	}
 	tasks := tx.Bucket(bucketTasks)
 	c = tx.Bucket(bucketTasksActive).Cursor()
@@ -260,4 +267,20 @@ func padFairness(st ledger.FairnessState, n int) ledger.FairnessState {
 		}
 	}
 	return st
+}
+
+// setRunning keeps runningJobs in step with a job's running count.
+func (s *state) setRunning(j *jobRecord) {
+	ids := s.runningJobs[j.Account]
+	i, has := slices.BinarySearch(ids, j.ID)
+	switch {
+	case j.Running > 0 && !has:
+		s.runningJobs[j.Account] = slices.Insert(ids, i, j.ID)
+	case j.Running == 0 && has:
+		if ids = slices.Delete(ids, i, i+1); len(ids) == 0 {
+			delete(s.runningJobs, j.Account)
+		} else {
+			s.runningJobs[j.Account] = ids
+		}
+	}
 }

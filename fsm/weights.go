@@ -99,19 +99,30 @@ func (s *state) share(account string) ledger.Vector {
 
 // baselineRate is what the account would run alone in its partition: the
 // largest prefix of its active tasks, running first and then pending in
-// queue order, that fits in its share.
+// queue order, that fits in its share. Only the prefix that can matter is
+// gathered — up to the first group that overflows the share — so the cost
+// does not grow with a long queue.
 func (s *state) baselineRate(account string) ledger.Vector {
-	ids := s.accountJobs[account]
-	groups := make([]ledger.TaskGroup, 0, 2*len(ids))
-	for _, id := range ids {
-		if j := s.jobs[id]; j.Running > 0 {
-			groups = append(groups, ledger.TaskGroup{Demand: j.Demand, Count: int(j.Running)})
+	share := s.share(account)
+	used := ledger.NewVector(len(share))
+	var groups []ledger.TaskGroup
+	add := func(j *jobRecord, count int64) bool {
+		groups = append(groups, ledger.TaskGroup{Demand: j.Demand, Count: int(count)})
+		used.AddScaled(j.Demand, float64(count))
+		return share.Fits(used)
+	}
+	fits := true
+	for _, id := range s.runningJobs[account] {
+		if fits = add(s.jobs[id], s.jobs[id].Running); !fits {
+			break
 		}
 	}
-	for _, id := range ids {
-		if j := s.jobs[id]; j.pending() > 0 {
-			groups = append(groups, ledger.TaskGroup{Demand: j.Demand, Count: int(j.pending())})
+	if fits {
+		for _, id := range s.accountJobs[account] {
+			if j := s.jobs[id]; j.pending() > 0 && !add(j, j.pending()) {
+				break
+			}
 		}
 	}
-	return ledger.NonSharingRate(s.share(account), groups)
+	return ledger.NonSharingRate(share, groups)
 }
