@@ -125,6 +125,8 @@ type acctState struct {
 	pending      int
 	lastAlloc    ledger.Time
 	allocated    bool
+	firstArrival ledger.Time
+	arrived      bool
 
 	usage         ledger.Vector // resource-seconds over the whole run
 	tasksRun      int
@@ -327,6 +329,9 @@ func (r *replay) arrive(j int) bool {
 		return false
 	}
 	a := job.Account
+	if acct := &r.accts[a]; !acct.arrived {
+		acct.firstArrival, acct.arrived = r.now, true
+	}
 	va := &r.view.Accounts[a]
 	if len(va.Queue) == 0 {
 		r.newHeads = append(r.newHeads, a)

@@ -99,7 +99,6 @@ func (r *replay) accountResults(res *Result, unfinished []int) []AccountResult {
 		}
 		allAggregate += aggregate[a]
 	}
-	warm := res.Start.Add(res.Makespan / 10)
 	out := make([]AccountResult, len(r.w.Accounts))
 	for a, acct := range r.w.Accounts {
 		st := &r.accts[a]
@@ -124,7 +123,13 @@ func (r *replay) accountResults(res *Result, unfinished []int) []AccountResult {
 		if allAggregate > 0 {
 			ar.UsageShare = aggregate[a] / allAggregate
 		}
+		// Skip the first tenth of the account's own time in the run: an
+		// account that arrives to a busy cluster waits under any policy.
 		ar.MinBeta = ar.FinalBeta
+		warm := res.End
+		if st.arrived {
+			warm = st.firstArrival.Add(res.End.Sub(st.firstArrival) / 10)
+		}
 		for k, t := range res.Samples.Times {
 			if t >= warm {
 				ar.MinBeta = math.Min(ar.MinBeta, res.Samples.Beta[a][k])

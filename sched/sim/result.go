@@ -53,8 +53,9 @@ type AccountResult struct {
 	// FinalUsage and FinalBaseline are Ü and ∫baseline under the window at
 	// End, and FinalBeta the sharing degree β they give (+Inf when the
 	// account never had a baseline). MinBeta is the least β sampled after
-	// the first tenth of the run (before that every newcomer waits for
-	// running tasks to end, under any policy).
+	// the first tenth of the account's time in the run, from its first
+	// arrival to the end (before that a newcomer waits for running tasks to
+	// end, under any policy).
 	FinalUsage, FinalBaseline ledger.Vector
 	FinalBeta, MinBeta        float64
 	// TasksRun counts tasks started.
