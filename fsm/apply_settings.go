@@ -157,7 +157,9 @@ func (b *batch) updateSettings(c *UpdateSettings, t ledger.Time) (any, error) {
 		}
 	}
 	if windowChanged {
-		st.restartFairness(t)
+		if err := b.restartFairness(t); err != nil {
+			return nil, err
+		}
 	}
 	if grown || windowChanged {
 		b.all = true
@@ -206,13 +208,19 @@ func (s *state) growResources(n int) error {
 // restartFairness starts a new fairness book under the current window: the
 // history of another window cannot be converted, so accumulated usage starts
 // again from t, with the running tasks counted from t.
-func (s *state) restartFairness(t ledger.Time) {
+func (b *batch) restartFairness(t ledger.Time) error {
+	s := b.st
 	s.fair = ledger.NewFairnessBook(s.window, len(s.settings.Resources))
 	clear(s.baseRates)
 	for _, id := range sortedTaskIDs(s.running) {
 		a := s.running[id]
 		s.fair.TaskStarted(a.Account, a.Demand, t)
+		a.CountedFrom = t
+		if err := b.saveAttempt(a); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 func sortedTaskIDs[V any](m map[taskID]V) []taskID {

@@ -87,7 +87,7 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 	}
 	a := &attemptRecord{
 		Job: j.ID, Task: p.Task, Attempt: attempt, Account: j.Account, User: j.User, Node: p.Node,
-		Demand: j.Demand.Clone(), State: TaskAssigned, AssignedAt: t,
+		Demand: j.Demand.Clone(), State: TaskAssigned, AssignedAt: t, CountedFrom: t,
 	}
 	if err := b.saveAttempt(a); err != nil {
 		return PlacedTask{}, "", err
@@ -211,7 +211,7 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 		nd.free.Add(a.Demand)
 		delete(nd.tasks, id)
 	}
-	st.fair.TaskEnded(j.Account, a.Demand, a.AssignedAt, t)
+	st.fair.TaskEnded(j.Account, a.Demand, a.CountedFrom, t)
 	j.Running--
 	st.setRunning(j)
 	switch {

@@ -42,6 +42,9 @@ func (b *batch) apply(l *raft.Log) (*Result, error) {
 	r := &Result{Index: l.Index, Time: b.st.now}
 	env, err := Decode(l.Data)
 	if err != nil {
+		if len(l.Data) > 1 {
+			r.Type = CommandType(l.Data[1])
+		}
 		r.Err = err
 		return r, nil
 	}

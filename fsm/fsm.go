@@ -197,6 +197,14 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.db == nil {
+		for i, l := range logs {
+			if l.Type == raft.LogCommand {
+				out[i] = &Result{Index: l.Index, Err: errClosed}
+			}
+		}
+		return out
+	}
 	if f.broken != nil {
 		f.refuseAll(logs, out)
 		return out

@@ -315,3 +315,41 @@ func TestBrokenStoreRefuses(t *testing.T) {
 		t.Fatalf("message %q does not say to restart", r.Err)
 	}
 }
+
+// Changing the window starts the fairness history again from the change,
+// running tasks included, and their ends are counted from there.
+func TestWindowChangeRestartsFairness(t *testing.T) {
+	h := newHarness(t)
+	h.setup(100)
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 2, Walltime: 5 * time.Hour, Command: []string{"x"}})
+	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	h.at(time.Hour)
+	h.ok(&UpdateSettings{Window: strp("sliding:10h")})
+	h.at(90 * time.Minute)
+	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 0, 90*time.Minute)}})
+	h.at(2 * time.Hour)
+	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 1, 1, 0, 2*time.Hour)}})
+	r, _ := h.f.Fairness("phys", h.now)
+	// Both tasks count from the change: 2 cpu × 30 min and 2 cpu × 60 min.
+	if got := r.Accounts[0].Usage["cpu"]; got != 2*1800+2*3600 {
+		t.Fatalf("usage after the window change = %v, want %v", got, 2*1800+2*3600)
+	}
+	if r.Window != (ledger.Window{Kind: ledger.WindowSliding, Length: 10 * time.Hour}) {
+		t.Fatalf("window = %v", r.Window)
+	}
+	// The restarted book survives a restart.
+	h.f.Close()
+	f := openFSM(t, h.dir)
+	if r2, _ := f.Fairness("phys", h.now); r2.Accounts[0].Usage["cpu"] != r.Accounts[0].Usage["cpu"] {
+		t.Fatalf("after restart usage = %v", r2.Accounts[0].Usage)
+	}
+}
+
+// Entries raft still delivers after Close are refused, not a crash.
+func TestApplyAfterClose(t *testing.T) {
+	h := newHarness(t)
+	h.f.Close()
+	if r := h.apply(&CreateAccount{Name: "a"}); Code(r.Err) != codes.Unavailable {
+		t.Fatalf("apply after close: %+v", r)
+	}
+}

@@ -151,11 +151,14 @@ type attemptRecord struct {
 	Demand     ledger.Vector `json:"demand"`
 	State      TaskState     `json:"state"`
 	AssignedAt ledger.Time   `json:"assigned_at"`
-	StartedAt  ledger.Time   `json:"started_at,omitempty"`
-	EndedAt    ledger.Time   `json:"ended_at,omitempty"`
-	ExitCode   int32         `json:"exit_code,omitempty"`
-	Runtime    time.Duration `json:"runtime,omitempty"`
-	Charged    ledger.SU     `json:"charged,omitempty"`
+	// CountedFrom is when the fairness book started counting the attempt:
+	// its placement, or the last change of fairness window.
+	CountedFrom ledger.Time   `json:"counted_from"`
+	StartedAt   ledger.Time   `json:"started_at,omitempty"`
+	EndedAt     ledger.Time   `json:"ended_at,omitempty"`
+	ExitCode    int32         `json:"exit_code,omitempty"`
+	Runtime     time.Duration `json:"runtime,omitempty"`
+	Charged     ledger.SU     `json:"charged,omitempty"`
 }
 
 type nodeRecord struct {
