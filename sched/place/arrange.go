@@ -154,10 +154,4 @@ func (x *Index) noteSearch(visits int) {
 }
 
 // relayout arranges the nodes afresh from their current free vectors.
-func (x *Index) relayout() {
-	k := x.k
-	for v := range x.n {
-		copy(x.nodeFree[v*k:v*k+k], x.Free(v))
-	}
-	x.layout()
-}
+func (x *Index) relayout() { x.layout() }

@@ -18,9 +18,11 @@ const (
 	// promoteAfter is how often a demand is asked for before it gets a
 	// tree: building one costs about as much as a few searches.
 	promoteAfter = 4
-	// maxHot bounds the trees kept (each holds 8 bytes per leaf slot);
-	// the least recently used one makes room.
-	maxHot = 16
+	// maxHot bounds the trees kept; the least recently used one makes
+	// room. A tree takes 32 bytes per leaf slot (512 KiB for 10,000
+	// nodes), and hotMemory bounds them all together on huge clusters.
+	maxHot    = 16
+	hotMemory = 64 << 20
 	// recentSlots is the size of the table that counts how often recent
 	// demands were asked for (direct-mapped by hash; a power of two).
 	recentSlots = 256
@@ -47,7 +49,9 @@ type entry struct {
 	node int32
 }
 
-var none = entry{key: math.Inf(-1), node: noNode}
+// none is the entry of a subtree the demand fits nowhere in; its key loses
+// to every node's.
+func none() entry { return entry{key: math.Inf(-1), node: noNode} }
 
 // recentShape counts the asks for one recent demand.
 type recentShape struct {
@@ -127,7 +131,7 @@ func (x *Index) answer(s *hotShape) (node int, ok, handled bool) {
 func (x *Index) promoteShape(hash uint64, demand ledger.Vector) *hotShape {
 	h := &x.hot
 	var s *hotShape
-	if len(h.shapes) < maxHot {
+	if len(h.shapes) < x.maxHot() {
 		if len(h.shapes) < cap(h.shapes) {
 			h.shapes = h.shapes[:len(h.shapes)+1] // reuse an old tree's memory
 		} else {
@@ -146,6 +150,11 @@ func (x *Index) promoteShape(hash uint64, demand ledger.Vector) *hotShape {
 	s.demand = append(s.demand[:0], demand...)
 	s.weight = grow(s.weight, x.k)
 	return s
+}
+
+// maxHot is how many trees the index keeps for its size.
+func (x *Index) maxHot() int {
+	return min(maxHot, max(1, hotMemory/(32*max(1, x.leaves))))
 }
 
 // catchUp applies the Takes s has not seen, or rebuilds s when that is
@@ -196,13 +205,13 @@ func (x *Index) refresh(s *hotShape, v int) {
 // leafEntry is node v's tournament slot for s (none past the last node).
 func (x *Index) leafEntry(s *hotShape, v int) entry {
 	if v >= x.n || !x.Free(v).Fits(s.demand) {
-		return none
+		return none()
 	}
 	return entry{key: x.leafKey(x.leaves+int(x.slot[v]), s.weight), node: int32(v)}
 }
 
 // better returns the better of a, from a left subtree (so on equal keys the
-// lower index), and b, from the right one. Keys are finite, so none (key
+// lower index), and b, from the right one. Keys are finite, so none() (key
 // -Inf) loses to any node, and two nones give none.
 func better(a, b entry) entry {
 	if b.key > a.key {

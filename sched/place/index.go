@@ -7,13 +7,11 @@ import (
 )
 
 // Index answers "on which node should this task go" for one strategy without
-// scanning the nodes: it keeps a complete binary tree over the nodes whose
-// every subtree knows the component-wise maximum and minimum of its nodes'
-// free vectors and the range of their normalized idle sums, and searches it by
-// branch and bound (see search.go).
+// scanning the nodes (see the package documentation for how).
 //
 // The zero Index holds no nodes; Reset fills it. An Index is not safe for
-// concurrent use: Best keeps per-call scratch in it and Take changes it.
+// concurrent use: Best keeps per-call scratch and caches in it, and Take
+// changes it.
 type Index struct {
 	kind kind
 	n    int // nodes
@@ -37,9 +35,8 @@ type Index struct {
 	// padding). order, points and span are arrange's scratch.
 	slot, bySlot, order []int32
 	points, span        []float64
-	// nodeFree holds the free vectors in node order, k each, as layout
-	// reads them (a copy of the caller's at Reset, of the leaves' at a
-	// relayout).
+	// nodeFree holds the free vectors in node order, k each: the index's
+	// own copy, which Take changes first and then copies to the node's leaf.
 	nodeFree []float64
 	// searched and visited count searches and the tree nodes they visited
 	// since the last layout (arrange.go); layouts counts layouts.
@@ -110,15 +107,15 @@ func (x *Index) Strategy() Strategy {
 	return ""
 }
 
-// Free returns node's free vector as the index sees it (after every Take).
-// The caller must not change it; it is valid until the next Take or Reset.
-// It returns nil for a node index out of range.
+// Free returns node's free vector as the index sees it: a read-only view
+// that reflects later Takes, valid until the next Reset. It returns nil for a
+// node index out of range.
 func (x *Index) Free(node int) ledger.Vector {
 	if node < 0 || node >= x.n {
 		return nil
 	}
-	at := (x.leaves + int(x.slot[node])) * x.k
-	return ledger.Vector(x.hi[at : at+x.k : at+x.k])
+	at := node * x.k
+	return ledger.Vector(x.nodeFree[at : at+x.k : at+x.k])
 }
 
 // maxFree is the component-wise max of the free vectors below tree node t

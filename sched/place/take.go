@@ -6,10 +6,9 @@ import (
 	"github.com/longfair/longfair/ledger"
 )
 
-// Take subtracts demand from node's free vector and updates the index. It
-// changes the node's leaf and logs the change; the trees above catch up when
-// next used (see changes.go). It does not allocate once the log has grown to
-// its working size.
+// Take subtracts demand from node's free vector and updates the index: it
+// changes the node's leaf and logs the change, and the trees above catch up
+// when next used (changes.go). It does not allocate.
 //
 // Take is for the engine's hot path, right after Best chose node for this
 // demand. Anything TryTake would refuse (a node out of range, a demand of the
@@ -43,9 +42,10 @@ func (x *Index) takeable(node int, demand ledger.Vector) bool {
 
 func (x *Index) take(node int, demand ledger.Vector) {
 	k := x.k
-	t := x.leaves + int(x.slot[node])
-	free := ledger.Vector(x.hi[t*k : t*k+k])
+	free := ledger.Vector(x.nodeFree[node*k : node*k+k])
 	free.Sub(demand)
+	t := x.leaves + int(x.slot[node])
+	copy(x.hi[t*k:t*k+k], free)
 	copy(x.lo[t*k:t*k+k], free)
 	x.hiIdle[t] = x.idle(free)
 	x.loIdle[t] = x.hiIdle[t]
