@@ -76,7 +76,7 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 func writeWorkloadHeader(ew *errWriter, wl *Workload, results []*Result) {
 	ew.printf("Workload: %s\n", wl.Name)
 	ew.printf("Cluster: %d node(s), capacity %s; %d accounts, %d jobs, %d tasks\n",
-		len(wl.Nodes), formatVector(wl.Resources, wl.Capacity()), len(wl.Accounts), len(wl.Jobs), wl.TotalTasks())
+		len(wl.Nodes), formatCapacity(wl), len(wl.Accounts), len(wl.Jobs), wl.TotalTasks())
 	if len(results) > 0 {
 		s := results[0].Settings
 		ew.printf("Settings: window %s, quantum %v, placement %s, time-out %v\n", results[0].Window, s.Quantum, s.Placement, timeoutText(s.Timeout))
@@ -95,6 +95,20 @@ func writeWorkloadHeader(ew *errWriter, wl *Workload, results []*Result) {
 		ew.printf("  %s: %d job(s) (%d tasks) can never run, e.g. job %d of %s: %s\n",
 			r.Policy, len(r.Unschedulable), tasks, r.Unschedulable[0].ID, r.Unschedulable[0].Account, r.Unschedulable[0].Reason)
 	}
+}
+
+// formatCapacity writes the cluster's capacity with units when known:
+// <cpu 236 cores, mem 885 GB>.
+func formatCapacity(wl *Workload) string {
+	c := wl.Capacity()
+	if len(wl.Units) != len(c) {
+		return formatVector(wl.Resources, c)
+	}
+	parts := make([]string, len(c))
+	for i, x := range c {
+		parts[i] = fmt.Sprintf("%s %.6g %s", wl.Resources[i], x, wl.Units[i])
+	}
+	return "<" + strings.Join(parts, ", ") + ">"
 }
 
 func timeoutText(d time.Duration) string {

@@ -139,6 +139,12 @@ func TestLoadSWFErrors(t *testing.T) {
 	if _, _, err := LoadSWF("t.swf", strings.NewReader(good), SWFOptions{AccountBy: "queue"}); err == nil || !strings.Contains(err.Error(), "user or group") {
 		t.Errorf("account-by queue: error %v, want one naming user or group", err)
 	}
+	if _, _, err := LoadSWF("t.swf", strings.NewReader(good), SWFOptions{Top: -1}); err == nil || !strings.Contains(err.Error(), "must not be negative") {
+		t.Errorf("top -1: error %v, want a refusal", err)
+	}
+	if _, _, err := LoadSWFFile("/nonexistent/log.swf", SWFOptions{}); err == nil || !strings.Contains(err.Error(), "log.swf") {
+		t.Errorf("missing file: error %v, want one naming the file", err)
+	}
 }
 
 // countSWF counts a log's job records and the records the loader must skip,

@@ -86,6 +86,12 @@ func TestLoadSWIMErrors(t *testing.T) {
 	}
 }
 
+func TestLoadSWIMRefusesNegativeNodes(t *testing.T) {
+	if _, err := LoadSWIM("fb.tsv", strings.NewReader("job0\t1\t1\t1\t1\t1"), SWIMOptions{Nodes: -2}); err == nil || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("error %v, want a refusal of -2 nodes", err)
+	}
+}
+
 func TestLoadSWIMRealTrace(t *testing.T) {
 	path := sharedData(t, "FB-2009_samples_24_times_1hr_1.tsv")
 	f, err := os.Open(path)
