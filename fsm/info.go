@@ -116,9 +116,11 @@ type NodeInfo struct {
 }
 
 // named turns a vector into a map over the cluster's resources.
-func (s *state) named(v ledger.Vector) map[string]float64 {
-	m := make(map[string]float64, len(s.settings.Resources))
-	for k, name := range s.settings.Resources {
+func (s *state) named(v ledger.Vector) map[string]float64 { return named(s.settings.Resources, v) }
+
+func named(resources []string, v ledger.Vector) map[string]float64 {
+	m := make(map[string]float64, len(resources))
+	for k, name := range resources {
 		if k < len(v) {
 			m[name] = v[k]
 		} else {
@@ -162,10 +164,12 @@ func (s *state) settingsInfo() SettingsInfo {
 	}
 }
 
-func (s *state) jobInfo(j *jobRecord) JobInfo {
+func (s *state) jobInfo(j *jobRecord) JobInfo { return jobInfo(j, s.settings.Resources) }
+
+func jobInfo(j *jobRecord, resources []string) JobInfo {
 	return JobInfo{
 		ID: j.ID, RequestID: j.RequestID, Account: j.Account, User: j.User, Name: j.Name,
-		Demand: s.named(j.Demand), Tasks: j.Tasks, Walltime: j.Walltime, Command: slices.Clone(j.Command),
+		Demand: named(resources, j.Demand), Tasks: j.Tasks, Walltime: j.Walltime, Command: slices.Clone(j.Command),
 		MaxAttempts: j.MaxAttempts, State: j.State, SubmittedAt: j.SubmittedAt, EndedAt: j.EndedAt, CancelledAt: j.CancelledAt,
 		Pending: j.pending(), Running: j.Running, Succeeded: j.Succeeded, Failed: j.Failed, Cancelled: j.Cancelled,
 		Hold: j.Hold, Charged: j.Charged,

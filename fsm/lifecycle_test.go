@@ -217,7 +217,7 @@ func TestLargeArrayIsNotMaterialized(t *testing.T) {
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: MaxTasksPerJob, Walltime: time.Hour, Command: []string{"x"}})
 	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
 	var taskRows, jobBytes int
-	h.f.view(func(_ *state, tx *bolt.Tx) error {
+	h.f.view(func(_ readSnap, tx *bolt.Tx) error {
 		taskRows = tx.Bucket(bucketTasks).Stats().KeyN
 		jobBytes = len(tx.Bucket(bucketJobs).Get(jobKey(1)))
 		return nil

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
@@ -10,9 +11,10 @@ import (
 	"github.com/longfair/longfair/ledger"
 )
 
-// The read methods serve the gRPC API from this replica's state. They take
-// the FSM's read lock, so they see the state between two applied batches,
-// never half of one. Lists page with a cursor: pass the returned next value
+// The read methods serve the gRPC API from this replica's state. Each sees
+// the state between two applied batches, never half of one: in-memory reads
+// hold the FSM's read lock, and reads that scan bbolt use a read
+// transaction opened under it. Lists page with a cursor: pass the returned next value
 // to continue, and the zero value to start; a zero next means the end.
 
 // MaxPage bounds a page of any list; a limit ≤ 0 or larger gets this.
@@ -25,14 +27,34 @@ func pageLimit(limit int) int {
 	return limit
 }
 
-// view runs fn under the read lock with a bbolt read transaction.
-func (f *FSM) view(fn func(st *state, tx *bolt.Tx) error) error {
+// readSnap is what a read that scans bbolt needs from the in-memory state,
+// captured at the same instant as its read transaction.
+type readSnap struct {
+	resources []string
+	now       ledger.Time
+	headSeq   uint64
+	head      ledger.Hash
+}
+
+// view runs fn with a bbolt read transaction. The FSM's lock is held only
+// to open it, so a long scan (a usage report, a journal verification) never
+// holds up applies: the transaction keeps seeing the state as it was.
+func (f *FSM) view(fn func(rs readSnap, tx *bolt.Tx) error) error {
 	f.mu.RLock()
-	defer f.mu.RUnlock()
 	if f.db == nil {
+		f.mu.RUnlock()
 		return errClosed
 	}
-	return f.db.View(func(tx *bolt.Tx) error { return fn(f.st, tx) })
+	tx, err := f.db.Begin(false)
+	if err != nil {
+		f.mu.RUnlock()
+		return fmt.Errorf("fsm: read: %w", err)
+	}
+	rs := readSnap{resources: slices.Clone(f.st.settings.Resources), now: f.st.now}
+	rs.headSeq, rs.head = f.st.su.Head()
+	f.mu.RUnlock()
+	defer tx.Rollback()
+	return fn(rs, tx)
 }
 
 var errClosed = &Error{Code: codes.Unavailable, Msg: "the state store is closed: the server is shutting down or restoring; retry in a few seconds"}
@@ -116,7 +138,7 @@ func (f *FSM) Users(account, after string, limit int) (users []UserInfo, next st
 // empty, keeps only that account's.
 func (f *FSM) Grants(account, after string, limit int) (grants []GrantInfo, next string, err error) {
 	limit = pageLimit(limit)
-	err = f.view(func(_ *state, tx *bolt.Tx) error {
+	err = f.view(func(_ readSnap, tx *bolt.Tx) error {
 		c := tx.Bucket(bucketGrants).Cursor()
 		k, v := c.First()
 		if after != "" {
@@ -147,11 +169,7 @@ func (f *FSM) Grants(account, after string, limit int) (grants []GrantInfo, next
 // Job returns one job.
 func (f *FSM) Job(id uint64) (JobInfo, error) {
 	var info JobInfo
-	err := f.view(func(st *state, tx *bolt.Tx) error {
-		if j, ok := st.jobs[id]; ok {
-			info = st.jobInfo(j)
-			return nil
-		}
+	err := f.view(func(rs readSnap, tx *bolt.Tx) error {
 		var j jobRecord
 		ok, err := getJSON(tx.Bucket(bucketJobs), jobKey(id), &j)
 		if err != nil {
@@ -160,7 +178,7 @@ func (f *FSM) Job(id uint64) (JobInfo, error) {
 		if !ok {
 			return notFound("job %d does not exist: check the id", id)
 		}
-		info = st.jobInfo(&j)
+		info = jobInfo(&j, rs.resources)
 		return nil
 	})
 	return info, err
@@ -180,7 +198,7 @@ type JobFilter struct {
 // Jobs lists jobs newest first.
 func (f *FSM) Jobs(q JobFilter) (jobs []JobInfo, next uint64, err error) {
 	limit := pageLimit(q.Limit)
-	err = f.view(func(st *state, tx *bolt.Tx) error {
+	err = f.view(func(rs readSnap, tx *bolt.Tx) error {
 		all := tx.Bucket(bucketJobs)
 		// Walk an index when there is one to walk, newest first.
 		var index *bolt.Bucket
@@ -217,7 +235,7 @@ func (f *FSM) Jobs(q JobFilter) (jobs []JobInfo, next uint64, err error) {
 				next = jobs[len(jobs)-1].ID
 				break
 			}
-			jobs = append(jobs, st.jobInfo(&j))
+			jobs = append(jobs, jobInfo(&j, rs.resources))
 		}
 		return nil
 	})
@@ -228,8 +246,8 @@ func (f *FSM) Jobs(q JobFilter) (jobs []JobInfo, next uint64, err error) {
 // at least once, by task index, starting at task from.
 func (f *FSM) Tasks(job uint64, from int64, limit int) (tasks []TaskInfo, next int64, err error) {
 	limit = pageLimit(limit)
-	err = f.view(func(st *state, tx *bolt.Tx) error {
-		if _, ok := st.jobs[job]; !ok && tx.Bucket(bucketJobs).Get(jobKey(job)) == nil {
+	err = f.view(func(_ readSnap, tx *bolt.Tx) error {
+		if tx.Bucket(bucketJobs).Get(jobKey(job)) == nil {
 			return notFound("job %d does not exist: check the id", job)
 		}
 		c := tx.Bucket(bucketTasks).Cursor()
@@ -312,7 +330,7 @@ func (f *FSM) Journal(account string, after uint64, limit int) (entries []ledger
 // where the live SU book does, which catches entries cut off the end.
 func (f *FSM) Verify() (ledger.VerifyReport, error) {
 	var report ledger.VerifyReport
-	err := f.view(func(st *state, tx *bolt.Tx) error {
+	err := f.view(func(rs readSnap, tx *bolt.Tx) error {
 		var entries []ledger.JournalEntry
 		if err := tx.Bucket(bucketJournal).ForEach(func(k, v []byte) error {
 			var e ledger.JournalEntry
@@ -329,7 +347,7 @@ func (f *FSM) Verify() (ledger.VerifyReport, error) {
 		if err != nil {
 			return err
 		}
-		if seq, head := st.su.Head(); seq != report.LastSeq || head != report.Head {
+		if rs.headSeq != report.LastSeq || rs.head != report.Head {
 			return &ledger.VerifyError{Seq: report.LastSeq + 1, Position: len(entries),
 				Problem: "the stored journal ends before the live SU book's last entry: entries were removed from its end"}
 		}

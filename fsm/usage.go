@@ -41,9 +41,9 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 		return nil, invalid("usage range [%s, %s) is empty: give a from time before the to time", formatTime(q.From), formatTime(q.To))
 	}
 	var rows []UsageRow
-	err := f.view(func(st *state, tx *bolt.Tx) error {
-		n := len(st.settings.Resources)
-		now := max(q.Now, st.now)
+	err := f.view(func(rs readSnap, tx *bolt.Tx) error {
+		n := len(rs.resources)
+		now := max(q.Now, rs.now)
 		type acc struct {
 			row   UsageRow
 			usage ledger.Vector
@@ -95,7 +95,7 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 		}
 		for _, key := range sortedKeys(groups) {
 			g := groups[key]
-			g.row.Usage = st.named(g.usage)
+			g.row.Usage = named(rs.resources, g.usage)
 			rows = append(rows, g.row)
 		}
 		return nil
