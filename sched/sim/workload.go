@@ -117,6 +117,9 @@ func (w *Workload) Validate() error {
 	if len(w.Nodes) == 0 {
 		return fmt.Errorf("workload %q has no nodes: the cluster needs at least one", w.Name)
 	}
+	if len(w.Nodes) > math.MaxInt32 || len(w.Jobs) > math.MaxInt32 {
+		return fmt.Errorf("workload %q has %d nodes and %d jobs: at most %d of each", w.Name, len(w.Nodes), len(w.Jobs), math.MaxInt32)
+	}
 	for i := range w.Nodes {
 		if err := w.Nodes[i].Capacity.Validate(n); err != nil {
 			return fmt.Errorf("workload %q node %q capacity: %w", w.Name, w.Nodes[i].ID, err)
@@ -157,8 +160,8 @@ func (w *Workload) validateJob(i int) error {
 	if j.Demand.IsZero() {
 		return fmt.Errorf("demand is zero: a task must demand some resource")
 	}
-	if j.Tasks < 1 {
-		return fmt.Errorf("has %d tasks: a job needs at least one", j.Tasks)
+	if j.Tasks < 1 || j.Tasks > math.MaxInt32 {
+		return fmt.Errorf("has %d tasks: a job needs at least one and at most %d", j.Tasks, math.MaxInt32)
 	}
 	if j.Runtime <= 0 {
 		return fmt.Errorf("task runtime %v must be positive", j.Runtime)

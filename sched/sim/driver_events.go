@@ -1,0 +1,121 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/sched"
+)
+
+// arrive submits job j; it reports whether the job joined a queue.
+func (r *replay) arrive(j int) bool {
+	job := &r.w.Jobs[j]
+	js := &r.jobs[j]
+	js.arrived, js.hasArrived = r.now, true
+	if !r.begun {
+		r.begun, r.start = true, r.now
+	}
+	r.trace(TraceEvent{Kind: Arrive, Time: r.now, Job: j, Tasks: job.Tasks})
+	if js.unschedulable {
+		return false
+	}
+	a := job.Account
+	if acct := &r.accts[a]; !acct.arrived {
+		acct.firstArrival, acct.arrived = r.now, true
+	}
+	va := &r.view.Accounts[a]
+	if len(va.Queue) == 0 {
+		r.newHeads = append(r.newHeads, a)
+	}
+	va.Queue = append(va.Queue, sched.Job{ID: uint64(j), Demand: job.Demand, Pending: job.Tasks})
+	acct := &r.accts[a]
+	acct.active = append(acct.active, j)
+	acct.pending += job.Tasks
+	r.pending += job.Tasks
+	r.touch(a)
+	return true
+}
+
+// complete applies a group of tasks ending.
+func (r *replay) complete(e event) {
+	j, node, count := int(e.job), int(e.node), int(e.count)
+	job := &r.w.Jobs[j]
+	a := job.Account
+	acct := &r.accts[a]
+	va := &r.view.Accounts[a]
+	k := float64(count)
+
+	nd := &r.view.Nodes[node]
+	if !r.freedMark[node] {
+		r.freedMark[node] = true
+		r.freed = append(r.freed, node)
+	}
+	r.nodeTasks[node] -= count
+	if r.nodeTasks[node] == 0 {
+		copy(nd.Free, nd.Capacity) // exactly, not the residue of adds and subtracts
+	} else {
+		nd.Free.AddScaled(job.Demand, k)
+		for x := range nd.Free {
+			nd.Free[x] = min(nd.Free[x], nd.Capacity[x])
+		}
+	}
+	acct.runningTasks -= count
+	release(va.Running, job.Demand, k, acct.runningTasks)
+	r.runningTasks -= count
+	release(r.running, job.Demand, k, r.runningTasks)
+
+	r.scaled = scaledInto(r.scaled, job.Demand, k)
+	r.book.TaskEnded(r.w.Accounts[a].Name, r.scaled, e.started, r.now)
+	js := &r.jobs[j]
+	js.finished += count
+	r.trace(TraceEvent{Kind: End, Time: r.now, Job: j, Node: node, Tasks: count})
+	r.touch(a)
+	if js.finished == job.Tasks {
+		r.jobDone(j)
+	}
+}
+
+// release takes k×demand out of a running vector, exactly to zero when no
+// task is left.
+func release(v, demand ledger.Vector, k float64, left int) {
+	if left == 0 {
+		clear(v)
+		return
+	}
+	v.AddScaled(demand, -k)
+	for x := range v {
+		v[x] = max(v[x], 0)
+	}
+}
+
+func scaledInto(dst, demand ledger.Vector, k float64) ledger.Vector {
+	for x := range dst {
+		dst[x] = demand[x] * k
+	}
+	return dst
+}
+
+// jobDone records a job's completion and submits the jobs waiting for it.
+func (r *replay) jobDone(j int) {
+	job := &r.w.Jobs[j]
+	js := &r.jobs[j]
+	js.end = r.now
+	acct := &r.accts[job.Account]
+	acct.activeDead++
+	root := &r.jobs[js.root]
+	if root.stagesLeft--; root.stagesLeft == 0 {
+		rootAcct := &r.accts[r.w.Jobs[js.root].Account]
+		completion := r.now.Sub(root.arrived)
+		rootAcct.jobs++
+		rootAcct.waitSum += root.firstStart.Sub(root.arrived).Seconds()
+		rootAcct.completionSum += completion.Seconds()
+		rootAcct.slowdownSum += max(1, completion.Seconds()/max(root.ideal, slowdownFloor).Seconds())
+	}
+	for _, d := range r.deps[j] {
+		r.events.push(event{at: r.now.Add(r.w.Jobs[d].After.Delay), job: int32(d), kind: evArrive})
+	}
+}
+
+// slowdownFloor bounds slowdown for very short jobs, as is usual for traces
+// where a job of a second would otherwise show a slowdown in the thousands.
+const slowdownFloor = 10 * time.Second
