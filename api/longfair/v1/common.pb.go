@@ -34,7 +34,6 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	reflect "reflect"
-	sync "sync"
 	unsafe "unsafe"
 )
 
@@ -45,76 +44,13 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// SUAmount is an amount of service units.
-type SUAmount struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// micro_su is the amount in micro-SU (1 SU = 1,000,000 micro-SU).
-	MicroSu       int64 `protobuf:"varint,1,opt,name=micro_su,json=microSu,proto3" json:"micro_su,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *SUAmount) Reset() {
-	*x = SUAmount{}
-	mi := &file_longfair_v1_common_proto_msgTypes[0]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *SUAmount) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*SUAmount) ProtoMessage() {}
-
-func (x *SUAmount) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_common_proto_msgTypes[0]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use SUAmount.ProtoReflect.Descriptor instead.
-func (*SUAmount) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_common_proto_rawDescGZIP(), []int{0}
-}
-
-func (x *SUAmount) GetMicroSu() int64 {
-	if x != nil {
-		return x.MicroSu
-	}
-	return 0
-}
-
 var File_longfair_v1_common_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_common_proto_rawDesc = "" +
 	"\n" +
-	"\x18longfair/v1/common.proto\x12\vlongfair.v1\"%\n" +
-	"\bSUAmount\x12\x19\n" +
-	"\bmicro_su\x18\x01 \x01(\x03R\amicroSuB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
+	"\x18longfair/v1/common.proto\x12\vlongfair.v1B9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
 
-var (
-	file_longfair_v1_common_proto_rawDescOnce sync.Once
-	file_longfair_v1_common_proto_rawDescData []byte
-)
-
-func file_longfair_v1_common_proto_rawDescGZIP() []byte {
-	file_longfair_v1_common_proto_rawDescOnce.Do(func() {
-		file_longfair_v1_common_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_longfair_v1_common_proto_rawDesc), len(file_longfair_v1_common_proto_rawDesc)))
-	})
-	return file_longfair_v1_common_proto_rawDescData
-}
-
-var file_longfair_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
-var file_longfair_v1_common_proto_goTypes = []any{
-	(*SUAmount)(nil), // 0: longfair.v1.SUAmount
-}
+var file_longfair_v1_common_proto_goTypes = []any{}
 var file_longfair_v1_common_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for method output_type
 	0, // [0:0] is the sub-list for method input_type
@@ -134,13 +70,12 @@ func file_longfair_v1_common_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_common_proto_rawDesc), len(file_longfair_v1_common_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   1,
+			NumMessages:   0,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_longfair_v1_common_proto_goTypes,
 		DependencyIndexes: file_longfair_v1_common_proto_depIdxs,
-		MessageInfos:      file_longfair_v1_common_proto_msgTypes,
 	}.Build()
 	File_longfair_v1_common_proto = out.File
 	file_longfair_v1_common_proto_goTypes = nil
