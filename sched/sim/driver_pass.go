@@ -14,12 +14,21 @@ import (
 // arrivals behind a blocked head cannot be placed (queues are served in
 // order), and time passing changes the ranking, not what fits. So a pass is
 // needed only if some queue head fits on a node freed at this time, or a new
-// head fits anywhere. Under static a task ending also frees room in its
-// account's partition, which may let its head fit on any node, so every
-// completion calls for a pass there. Skipping a pass that places nothing
-// changes nothing, and on a saturated cluster it saves most passes.
+// head fits anywhere. Skipping a pass that places nothing changes nothing,
+// and on a saturated cluster it saves most passes.
+//
+// That reasoning holds for the policies that cap nobody. Under static a
+// task ending also frees room in its account's partition, which may let its
+// head fit on any node, so every completion calls for a pass; policies not
+// known here to be cap-free always get their pass.
 func (r *replay) mayPlace() bool {
-	if r.cfg.Settings.Policy == sched.Static && len(r.freed) > 0 {
+	switch r.cfg.Settings.Policy {
+	case sched.HMRF, sched.LTDRF, sched.LTAF, sched.DRF, sched.AF, sched.LTRF:
+	case sched.Static:
+		if len(r.freed) > 0 {
+			return true
+		}
+	default:
 		return true
 	}
 	for _, a := range r.newHeads {

@@ -58,6 +58,9 @@ type checker struct {
 	t      *testing.T
 	w      *Workload
 	static bool
+	// conserving is set for the policies that never hold a task back
+	// while it fits somewhere.
+	conserving bool
 
 	used      []ledger.Vector // per node
 	arrived   []bool
@@ -75,8 +78,8 @@ type checker struct {
 	seenStart bool
 }
 
-func newChecker(t *testing.T, w *Workload, static bool) *checker {
-	c := &checker{t: t, w: w, static: static,
+func newChecker(t *testing.T, w *Workload, p sched.Policy) *checker {
+	c := &checker{t: t, w: w, static: p == sched.Static, conserving: workConservingPolicy(p),
 		arrived: make([]bool, len(w.Jobs)), arrival: make([]ledger.Time, len(w.Jobs)),
 		started: make([]int, len(w.Jobs)), ended: make([]int, len(w.Jobs)), endedAt: make([]ledger.Time, len(w.Jobs)),
 		running: map[[3]int64]int{}, order: make([][]int, len(w.Accounts))}
@@ -182,7 +185,7 @@ func (c *checker) event(e TraceEvent) {
 		c.used[e.Node].AddScaled(job.Demand, -float64(e.Tasks))
 		c.runVec[job.Account].AddScaled(job.Demand, -float64(e.Tasks))
 	case Settled:
-		if !c.static {
+		if c.conserving {
 			c.workConserving(e.Time)
 		}
 	}
@@ -252,6 +255,16 @@ func (c *checker) finish(res *Result) {
 	}
 }
 
+// workConservingPolicy lists the policies that place a task whenever it
+// fits some node.
+func workConservingPolicy(p sched.Policy) bool {
+	switch p {
+	case sched.HMRF, sched.LTDRF, sched.LTAF, sched.DRF, sched.AF, sched.LTRF:
+		return true
+	}
+	return false
+}
+
 func closeVectors(a, b ledger.Vector) bool {
 	for i := range a {
 		if math.Abs(a[i]-b[i]) > 1e-6*math.Max(1, math.Abs(b[i])) {
@@ -273,7 +286,7 @@ func TestRunRunsEveryTaskOnceWithinCapacityAndWorkConserving(t *testing.T) {
 		w := randomWorkload(seed)
 		for _, p := range sched.Policies() {
 			t.Run(fmt.Sprintf("seed%d/%s", seed, p), func(t *testing.T) {
-				c := newChecker(t, w, p == sched.Static)
+				c := newChecker(t, w, p)
 				res, err := Run(w, Config{Settings: settingsFor(p), Trace: c.event})
 				if err != nil {
 					t.Fatal(err)
@@ -296,7 +309,7 @@ func TestRunKeepsItsPromisesUnderWindowsAndTimeouts(t *testing.T) {
 			s := settingsFor(p)
 			s.Timeout = win.DefaultTimeout() / 2
 			t.Run(fmt.Sprintf("seed%d/%s/%s", seed, p, win), func(t *testing.T) {
-				c := newChecker(t, w, false)
+				c := newChecker(t, w, p)
 				res, err := Run(w, Config{Settings: s, Window: win, Trace: c.event})
 				if err != nil {
 					t.Fatal(err)
