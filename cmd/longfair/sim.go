@@ -262,7 +262,8 @@ func findSharedData(name string) string {
 // runPolicies replays the workload under every policy, in parallel: the
 // runs share nothing but the read-only workload.
 func runPolicies(w *sim.Workload, opt *simOptions) ([]*sim.Result, error) {
-	base := sched.Settings{Quantum: opt.quantum, Timeout: opt.timeout, Placement: opt.placement}
+	base := sched.DefaultSettings() // keeps the defaults of settings this command has no flag for
+	base.Quantum, base.Timeout, base.Placement = opt.quantum, opt.timeout, opt.placement
 	if w.Slot > 0 && !opt.quantumSet {
 		base.Quantum = w.Slot
 	}
