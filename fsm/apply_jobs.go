@@ -164,7 +164,9 @@ func (b *batch) maybeEndJob(j *jobRecord, t ledger.Time) error {
 	st := b.st
 	entries, err := st.su.Release(holdID(j.ID), t)
 	if err != nil {
-		return fmt.Errorf("release the hold of job %d: %w", j.ID, err)
+		// As with charges: the same on every server, so log it and go on.
+		b.log.Error("fsm: SU book refused to release a job's hold", "job", j.ID, "err", err)
+		entries = nil
 	}
 	if err := b.saveJournal(entries); err != nil {
 		return err

@@ -185,14 +185,23 @@ func (b *batch) loseAttempt(j *jobRecord, a *attemptRecord, t ledger.Time) error
 func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runtime time.Duration, t ledger.Time) error {
 	st := b.st
 	weights := st.settings.BillingWeights
+	detail := ledger.ChargeDetail{Runtime: runtime, Demand: a.Demand.Clone(), Weights: weights.Clone(), Resources: slices.Clone(st.settings.Resources)}
 	cost, err := ledger.Cost(runtime, a.Demand, weights)
 	if err != nil {
-		return fmt.Errorf("cost of job %d task %d: %w", a.Job, a.Task, err)
+		// Billing weights raised since submission can price a task beyond
+		// what an SU holds. The hold is the most a job can be billed, so
+		// bill what is left of it, without a detail that would not add up.
+		hold, _ := st.su.HoldState(holdID(j.ID))
+		cost, detail = hold.Remaining, ledger.ChargeDetail{}
+		b.log.Warn("fsm: task cost does not fit an SU; charging the rest of the job's hold", "job", j.ID, "task", a.Task, "err", err)
 	}
-	detail := ledger.ChargeDetail{Runtime: runtime, Demand: a.Demand.Clone(), Weights: weights.Clone(), Resources: slices.Clone(st.settings.Resources)}
 	entries, err := st.su.Charge(holdID(j.ID), chargeID(a.Job, a.Task, a.Attempt), cost, detail, t)
 	if err != nil {
-		return fmt.Errorf("charge job %d task %d attempt %d: %w", a.Job, a.Task, a.Attempt, err)
+		// The SU book refusing a charge is a bug, but it is the same bug on
+		// every server: record the attempt uncharged rather than stop the
+		// cluster on this entry.
+		b.log.Error("fsm: SU book refused a task charge; the attempt is recorded uncharged", "job", j.ID, "task", a.Task, "attempt", a.Attempt, "err", err)
+		entries = nil
 	}
 	if err := b.saveJournal(entries); err != nil {
 		return err

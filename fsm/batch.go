@@ -3,6 +3,7 @@ package fsm
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 
@@ -17,8 +18,10 @@ import (
 // (an *Error) leaves both untouched; any other error is a store failure that
 // aborts the whole batch.
 type batch struct {
-	tx *bolt.Tx
-	st *state
+	tx   *bolt.Tx
+	st   *state
+	log  *slog.Logger
+	hook func(Command)
 	// touched are the accounts whose active tasks changed in the current
 	// command; all is set when capacity or weights changed.
 	touched map[string]bool
@@ -27,8 +30,19 @@ type batch struct {
 	jobs map[uint64]*jobRecord
 }
 
-func newBatch(tx *bolt.Tx, st *state) *batch {
-	return &batch{tx: tx, st: st, touched: make(map[string]bool), jobs: make(map[uint64]*jobRecord)}
+func newBatch(tx *bolt.Tx, st *state, log *slog.Logger, hook func(Command)) *batch {
+	return &batch{tx: tx, st: st, log: log, hook: hook, touched: make(map[string]bool), jobs: make(map[uint64]*jobRecord)}
+}
+
+// safeApply is apply with a panic turned into a value.
+func (b *batch) safeApply(l *raft.Log) (res *Result, panicked any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, panicked, err = nil, p, nil
+		}
+	}()
+	res, err = b.apply(l)
+	return res, nil, err
 }
 
 func (b *batch) bucket(name []byte) *bolt.Bucket { return b.tx.Bucket(name) }
@@ -54,6 +68,9 @@ func (b *batch) apply(l *raft.Log) (*Result, error) {
 	clear(b.touched)
 	clear(b.jobs)
 	b.all = false
+	if b.hook != nil {
+		b.hook(env.Command)
+	}
 	v, err := b.exec(env.Command, t)
 	if err != nil {
 		var refusal *Error

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -44,6 +45,8 @@ type FSM struct {
 	mu sync.RWMutex
 	db *bolt.DB
 	st *state
+	// hook, when set (by tests), runs before each command is executed.
+	hook func(Command)
 	// broken is set when the store failed to commit a batch. The FSM then
 	// refuses every later entry: it has fallen behind the log, and a restart
 	// catches it up from the last batch it did commit.
@@ -193,6 +196,11 @@ func (f *FSM) Apply(l *raft.Log) any {
 // records the last applied index. Entries at or below the recorded index
 // were applied before a restart and are skipped (their response is nil).
 // Every command entry gets a *Result; configuration entries get nil.
+//
+// A command that makes the FSM panic (a bug) must not take every server
+// down in a loop: the batch is rolled back, the caches reloaded, and the
+// batch applied again with that entry refused as Internal — on every server
+// alike, since they all apply the same entries.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 	out := make([]any, len(logs))
 	f.mu.Lock()
@@ -205,54 +213,86 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 		}
 		return out
 	}
-	if f.broken != nil {
-		f.refuseAll(logs, out)
-		return out
+	poisoned := make(map[int]any)
+	for f.broken == nil {
+		bad, err := f.applyOnce(logs, out, poisoned)
+		if err != nil {
+			f.fail(err)
+			break
+		}
+		if bad < 0 {
+			return out
+		}
+		f.reload()
 	}
+	clear(out)
+	f.refuseAll(logs, out)
+	return out
+}
+
+// applyOnce applies logs in one transaction. It returns the position of an
+// entry that panicked (after rolling back), or -1 when the batch committed.
+func (f *FSM) applyOnce(logs []*raft.Log, out []any, poisoned map[int]any) (int, error) {
 	tx, err := f.db.Begin(true)
 	if err != nil {
-		f.fail(fmt.Errorf("begin transaction: %w", err))
-		f.refuseAll(logs, out)
-		return out
+		return -1, fmt.Errorf("begin transaction: %w", err)
 	}
-	b := newBatch(tx, f.st)
+	b := newBatch(tx, f.st, f.log, f.hook)
 	applied := false
 	for i, l := range logs {
 		if l.Index <= f.st.applied {
 			continue
 		}
 		if l.Type == raft.LogCommand {
-			res, err := b.apply(l)
-			if err != nil {
-				_ = tx.Rollback()
-				f.fail(fmt.Errorf("apply entry %d: %w", l.Index, err))
-				clear(out)
-				f.refuseAll(logs, out)
-				return out
+			if p, ok := poisoned[i]; ok {
+				out[i] = &Result{Index: l.Index, Time: f.st.now, Err: refuse(codes.Internal,
+					"this command hit a bug in the server (%v) and was refused on every server: report it with the server log", p)}
+			} else {
+				res, p, err := b.safeApply(l)
+				if p != nil {
+					_ = tx.Rollback()
+					f.log.Error("fsm: a command panicked; refusing it and applying the rest of the batch",
+						"index", l.Index, "panic", p, "stack", string(debug.Stack()))
+					poisoned[i] = p
+					return i, nil
+				}
+				if err != nil {
+					_ = tx.Rollback()
+					return -1, fmt.Errorf("apply entry %d: %w", l.Index, err)
+				}
+				out[i] = res
 			}
-			out[i] = res
 		}
 		f.st.applied, f.st.term = l.Index, l.Term
 		applied = true
 	}
 	if !applied {
 		_ = tx.Rollback()
-		return out
+		return -1, nil
 	}
 	if err := b.finish(); err != nil {
 		_ = tx.Rollback()
-		f.fail(err)
-		clear(out)
-		f.refuseAll(logs, out)
-		return out
+		return -1, err
 	}
 	if err := tx.Commit(); err != nil {
-		f.fail(fmt.Errorf("commit: %w", err))
-		clear(out)
-		f.refuseAll(logs, out)
-		return out
+		return -1, fmt.Errorf("commit: %w", err)
 	}
-	return out
+	return -1, nil
+}
+
+// reload rebuilds the caches from the last committed state, after a batch
+// was rolled back. If that fails the FSM is broken.
+func (f *FSM) reload() {
+	err := f.db.View(func(tx *bolt.Tx) error {
+		st, err := loadState(tx)
+		if err == nil {
+			f.st = st
+		}
+		return err
+	})
+	if err != nil {
+		f.fail(fmt.Errorf("reload the state after a rolled-back batch: %w", err))
+	}
 }
 
 // refuseAll answers every command entry with the FSM's failure.

@@ -353,3 +353,56 @@ func TestApplyAfterClose(t *testing.T) {
 		t.Fatalf("apply after close: %+v", r)
 	}
 }
+
+// A command that panics (a bug) is refused on every server alike; the rest
+// of its batch applies and the FSM keeps going.
+func TestPanickingCommandIsRefused(t *testing.T) {
+	boom := func(c Command) {
+		if a, ok := c.(*CreateAccount); ok && a.Name == "boom" {
+			panic("injected bug")
+		}
+	}
+	l := &log{}
+	for _, name := range []string{"a", "boom", "b"} {
+		l.add(t, t0, &CreateAccount{Name: name})
+	}
+	var digests [][32]byte
+	for range 2 {
+		f := openFSM(t, t.TempDir())
+		f.hook = boom
+		out := f.ApplyBatch(l.entries)
+		if out[0].(*Result).Err != nil || out[2].(*Result).Err != nil || Code(out[1].(*Result).Err) != codes.Internal {
+			t.Fatalf("results %+v %+v %+v", out[0], out[1], out[2])
+		}
+		if _, err := f.Account("boom"); err == nil {
+			t.Fatal("the panicking command left its account behind")
+		}
+		if _, err := f.Account("b"); err != nil || f.Err() != nil {
+			t.Fatalf("the batch did not go on after the panic: %v, %v", err, f.Err())
+		}
+		digests = append(digests, digestOf(t, f))
+	}
+	if digests[0] != digests[1] {
+		t.Fatal("servers disagree after a panicking command")
+	}
+}
+
+// A charge the SU cannot express (weights raised after submission) bills
+// the rest of the hold instead of stopping the FSM.
+func TestOverflowingChargeBillsTheHold(t *testing.T) {
+	h := newHarness(t)
+	h.setup(100)
+	h.ok(&UpdateSettings{BillingWeights: map[string]float64{"cpu": 1e-9}})
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1e12}, Tasks: 1, Walltime: time.Minute, Command: []string{"x"}})
+	h.ok(&NodeUp{ID: "big", Capacity: map[string]float64{"cpu": 1e12}})
+	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "big"}}})
+	h.ok(&UpdateSettings{BillingWeights: map[string]float64{"cpu": 1e18}})
+	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 0, time.Minute)}})
+	j, _ := h.f.Job(1)
+	if h.f.Err() != nil || j.State != JobSucceeded || j.Hold == 0 || j.Charged != j.Hold {
+		t.Fatalf("job %+v, err %v", j, h.f.Err())
+	}
+	if _, err := h.f.Verify(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -60,10 +60,16 @@ func checkText(field, s string, limit int) *Error {
 	return nil
 }
 
-// checkQuantity refuses a quantity that is not finite and non-negative.
+// MaxQuantity bounds every resource quantity, weight and contribution. An
+// exabyte of memory fits; a value large enough to overflow accumulated
+// usage (resource-seconds over years of a million-task array) does not.
+const MaxQuantity = 1e18
+
+// checkQuantity refuses a quantity that is not finite, non-negative and at
+// most MaxQuantity.
 func checkQuantity(field string, x float64) *Error {
-	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-		return invalid("%s is %v: give a finite number ≥ 0", field, x)
+	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 || x > MaxQuantity {
+		return invalid("%s is %v: give a finite number from 0 to %g", field, x, MaxQuantity)
 	}
 	return nil
 }

@@ -45,6 +45,8 @@ const (
 	MaxAddressBytes   = 255
 	MaxDemandEntries  = 64
 	MaxMemberships    = 1000
+	// MaxQuantity bounds resource quantities, weights and contributions.
+	MaxQuantity = 1e18
 )
 
 func bad(format string, args ...any) error {
@@ -88,8 +90,8 @@ func checkText(field, s string, limit int) error {
 }
 
 func checkQuantity(field string, x float64) error {
-	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
-		return bad("%s is %v: give a finite number ≥ 0", field, x)
+	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 || x > MaxQuantity {
+		return bad("%s is %v: give a finite number from 0 to %g", field, x, MaxQuantity)
 	}
 	return nil
 }
