@@ -208,6 +208,12 @@ func TestAssignDropsStalePlacements(t *testing.T) {
 	if n := h.f.Nodes(); n[0].Free["cpu"] != 2 || n[0].Running != 2 {
 		t.Fatalf("node n1 = %+v", n[0])
 	}
+	if run := h.f.Running("n1"); len(run) != 2 || run[0].Task != 0 || run[1].Task != 1 || run[0].State != TaskAssigned {
+		t.Fatalf("running on n1 = %+v", run)
+	}
+	if run := h.f.Running("n2"); len(run) != 0 {
+		t.Fatalf("running on the down node = %+v", run)
+	}
 }
 
 // A million-task array is one record: no row per pending task.

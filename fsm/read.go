@@ -355,3 +355,18 @@ func (f *FSM) Verify() (ledger.VerifyReport, error) {
 	})
 	return report, err
 }
+
+// Running lists the attempts that hold resources (placed or running), on
+// one node or, with node empty, on all, ordered by job and task. A worker
+// reconnecting to a new leader is reconciled against this list.
+func (f *FSM) Running(node string) []TaskInfo {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var out []TaskInfo
+	for _, id := range sortedTaskIDs(f.st.running) {
+		if a := f.st.running[id]; node == "" || a.Node == node {
+			out = append(out, taskInfo(a))
+		}
+	}
+	return out
+}
