@@ -16,6 +16,22 @@
 // server, and changes nothing. Two servers that apply the same log hold
 // byte-identical bbolt contents (Digest).
 //
+// A leader proposes Encode(now, cmd) through raft.Apply; the future's
+// Response() is a *Result, which Response[T] unpacks into the command's
+// result or its refusal:
+//
+//	CreateAccount, UpdateAccount               AccountInfo
+//	CreateUser, AddMembership, RemoveMembership UserInfo
+//	Grant                                      GrantInfo
+//	UpdateSettings                             SettingsInfo
+//	SubmitJob, CancelJob                       JobInfo
+//	Assign                                     *AssignResult
+//	TaskEvents                                 *EventsResult
+//	NodeUp, NodeDown                           *NodeResult
+//
+// The leader's scheduler takes View(now), runs the policy engine on it and
+// proposes AssignFor(view, placements).
+//
 // Derived state the scheduler and the read API need quickly (queues, running
 // tasks per node, the fairness book, the SU book) is kept in memory, rebuilt
 // from bbolt when the FSM opens or restores, and every change to it is
