@@ -21,6 +21,9 @@ type Engine struct {
 	caps     []ledger.Vector
 	frees    []ledger.Vector
 	out      []Placement
+
+	// tree is the account tree of hdrf and dff (tree.go).
+	tree tree
 }
 
 // cursor is where an account's next task is: job index in its queue and the
@@ -50,6 +53,10 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 	}
 	if err := e.prepare(v); err != nil {
 		return nil, err
+	}
+	if p := v.Settings.Policy; p == HDRF || p == DFF {
+		e.treePass(v) // tree_pass.go
+		return e.out, nil
 	}
 	quantum := v.Settings.Quantum.Seconds()
 	for e.heap.len() > 0 {
@@ -200,6 +207,9 @@ func copyInto(dst, src ledger.Vector) ledger.Vector {
 func validateView(v *View) error {
 	if err := v.Settings.Validate(v.Resources); err != nil {
 		return fmt.Errorf("policy settings: %w", err)
+	}
+	if err := validateTree(v); err != nil {
+		return fmt.Errorf("account tree: %w", err)
 	}
 	n := len(v.Resources)
 	for i := range v.Nodes {

@@ -21,8 +21,17 @@ const (
 	Static Policy = "static" // non-sharing partitions R·w_i/Σw
 )
 
+// The policies of the DFF and FAWKES papers. hdrf and dff share the cluster
+// over the account tree (View.Groups, Account.Group); fawkes confines each
+// account to the partition FAWKES weighting gives it (Account.Share).
+const (
+	HDRF   Policy = "hdrf"   // hierarchical DRF (Bhattacharya et al.), the baseline DFF improves on
+	DFF    Policy = "dff"    // dominant fairness fairness (Wang et al., Algorithms 1–3)
+	Fawkes Policy = "fawkes" // FAWKES partitions sized by dynamic weights (Ghiţ et al.)
+)
+
 // Policies lists every policy the engine knows, in the order help shows them.
-func Policies() []Policy { return []Policy{HMRF, LTDRF, LTAF, DRF, AF, LTRF, Static} }
+func Policies() []Policy { return []Policy{HMRF, LTDRF, LTAF, DRF, AF, LTRF, Static, HDRF, DFF} }
 
 // ParsePolicy turns a name into a Policy, or says which names are valid.
 func ParsePolicy(name string) (Policy, error) {

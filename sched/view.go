@@ -18,6 +18,20 @@ type View struct {
 	// Nodes that are up, with their capacity and free resources.
 	Nodes    []Node
 	Settings Settings
+	// Groups gives the weights of the inner nodes of the account tree that
+	// hdrf and dff share the cluster over (organisation → group → account).
+	// A group is named by its path from the root, "org" or "org/group"; a
+	// group that an account's Group names but that is not listed here has
+	// weight 1. Empty, with no account naming a group, the tree is flat.
+	// Other policies ignore the tree.
+	Groups []Group
+}
+
+// Group is one inner node of the account tree: its path from the root
+// ("org/group", slash separated) and its weight among its siblings.
+type Group struct {
+	Path   string
+	Weight float64
 }
 
 // Account is one account's state as the engine needs it.
@@ -42,6 +56,17 @@ type Account struct {
 	// are identical; the engine places them in index order and never skips
 	// past a job whose next task does not fit.
 	Queue []Job
+	// Group is the path of the account's parent in the account tree
+	// ("org/group"); empty puts the account directly under the root. Only
+	// hdrf and dff use the tree; the account is a leaf of it, weighted by
+	// Weight among its siblings.
+	Group string
+	// Share is the fraction of the cluster (0 to 1) the account's partition
+	// holds under fawkes, as FAWKES weighting last set it (package
+	// sched/fawkes). When no account has a share, fawkes partitions the
+	// cluster by Weight among the accounts with work. Other policies ignore
+	// it.
+	Share float64
 }
 
 // Job is a pending job array: Pending identical tasks starting at FirstIndex.
