@@ -1,92 +1,14 @@
 package fsm
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
-
-	"google.golang.org/grpc/codes"
 
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/place"
 )
-
-// grant applies Grant; the result is a GrantInfo.
-func (b *batch) grant(c *Grant, t ledger.Time) (any, error) {
-	st := b.st
-	if _, ok := st.accounts[c.Account]; !ok {
-		return nil, notFound("account %q does not exist: create it before granting it SUs", c.Account)
-	}
-	grants := b.bucket(bucketGrants)
-	id, next := c.ID, st.nextGrant
-	if id == "" {
-		for {
-			next++
-			id = fmt.Sprintf("g-%d", next)
-			if grants.Get([]byte(id)) == nil {
-				break
-			}
-		}
-	}
-	var old grantRecord
-	if ok, err := getJSON(grants, []byte(id), &old); err != nil {
-		return nil, err
-	} else if ok {
-		if old.Account != c.Account || old.Amount != c.Amount || old.Expires != c.Expires || old.Note != c.Note {
-			return nil, refuse(codes.AlreadyExists, "grant %q already gave %v SU to account %q: a retry must repeat it exactly; a new grant needs a new id", id, old.Amount, old.Account)
-		}
-		return grantInfo(&old), nil
-	}
-	if c.Expires != 0 && c.Expires <= t {
-		return nil, invalid("grant %q expires at %s, which is not in the future: give a later expiry, or none", id, formatTime(c.Expires))
-	}
-	entries, err := st.su.Grant(id, c.Account, c.Amount, c.Expires, t)
-	if err != nil {
-		return nil, ledgerRefusal(err)
-	}
-	g := &grantRecord{ID: id, Account: c.Account, Amount: c.Amount, Expires: c.Expires, GrantedAt: t, Note: c.Note}
-	if err := putJSON(grants, []byte(id), g); err != nil {
-		return nil, err
-	}
-	if err := b.saveJournal(entries); err != nil {
-		return nil, err
-	}
-	st.nextGrant = next
-	return grantInfo(g), nil
-}
-
-// saveJournal stores journal entries the SU book appended.
-func (b *batch) saveJournal(entries []ledger.JournalEntry) error {
-	bk := b.bucket(bucketJournal)
-	for _, e := range entries {
-		data, err := e.MarshalBinary()
-		if err != nil {
-			return fmt.Errorf("encode journal entry %d: %w", e.Seq, err)
-		}
-		if err := bk.Put(u64(e.Seq), data); err != nil {
-			return fmt.Errorf("store journal entry %d: %w", e.Seq, err)
-		}
-	}
-	return nil
-}
-
-// ledgerRefusal maps an SU book error to a refusal with its gRPC code.
-func ledgerRefusal(err error) *Error {
-	code := codes.InvalidArgument
-	switch {
-	case errors.Is(err, ledger.ErrInsufficientFunds):
-		code = codes.ResourceExhausted
-	case errors.Is(err, ledger.ErrIDConflict):
-		code = codes.AlreadyExists
-	case errors.Is(err, ledger.ErrUnknownHold):
-		code = codes.NotFound
-	case errors.Is(err, ledger.ErrHoldClosed):
-		code = codes.FailedPrecondition
-	}
-	return &Error{Code: code, Msg: err.Error()}
-}
 
 // updateSettings applies UpdateSettings; the result is a SettingsInfo.
 func (b *batch) updateSettings(c *UpdateSettings, t ledger.Time) (any, error) {
