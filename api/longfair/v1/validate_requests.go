@@ -1,0 +1,318 @@
+package longfairv1
+
+import (
+	"time"
+	"unicode/utf8"
+)
+
+// The Validate methods of every request type: what can be checked without
+// the cluster state. Helpers and limits are in validate.go.
+
+// Validate checks the request; see the message's field comments.
+func (r *CreateAccountRequest) Validate() error {
+	if err := checkName("name", r.GetName()); err != nil {
+		return err
+	}
+	if r.Weight != nil {
+		if err := checkQuantity("weight", r.GetWeight()); err != nil {
+			return err
+		}
+	}
+	if r.Contribution != nil {
+		return checkQuantity("contribution", r.GetContribution())
+	}
+	return nil
+}
+
+// Validate checks the request.
+func (r *GetAccountRequest) Validate() error { return checkName("name", r.GetName()) }
+
+// Validate checks the request.
+func (r *ListAccountsRequest) Validate() error { return checkPage(r.GetPageSize(), r.GetPageToken()) }
+
+// Validate checks the request.
+func (r *UpdateAccountRequest) Validate() error {
+	if err := checkName("name", r.GetName()); err != nil {
+		return err
+	}
+	if r.Weight != nil && r.GetClearWeight() {
+		return bad("weight and clear_weight are both set: do one or the other")
+	}
+	if r.Contribution != nil && r.GetClearContribution() {
+		return bad("contribution and clear_contribution are both set: do one or the other")
+	}
+	if r.Weight == nil && r.Contribution == nil && !r.GetClearWeight() && !r.GetClearContribution() {
+		return bad("nothing to update: set or clear weight or contribution")
+	}
+	if r.Weight != nil {
+		if err := checkQuantity("weight", r.GetWeight()); err != nil {
+			return err
+		}
+	}
+	if r.Contribution != nil {
+		return checkQuantity("contribution", r.GetContribution())
+	}
+	return nil
+}
+
+// Validate checks the request.
+func (r *CreateUserRequest) Validate() error {
+	if err := checkName("name", r.GetName()); err != nil {
+		return err
+	}
+	if len(r.GetAccounts()) > MaxMemberships {
+		return bad("accounts lists %d accounts: a user can be a member of at most %d", len(r.GetAccounts()), MaxMemberships)
+	}
+	seen := make(map[string]bool, len(r.GetAccounts()))
+	for _, a := range r.GetAccounts() {
+		if err := checkName("accounts entry", a); err != nil {
+			return err
+		}
+		if seen[a] {
+			return bad("accounts lists %q twice: list each account once", a)
+		}
+		seen[a] = true
+	}
+	return nil
+}
+
+// Validate checks the request.
+func (r *GetUserRequest) Validate() error { return checkName("name", r.GetName()) }
+
+// Validate checks the request.
+func (r *ListUsersRequest) Validate() error {
+	if err := checkOptionalName("account", r.GetAccount()); err != nil {
+		return err
+	}
+	return checkPage(r.GetPageSize(), r.GetPageToken())
+}
+
+// Validate checks the request.
+func (r *MembershipRequest) Validate() error {
+	if err := checkName("user", r.GetUser()); err != nil {
+		return err
+	}
+	return checkName("account", r.GetAccount())
+}
+
+// Validate checks the request.
+func (r *CreateGrantRequest) Validate() error {
+	if err := checkOptionalName("id", r.GetId()); err != nil {
+		return err
+	}
+	if err := checkName("account", r.GetAccount()); err != nil {
+		return err
+	}
+	if r.GetAmountMicroSu() <= 0 {
+		return bad("amount_micro_su is %d: a grant must be positive (1 SU = 1000000)", r.GetAmountMicroSu())
+	}
+	if err := checkTimestamp("expires_at", r.GetExpiresAt()); err != nil {
+		return err
+	}
+	return checkText("note", r.GetNote(), MaxNoteBytes)
+}
+
+// Validate checks the request.
+func (r *ListGrantsRequest) Validate() error {
+	if err := checkOptionalName("account", r.GetAccount()); err != nil {
+		return err
+	}
+	return checkPage(r.GetPageSize(), r.GetPageToken())
+}
+
+// Validate checks the request.
+func (r *SubmitJobRequest) Validate() error {
+	if err := checkName("account", r.GetAccount()); err != nil {
+		return err
+	}
+	if err := checkName("user", r.GetUser()); err != nil {
+		return err
+	}
+	if err := checkText("name", r.GetName(), MaxJobNameBytes); err != nil {
+		return err
+	}
+	if err := checkOptionalName("request_id", r.GetRequestId()); err != nil {
+		return err
+	}
+	if len(r.GetDemand()) == 0 {
+		return bad("demand is empty: give each task's resources, e.g. cpu=1")
+	}
+	if err := checkQuantities("demand", r.GetDemand()); err != nil {
+		return err
+	}
+	positive := false
+	for _, x := range r.GetDemand() {
+		positive = positive || x > 0
+	}
+	if !positive {
+		return bad("demand is zero in every resource: a task must hold something, e.g. cpu=1")
+	}
+	if r.GetTasks() < 1 || r.GetTasks() > MaxTasksPerJob {
+		return bad("tasks is %d: a job has 1 to %d tasks", r.GetTasks(), MaxTasksPerJob)
+	}
+	if err := checkDuration("walltime", r.GetWalltime(), false, MaxWalltime); err != nil {
+		return err
+	}
+	if len(r.GetCommand()) == 0 {
+		return bad("command is empty: give the program to run and its arguments")
+	}
+	if len(r.GetCommand()) > MaxCommandArgs {
+		return bad("command has %d arguments: at most %d", len(r.GetCommand()), MaxCommandArgs)
+	}
+	if r.GetCommand()[0] == "" {
+		return bad("command starts with an empty program name: give the program to run")
+	}
+	size := 0
+	for _, arg := range r.GetCommand() {
+		size += len(arg)
+		if !utf8.ValidString(arg) {
+			return bad("command argument %q is not valid UTF-8", arg)
+		}
+	}
+	if size > MaxCommandBytes {
+		return bad("command is %d bytes long: at most %d; put long inputs in a file", size, MaxCommandBytes)
+	}
+	if r.GetMaxAttempts() < 0 || r.GetMaxAttempts() > MaxAttemptsLimit {
+		return bad("max_attempts is %d: give 1 to %d, or 0 for %d", r.GetMaxAttempts(), MaxAttemptsLimit, DefaultMaxAttempts)
+	}
+	return nil
+}
+
+func checkJobID(id uint64) error {
+	if id == 0 {
+		return bad("job_id is 0: give the id SubmitJob returned")
+	}
+	return nil
+}
+
+// Validate checks the request.
+func (r *CancelJobRequest) Validate() error { return checkJobID(r.GetJobId()) }
+
+// Validate checks the request.
+func (r *GetJobRequest) Validate() error { return checkJobID(r.GetJobId()) }
+
+// Validate checks the request.
+func (r *ListJobsRequest) Validate() error {
+	if err := checkOptionalName("account", r.GetAccount()); err != nil {
+		return err
+	}
+	if err := checkOptionalName("user", r.GetUser()); err != nil {
+		return err
+	}
+	for _, s := range r.GetStates() {
+		if _, ok := JobState_name[int32(s)]; !ok || s == JobState_JOB_STATE_UNSPECIFIED {
+			return bad("states contains %d, which is not a job state: use PENDING, RUNNING, SUCCEEDED, FAILED or CANCELLED", int32(s))
+		}
+	}
+	return checkPage(r.GetPageSize(), r.GetPageToken())
+}
+
+// Validate checks the request.
+func (r *ListTasksRequest) Validate() error {
+	if err := checkJobID(r.GetJobId()); err != nil {
+		return err
+	}
+	return checkPage(r.GetPageSize(), r.GetPageToken())
+}
+
+// Validate checks the request.
+func (r *GetFairnessReportRequest) Validate() error {
+	return checkOptionalName("account", r.GetAccount())
+}
+
+// Validate checks the request.
+func (r *GetBalanceRequest) Validate() error { return checkName("account", r.GetAccount()) }
+
+// Validate checks the request.
+func (r *ListJournalRequest) Validate() error {
+	if err := checkOptionalName("account", r.GetAccount()); err != nil {
+		return err
+	}
+	return checkPage(r.GetPageSize(), "")
+}
+
+// Validate checks the request.
+func (r *VerifyRequest) Validate() error { return nil }
+
+// Validate checks the request.
+func (r *UsageReportRequest) Validate() error {
+	if r.GetFrom() == nil || r.GetTo() == nil {
+		return bad("from and to are required: give the report's time range [from, to)")
+	}
+	if err := checkTimestamp("from", r.GetFrom()); err != nil {
+		return err
+	}
+	if err := checkTimestamp("to", r.GetTo()); err != nil {
+		return err
+	}
+	if !r.GetFrom().AsTime().Before(r.GetTo().AsTime()) {
+		return bad("from %s is not before to %s: give a non-empty range", r.GetFrom().AsTime().Format(time.RFC3339), r.GetTo().AsTime().Format(time.RFC3339))
+	}
+	if _, ok := UsageGroupBy_name[int32(r.GetGroupBy())]; !ok {
+		return bad("group_by is %d: use ACCOUNT or USER", int32(r.GetGroupBy()))
+	}
+	return checkOptionalName("account", r.GetAccount())
+}
+
+// Validate checks the request.
+func (r *AddPeerRequest) Validate() error {
+	if err := checkText("id", r.GetId(), MaxNodeIDBytes); err != nil {
+		return err
+	}
+	if r.GetId() == "" {
+		return bad("id is empty: give the new server's node id")
+	}
+	if r.GetRaftAddress() == "" {
+		return bad("raft_address is empty: give the new server's Raft address, host:port")
+	}
+	return checkText("raft_address", r.GetRaftAddress(), MaxAddressBytes)
+}
+
+// Validate checks the request.
+func (r *RemovePeerRequest) Validate() error {
+	if r.GetId() == "" {
+		return bad("id is empty: give the node id of the server to remove")
+	}
+	return checkText("id", r.GetId(), MaxNodeIDBytes)
+}
+
+// Validate checks the request.
+func (r *UpdateSettingsRequest) Validate() error {
+	if r.Policy == nil && r.Window == nil && r.Timeout == nil && r.Placement == nil && r.Quantum == nil &&
+		r.LtrfResource == nil && len(r.GetBillingWeights()) == 0 && len(r.GetAddResources()) == 0 {
+		return bad("nothing to update: set at least one setting")
+	}
+	for _, f := range []struct {
+		name  string
+		value *string
+	}{{"policy", r.Policy}, {"window", r.Window}, {"placement", r.Placement}} {
+		if f.value != nil && (*f.value == "" || len(*f.value) > MaxNameLength || !utf8.ValidString(*f.value)) {
+			return bad("%s is empty, too long or not UTF-8: give one of the values listed in the Settings message", f.name)
+		}
+	}
+	if err := checkDuration("timeout", r.GetTimeout(), true, 0); err != nil {
+		return err
+	}
+	if r.Quantum != nil {
+		if err := checkDuration("quantum", r.GetQuantum(), false, 0); err != nil {
+			return err
+		}
+	}
+	if r.LtrfResource != nil {
+		if err := checkName("ltrf_resource", r.GetLtrfResource()); err != nil {
+			return err
+		}
+	}
+	if err := checkQuantities("billing_weights", r.GetBillingWeights()); err != nil {
+		return err
+	}
+	if len(r.GetAddResources()) > MaxDemandEntries {
+		return bad("add_resources lists %d resources: a cluster has at most %d", len(r.GetAddResources()), MaxDemandEntries)
+	}
+	for _, name := range r.GetAddResources() {
+		if err := checkName("add_resources entry", name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
