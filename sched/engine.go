@@ -21,6 +21,9 @@ type Engine struct {
 	caps     []ledger.Vector
 	frees    []ledger.Vector
 	out      []Placement
+	members  []int       // scratch: the heap's accounts (passfill.go)
+	knob     knobScratch // qknobler (qknobler.go)
+	bpf      bpfScratch  // bpf and sp (bpf.go)
 
 	// tree is the account tree of hdrf and dff (tree.go).
 	tree tree
@@ -56,6 +59,14 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 	}
 	if p := v.Settings.Policy; p == HDRF || p == DFF {
 		e.treePass(v) // tree_pass.go
+		return e.out, nil
+	}
+	switch p := v.Settings.Policy; {
+	case p == QKnobler && v.Settings.QKnoblerRho < 1: // at ρ = 1 qknobler is drf
+		e.qknoblerPass(v)
+		return e.out, nil
+	case p == BPF || p == SP:
+		e.bpfPass(v)
 		return e.out, nil
 	}
 	quantum := v.Settings.Quantum.Seconds()
@@ -237,6 +248,11 @@ func validateView(v *View) error {
 		for j := range a.Queue {
 			if err := a.Queue[j].Demand.Validate(n); err != nil {
 				return fmt.Errorf("account %q job %d demand: %w", a.Name, a.Queue[j].ID, err)
+			}
+		}
+		if a.Latency != nil {
+			if err := a.Latency.validate(n); err != nil {
+				return fmt.Errorf("account %q: %w", a.Name, err)
 			}
 		}
 	}

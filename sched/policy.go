@@ -21,6 +21,13 @@ const (
 	Static Policy = "static" // non-sharing partitions R·w_i/Σw
 )
 
+// The other papers' policies.
+const (
+	QKnobler Policy = "qknobler" // fairness up to ρ of DRF's share, then efficiency (qknobler.go)
+	BPF      Policy = "bpf"      // bounded priority fairness for latency and throughput queues (bpf.go)
+	SP       Policy = "sp"       // strict priority for latency queues, the baseline of bpf (bpf.go)
+)
+
 // The policies of the DFF and FAWKES papers. hdrf and dff share the cluster
 // over the account tree (View.Groups, Account.Group); fawkes confines each
 // account to the partition FAWKES weighting gives it (Account.Share).
@@ -31,7 +38,9 @@ const (
 )
 
 // Policies lists every policy the engine knows, in the order help shows them.
-func Policies() []Policy { return []Policy{HMRF, LTDRF, LTAF, DRF, AF, LTRF, Static, HDRF, DFF} }
+func Policies() []Policy {
+	return []Policy{HMRF, LTDRF, LTAF, DRF, AF, LTRF, Static, QKnobler, BPF, SP, HDRF, DFF}
+}
 
 // ParsePolicy turns a name into a Policy, or says which names are valid.
 func ParsePolicy(name string) (Policy, error) {

@@ -67,6 +67,11 @@ type Account struct {
 	// cluster by Weight among the accounts with work. Other policies ignore
 	// it.
 	Share float64
+	// Latency makes the account a latency queue under bpf and sp: periodic
+	// bursts with a declared demand and deadline, and the class admission
+	// control gave it (see bpf.go and AdmitQueue). Nil is a throughput
+	// queue. Other policies ignore it.
+	Latency *LatencyQueue
 }
 
 // Job is a pending job array: Pending identical tasks starting at FirstIndex.
@@ -75,6 +80,10 @@ type Job struct {
 	Demand     ledger.Vector
 	FirstIndex int
 	Pending    int
+	// Walltime is how long each task is expected to run (the job's time
+	// limit live, its run time in the simulator); zero when unknown. Only
+	// bpf's shortest-remaining-first order among soft queues uses it.
+	Walltime time.Duration
 }
 
 // Node is a worker node as the engine sees it.
@@ -106,4 +115,9 @@ type Settings struct {
 	Placement PlacementStrategy
 	// LTRFResource is the index of the one resource ltrf is fair on.
 	LTRFResource int
+	// QKnoblerRho is qknobler's knob ρ in [0,1]: the fraction of its DRF
+	// dominant share each account gets before the rest goes to the most
+	// efficient tasks. 1 is exactly drf; 0 is efficiency only. Other
+	// policies ignore it.
+	QKnoblerRho float64
 }

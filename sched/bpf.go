@@ -1,0 +1,257 @@
+package sched
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// BPF (bounded priority fairness, "Mitigating the Burstiness-Fairness
+// Tradeoff in Multi-Resource Clusters") serves two kinds of queue. An account
+// is a queue: a throughput queue (Account.Latency nil) cares only about its
+// long-term share; a latency queue declares periodic bursts (LatencySpec) and
+// wants each burst done quickly. Admission control (AdmitQueue) puts every
+// queue in a class, and a bpf pass serves:
+//
+//  1. hard-guarantee latency queues, each up to its burst demand d_i while its
+//     current burst has used less than d_i·t_i (Algorithm 1, line 43);
+//  2. soft-guarantee latency queues the same way, shortest remaining
+//     processing time first (SRPT, line 46);
+//  3. everyone else by DRF over what is left (line 49): throughput queues,
+//     elastic latency queues, and the part of a guaranteed queue's demand
+//     beyond its guarantee, so spare resources are never left idle.
+//
+// Tasks are never preempted: a burst that arrives on a full cluster gets its
+// priority as running tasks end, and keeps it past its deadline until it has
+// used its d_i·t_i (the paper's footnote 2).
+//
+// sp, strict priority (the paper's baseline), serves every latency queue
+// before any throughput queue, with no bound and DRF among the latency
+// queues.
+
+// QueueClass is the class admission control gives a queue under bpf.
+type QueueClass uint8
+
+// Queue classes. The zero value is Elastic: a throughput queue, or a latency
+// queue that only gets its long-term fair share.
+const (
+	Elastic  QueueClass = iota // long-term fair share only (DRF over what is left)
+	Hard                       // burst guaranteed, served first
+	Soft                       // burst served when hard queues leave room, SRPT among soft
+	Rejected                   // not admitted: only an admission outcome, never in a view
+)
+
+var queueClassNames = [...]string{Elastic: "elastic", Hard: "hard", Soft: "soft", Rejected: "rejected"}
+
+// String names the class: elastic, hard, soft or rejected.
+func (c QueueClass) String() string {
+	if int(c) < len(queueClassNames) {
+		return queueClassNames[c]
+	}
+	return fmt.Sprintf("QueueClass(%d)", uint8(c))
+}
+
+// MarshalText writes the class's name.
+func (c QueueClass) MarshalText() ([]byte, error) {
+	if int(c) >= len(queueClassNames) {
+		return nil, fmt.Errorf("unknown queue class %d", uint8(c))
+	}
+	return []byte(c.String()), nil
+}
+
+// UnmarshalText reads a class's name.
+func (c *QueueClass) UnmarshalText(b []byte) error {
+	for i, name := range queueClassNames {
+		if name == string(b) {
+			*c = QueueClass(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown queue class %q: valid classes are elastic, hard, soft, rejected", b)
+}
+
+// LatencySpec is what a latency queue declares (BPF §3.1): its n-th burst
+// arrives at T(n) = Start + n·Period, holds up to Burst while it runs, and
+// must be done by T(n) + Deadline.
+type LatencySpec struct {
+	Start    ledger.Time   `json:"start"`
+	Period   time.Duration `json:"period"`
+	Deadline time.Duration `json:"deadline"`
+	Burst    ledger.Vector `json:"burst"`
+}
+
+// Validate checks the spec against the cluster's number of resources and
+// says what to change when it is wrong.
+func (s *LatencySpec) Validate(resources int) error {
+	if s.Period <= 0 {
+		return fmt.Errorf("latency queue period %v must be positive, e.g. 5m", s.Period)
+	}
+	if s.Deadline <= 0 || s.Deadline > s.Period {
+		return fmt.Errorf("latency queue deadline %v must be positive and at most the period %v: a burst must be done before the next one arrives", s.Deadline, s.Period)
+	}
+	if err := s.Burst.Validate(resources); err != nil {
+		return fmt.Errorf("latency queue burst: %w", err)
+	}
+	if s.Burst.IsZero() {
+		return fmt.Errorf("latency queue burst is zero: give what a burst holds while it runs, e.g. cpu 64, mem 128")
+	}
+	return nil
+}
+
+// BurstStart is T(n) of the burst under way at now: the latest
+// Start + n·Period not after now (n may be negative before Start).
+func (s *LatencySpec) BurstStart(now ledger.Time) ledger.Time {
+	p := int64(s.Period)
+	n := int64(now-s.Start) / p
+	if now < s.Start && int64(now-s.Start)%p != 0 {
+		n-- // round towards −∞
+	}
+	return s.Start + ledger.Time(n*p)
+}
+
+// Budget is d·t, the resource-seconds one burst is guaranteed.
+func (s *LatencySpec) Budget() ledger.Vector {
+	b := s.Burst.Clone()
+	b.Scale(s.Deadline.Seconds())
+	return b
+}
+
+// LatencyQueue is a latency queue's state in a View.
+type LatencyQueue struct {
+	LatencySpec
+	// Class is what admission control decided (bpf only; sp ignores it).
+	Class QueueClass
+	// Used is the resource-seconds the queue's tasks have used since the
+	// current burst began, at BurstStart(View.Now); the caller integrates
+	// it from the queue's running allocation. Nil counts as nothing used.
+	Used ledger.Vector
+}
+
+// validate checks a latency queue in a view.
+func (q *LatencyQueue) validate(resources int) error {
+	if err := q.LatencySpec.Validate(resources); err != nil {
+		return err
+	}
+	if q.Class > Soft {
+		return fmt.Errorf("latency queue class %v: a queue in a view is hard, soft or elastic (rejected queues are not admitted)", q.Class)
+	}
+	if q.Used != nil {
+		if err := q.Used.Validate(resources); err != nil {
+			return fmt.Errorf("latency queue usage this burst: %w", err)
+		}
+	}
+	return nil
+}
+
+// withinBudget reports whether the current burst has used less than d·t in
+// its dominant resource.
+func (q *LatencyQueue) withinBudget() bool {
+	if q.Used == nil {
+		return true
+	}
+	deadline := q.Deadline.Seconds()
+	for k, d := range q.Burst {
+		if d > 0 && q.Used[k] >= d*deadline {
+			return false
+		}
+	}
+	return true
+}
+
+// bpfScratch is bpf's per-pass memory.
+type bpfScratch struct {
+	work  []ledger.Vector // soft queues: resource-seconds of pending work
+	cap   ledger.Vector   // scratch: running plus the next task
+	guard []bool          // latency queue validated and within its budget this pass
+}
+
+// classGuaranteed ranks latency queues served under a guarantee (bpf) or
+// with priority (sp) after starving accounts and before everyone else.
+const classGuaranteed = classSharingLoss
+
+// Sub-ranks within classGuaranteed, in rankKey.a.
+const (
+	rankHard = 0
+	rankSoft = 1
+)
+
+// bpfPass runs a pass under bpf or sp, after prepare.
+func (e *Engine) bpfPass(v *View) {
+	strict := v.Settings.Policy == SP
+	b := &e.bpf
+	b.guard = resize(b.guard, len(v.Accounts))
+	b.work = resize(b.work, len(v.Accounts))
+	for a := range v.Accounts {
+		lq := v.Accounts[a].Latency
+		b.guard[a] = lq != nil && (strict || (lq.Class != Elastic && lq.withinBudget()))
+		if b.guard[a] && !strict && lq.Class == Soft {
+			b.work[a] = pendingWork(b.work[a], v.Accounts[a].Queue, len(v.Resources))
+		}
+	}
+	e.fillByKey(v, func(a int) rankKey {
+		f := &e.fair[a]
+		dom := dominantShare(f.running, e.capacity, f.weight)
+		if !b.guard[a] {
+			return rankKey{class: classNormal, a: dom}
+		}
+		if strict {
+			return rankKey{class: classGuaranteed, a: dom}
+		}
+		lq := v.Accounts[a].Latency
+		b.cap = copyInto(b.cap, f.running)
+		b.cap.Add(e.head(v, a))
+		if !lq.Burst.Fits(b.cap) {
+			// The burst's guarantee is used up for now; the rest of its
+			// demand competes for spare resources.
+			return rankKey{class: classNormal, a: dom}
+		}
+		if lq.Class == Hard {
+			return rankKey{class: classGuaranteed, a: rankHard, b: dom}
+		}
+		return rankKey{class: classGuaranteed, a: rankSoft, b: remainingTime(b.work[a], lq.Burst), c: dom}
+	}, func(a int, job *Job) {
+		if b.guard[a] && !strict && v.Accounts[a].Latency.Class == Soft {
+			b.work[a].AddScaled(job.Demand, -taskSeconds(job))
+		}
+	})
+}
+
+// taskSeconds is a task's expected run time in seconds: its job's walltime,
+// or one second when the job has none, so that tasks still order by size.
+func taskSeconds(job *Job) float64 {
+	if s := job.Walltime.Seconds(); s > 0 {
+		return s
+	}
+	return 1
+}
+
+// pendingWork is Σ pending tasks × run time × demand over the queue: the
+// work still to do, in resource-seconds (see taskSeconds).
+func pendingWork(dst ledger.Vector, queue []Job, resources int) ledger.Vector {
+	dst = resize(dst, resources)
+	clear(dst)
+	for i := range queue {
+		if queue[i].Pending > 0 {
+			dst.AddScaled(queue[i].Demand, float64(queue[i].Pending)*taskSeconds(&queue[i]))
+		}
+	}
+	return dst
+}
+
+// remainingTime is how long the pending work takes at the burst's
+// guaranteed rate: max_k work_k/d_k, the SRPT order among soft queues.
+func remainingTime(work, burst ledger.Vector) float64 {
+	t := 0.0
+	for k, d := range burst {
+		switch {
+		case work[k] <= 0:
+		case d > 0:
+			t = math.Max(t, work[k]/d)
+		default:
+			return math.Inf(1) // needs a resource its guarantee does not cover
+		}
+	}
+	return t
+}
