@@ -27,6 +27,8 @@ type Engine struct {
 
 	// tree is the account tree of hdrf and dff (tree.go).
 	tree tree
+	// partition holds the fawkes partitions (fawkes_policy.go).
+	partition []ledger.Vector
 }
 
 // cursor is where an account's next task is: job index in its queue and the
@@ -60,6 +62,9 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 	if p := v.Settings.Policy; p == HDRF || p == DFF {
 		e.treePass(v) // tree_pass.go
 		return e.out, nil
+	}
+	if v.Settings.Policy == Fawkes {
+		e.fawkesPartitions(v) // fawkes_policy.go; the fill below keeps accounts inside them
 	}
 	switch p := v.Settings.Policy; {
 	case p == QKnobler && v.Settings.QKnoblerRho < 1: // at ρ = 1 qknobler is drf
@@ -221,6 +226,9 @@ func validateView(v *View) error {
 	}
 	if err := validateTree(v); err != nil {
 		return fmt.Errorf("account tree: %w", err)
+	}
+	if err := validateShares(v); err != nil {
+		return err
 	}
 	n := len(v.Resources)
 	for i := range v.Nodes {

@@ -103,6 +103,9 @@ func TestPassIsWorkConservingAndNeverOvercommits(t *testing.T) {
 			if policy == Static && !withinStaticShare(v, a, ps, d) {
 				continue
 			}
+			if policy == Fawkes && !withinFawkesPartition(v, a, ps, d) {
+				continue
+			}
 			for n := range free {
 				if free[n].Fits(d) {
 					t.Fatalf("iteration %d (%s/%s): account %s's next task %v still fits node %d (free %v) after the pass",

@@ -39,7 +39,7 @@ const (
 
 // Policies lists every policy the engine knows, in the order help shows them.
 func Policies() []Policy {
-	return []Policy{HMRF, LTDRF, LTAF, DRF, AF, LTRF, Static, QKnobler, BPF, SP, HDRF, DFF}
+	return []Policy{HMRF, LTDRF, LTAF, DRF, AF, LTRF, Static, QKnobler, BPF, SP, HDRF, DFF, Fawkes}
 }
 
 // ParsePolicy turns a name into a Policy, or says which names are valid.

@@ -51,7 +51,7 @@ type fairness struct {
 // key computes an account's rank under the policy. capacity is R.
 func (p Policy) key(f *fairness, capacity ledger.Vector, ltrfResource int) rankKey {
 	switch p {
-	case DRF, Static, QKnobler: // qknobler with ρ = 1 is drf; below 1 its pass re-ranks
+	case DRF, Static, Fawkes, QKnobler: // qknobler with ρ = 1 is drf; below 1 its pass re-ranks
 		return rankKey{class: classNormal, a: dominantShare(f.running, capacity, f.weight)}
 	case AF:
 		return rankKey{class: classNormal, a: aggregateShare(f.running, capacity, f.weight)}

@@ -36,6 +36,9 @@ func (s Settings) Validate(resources []string) error {
 	if s.Policy == LTRF && (s.LTRFResource < 0 || s.LTRFResource >= len(resources)) {
 		return fmt.Errorf("ltrf resource index %d is out of range: the cluster has %d resources %v", s.LTRFResource, len(resources), resources)
 	}
+	if err := s.Fawkes.Validate(resources); err != nil {
+		return err
+	}
 	if !(s.QKnoblerRho >= 0 && s.QKnoblerRho <= 1) {
 		return fmt.Errorf("qknobler knob ρ %v is out of range: give a value in [0, 1] (0 favours efficiency, 1 is exactly drf)", s.QKnoblerRho)
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/sched/fawkes"
 )
 
 // View is everything one scheduling pass looks at. The engine reads it and
@@ -120,4 +121,10 @@ type Settings struct {
 	// efficient tasks. 1 is exactly drf; 0 is efficiency only. Other
 	// policies ignore it.
 	QKnoblerRho float64
+	// Fawkes configures FAWKES weighting: how the accounts' shares under
+	// fawkes are recomputed every interval (package sched/fawkes). The
+	// engine itself reads only the shares (Account.Share); the leader and
+	// the simulator run the weighting. The zero value is the paper's
+	// defaults.
+	Fawkes fawkes.Config
 }

@@ -1,0 +1,69 @@
+package sched
+
+import (
+	"fmt"
+	"math"
+)
+
+// fawkesPartitions confines every account to its FAWKES partition for the
+// pass (the fill then keeps each account's running tasks inside it, as
+// under static): R × Account.Share. Until the weighting has given anyone a
+// share — a cluster that has just switched to fawkes — the accounts with
+// work (tasks pending or running) split the cluster by Weight, as FAWKES's
+// equal-shares baseline would by weight. An account whose partition shrank
+// below what it runs keeps its tasks (longfair does not preempt) and starts
+// no more until it is back inside.
+func (e *Engine) fawkesPartitions(v *View) {
+	given := false
+	for a := range v.Accounts {
+		given = given || v.Accounts[a].Share > 0
+	}
+	total, active := 0.0, 0
+	if !given {
+		for a := range v.Accounts {
+			if hasWork(&v.Accounts[a]) {
+				total += v.Accounts[a].Weight
+				active++
+			}
+		}
+	}
+	e.partition = resize(e.partition, len(v.Accounts))
+	for a := range v.Accounts {
+		acct := &v.Accounts[a]
+		s := acct.Share
+		if !given && hasWork(acct) {
+			s = acct.Weight / total
+			if total <= 0 {
+				s = 1 / float64(active)
+			}
+		}
+		p := resize(e.partition[a], len(e.capacity))
+		for j, c := range e.capacity {
+			p[j] = c * s
+		}
+		e.partition[a] = p
+	}
+	e.share = e.partition
+}
+
+// hasWork reports whether an account has tasks pending or running.
+func hasWork(a *Account) bool {
+	return !a.Running.IsZero() || nextJob(a.Queue, 0) < len(a.Queue)
+}
+
+// validateShares checks the fawkes shares: fractions of the cluster that
+// together fit in it.
+func validateShares(v *View) error {
+	total := 0.0
+	for i := range v.Accounts {
+		a := &v.Accounts[i]
+		if math.IsNaN(a.Share) || a.Share < 0 || a.Share > 1 {
+			return fmt.Errorf("account %q has fawkes share %v: a share is a fraction of the cluster in [0, 1]", a.Name, a.Share)
+		}
+		total += a.Share
+	}
+	if total > 1+1e-9 {
+		return fmt.Errorf("fawkes shares add up to %v: the partitions cannot hold more than the whole cluster (at most 1)", total)
+	}
+	return nil
+}
