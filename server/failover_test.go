@@ -22,7 +22,7 @@ type ackedWrites struct {
 
 // writeSome submits jobs and creates grants through every running server
 // in turn and records what was acknowledged.
-func writeSome(ctx context.Context, t *testing.T, c *testCluster, w *ackedWrites, n int, tag string) {
+func writeSome(ctx context.Context, t testing.TB, c *testCluster, w *ackedWrites, n int, tag string) {
 	t.Helper()
 	servers := c.running()
 	for k := range n {
@@ -43,7 +43,7 @@ func writeSome(ctx context.Context, t *testing.T, c *testCluster, w *ackedWrites
 
 // submitUntilAccepted retries one submission (same request id, so a retry
 // never makes a second job) until a server accepts it, and returns when.
-func submitUntilAccepted(ctx context.Context, t *testing.T, c *testCluster, s *Server, w *ackedWrites, rid string) {
+func submitUntilAccepted(ctx context.Context, t testing.TB, c *testCluster, s *Server, w *ackedWrites, rid string) {
 	t.Helper()
 	for {
 		resp, err := longfairv1.NewJobsClient(c.conn(s)).SubmitJob(ctx, submitRequest(w.account, w.user, rid, 1))
@@ -64,7 +64,7 @@ func submitUntilAccepted(ctx context.Context, t *testing.T, c *testCluster, s *S
 
 // checkAcked reads every acknowledged job and grant back through s with a
 // consistent read.
-func checkAcked(ctx context.Context, t *testing.T, c *testCluster, s *Server, w *ackedWrites) {
+func checkAcked(ctx context.Context, t testing.TB, c *testCluster, s *Server, w *ackedWrites) {
 	t.Helper()
 	jobs := longfairv1.NewJobsClient(c.conn(s))
 	for id, rid := range w.jobs {

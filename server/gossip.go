@@ -83,6 +83,12 @@ func startGossip(cfg Config, self MemberMeta, logger *slog.Logger) (*gossip, err
 		mc.AdvertiseAddr = ah
 		mc.AdvertisePort, _ = strconv.Atoi(ap)
 	}
+	// A server that comes back on a new address (port 0, a new host)
+	// must be able to take its name back from its dead former self;
+	// otherwise memberlist refuses it until the dead entry is reaped.
+	// Names are node ids, which a data dir pins, so two live servers never
+	// share one.
+	mc.DeadNodeReclaimTime = time.Second
 	mc.Delegate = g
 	mc.Events = g
 	mc.Logger = log.New(&bracketLevelWriter{logger: logger, component: "memberlist"}, "", 0)
@@ -121,6 +127,9 @@ func (g *gossip) joinLoop(ctx context.Context, addrs []string) {
 		wait = min(wait*2, 5*time.Second)
 	}
 }
+
+// join contacts the given addresses once; see joinLoop.
+func (g *gossip) join(addrs []string) (int, error) { return g.ml.Join(addrs) }
 
 // setHasState advertises that this server now holds Raft state.
 func (g *gossip) setHasState() {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 )
 
 // knownServersFile remembers the gossip addresses of the servers this one
@@ -71,6 +72,39 @@ func (s *Server) rememberServersLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-changed:
+		}
+	}
+}
+
+// rejoinInterval is how often a server that belongs to a group but hears
+// no leader tries the gossip pool again.
+const rejoinInterval = 2 * time.Second
+
+// rejoinLoop heals the case gossip alone does not: a server that belongs
+// to a Raft group but hears from no leader, because its peers do not know
+// where it is (it restarted on a new address before they declared its old
+// self dead) or because the pool split. It joins the configured and
+// remembered servers again; once they accept it, the leader learns its
+// address from gossip and updates the Raft configuration.
+func (s *Server) rejoinLoop(ctx context.Context) {
+	tick := time.NewTicker(rejoinInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if s.raft.LastIndex() == 0 || s.Leader() != "" {
+			continue
+		}
+		known, _ := loadKnownServers(s.cfg.DataDir)
+		addrs := joinList(s.cfg.Join, known)
+		if len(addrs) == 0 {
+			continue
+		}
+		if n, err := s.gossip.join(addrs); err != nil && n == 0 {
+			s.logger.Debug("rejoining gossip pool failed", "error", err)
 		}
 	}
 }

@@ -67,20 +67,21 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err := claimNodeID(cfg.DataDir, cfg.NodeID); err != nil {
 		return nil, err
 	}
-	f, err := fsm.Open(fsm.Options{Dir: filepath.Join(cfg.DataDir, "fsm"), Logger: logger.With("component", "fsm")})
-	if err != nil {
-		return nil, fmt.Errorf("open state in %s: %w", cfg.DataDir, err)
-	}
+	// The Raft log is opened first: its lock wait is short, so a second
+	// server on the same data dir is told so within a second.
 	stores, err := openRaftStores(filepath.Join(cfg.DataDir, "raft"), cfg.Raft.SnapshotsRetained, logger)
 	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	had, err := stores.hasState()
 	if err != nil {
 		stores.close()
-		f.Close()
 		return nil, err
+	}
+	f, err := fsm.Open(fsm.Options{Dir: filepath.Join(cfg.DataDir, "fsm"), Logger: logger.With("component", "fsm")})
+	if err != nil {
+		stores.close()
+		return nil, fmt.Errorf("open state in %s: %w", cfg.DataDir, err)
 	}
 	return &Server{cfg: cfg, logger: logger, fsm: f, stores: stores, hadState: had, fwd: newForwarder()}, nil
 }
@@ -189,6 +190,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		s.goRun(func() { s.gossip.joinLoop(runCtx, join) })
 	}
 	s.goRun(func() { s.rememberServersLoop(runCtx) })
+	s.goRun(func() { s.rejoinLoop(runCtx) })
 	if s.cfg.BootstrapExpect > 0 && !s.hadState {
 		s.goRun(func() { s.bootstrapLoop(runCtx) })
 	}

@@ -11,7 +11,6 @@ import (
 	"hash"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/raft"
@@ -155,6 +154,3 @@ func checkSnapshotFile(f *os.File) (snapshotHeader, int64, error) {
 	}
 	return hdr, offset, nil
 }
-
-// snapshotDir is where Raft keeps its snapshots inside the data dir.
-func snapshotDir(dataDir string) string { return filepath.Join(dataDir, "raft", "snapshots") }
