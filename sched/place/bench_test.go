@@ -79,6 +79,68 @@ func benchBestTake(b *testing.B, promote int) {
 	}
 }
 
+// BenchmarkBestTakeInterleaved is the engine's worst case: 1,000 accounts
+// served in turn, each placing the next task of its own jobs, so consecutive
+// asks are for different demands (128 distinct ones) and few demands earn a
+// tree. Nodes are two classes, all idle at first, quantities whole numbers,
+// so scores tie often. One op is 100,000 placements.
+func BenchmarkBestTakeInterleaved(b *testing.B) {
+	rng := rand.New(rand.NewPCG(42, 42))
+	var c cluster
+	for i := range benchNodes {
+		cp := ledger.Vector{32, 128, 0}
+		if i%10 == 0 {
+			cp = ledger.Vector{64, 96, 4}
+		}
+		c.capacity = append(c.capacity, cp)
+		c.free = append(c.free, cp.Clone())
+	}
+	var stream []ledger.Vector // account-major queues, served in turn
+	queues := make([][]ledger.Vector, 1000)
+	for i := range queues {
+		for j := range 10 {
+			d := ledger.Vector{float64(1 + rng.IntN(4)), float64(1 + rng.IntN(16)), 0}
+			if (i+j)%50 == 0 {
+				d[2] = 1
+			}
+			for range 10 {
+				queues[i] = append(queues[i], d)
+			}
+		}
+	}
+	for step := range 100 {
+		for _, q := range queues {
+			stream = append(stream, q[step])
+		}
+	}
+	for _, s := range Strategies() {
+		b.Run(string(s), func(b *testing.B) {
+			x, err := NewIndex(s, c.capacity, c.free)
+			if err != nil {
+				b.Fatal(err)
+			}
+			placed := 0
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				if err := x.Reset(s, c.capacity, c.free); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				for _, d := range stream {
+					if node, ok := x.Best(d); ok {
+						x.Take(node, d)
+						placed++
+					}
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(stream)), "ns/placement")
+			b.ReportMetric(float64(placed)/float64(b.N), "placed/op")
+		})
+	}
+}
+
 // BenchmarkReset reports what rebuilding the index for 10,000 nodes costs
 // (the engine does it once per pass).
 func BenchmarkReset(b *testing.B) {

@@ -7,25 +7,37 @@ import (
 )
 
 // Hot shapes. A pass places many tasks of few shapes (a job is an array of
-// identical tasks), so a demand asked for again and again gets a tournament
-// tree of its own: winner[t] is the best node below t that the demand fits,
-// which makes Best one look-up. The tree is brought up to date lazily, when
-// its shape is asked for, from a log of the nodes Take changed. Free vectors
-// only shrink between Resets, so a Take on node v changes only the ancestors
-// whose winner was v (its key fell) or becomes v (best-fit: it got fuller),
-// usually a few levels. The branch-and-bound search serves the other shapes.
+// identical tasks), so a demand asked for again and again can get a
+// tournament tree of its own: winner[t] is the best node below t that the
+// demand fits, which makes Best one look-up. The tree is brought up to date
+// lazily, when its shape is asked for, from the change log. Free vectors only
+// shrink between Resets, so a Take on node v changes only the ancestors whose
+// winner was v (its key fell) or becomes v (best-fit: it got fuller), usually
+// a few levels. The branch-and-bound search serves the other shapes.
+//
+// Which demands get trees. Building one costs O(N), about promoteCost search
+// visits per leaf slot, so a demand qualifies once its searches have together
+// visited that much (rent or buy): a demand that searches answer cheaply
+// never pays for a tree, one they answer badly soon does. When every tree is
+// taken, a qualifying demand replaces the tree asked for least often, and only
+// if it has itself been asked for more often (counts halve every agePeriod
+// asks, so they follow the pass as it moves on). Without that test, more
+// demands than trees asked for in turn would evict each tree before it paid
+// for itself.
 const (
-	// promoteAfter is how often a demand is asked for before it gets a
-	// tree: building one costs about as much as a few searches.
-	promoteAfter = 4
-	// maxHot bounds the trees kept; the least recently used one makes
-	// room. A tree takes 32 bytes per leaf slot (512 KiB for 10,000
-	// nodes), and hotMemory bounds them all together on huge clusters.
+	// promoteCost is a tree's cost in search visits per leaf slot,
+	// measured: a build spends 6–14 ns per slot, a visit about 30 ns.
+	promoteCost = 0.5
+	// maxHot bounds the trees kept. A tree takes 32 bytes per leaf slot
+	// (512 KiB for 10,000 nodes); hotMemory bounds them all together on
+	// huge clusters.
 	maxHot    = 16
 	hotMemory = 64 << 20
-	// recentSlots is the size of the table that counts how often recent
-	// demands were asked for (direct-mapped by hash; a power of two).
+	// recentSlots is the size of the table that keeps count of recent
+	// demands (direct-mapped by hash; a power of two).
 	recentSlots = 256
+	// agePeriod is how many asks pass between halvings of the counts.
+	agePeriod = 4096
 )
 
 // hotShape is one demand's tournament tree.
@@ -39,8 +51,8 @@ type hotShape struct {
 	winner []entry
 	// follower says how much of the change log the tree reflects.
 	follower
-	// used is the clock of the last Best for this shape, for eviction.
-	used uint64
+	// asks counts (with ageing) the Bests this tree answered.
+	asks int
 }
 
 // entry is a tournament tree slot: a node and its key, or none.
@@ -53,11 +65,13 @@ type entry struct {
 // to every node's.
 func none() entry { return entry{key: math.Inf(-1), node: noNode} }
 
-// recentShape counts the asks for one recent demand.
+// recentShape is what one recent demand without a tree has cost.
 type recentShape struct {
-	hash  uint64
-	count int
-	used  bool
+	hash uint64
+	// visits is what its searches visited; asks counts (with ageing) how
+	// often it was asked for.
+	visits, asks int
+	used         bool
 }
 
 // hotCache holds the index's hot shapes and what it needs to pick them.
@@ -66,10 +80,15 @@ type hotCache struct {
 	recent []recentShape
 	// recentDemand holds recent[i]'s demand at [i*k, i*k+k).
 	recentDemand []float64
-	clock        uint64
-	// promote overrides promoteAfter when positive (tests use it to force
-	// every demand onto one path).
+	// sinceAgeing counts asks since the counts were last halved.
+	sinceAgeing int
+	// last is the recent slot of the demand Best is serving, -1 if none.
+	last int
+	// promote overrides the visits that earn a tree when positive (tests
+	// use it to force demands onto one path).
 	promote int
+	// builds counts tree builds, for tests.
+	builds int
 }
 
 // reset forgets every shape (node data changed under them) but keeps the
@@ -79,46 +98,50 @@ func (h *hotCache) reset(k int) {
 	h.recent = grow(h.recent, recentSlots)
 	clear(h.recent)
 	h.recentDemand = grow(h.recentDemand, recentSlots*k)
+	h.sinceAgeing = 0
 }
 
 // bestHot answers Best from demand's tree when it has one (handled=true),
-// promoting a demand to a tree once it has been asked for often enough.
+// giving a demand a tree when it has earned one.
 func (x *Index) bestHot(demand ledger.Vector) (node int, ok, handled bool) {
 	h := &x.hot
-	h.clock++
+	h.last = -1
+	if len(h.recent) == 0 {
+		return 0, false, false // a zero Index that has never been Reset
+	}
+	h.age()
 	hash := hashDemand(demand)
 	for i := range h.shapes {
 		s := &h.shapes[i]
 		if s.hash == hash && equal(s.demand, demand) {
+			s.asks++
 			return x.answer(s)
 		}
-	}
-	if len(h.recent) == 0 {
-		return 0, false, false // a zero Index that has never been Reset
 	}
 	slot := int(hash & (recentSlots - 1))
 	r := &h.recent[slot]
 	seen := h.recentDemand[slot*x.k : slot*x.k+x.k]
-	if r.used && r.hash == hash && equal(seen, demand) {
-		r.count++
-	} else {
-		*r = recentShape{hash: hash, count: 1, used: true}
+	if !r.used || r.hash != hash || !equal(seen, demand) {
+		*r = recentShape{hash: hash, used: true}
 		copy(seen, demand)
 	}
-	limit := promoteAfter
-	if h.promote > 0 {
-		limit = h.promote
+	r.asks++
+	if r.visits >= x.promoteVisits() {
+		if s := x.treeFor(r.asks); s != nil {
+			s.hash, s.asks = hash, r.asks
+			s.demand = append(s.demand[:0], demand...)
+			s.weight = grow(s.weight, x.k)
+			s.fresh = false // the first catch-up builds it
+			r.used = false
+			return x.answer(s)
+		}
 	}
-	if r.count < limit {
-		return 0, false, false
-	}
-	r.used = false
-	return x.answer(x.promoteShape(hash, demand))
+	h.last = slot
+	return 0, false, false
 }
 
 // answer brings s up to date and reads its root.
 func (x *Index) answer(s *hotShape) (node int, ok, handled bool) {
-	s.used = x.hot.clock
 	x.catchUp(s)
 	if w := s.winner[1]; w.node != noNode {
 		return int(w.node), true, true
@@ -126,30 +149,57 @@ func (x *Index) answer(s *hotShape) (node int, ok, handled bool) {
 	return -1, false, true
 }
 
-// promoteShape gives demand a tree slot, evicting the least recently used
-// shape when all are taken; the tree is built by the first catchUp.
-func (x *Index) promoteShape(hash uint64, demand ledger.Vector) *hotShape {
+// age halves every count each agePeriod asks.
+func (h *hotCache) age() {
+	if h.sinceAgeing++; h.sinceAgeing < agePeriod {
+		return
+	}
+	h.sinceAgeing = 0
+	for i := range h.shapes {
+		h.shapes[i].asks /= 2
+	}
+	for i := range h.recent {
+		h.recent[i].asks /= 2
+	}
+}
+
+// treeFor returns a tree slot for a demand asked for asks times: a free one,
+// or the one asked for least if that was asked for less; nil if none.
+func (x *Index) treeFor(asks int) *hotShape {
 	h := &x.hot
-	var s *hotShape
 	if len(h.shapes) < x.maxHot() {
 		if len(h.shapes) < cap(h.shapes) {
 			h.shapes = h.shapes[:len(h.shapes)+1] // reuse an old tree's memory
 		} else {
 			h.shapes = append(h.shapes, hotShape{})
 		}
-		s = &h.shapes[len(h.shapes)-1]
-	} else {
-		s = &h.shapes[0]
-		for i := range h.shapes {
-			if h.shapes[i].used < s.used {
-				s = &h.shapes[i]
-			}
+		return &h.shapes[len(h.shapes)-1]
+	}
+	victim := &h.shapes[0]
+	for i := range h.shapes {
+		if h.shapes[i].asks < victim.asks {
+			victim = &h.shapes[i]
 		}
 	}
-	s.hash, s.fresh = hash, false
-	s.demand = append(s.demand[:0], demand...)
-	s.weight = grow(s.weight, x.k)
-	return s
+	if victim.asks >= asks {
+		return nil
+	}
+	return victim
+}
+
+// noteVisits charges a search's visits to the demand Best is serving.
+func (x *Index) noteVisits(visits int) {
+	if x.hot.last >= 0 {
+		x.hot.recent[x.hot.last].visits += visits
+	}
+}
+
+// promoteVisits is how many search visits earn a demand its tree.
+func (x *Index) promoteVisits() int {
+	if x.hot.promote > 0 {
+		return x.hot.promote
+	}
+	return max(int(promoteCost*float64(x.leaves)), 16)
 }
 
 // maxHot is how many trees the index keeps for its size.
@@ -173,6 +223,7 @@ func (x *Index) catchUp(s *hotShape) {
 
 // buildShape builds s's tree from scratch.
 func (x *Index) buildShape(s *hotShape) {
+	x.hot.builds++
 	x.prepare(s.demand, s.weight, x.floor)
 	span := x.leaves
 	s.winner = grow(s.winner, 2*span)

@@ -26,8 +26,10 @@ type Index struct {
 	// free vector (and equals its lo).
 	hi, lo []float64
 	// hiIdle and loIdle are the max and min below t of a node's idle sum
-	// Σ_j free_j/M_j, the key spread maximizes and best-fit minimizes.
+	// Σ_j free_j/M_j, the key spread maximizes and best-fit minimizes;
+	// hiTie and loTie are the lowest indices of nodes below t with those sums.
 	hiIdle, loIdle []float64
+	hiTie, loTie   []int32
 	// first is the lowest node index below t (noNode for padding only), so
 	// ties can go to the lowest index even though leaves are not in index order.
 	first []int32

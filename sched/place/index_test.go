@@ -125,6 +125,58 @@ func TestBestMatchesBruteForceOnRealUnits(t *testing.T) {
 	}
 }
 
+// TestMoreDemandsThanTrees asks for many more distinct demands than the
+// index keeps trees for, so trees are handed from demand to demand.
+func TestMoreDemandsThanTrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 13))
+	var shapes []ledger.Vector
+	for range 3 * maxHot {
+		shapes = append(shapes, ledger.Vector{float64(1 + rng.IntN(4)), float64(1 + rng.IntN(16)), float64(rng.IntN(2)), 0})
+	}
+	for _, s := range Strategies() {
+		c := newCluster(rng, 200, dyadicClasses, 0.2, true)
+		x, err := NewIndex(s, c.capacity, c.free)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x.hot.promote = 1
+		// Let the counts age many times so trees change hands.
+		placed, _ := replay(t, x, newBruteForce(s, c), rng, shapes, 3*agePeriod, true)
+		if placed == 0 {
+			t.Fatal("no task was placed: the test exercises nothing")
+		}
+		if len(x.hot.shapes) != maxHot {
+			t.Fatalf("%d trees in use, want all %d", len(x.hot.shapes), maxHot)
+		}
+	}
+}
+
+// TestTreesAreNotThrashed: demands asked for in turn, more of them than
+// trees, must not evict each other's trees over and over (each build costs
+// O(N)); the trees settle on some of them.
+func TestTreesAreNotThrashed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(14, 14))
+	var shapes []ledger.Vector
+	for i := range 3 * maxHot {
+		shapes = append(shapes, ledger.Vector{1 + float64(i%4), 1 + float64(i/4), 0, 0})
+	}
+	c := newCluster(rng, 4000, dyadicClasses, 0, true)
+	x, err := NewIndex(Affinity, c.capacity, c.free)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20000 {
+		d := shapes[i%len(shapes)]
+		if node, ok := x.Best(d); ok {
+			x.Take(node, d)
+		}
+	}
+	if x.hot.builds > 2*maxHot {
+		t.Fatalf("%d trees built for %d demands asked for in turn: trees are thrashed", x.hot.builds, len(shapes))
+	}
+	t.Logf("%d trees built", x.hot.builds)
+}
+
 // TestLongIdleStructuresCatchUp: a demand's tree left unused while many
 // Takes go by, and the search tree left behind while every demand is served
 // from trees, must both come back correct.

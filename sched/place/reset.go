@@ -140,6 +140,8 @@ func (x *Index) layout() {
 	x.hiIdle = grow(x.hiIdle, size)
 	x.loIdle = grow(x.loIdle, size)
 	x.first = grow(x.first, size)
+	x.hiTie = grow(x.hiTie, size)
+	x.loTie = grow(x.loTie, size)
 	for p := range x.leaves {
 		t := x.leaves + p
 		hi, lo := x.hi[t*k:t*k+k], x.lo[t*k:t*k+k]
@@ -148,13 +150,14 @@ func (x *Index) layout() {
 			for j := range hi {
 				hi[j], lo[j] = math.Inf(-1), math.Inf(1)
 			}
-			x.hiIdle[t], x.loIdle[t], x.first[t] = math.Inf(-1), math.Inf(1), noNode
+			x.hiIdle[t], x.loIdle[t] = math.Inf(-1), math.Inf(1)
+			x.first[t], x.hiTie[t], x.loTie[t] = noNode, noNode, noNode
 			continue
 		}
 		free := x.nodeFree[int(node)*k : int(node)*k+k]
 		copy(hi, free)
 		copy(lo, free)
-		x.first[t] = node
+		x.first[t], x.hiTie[t], x.loTie[t] = node, node, node
 		x.hiIdle[t] = x.idle(hi)
 		x.loIdle[t] = x.hiIdle[t]
 	}
@@ -192,17 +195,25 @@ func (x *Index) pull(t int) bool {
 			hi[j], lo[j], changed = h, m, true
 		}
 	}
-	h, m := x.hiIdle[l], x.loIdle[l]
-	if x.hiIdle[r] > h {
-		h = x.hiIdle[r]
-	}
-	if x.loIdle[r] < m {
-		m = x.loIdle[r]
-	}
-	if h != x.hiIdle[t] || m != x.loIdle[t] {
-		x.hiIdle[t], x.loIdle[t], changed = h, m, true
+	h, ht := pick(x.hiIdle[l], x.hiTie[l], x.hiIdle[r], x.hiTie[r], x.hiIdle[r] > x.hiIdle[l])
+	m, mt := pick(x.loIdle[l], x.loTie[l], x.loIdle[r], x.loTie[r], x.loIdle[r] < x.loIdle[l])
+	if h != x.hiIdle[t] || ht != x.hiTie[t] || m != x.loIdle[t] || mt != x.loTie[t] {
+		x.hiIdle[t], x.hiTie[t], x.loIdle[t], x.loTie[t], changed = h, ht, m, mt, true
 	}
 	return changed
+}
+
+// pick chooses the right child's extreme idle sum when it is more extreme
+// (rightWins), the left's otherwise; on equal sums the tie index is the
+// lower of the two.
+func pick(left float64, leftTie int32, right float64, rightTie int32, rightWins bool) (float64, int32) {
+	switch {
+	case rightWins:
+		return right, rightTie
+	case left == right:
+		return left, min(leftTie, rightTie)
+	}
+	return left, leftTie
 }
 
 // grow returns s resized to n, reusing its memory when it is large enough.

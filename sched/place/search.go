@@ -30,10 +30,11 @@ const (
 	fitSlackRelative = 1e-15
 )
 
-// frame is a subtree waiting on the search stack with its bound.
+// frame is a subtree waiting on the search stack with its bound and the
+// lowest index a node below it scoring exactly the bound can have.
 type frame struct {
-	t     int32
-	bound float64
+	t, tie int32
+	bound  float64
 }
 
 // Best returns the best node for demand under the index's strategy among the
@@ -67,7 +68,8 @@ func (x *Index) search(demand ledger.Vector) (node int, ok bool) {
 	x.prepare(demand, x.weight, x.floor)
 	// Depth ≤ 29 and each step pops one frame and pushes at most two.
 	var stack [64]frame
-	stack[0] = frame{1, x.candidateBound(1)}
+	b, tie := x.candidateBound(1)
+	stack[0] = frame{1, tie, b}
 	sp := 1
 	bestKey, bestNode := math.Inf(-1), int32(noNode)
 	visits := 0
@@ -77,7 +79,7 @@ func (x *Index) search(demand ledger.Vector) (node int, ok bool) {
 		f := stack[sp]
 		t := int(f.t)
 		// The best may have improved since t was pushed.
-		if !beats(f.bound, x.first[t], bestKey, bestNode) {
+		if !beats(f.bound, f.tie, bestKey, bestNode) {
 			continue
 		}
 		if t >= x.leaves {
@@ -86,55 +88,57 @@ func (x *Index) search(demand ledger.Vector) (node int, ok bool) {
 			continue
 		}
 		l, r := 2*t, 2*t+1
-		lb, lok := x.candidate(l, demand, bestKey, bestNode)
-		rb, rok := x.candidate(r, demand, bestKey, bestNode)
+		lf, lok := x.candidate(l, demand, bestKey, bestNode)
+		rf, rok := x.candidate(r, demand, bestKey, bestNode)
 		switch {
 		case lok && rok:
 			// Push the more promising child last so it is searched first:
 			// finding a good node early prunes more of the other.
-			if beats(rb, x.first[r], lb, x.first[l]) {
-				stack[sp], stack[sp+1] = frame{int32(l), lb}, frame{int32(r), rb}
+			if beats(rf.bound, rf.tie, lf.bound, lf.tie) {
+				stack[sp], stack[sp+1] = lf, rf
 			} else {
-				stack[sp], stack[sp+1] = frame{int32(r), rb}, frame{int32(l), lb}
+				stack[sp], stack[sp+1] = rf, lf
 			}
 			sp += 2
 		case lok:
-			stack[sp] = frame{int32(l), lb}
+			stack[sp] = lf
 			sp++
 		case rok:
-			stack[sp] = frame{int32(r), rb}
+			stack[sp] = rf
 			sp++
 		}
 	}
 	x.noteSearch(visits)
+	x.noteVisits(visits)
 	if bestNode == noNode {
 		return -1, false
 	}
 	return int(bestNode), true
 }
 
-// beats reports whether a subtree with this bound and lowest node index could
-// hold a node better than the best found: a higher key, or an equal key at a
-// lower index.
-func beats(bound float64, first int32, bestKey float64, bestNode int32) bool {
-	return bound > bestKey || bound == bestKey && first < bestNode
+// beats reports whether a subtree with this bound and tie index could hold a
+// node better than the best found: a higher key, or an equal key at a lower
+// index.
+func beats(bound float64, tie int32, bestKey float64, bestNode int32) bool {
+	return bound > bestKey || bound == bestKey && tie < bestNode
 }
 
 // candidate reports whether subtree t is worth searching for demand, and its
-// bound: it must hold a node, its max vector must cover the demand, and its
+// frame: it must hold a node, its max vector must cover the demand, and its
 // bound must beat the best so far.
-func (x *Index) candidate(t int, demand ledger.Vector, bestKey float64, bestNode int32) (float64, bool) {
+func (x *Index) candidate(t int, demand ledger.Vector, bestKey float64, bestNode int32) (frame, bool) {
 	if x.first[t] == noNode || !x.maxFree(t).Fits(demand) {
-		return 0, false
+		return frame{}, false
 	}
-	b := x.candidateBound(t)
-	return b, beats(b, x.first[t], bestKey, bestNode)
+	b, tie := x.candidateBound(t)
+	return frame{int32(t), tie, b}, beats(b, tie, bestKey, bestNode)
 }
 
-// candidateBound is a leaf's key, or an inner tree node's bound.
-func (x *Index) candidateBound(t int) float64 {
+// candidateBound is a leaf's key and node, or an inner tree node's bound and
+// tie index.
+func (x *Index) candidateBound(t int) (bound float64, tie int32) {
 	if t >= x.leaves {
-		return x.leafKey(t, x.weight)
+		return x.leafKey(t, x.weight), x.first[t]
 	}
 	return x.bound(t)
 }
@@ -170,14 +174,18 @@ func (x *Index) leafKey(t int, weight []float64) float64 {
 }
 
 // bound is the highest key any node below the inner tree node t that fits
-// the prepared demand can have.
-func (x *Index) bound(t int) float64 {
+// the prepared demand can have, and the lowest index a node below t with
+// exactly that key can have. Ties are common (identical nodes, integer
+// quantities), so where the bound is a key some node has (the idle sums) the
+// tie index is that node's, not just the subtree's lowest index, which lets
+// the search skip subtrees that only tie.
+func (x *Index) bound(t int) (float64, int32) {
 	k := x.k
 	switch x.kind {
 	case kindAffinity:
-		return dot(x.weight, x.hi[t*k:t*k+k])
+		return dot(x.weight, x.hi[t*k:t*k+k]), x.first[t]
 	case kindSpread:
-		return x.hiIdle[t]
+		return x.hiIdle[t], x.hiTie[t]
 	default: // best-fit: minimize the idle sum, so negate.
 		// A fitting node has free_j ≥ floor_j, and ≥ the subtree's min;
 		// summed exactly as dot sums, so for a leaf this is its idle sum.
@@ -186,7 +194,10 @@ func (x *Index) bound(t int) float64 {
 		for j, inv := range x.inv[:k] {
 			s += float64(max(lo[j], x.floor[j]) * inv)
 		}
-		return -max(s, x.loIdle[t])
+		if x.loIdle[t] >= s {
+			return -x.loIdle[t], x.loTie[t]
+		}
+		return -s, x.first[t]
 	}
 }
 
