@@ -226,10 +226,12 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 	switch {
 	case state == TaskSucceeded:
 		j.Succeeded++
+	case j.CancelledAt != 0:
+		// Cancelling stops running attempts (their workers kill them), so
+		// an attempt of a cancelled job that did not succeed was cancelled.
+		j.Cancelled++
 	case state == TaskFailed:
 		j.Failed++
-	case j.CancelledAt != 0:
-		j.Cancelled++
 	case a.Attempt < j.MaxAttempts:
 		j.Requeued = append(j.Requeued, requeuedTask{Task: a.Task, Attempt: a.Attempt + 1})
 	default:

@@ -51,6 +51,10 @@ type FSM struct {
 	// refuses every later entry: it has fallen behind the log, and a restart
 	// catches it up from the last batch it did commit.
 	broken error
+
+	// watchers are signalled after each committed batch (watch.go).
+	watchMu  sync.Mutex
+	watchers map[*Watcher]struct{}
 }
 
 var (
@@ -221,6 +225,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			break
 		}
 		if bad < 0 {
+			f.notifyWatchers(logs)
 			return out
 		}
 		f.reload()
