@@ -27,7 +27,7 @@ func (r *replay) arrive(j int) bool {
 	if len(va.Queue) == 0 {
 		r.newHeads = append(r.newHeads, a)
 	}
-	va.Queue = append(va.Queue, sched.Job{ID: uint64(j), Demand: job.Demand, Pending: job.Tasks})
+	va.Queue = append(va.Queue, sched.Job{ID: uint64(j), Demand: job.Demand, Pending: job.Tasks, Walltime: job.Runtime})
 	acct := &r.accts[a]
 	acct.active = append(acct.active, j)
 	acct.pending += job.Tasks
