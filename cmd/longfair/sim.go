@@ -62,6 +62,7 @@ type simOptions struct {
 	quantum         time.Duration
 	quantumSet      bool
 	ltrfResource    string
+	qknoblerRho     float64
 	format, plot    string
 	slotted, swf    string
 	swim, fbTimes   string
@@ -124,6 +125,7 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	placement := fs.String("placement", string(place.Affinity), "node choice: affinity, bestfit or spread")
 	quantum := fs.Duration("quantum", sched.DefaultQuantum, "how far ahead fairness is projected in a pass (slotted input: one slot)")
 	fs.StringVar(&opt.ltrfResource, "ltrf-resource", "", "the one resource ltrf is fair on (default: the first resource)")
+	fs.Float64Var(&opt.qknoblerRho, "qknobler-rho", 0.5, "qknobler's knob ρ in [0,1]: 1 is drf, 0 efficiency only (0.5 as in the QKnobler paper's Fig. 8b)")
 	fs.StringVar(&opt.format, "format", "table", "report format: table, json or csv")
 	fs.StringVar(&opt.plot, "plot", "", "also write an SVG of β over time per account, one panel per policy, to this file")
 	fs.StringVar(&opt.slotted, "slotted", "", "replay the paper-style slotted JSON `FILE`")
@@ -264,6 +266,7 @@ func findSharedData(name string) string {
 func runPolicies(w *sim.Workload, opt *simOptions) ([]*sim.Result, error) {
 	base := sched.DefaultSettings() // keeps the defaults of settings this command has no flag for
 	base.Quantum, base.Timeout, base.Placement = opt.quantum, opt.timeout, opt.placement
+	base.QKnoblerRho = opt.qknoblerRho
 	if w.Slot > 0 && !opt.quantumSet {
 		base.Quantum = w.Slot
 	}
@@ -278,6 +281,9 @@ func runPolicies(w *sim.Workload, opt *simOptions) ([]*sim.Result, error) {
 			return nil, fmt.Errorf("--ltrf-resource %q: the workload's resources are %s", opt.ltrfResource, strings.Join(w.Resources, ", "))
 		}
 		base.LTRFResource = i
+	}
+	if err := base.Validate(w.Resources); err != nil {
+		return nil, fmt.Errorf("--qknobler-rho: %w", err)
 	}
 	results := make([]*sim.Result, len(opt.policies))
 	errs := make([]error, len(opt.policies))

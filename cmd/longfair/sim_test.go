@@ -62,6 +62,7 @@ func TestSimRefusesBadFlags(t *testing.T) {
 		{[]string{"--synthetic", "0"}, "positive number of tasks"},
 		{[]string{"--macro", "extra"}, "unexpected argument"},
 		{[]string{"--slotted", slotted, "--ltrf-resource", "gpu", "--policy", "ltrf"}, "cpu, mem"},
+		{[]string{"--slotted", slotted, "--policy", "qknobler", "--qknobler-rho", "1.5"}, "in [0, 1]"},
 	}
 	for _, c := range cases {
 		if _, err := runSimTest(t, c.args...); err == nil || !strings.Contains(err.Error(), c.says) {
