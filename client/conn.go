@@ -1,0 +1,85 @@
+package client
+
+import (
+	"context"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+)
+
+// retryConn is the Client seen as a gRPC connection: generated stubs call
+// it, and it sends each call through the retry loop.
+type retryConn Client
+
+var _ grpc.ClientConnInterface = (*retryConn)(nil)
+
+// Invoke runs a unary call. The request is checked first (a malformed one
+// never leaves the process), made idempotent, and retried while the
+// cluster answers Unavailable.
+func (r *retryConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	c := (*Client)(r)
+	if v, ok := args.(longfairv1.Validator); ok {
+		if err := v.Validate(); err != nil {
+			return err
+		}
+	}
+	args = withIdempotencyKey(args)
+	ctx = c.readMode(ctx)
+	uncertain := false
+	err := c.do(ctx, method, func(ctx context.Context, ep *endpoint) error {
+		err := ep.conn.Invoke(ctx, method, args, reply, opts...)
+		// A retryable failure may come after the server applied the
+		// write (the answer was lost, or leadership moved before the
+		// commit was confirmed), so its outcome is unknown.
+		uncertain = uncertain || retryable(err)
+		return err
+	})
+	if err != nil && uncertain {
+		return c.recoverCreate(ctx, args, reply, err)
+	}
+	return err
+}
+
+// NewStream opens a stream, retrying while no server can take it. Errors
+// after the stream is open are the caller's to handle (SaveSnapshot and
+// RestoreSnapshot below do).
+func (r *retryConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	c := (*Client)(r)
+	ctx = c.readMode(ctx)
+	var cs grpc.ClientStream
+	err := c.do(ctx, method, func(ctx context.Context, ep *endpoint) error {
+		var err error
+		cs, err = ep.conn.NewStream(ctx, desc, method, opts...)
+		return err
+	})
+	return cs, err
+}
+
+type readModeKey struct{}
+
+// ConsistentRead returns a context whose reads are consistent (see
+// WithConsistentReads), whatever the client's default.
+func ConsistentRead(ctx context.Context) context.Context {
+	return context.WithValue(ctx, readModeKey{}, true)
+}
+
+// StaleRead returns a context whose reads may be served by any server from
+// its replica, whatever the client's default.
+func StaleRead(ctx context.Context) context.Context {
+	return context.WithValue(ctx, readModeKey{}, false)
+}
+
+// readMode adds the consistent-read metadata when it is asked for. Writes
+// ignore it, so it need not know which methods read.
+func (c *Client) readMode(ctx context.Context) context.Context {
+	consistent := c.opts.consistent
+	if v, ok := ctx.Value(readModeKey{}).(bool); ok {
+		consistent = v
+	}
+	if !consistent {
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, longfairv1.ConsistentReadMetadataKey, "true")
+}

@@ -1,0 +1,178 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/server"
+)
+
+// group is a server group of real servers on loopback in this process.
+type group struct {
+	t       *testing.T
+	servers []*server.Server
+}
+
+// startGroup starts n servers that form one group, and waits for a leader.
+func startGroup(t *testing.T, n int) *group {
+	t.Helper()
+	g := &group{t: t}
+	dir := t.TempDir()
+	logger := slog.New(slog.DiscardHandler)
+	for i := range n {
+		cfg := server.DefaultConfig()
+		cfg.NodeID = fmt.Sprintf("s%d", i+1)
+		cfg.DataDir = filepath.Join(dir, cfg.NodeID)
+		cfg.RaftAddr, cfg.GRPCAddr, cfg.GossipAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+		if n == 1 {
+			cfg.Bootstrap = true
+		} else {
+			cfg.BootstrapExpect = n
+		}
+		if i > 0 {
+			cfg.Join = []string{g.servers[0].GossipAddr()}
+		}
+		s, err := server.New(cfg, logger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		g.servers = append(g.servers, s)
+	}
+	t.Cleanup(func() {
+		for _, s := range g.servers {
+			if s != nil {
+				s.Shutdown(context.Background())
+			}
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for g.leader() < 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no leader within 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return g
+}
+
+// leader is the index of the leading server, or -1.
+func (g *group) leader() int {
+	for i, s := range g.servers {
+		if s != nil && s.IsLeader() {
+			return i
+		}
+	}
+	return -1
+}
+
+func (g *group) addrs() []string {
+	var out []string
+	for _, s := range g.servers {
+		out = append(out, s.GRPCAddr())
+	}
+	return out
+}
+
+// stop shuts server i down for good.
+func (g *group) stop(i int) {
+	g.servers[i].Shutdown(context.Background())
+	g.servers[i] = nil
+}
+
+// rawCodec passes messages through as bytes, so the proxy needs no types.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error) { return *(v.(*[]byte)), nil }
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	*(v.(*[]byte)) = append([]byte(nil), data...)
+	return nil
+}
+func (rawCodec) Name() string { return "proto" }
+
+// lossyProxy is a gRPC proxy in front of a real server. It forwards every
+// unary call, and can drop the answer to a call after the server has
+// served it, the way a broken connection or a leader change loses an
+// acknowledgement. It records the metadata of every call.
+type lossyProxy struct {
+	addr string
+	mu   sync.Mutex
+	// drop says whether to lose the answer to the n-th call (from 1) of
+	// a method.
+	drop  func(method string, n int) bool
+	calls map[string]int
+	md    []metadata.MD
+}
+
+func startProxy(t *testing.T, target string, drop func(method string, n int) bool) *lossyProxy {
+	t.Helper()
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &lossyProxy{addr: lis.Addr().String(), drop: drop, calls: map[string]int{}}
+	srv := grpc.NewServer(grpc.ForceServerCodec(rawCodec{}), grpc.UnknownServiceHandler(func(_ any, ss grpc.ServerStream) error {
+		method, _ := grpc.MethodFromServerStream(ss)
+		var req, resp []byte
+		if err := ss.RecvMsg(&req); err != nil {
+			return err
+		}
+		md, _ := metadata.FromIncomingContext(ss.Context())
+		p.mu.Lock()
+		p.calls[method]++
+		n := p.calls[method]
+		p.md = append(p.md, md.Copy())
+		p.mu.Unlock()
+		out := metadata.MD{}
+		for k, v := range md {
+			if k == longfairv1.AuthorizationMetadataKey || k == longfairv1.ConsistentReadMetadataKey {
+				out[k] = v
+			}
+		}
+		ctx := metadata.NewOutgoingContext(ss.Context(), out)
+		if err := conn.Invoke(ctx, method, &req, &resp, grpc.ForceCodec(rawCodec{})); err != nil {
+			return err
+		}
+		if p.drop != nil && p.drop(method, n) {
+			return status.Error(codes.Unavailable, "proxy lost the answer")
+		}
+		return ss.SendMsg(&resp)
+	}))
+	go srv.Serve(lis)
+	t.Cleanup(func() {
+		srv.Stop()
+		conn.Close()
+	})
+	return p
+}
+
+func (p *lossyProxy) count(method string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls[method]
+}
+
+func (p *lossyProxy) metadata() []metadata.MD {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]metadata.MD(nil), p.md...)
+}

@@ -1,0 +1,104 @@
+package client
+
+import (
+	"context"
+	"iter"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+)
+
+// pages walks a paged list: fetch returns one page and the token of the
+// next (empty at the end). The walk stops at the first error, which it
+// yields.
+func pages[T any](ctx context.Context, fetch func(ctx context.Context, token string) ([]T, string, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		token := ""
+		for {
+			items, next, err := fetch(ctx, token)
+			if err != nil {
+				var zero T
+				yield(zero, err)
+				return
+			}
+			for _, it := range items {
+				if !yield(it, nil) {
+					return
+				}
+			}
+			if next == "" {
+				return
+			}
+			token = next
+		}
+	}
+}
+
+// AllJobs lists every job that matches req (its page fields are ignored),
+// newest first, fetching pages as the loop goes.
+func (c *Client) AllJobs(ctx context.Context, req *longfairv1.ListJobsRequest) iter.Seq2[*longfairv1.Job, error] {
+	return pages(ctx, func(ctx context.Context, token string) ([]*longfairv1.Job, string, error) {
+		r := &longfairv1.ListJobsRequest{Account: req.GetAccount(), User: req.GetUser(), States: req.GetStates(),
+			PageSize: c.opts.pageSize, PageToken: token}
+		resp, err := c.Jobs().ListJobs(ctx, r)
+		return resp.GetJobs(), resp.GetNextPageToken(), err
+	})
+}
+
+// AllTasks lists the tasks of a job that have been placed at least once,
+// by index (the latest attempt of each).
+func (c *Client) AllTasks(ctx context.Context, jobID uint64) iter.Seq2[*longfairv1.Task, error] {
+	return pages(ctx, func(ctx context.Context, token string) ([]*longfairv1.Task, string, error) {
+		resp, err := c.Jobs().ListTasks(ctx, &longfairv1.ListTasksRequest{JobId: jobID, PageSize: c.opts.pageSize, PageToken: token})
+		return resp.GetTasks(), resp.GetNextPageToken(), err
+	})
+}
+
+// AllAccounts lists every account in name order.
+func (c *Client) AllAccounts(ctx context.Context) iter.Seq2[*longfairv1.Account, error] {
+	return pages(ctx, func(ctx context.Context, token string) ([]*longfairv1.Account, string, error) {
+		resp, err := c.Accounts().ListAccounts(ctx, &longfairv1.ListAccountsRequest{PageSize: c.opts.pageSize, PageToken: token})
+		return resp.GetAccounts(), resp.GetNextPageToken(), err
+	})
+}
+
+// AllUsers lists every user in name order; with an account, only its
+// members.
+func (c *Client) AllUsers(ctx context.Context, account string) iter.Seq2[*longfairv1.User, error] {
+	return pages(ctx, func(ctx context.Context, token string) ([]*longfairv1.User, string, error) {
+		resp, err := c.Users().ListUsers(ctx, &longfairv1.ListUsersRequest{Account: account, PageSize: c.opts.pageSize, PageToken: token})
+		return resp.GetUsers(), resp.GetNextPageToken(), err
+	})
+}
+
+// AllGrants lists every grant in id order; with an account, only its
+// grants.
+func (c *Client) AllGrants(ctx context.Context, account string) iter.Seq2[*longfairv1.Grant, error] {
+	return pages(ctx, func(ctx context.Context, token string) ([]*longfairv1.Grant, string, error) {
+		resp, err := c.Grants().ListGrants(ctx, &longfairv1.ListGrantsRequest{Account: account, PageSize: c.opts.pageSize, PageToken: token})
+		return resp.GetGrants(), resp.GetNextPageToken(), err
+	})
+}
+
+// Journal lists the SU journal in sequence order from the entry after
+// afterSeq; with an account, only entries that touch it.
+func (c *Client) Journal(ctx context.Context, account string, afterSeq uint64) iter.Seq2[*longfairv1.JournalEntry, error] {
+	return func(yield func(*longfairv1.JournalEntry, error) bool) {
+		after := afterSeq
+		for {
+			resp, err := c.Ledger().ListJournal(ctx, &longfairv1.ListJournalRequest{Account: account, AfterSeq: after, PageSize: c.opts.pageSize})
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, e := range resp.GetEntries() {
+				if !yield(e, nil) {
+					return
+				}
+			}
+			if resp.GetNextAfterSeq() == 0 || resp.GetNextAfterSeq() <= after {
+				return
+			}
+			after = resp.GetNextAfterSeq()
+		}
+	}
+}
