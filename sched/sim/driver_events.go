@@ -106,6 +106,7 @@ func (r *replay) jobDone(j int) {
 	if root.stagesLeft--; root.stagesLeft == 0 {
 		rootAcct := &r.accts[r.w.Jobs[js.root].Account]
 		completion := r.now.Sub(root.arrived)
+		r.completions[js.root] = completion
 		rootAcct.jobs++
 		rootAcct.waitSum += root.firstStart.Sub(root.arrived).Seconds()
 		rootAcct.completionSum += completion.Seconds()

@@ -398,7 +398,7 @@ func TestStaticRefusesTasksLargerThanThePartition(t *testing.T) {
 		Accounts: []Account{{Name: "a", Weight: 1}, {Name: "b", Weight: 1}},
 		Jobs: []Job{
 			{ID: 1, Account: 0, Demand: ledger.Vector{6}, Tasks: 1, Runtime: time.Second},
-			{ID: 2, Account: 0, Demand: ledger.Vector{2}, Tasks: 1, Runtime: time.Second},
+			{ID: 2, Account: 0, Demand: ledger.Vector{3}, Tasks: 1, Runtime: time.Second},
 		},
 	}
 	res, err := Run(w, Config{Settings: settingsFor(sched.Static)})
@@ -411,12 +411,22 @@ func TestStaticRefusesTasksLargerThanThePartition(t *testing.T) {
 	if res.Accounts[0].Jobs != 1 {
 		t.Errorf("%d jobs completed, want job 2 not blocked behind job 1", res.Accounts[0].Jobs)
 	}
-	res, err = Run(w, Config{Settings: settingsFor(sched.DRF)})
+	drf, err := Run(w, Config{Settings: settingsFor(sched.DRF)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Unschedulable) != 0 || res.Accounts[0].Jobs != 2 {
-		t.Errorf("drf: unschedulable %+v, %d jobs; sharing lets the 6-cpu task borrow", res.Unschedulable, res.Accounts[0].Jobs)
+	if len(drf.Unschedulable) != 0 || drf.Accounts[0].Jobs != 2 {
+		t.Errorf("drf: unschedulable %+v, %d jobs; sharing lets the 6-cpu task borrow", drf.Unschedulable, drf.Accounts[0].Jobs)
+	}
+	// The speedup compares the job both completed: job 2 waits for job 1
+	// under drf (its queue is served in order), and runs at once under
+	// static, where job 1 never enters the queue.
+	results := []*Result{drf, res}
+	if s, ok := Speedup(results, drf, 0); !ok || s != 0.5 {
+		t.Errorf("speedup %v (%v), want static's 1s over drf's 2s for job 2 alone (completions %v and %v)", s, ok, res.Completions, drf.Completions)
+	}
+	if res.Completions[0] != -1 || drf.Completions[0] != time.Second {
+		t.Errorf("completions: static %v, drf %v; want job 1 missing under static and 1s under drf", res.Completions, drf.Completions)
 	}
 }
 

@@ -40,23 +40,28 @@ func (r *replay) finish() *Result {
 	}
 
 	res := &Result{
-		Policy:     r.cfg.Settings.Policy,
-		Settings:   r.cfg.Settings,
-		Window:     r.cfg.Window,
-		Workload:   r.w.Name,
-		Resources:  r.w.Resources,
-		Units:      r.w.Units,
-		Start:      r.start,
-		End:        end,
-		Makespan:   end.Sub(r.start),
-		Samples:    Samples{Times: r.sampler.times, Beta: r.sampler.beta},
-		Slots:      r.slots.results,
-		Events:     r.nEvents,
-		Passes:     r.nPasses,
-		Placements: r.nPlacements,
+		Policy:      r.cfg.Settings.Policy,
+		Settings:    r.cfg.Settings,
+		Window:      r.cfg.Window,
+		Workload:    r.w.Name,
+		Resources:   r.w.Resources,
+		Units:       r.w.Units,
+		Start:       r.start,
+		End:         end,
+		Makespan:    end.Sub(r.start),
+		Samples:     Samples{Times: r.sampler.times, Beta: r.sampler.beta},
+		Slots:       r.slots.results,
+		Completions: r.completions,
+		jobAccount:  make([]int, len(r.w.Jobs)),
+		Events:      r.nEvents,
+		Passes:      r.nPasses,
+		Placements:  r.nPlacements,
 	}
 	if res.Window.Kind == "" {
 		res.Window.Kind = ledger.WindowNone
+	}
+	for j := range r.w.Jobs {
+		res.jobAccount[j] = r.w.Jobs[j].Account
 	}
 	res.Unschedulable = r.unsched
 	res.Utilization = make([]float64, len(r.w.Resources))

@@ -22,6 +22,9 @@ type replay struct {
 	deps      [][]int // jobs submitted when job i completes
 	nodeTasks []int   // tasks running per node
 	unsched   []Unschedulable
+	// completions is each user-visible job's completion time, -1 until it
+	// completes (and for later stages).
+	completions []time.Duration
 
 	events eventHeap
 	order  []int // independent jobs by submission time
@@ -142,6 +145,10 @@ func newReplay(w *Workload, cfg Config) *replay {
 			Running: ledger.NewVector(n), Usage: acct.fair.Usage, Baseline: acct.fair.Baseline,
 			BaselineRate: acct.rate,
 		})
+	}
+	r.completions = make([]time.Duration, len(w.Jobs))
+	for i := range r.completions {
+		r.completions[i] = -1
 	}
 	r.linkJobs()
 	r.classify()

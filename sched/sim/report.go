@@ -8,19 +8,29 @@ import (
 	"github.com/longfair/longfair/sched"
 )
 
-// Speedup is static's mean job completion time over the policy's, for one
-// account: how many times faster sharing made its jobs. ok is false when
-// static is not among the results or either side completed no jobs.
+// Speedup is how many times faster the policy completed an account's jobs
+// than static partitions did: static's mean completion time over the
+// policy's, both taken over the jobs that completed under both (static can
+// leave out jobs larger than a partition). ok is false when static is not
+// among the results or no job of the account completed under both.
 func Speedup(results []*Result, r *Result, account int) (speedup float64, ok bool) {
 	static := findPolicy(results, sched.Static)
-	if static == nil || account >= len(static.Accounts) || account >= len(r.Accounts) {
+	if static == nil || len(static.Completions) != len(r.Completions) {
 		return 0, false
 	}
-	s, p := static.Accounts[account], r.Accounts[account]
-	if s.Jobs == 0 || p.Jobs == 0 || p.MeanCompletion <= 0 {
+	var sumStatic, sumPolicy float64
+	for j, c := range r.Completions {
+		s := static.Completions[j]
+		if c < 0 || s < 0 || r.jobAccount[j] != account {
+			continue
+		}
+		sumStatic += s.Seconds()
+		sumPolicy += c.Seconds()
+	}
+	if sumPolicy <= 0 {
 		return 0, false
 	}
-	return s.MeanCompletion.Seconds() / p.MeanCompletion.Seconds(), true
+	return sumStatic / sumPolicy, true
 }
 
 func findPolicy(results []*Result, p sched.Policy) *Result {

@@ -68,7 +68,7 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 	ew.printf("\nβ end: sharing degree at the end (≥ 1: the account got at least what its own partition would have given it).\n")
 	ew.printf("β min: lowest β after the first tenth of the account's time in the run. usage/contrib: share of all resource-seconds vs share of contributions.\n")
 	if findPolicy(results, "static") != nil {
-		ew.printf("speedup: mean job completion time under static partitions divided by the policy's.\n")
+		ew.printf("speedup: mean completion time under static partitions divided by the policy's, over the jobs both completed.\n")
 	}
 	return ew.err
 }

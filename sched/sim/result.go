@@ -36,8 +36,16 @@ type Result struct {
 	// stopped: still pending or running at the horizon, or blocked behind
 	// a job the policy never lets run.
 	UnfinishedTasks int
+	// Completions holds, for each job of the workload that begins a
+	// user-visible job (a map, not its reduce), the time from its
+	// submission to its last stage's end, or -1 when it did not complete
+	// (or is a later stage). Comparisons between policies use it to look at
+	// the same jobs.
+	Completions []time.Duration
 	// Counters of the replay itself.
 	Events, Passes, Placements int
+
+	jobAccount []int // each job's account, for comparisons by account
 }
 
 // AccountResult is one account's outcome.
