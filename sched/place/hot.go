@@ -17,13 +17,17 @@ import (
 //
 // Which demands get trees. Building one costs O(N), about promoteCost search
 // visits per leaf slot, so a demand qualifies once its searches have together
-// visited that much (rent or buy): a demand that searches answer cheaply
-// never pays for a tree, one they answer badly soon does. When every tree is
-// taken, a qualifying demand replaces the tree asked for least often, and only
-// if it has itself been asked for more often (counts halve every agePeriod
-// asks, so they follow the pass as it moves on). Without that test, more
-// demands than trees asked for in turn would evict each tree before it paid
-// for itself.
+// visited that much (rent or buy): a demand that searches answer cheaply gets
+// a tree late if at all, one they answer badly soon does, and every tree
+// built has been paid for by searches. When every tree is taken, a
+// qualifying demand replaces the tree asked for least often, and only if it
+// has itself been asked for more often (counts halve every agePeriod asks, so
+// they follow the pass as it moves on). Without that test, more demands than
+// trees asked for in turn would evict each tree before it paid for itself.
+//
+// Catch-ups are not free: when many demands are asked for in turn, each tree
+// replays many Takes per ask, and trees save less (see
+// BenchmarkBestTakeInterleaved).
 const (
 	// promoteCost is a tree's cost in search visits per leaf slot,
 	// measured: a build spends 6–14 ns per slot, a visit about 30 ns.
@@ -87,8 +91,9 @@ type hotCache struct {
 	// promote overrides the visits that earn a tree when positive (tests
 	// use it to force demands onto one path).
 	promote int
-	// builds counts tree builds, for tests.
-	builds int
+	// builds and searched count tree builds and all search visits, for
+	// tests.
+	builds, searched int
 }
 
 // reset forgets every shape (node data changed under them) but keeps the
@@ -189,6 +194,7 @@ func (x *Index) treeFor(asks int) *hotShape {
 
 // noteVisits charges a search's visits to the demand Best is serving.
 func (x *Index) noteVisits(visits int) {
+	x.hot.searched += visits
 	if x.hot.last >= 0 {
 		x.hot.recent[x.hot.last].visits += visits
 	}

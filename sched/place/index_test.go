@@ -152,29 +152,36 @@ func TestMoreDemandsThanTrees(t *testing.T) {
 }
 
 // TestTreesAreNotThrashed: demands asked for in turn, more of them than
-// trees, must not evict each other's trees over and over (each build costs
-// O(N)); the trees settle on some of them.
+// trees, must not get trees built over and over. Every build must have been
+// paid for by searches for its demand (rent or buy), and no demand gets a
+// tree more than a few times.
 func TestTreesAreNotThrashed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 14))
 	var shapes []ledger.Vector
 	for i := range 3 * maxHot {
 		shapes = append(shapes, ledger.Vector{1 + float64(i%4), 1 + float64(i/4), 0, 0})
 	}
-	c := newCluster(rng, 4000, dyadicClasses, 0, true)
-	x, err := NewIndex(Affinity, c.capacity, c.free)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 20000 {
-		d := shapes[i%len(shapes)]
-		if node, ok := x.Best(d); ok {
-			x.Take(node, d)
+	for _, used := range []float64{0, 0.6} {
+		c := newCluster(rng, 4000, dyadicClasses, used, true)
+		x, err := NewIndex(Affinity, c.capacity, c.free)
+		if err != nil {
+			t.Fatal(err)
 		}
+		for i := range 20000 {
+			d := shapes[i%len(shapes)]
+			if node, ok := x.Best(d); ok {
+				x.Take(node, d)
+			}
+		}
+		h := &x.hot
+		if h.builds*x.promoteVisits() > h.searched {
+			t.Errorf("used %v: %d trees built, each worth %d search visits, but searches only visited %d", used, h.builds, x.promoteVisits(), h.searched)
+		}
+		if h.builds > 3*len(shapes) {
+			t.Errorf("used %v: %d trees built for %d demands asked for in turn: trees are thrashed", used, h.builds, len(shapes))
+		}
+		t.Logf("used %v: %d trees built, %d search visits", used, h.builds, h.searched)
 	}
-	if x.hot.builds > 2*maxHot {
-		t.Fatalf("%d trees built for %d demands asked for in turn: trees are thrashed", x.hot.builds, len(shapes))
-	}
-	t.Logf("%d trees built", x.hot.builds)
 }
 
 // TestLongIdleStructuresCatchUp: a demand's tree left unused while many
