@@ -12,7 +12,8 @@ import (
 // work (tasks pending or running) split the cluster by Weight, as FAWKES's
 // equal-shares baseline would by weight. An account whose partition shrank
 // below what it runs keeps its tasks (longfair does not preempt) and starts
-// no more until it is back inside.
+// no more until it is back inside; an account that holds nothing may start
+// one task whatever its partition.
 func (e *Engine) fawkesPartitions(v *View) {
 	given := false
 	for a := range v.Accounts {
@@ -40,6 +41,15 @@ func (e *Engine) fawkesPartitions(v *View) {
 		p := resize(e.partition[a], len(e.capacity))
 		for j, c := range e.capacity {
 			p[j] = c * s
+		}
+		// An account that holds nothing may always start one task, even
+		// one larger than its partition: otherwise a partition smaller
+		// than a task would hold the account back for ever (FAWKES's
+		// tasks are one slot and never have this problem).
+		if k := nextJob(acct.Queue, 0); k < len(acct.Queue) && acct.Running.IsZero() {
+			for j, d := range acct.Queue[k].Demand {
+				p[j] = max(p[j], d)
+			}
 		}
 		e.partition[a] = p
 	}

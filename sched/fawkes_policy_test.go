@@ -48,9 +48,23 @@ func withinFawkesPartition(v *View, a int, ps []Placement, d ledger.Vector) bool
 			held.Add(v.Accounts[a].Queue[p.Job].Demand)
 		}
 	}
+	// An account that held nothing may start one task of any size.
+	var first ledger.Vector
+	if v.Accounts[a].Running.Sum() == 0 {
+		for _, j := range v.Accounts[a].Queue {
+			if j.Pending > 0 {
+				first = j.Demand
+				break
+			}
+		}
+	}
 	held.Add(d)
 	for j := range held {
-		if held[j] > capacity[j]*share+1e-9 {
+		limit := capacity[j] * share
+		if first != nil {
+			limit = max(limit, first[j])
+		}
+		if held[j] > limit+1e-9 {
 			return false
 		}
 	}
@@ -73,6 +87,15 @@ func TestFawkesKeepsAccountsInTheirShares(t *testing.T) {
 	v.Nodes[0].Free = ledger.Vector{30}
 	if got := tasksPerAccount(schedule(t, v), 3); got[0] != 0 {
 		t.Errorf("an account over its share started %d tasks", got[0])
+	}
+	// A task larger than the whole partition still runs, alone, once the
+	// account holds nothing: a small partition must not block it for ever.
+	v = oneMachine(Fawkes, ledger.Vector{100}, nil,
+		Account{Name: "a", Weight: 1, Share: 0.9, Queue: backlog(1, 1)},
+		Account{Name: "b", Weight: 1, Share: 0.1, Queue: backlog(2, 20)},
+	)
+	if got := tasksPerAccount(schedule(t, v), 2); got[0] != 80 || got[1] != 1 {
+		t.Errorf("tasks %v, want 80 for a (100 less b's one big task) and that one task for b", got)
 	}
 }
 

@@ -1,0 +1,212 @@
+package sim
+
+import (
+	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/sched/fawkes"
+)
+
+// FawkesTick is one weighting interval of a fawkes replay.
+type FawkesTick struct {
+	// Time is the end of the interval.
+	Time ledger.Time
+	// Weights are the weights the interval's averages gave, Shares the
+	// accounts' partitions after the tick (the new ones when Resized, the
+	// old ones otherwise).
+	Weights, Shares []float64
+	// Variance is the global discrimination Var(D) over the interval
+	// against the new weights' shares; Resized says whether it exceeded τ
+	// (or the weighting is a baseline) and the partitions changed.
+	Variance float64
+	Resized  bool
+}
+
+// fawkesReplay runs FAWKES weighting inside a replay under the fawkes
+// policy: it samples the accounts after every step, ends an interval every
+// T, and gives the accounts their partitions through Account.Share. An
+// account that gains work between ticks is admitted at once with the mean
+// weight of the others (so at least its minimum share); one that runs out
+// of work gives its partition back to the others at once.
+type fawkesReplay struct {
+	cfg        fawkes.Config
+	meter      *fawkes.Meter
+	mins       []float64
+	active     []bool
+	weights    []float64
+	shares     []float64
+	proc, disk int
+	jobsSeen   []int
+	tasksDone  []int
+	ticks      []FawkesTick
+	changes    []PartitionChange
+	disc       *discTracker
+}
+
+func newFawkesReplay(r *replay, disc *discTracker) *fawkesReplay {
+	n := len(r.w.Accounts)
+	cfg := r.cfg.Settings.Fawkes.WithDefaults()
+	contrib := make([]float64, n)
+	for i, a := range r.w.Accounts {
+		contrib[i] = a.Weight
+	}
+	f := &fawkesReplay{
+		cfg: cfg, meter: fawkes.NewMeter(cfg, n, 0), mins: fawkes.MinimumShares(cfg, contrib),
+		active: make([]bool, n), weights: make([]float64, n), shares: make([]float64, n),
+		proc: fawkes.ProcessorResource(r.w.Resources), disk: cfg.DiskResource(r.w.Resources),
+		jobsSeen: make([]int, n), tasksDone: make([]int, n), disc: disc,
+	}
+	// Until the first accounts arrive every account holds an equal part,
+	// so that the engine always has partitions to go by.
+	all := make([]bool, n)
+	equal := make([]float64, n)
+	for i := range all {
+		all[i], equal[i] = true, 1/float64(n)
+	}
+	f.apply(r, fawkes.Shares(cfg, equal, f.mins, all), 0)
+	user := r.cfg.Trace
+	r.cfg.Trace = func(e TraceEvent) {
+		if e.Kind == End {
+			f.tasksDone[r.w.Jobs[e.Job].Account] += e.Tasks
+		}
+		if user != nil {
+			user(e)
+		}
+	}
+	return f
+}
+
+// start begins the first interval at the replay's first event.
+func (f *fawkesReplay) start(t ledger.Time) {
+	f.meter = fawkes.NewMeter(f.cfg, len(f.active), t)
+}
+
+// settled samples every account after a step and admits or releases the
+// accounts whose work started or ran out; it reports whether the
+// partitions changed.
+func (f *fawkesReplay) settled(r *replay, t ledger.Time) bool {
+	f.meter.Advance(t)
+	changed := false
+	for a := range f.active {
+		on := r.activeAccount(a)
+		if on == f.active[a] {
+			continue
+		}
+		changed = true
+		f.active[a] = on
+		f.disc.setActive(a, on, t)
+		if on {
+			f.weights[a] = f.meanWeight()
+		} else {
+			f.weights[a] = 0
+		}
+	}
+	if changed {
+		f.apply(r, fawkes.Shares(f.cfg, f.normalized(), f.mins, f.active), t)
+	}
+	for a := range f.active {
+		s, held := f.sample(r, a, t)
+		f.meter.Set(a, s, held)
+		if jobs := r.accts[a].jobs - f.jobsSeen[a]; jobs > 0 || f.tasksDone[a] > 0 {
+			f.meter.Completed(a, jobs, f.tasksDone[a])
+			f.jobsSeen[a], f.tasksDone[a] = r.accts[a].jobs, 0
+		}
+	}
+	return changed
+}
+
+// tick ends a weighting interval at t; it reports whether the partitions
+// changed.
+func (f *fawkesReplay) tick(r *replay, t ledger.Time) bool {
+	d := f.meter.Tick(t, f.active, f.mins)
+	if d.Resize {
+		copy(f.weights, d.Weights)
+		f.apply(r, d.Shares, t)
+	}
+	f.ticks = append(f.ticks, FawkesTick{
+		Time: t, Weights: d.Weights, Shares: append([]float64(nil), f.shares...), Variance: d.Variance, Resized: d.Resize,
+	})
+	return d.Resize
+}
+
+// meanWeight is the mean weight of the active accounts with one, the
+// weight a newly admitted account starts with.
+func (f *fawkesReplay) meanWeight() float64 {
+	sum, n := 0.0, 0
+	for a, on := range f.active {
+		if on && f.weights[a] > 0 {
+			sum += f.weights[a]
+			n++
+		}
+	}
+	if n == 0 {
+		return 1
+	}
+	return sum / float64(n)
+}
+
+// normalized is the current weights over the active accounts' total.
+func (f *fawkesReplay) normalized() []float64 {
+	total := 0.0
+	for a, on := range f.active {
+		if on {
+			total += f.weights[a]
+		}
+	}
+	w := make([]float64, len(f.weights))
+	for a, on := range f.active {
+		if on && total > 0 {
+			w[a] = f.weights[a] / total
+		}
+	}
+	return w
+}
+
+// apply gives the accounts new partitions.
+func (f *fawkesReplay) apply(r *replay, shares []float64, t ledger.Time) {
+	copy(f.shares, shares)
+	for a := range shares {
+		r.view.Accounts[a].Share = shares[a]
+	}
+	f.disc.setShares(shares, t)
+	f.changes = append(f.changes, PartitionChange{Time: t, Shares: append([]float64(nil), shares...)})
+}
+
+// sample is account a's state for the weighting policies, and the fraction
+// of the cluster it holds.
+func (f *fawkesReplay) sample(r *replay, a int, t ledger.Time) (fawkes.Sample, float64) {
+	va := &r.view.Accounts[a]
+	s := fawkes.Sample{WaitingTasks: float64(r.accts[a].pending)}
+	for _, q := range va.Queue {
+		if q.Pending <= 0 {
+			continue
+		}
+		s.WaitingJobs++
+		switch f.cfg.Weighting {
+		case fawkes.DD:
+			s.WaitingWork += float64(q.Pending) * r.w.Jobs[q.ID].Runtime.Seconds() * fawkes.Held(q.Demand, r.capacity)
+		case fawkes.JS:
+			root := &r.jobs[r.jobs[q.ID].root]
+			ref := max(root.ideal, slowdownFloor).Seconds()
+			s.Slowdown += t.Sub(root.arrived).Seconds() / ref
+			s.SlowdownGrowth += 1 / ref
+		}
+	}
+	if s.WaitingJobs > 0 {
+		s.Slowdown /= s.WaitingJobs
+		s.SlowdownGrowth /= s.WaitingJobs
+	}
+	s.ProcessorUse = partitionUse(va.Running[f.proc], f.shares[a]*r.capacity[f.proc])
+	s.DiskUse = partitionUse(va.Running[f.disk], f.shares[a]*r.capacity[f.disk])
+	return s, fawkes.Held(va.Running, r.capacity)
+}
+
+// partitionUse is the fraction of a partition's resource in use, at most 1
+// (a shrunk partition may hold more until its tasks end).
+func partitionUse(used, partition float64) float64 {
+	switch {
+	case used <= 0:
+		return 0
+	case partition <= 0:
+		return 1
+	}
+	return min(1, used/partition)
+}
