@@ -19,13 +19,20 @@ import (
 //     current burst has used less than d_i·t_i (Algorithm 1, line 43);
 //  2. soft-guarantee latency queues the same way, shortest remaining
 //     processing time first (SRPT, line 46);
-//  3. everyone else by DRF over what is left (line 49): throughput queues,
-//     elastic latency queues, and the part of a guaranteed queue's demand
-//     beyond its guarantee, so spare resources are never left idle.
+//  3. the elastic queues by DRF over what is left (line 49): throughput
+//     queues and latency queues admitted without a guarantee;
+//  4. what a guaranteed queue wants beyond its guarantee, by DRF among those
+//     queues, from what the elastic queues leave unused ("that demand is
+//     only served when the system has unused resources without hurting the
+//     isolation for TQs", §1). A guaranteed queue gets d_i·t_i per period
+//     and no more while others wait: that is what bounds its priority.
 //
 // Tasks are never preempted: a burst that arrives on a full cluster gets its
 // priority as running tasks end, and keeps it past its deadline until it has
-// used its d_i·t_i (the paper's footnote 2).
+// had its d_i·t_i (the paper's footnote 2). What a burst has had is counted
+// when tasks start, each for its whole expected run (LatencyQueue.Used), so
+// that a burst is never handed more than d_i·t_i even though what runs
+// cannot be taken back.
 //
 // sp, strict priority (the paper's baseline), serves every latency queue
 // before any throughput queue, with no bound and DRF among the latency
@@ -123,9 +130,10 @@ type LatencyQueue struct {
 	LatencySpec
 	// Class is what admission control decided (bpf only; sp ignores it).
 	Class QueueClass
-	// Used is the resource-seconds the queue's tasks have used since the
-	// current burst began, at BurstStart(View.Now); the caller integrates
-	// it from the queue's running allocation. Nil counts as nothing used.
+	// Used is what the current burst has been given, in resource-seconds:
+	// for every task of the queue started since BurstStart(View.Now), its
+	// demand times its expected run time (the job's Walltime, else the
+	// Deadline). The caller keeps it; nil counts as nothing given yet.
 	Used ledger.Vector
 }
 
@@ -145,31 +153,33 @@ func (q *LatencyQueue) validate(resources int) error {
 	return nil
 }
 
-// withinBudget reports whether the current burst has used less than d·t in
-// its dominant resource.
-func (q *LatencyQueue) withinBudget() bool {
-	if q.Used == nil {
-		return true
+// Expected is how long a task of job is expected to run, in seconds, as
+// Used counts it: the job's walltime, else the queue's deadline (a burst's
+// task is not meant to outlast it).
+func (q *LatencyQueue) Expected(job *Job) float64 {
+	if job.Walltime > 0 {
+		return job.Walltime.Seconds()
 	}
-	deadline := q.Deadline.Seconds()
-	for k, d := range q.Burst {
-		if d > 0 && q.Used[k] >= d*deadline {
-			return false
-		}
-	}
-	return true
+	return q.Deadline.Seconds()
 }
 
 // bpfScratch is bpf's per-pass memory.
 type bpfScratch struct {
 	work  []ledger.Vector // soft queues: resource-seconds of pending work
-	cap   ledger.Vector   // scratch: running plus the next task
-	guard []bool          // latency queue validated and within its budget this pass
+	given []ledger.Vector // guaranteed queues: Used plus this pass's placements
+	limit []ledger.Vector // guaranteed queues: d·t
+	need  ledger.Vector   // scratch: running or given plus the next task
+	guard []bool          // latency queue with a guarantee (bpf) or priority (sp)
 }
 
 // classGuaranteed ranks latency queues served under a guarantee (bpf) or
-// with priority (sp) after starving accounts and before everyone else.
-const classGuaranteed = classSharingLoss
+// with priority (sp) after starving accounts and before everyone else;
+// classSpare ranks the demand of guaranteed queues beyond their guarantee
+// after everyone else.
+const (
+	classGuaranteed = classSharingLoss
+	classSpare      = classNormal + 1
+)
 
 // Sub-ranks within classGuaranteed, in rankKey.a.
 const (
@@ -181,41 +191,74 @@ const (
 func (e *Engine) bpfPass(v *View) {
 	strict := v.Settings.Policy == SP
 	b := &e.bpf
+	n := len(v.Resources)
 	b.guard = resize(b.guard, len(v.Accounts))
+	b.given = resize(b.given, len(v.Accounts))
+	b.limit = resize(b.limit, len(v.Accounts))
 	b.work = resize(b.work, len(v.Accounts))
 	for a := range v.Accounts {
 		lq := v.Accounts[a].Latency
-		b.guard[a] = lq != nil && (strict || (lq.Class != Elastic && lq.withinBudget()))
-		if b.guard[a] && !strict && lq.Class == Soft {
-			b.work[a] = pendingWork(b.work[a], v.Accounts[a].Queue, len(v.Resources))
+		b.guard[a] = lq != nil && (strict || lq.Class != Elastic)
+		if !b.guard[a] || strict {
+			continue
+		}
+		b.given[a] = resize(b.given[a], n)
+		clear(b.given[a])
+		if lq.Used != nil {
+			b.given[a].Add(lq.Used)
+		}
+		b.limit[a] = copyInto(b.limit[a], lq.Burst)
+		b.limit[a].Scale(lq.Deadline.Seconds())
+		if lq.Class == Soft {
+			b.work[a] = pendingWork(b.work[a], v.Accounts[a].Queue, n)
 		}
 	}
 	e.fillByKey(v, func(a int) rankKey {
 		f := &e.fair[a]
 		dom := dominantShare(f.running, e.capacity, f.weight)
-		if !b.guard[a] {
+		switch {
+		case !b.guard[a]:
 			return rankKey{class: classNormal, a: dom}
-		}
-		if strict {
+		case strict:
 			return rankKey{class: classGuaranteed, a: dom}
 		}
-		lq := v.Accounts[a].Latency
-		b.cap = copyInto(b.cap, f.running)
-		b.cap.Add(e.head(v, a))
-		if !lq.Burst.Fits(b.cap) {
-			// The burst's guarantee is used up for now; the rest of its
-			// demand competes for spare resources.
-			return rankKey{class: classNormal, a: dom}
+		if !e.withinGuarantee(v, a) {
+			// Beyond the burst's declared demand or its d·t: spare room only.
+			return rankKey{class: classSpare, a: dom}
 		}
+		lq := v.Accounts[a].Latency
 		if lq.Class == Hard {
 			return rankKey{class: classGuaranteed, a: rankHard, b: dom}
 		}
 		return rankKey{class: classGuaranteed, a: rankSoft, b: remainingTime(b.work[a], lq.Burst), c: dom}
 	}, func(a int, job *Job) {
-		if b.guard[a] && !strict && v.Accounts[a].Latency.Class == Soft {
+		if !b.guard[a] || strict {
+			return
+		}
+		lq := v.Accounts[a].Latency
+		b.given[a].AddScaled(job.Demand, lq.Expected(job))
+		if lq.Class == Soft {
 			b.work[a].AddScaled(job.Demand, -taskSeconds(job))
 		}
 	})
+}
+
+// withinGuarantee reports whether guaranteed queue a's next task stays
+// within its burst: what it holds stays within d, and what its burst has
+// been given within d·t.
+func (e *Engine) withinGuarantee(v *View, a int) bool {
+	b := &e.bpf
+	lq := v.Accounts[a].Latency
+	cur := e.cursor[a]
+	job := &v.Accounts[a].Queue[cur.job]
+	b.need = copyInto(b.need, e.fair[a].running)
+	b.need.Add(job.Demand)
+	if !lq.Burst.Fits(b.need) {
+		return false
+	}
+	b.need = copyInto(b.need, b.given[a])
+	b.need.AddScaled(job.Demand, lq.Expected(job))
+	return b.limit[a].Fits(b.need)
 }
 
 // taskSeconds is a task's expected run time in seconds: its job's walltime,

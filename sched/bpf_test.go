@@ -45,27 +45,30 @@ func tasksPer(v *View, ps []Placement) []int {
 }
 
 func TestBPFBoundsTheLatencyQueuesPriority(t *testing.T) {
-	// One latency queue and three backlogged throughput queues: a fair share
-	// is 25 CPUs. The latency queue's burst asks for 80 CPUs for 30 s every
-	// 300 s: 2,400 CPU-s per period, within its fair share of 7,500.
+	// One latency queue with 90 tasks and three backlogged throughput
+	// queues: a fair share is 25 CPUs. The latency queue's burst asks for
+	// 80 CPUs for 30 s every 300 s: 2,400 CPU-s per period, within its fair
+	// share of 7,500.
 	cases := []struct {
-		name   string
-		policy Policy
-		lq     *LatencyQueue
-		want   int // CPUs the latency queue gets
+		name       string
+		policy     Policy
+		lq         *LatencyQueue
+		throughput int
+		want       int // CPUs the latency queue gets
 	}{
-		{"drf ignores the burst", DRF, latency(Hard, 80, 0), 25},
-		{"sp gives it all it wants", SP, latency(Hard, 80, 0), 90},
-		{"sp has no bound", SP, latency(Hard, 80, 1e9), 90},
-		{"bpf hard: up to its burst", BPF, latency(Hard, 80, 0), 80},
-		{"bpf soft alone: up to its burst", BPF, latency(Soft, 80, 0), 80},
-		{"bpf elastic: fair share", BPF, latency(Elastic, 80, 0), 25},
-		{"bpf with the burst used up: fair share", BPF, latency(Hard, 80, 80*30), 25},
-		{"bpf with part of the burst used: still guaranteed", BPF, latency(Hard, 80, 80*29), 80},
-		{"bpf with a burst below the fair share: fair share", BPF, latency(Hard, 10, 0), 25},
+		{"drf ignores the burst", DRF, latency(Hard, 80, 0), 3, 25},
+		{"sp gives it all it wants", SP, latency(Hard, 80, 0), 3, 90},
+		{"sp has no bound", SP, latency(Hard, 80, 1e9), 3, 90},
+		{"bpf hard: up to its burst", BPF, latency(Hard, 80, 0), 3, 80},
+		{"bpf soft alone: up to its burst", BPF, latency(Soft, 80, 0), 3, 80},
+		{"bpf elastic: fair share", BPF, latency(Elastic, 80, 0), 3, 25},
+		{"bpf with the burst given: spare room only", BPF, latency(Hard, 80, 80*30), 3, 0},
+		{"bpf with most of the burst given: what is left of it", BPF, latency(Hard, 80, 80*29), 3, 2},
+		{"bpf with a small burst: that burst only", BPF, latency(Hard, 10, 0), 3, 10},
+		{"bpf with the burst given and spare room", BPF, latency(Hard, 80, 80*30), 0, 90},
 	}
 	for _, c := range cases {
-		v := queueView(c.policy, 3, c.lq, 90)
+		v := queueView(c.policy, c.throughput, c.lq, 90)
 		ps, err := NewEngine().Schedule(v)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -78,8 +81,8 @@ func TestBPFBoundsTheLatencyQueuesPriority(t *testing.T) {
 		for _, n := range got {
 			total += n
 		}
-		if total != 100 {
-			t.Errorf("%s: %d of 100 CPUs used: every policy here is work conserving", c.name, total)
+		if want := min(100, 90+1000*c.throughput); total != want {
+			t.Errorf("%s: %d CPUs used, want %d: every policy here is work conserving", c.name, total, want)
 		}
 		// Throughput queues share what is left equally (DRF).
 		for i := 2; i < len(got); i++ {
@@ -104,7 +107,7 @@ func TestBPFServesHardThenSoftShortestFirst(t *testing.T) {
 		Accounts: []Account{
 			lq("long", Soft, 60, 50, 20*time.Second),  // 1,000 CPU-s left
 			lq("short", Soft, 60, 40, 10*time.Second), // 400 CPU-s left
-			lq("hard", Hard, 30, 30, time.Minute),
+			lq("hard", Hard, 30, 30, 30*time.Second),
 			{Name: "tq", Weight: 1, Running: zero(), Usage: zero(), Baseline: zero(), BaselineRate: zero(),
 				Queue: []Job{{ID: 9, Demand: ledger.Vector{1}, Pending: 1000}}},
 		},
