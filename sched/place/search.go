@@ -43,12 +43,12 @@ type frame struct {
 // the lowest node index. A demand whose length differs from the nodes'
 // vectors, or with a negative or non-finite entry, fits nowhere.
 //
-// A demand asked for a few times gets a tree of its own (hot.go) and is then
-// answered in O(1) plus O(log N) per Take since it was last asked. Other
-// demands are found by branch and bound over the search tree, which visits
-// O(log N) subtrees when the bounds are tight and more when many nodes score
-// higher than the answer but do not fit it. Best allocates only when a demand
-// first gets its tree in the life of the Index.
+// A demand whose searches have cost enough gets a tree of its own (hot.go)
+// and is then answered in O(1) plus about O(log N) per Take since it was last
+// asked for. Other demands are found by branch and bound over the search
+// tree, which visits O(log N) subtrees when the bounds are tight, and more
+// when many nodes score above the answer but do not fit it or tie with it.
+// Best allocates only when the Index first needs memory for another tree.
 func (x *Index) Best(demand ledger.Vector) (node int, ok bool) {
 	if x.n == 0 || len(demand) != x.k || !admissible(demand) || !x.maxFree(1).Fits(demand) {
 		return -1, false
