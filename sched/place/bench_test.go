@@ -119,8 +119,10 @@ func BenchmarkBestTakeInterleaved(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			var before, after runtime.MemStats
 			placed := 0
 			b.ResetTimer()
+			runtime.ReadMemStats(&before)
 			for range b.N {
 				b.StopTimer()
 				if err := x.Reset(s, c.capacity, c.free); err != nil {
@@ -135,7 +137,10 @@ func BenchmarkBestTakeInterleaved(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(stream)), "ns/placement")
+			runtime.ReadMemStats(&after)
+			attempts := float64(b.N * len(stream))
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/attempts, "ns/placement")
+			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/attempts, "allocs/placement")
 			b.ReportMetric(float64(placed)/float64(b.N), "placed/op")
 		})
 	}
