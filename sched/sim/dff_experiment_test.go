@@ -14,11 +14,21 @@ func TestDFFExperimentMICJobsNoLongerWaitForCPU(t *testing.T) {
 	// wait for CPU while MICs sit idle, under DFF they do not; the MIC
 	// jobs finish sooner, the CPU jobs about as before, and the total
 	// completion time falls (the paper: about −11.9%).
+	// go test ./sched/sim -run TestDFFExperiment -v prints the table.
+	var cmps []*DFFComparison
+	defer func() {
+		var b strings.Builder
+		if err := WriteDFFTable(&b, cmps); err != nil {
+			t.Fatal(err)
+		}
+		t.Log("\n" + b.String())
+	}()
 	for _, pooled := range []bool{false, true} {
 		c, err := RunDFFExperiment(DFFOptions{PooledMICs: pooled})
 		if err != nil {
 			t.Fatal(err)
 		}
+		cmps = append(cmps, c)
 		t.Logf("pooled MICs %v: total completion H-DRF %v, DFF %v (%+.1f%%); MIC tasks while MIC jobs waited %.2f vs %.2f; MIC slots idle for CPU %.0f vs %.0f slot·s",
 			pooled, c.HDRF.Total, c.DFF.Total, 100*c.TotalDelta, c.HDRF.MICTasks, c.DFF.MICTasks, c.HDRF.MICWaitingForCPU, c.DFF.MICWaitingForCPU)
 		if c.HDRF.MICWaitingForCPU <= 0 {

@@ -48,6 +48,37 @@ func TestFawkesTDHelpsTheMostLoadedPartition(t *testing.T) {
 	}
 }
 
+func TestFawkesWeightingPolicies(t *testing.T) {
+	// FAWKES §7.3 on WKLD-D, every weighting: the demand-based policies
+	// balance best, finer demand better (TD at least as good as JD), and
+	// the performance-based policies do not beat TD; all three demand-based
+	// policies beat equal shares for the most loaded partition.
+	// go test ./sched/sim -run TestFawkesWeightingPolicies -v prints the table.
+	x, err := RunFawkesExperiment(FawkesOptions{Seed: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteFawkesTable(&b, x); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + b.String())
+	s := func(w fawkes.Weighting) float64 { return x.Run(w).Accounts[x.MostLoaded].MeanSlowdown }
+	for _, w := range []fawkes.Weighting{fawkes.TD, fawkes.DD, fawkes.JD} {
+		if s(w) >= s(fawkes.Equal) {
+			t.Errorf("%s: c-2 slowdown %.2f, not below equal shares' %.2f", w, s(w), s(fawkes.Equal))
+		}
+	}
+	if s(fawkes.TD) > s(fawkes.JD) {
+		t.Errorf("TD (tasks) gave c-2 slowdown %.2f, worse than JD (jobs) %.2f: finer demand should balance better", s(fawkes.TD), s(fawkes.JD))
+	}
+	for _, w := range []fawkes.Weighting{fawkes.JS, fawkes.JT, fawkes.TT} {
+		if s(w) < s(fawkes.TD) {
+			t.Errorf("%s: c-2 slowdown %.2f, better than TD's %.2f; the paper found the performance-based policies no better", w, s(w), s(fawkes.TD))
+		}
+	}
+}
+
 // smallWorkload is a random workload of a few accounts (one of them,
 // sometimes, without weight) on two nodes; every task fits a node.
 func smallWorkload(r *rand.Rand) *Workload {
