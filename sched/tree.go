@@ -183,15 +183,19 @@ func ValidateGroupPath(path string) error {
 	if path == "" {
 		return fmt.Errorf("group path is empty: name the group, e.g. \"physics\" or \"physics/theory\"")
 	}
-	for _, name := range strings.Split(path, "/") {
+	for rest := path; ; {
+		name, tail, more := strings.Cut(rest, "/")
 		if name == "" {
 			return fmt.Errorf("group path %q has an empty name: separate names with single slashes and no slash at either end", path)
 		}
 		if strings.TrimSpace(name) != name {
 			return fmt.Errorf("group path %q: name %q has leading or trailing spaces", path, name)
 		}
+		if !more {
+			return nil
+		}
+		rest = tail
 	}
-	return nil
 }
 
 // validateTree checks the account tree of a view: well-formed group paths,
