@@ -56,6 +56,9 @@ type gossip struct {
 	// subscribers each get a token whenever the server table changes
 	// (the bootstrap and reconcile loops); sending never blocks memberlist.
 	subscribers map[chan struct{}]struct{}
+
+	// workers is the table of worker members (workers_gossip.go).
+	workers workerTable
 }
 
 // startGossip creates the memberlist member. It binds the gossip address at
@@ -74,6 +77,7 @@ func startGossip(cfg Config, self MemberMeta, logger *slog.Logger) (*gossip, err
 	p, _ := strconv.Atoi(port) // checked by Config.Validate
 
 	mc := memberlist.DefaultLANConfig()
+	tuneGossip(mc) // workers_gossip.go
 	mc.Name = self.ID
 	mc.BindAddr = host
 	mc.BindPort = p
@@ -232,14 +236,21 @@ func (g *gossip) LocalState(bool) []byte              { return nil }
 func (g *gossip) MergeRemoteState(buf []byte, _ bool) {}
 
 // NotifyJoin implements memberlist.EventDelegate.
-func (g *gossip) NotifyJoin(n *memberlist.Node) { g.upsert(n) }
+func (g *gossip) NotifyJoin(n *memberlist.Node) {
+	g.workers.observe(n)
+	g.upsert(n)
+}
 
 // NotifyUpdate implements memberlist.EventDelegate.
-func (g *gossip) NotifyUpdate(n *memberlist.Node) { g.upsert(n) }
+func (g *gossip) NotifyUpdate(n *memberlist.Node) {
+	g.workers.observe(n)
+	g.upsert(n)
+}
 
 // NotifyLeave implements memberlist.EventDelegate; it covers both a
 // graceful leave and a member declared dead.
 func (g *gossip) NotifyLeave(n *memberlist.Node) {
+	g.workers.leave(n)
 	g.mu.Lock()
 	_, had := g.servers[n.Name]
 	delete(g.servers, n.Name)

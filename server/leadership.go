@@ -75,6 +75,8 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	}
 	s.leaderReady.Store(true)
 	s.logger.Info("leader is current and serving")
+	stopWorkers := s.startWorkerLeadership(ctx) // leader_term.go: workers and scheduling
+	defer stopWorkers()
 
 	changed := s.gossip.subscribe()
 	defer s.gossip.unsubscribe(changed)

@@ -47,7 +47,11 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 		"Ledger/GetBalance", "Ledger/ListJournal", "Ledger/Verify", "Ledger/UsageReport",
 		"Operator/GetSettings", "Operator/ListNodes":
 		return kindRead, true
-	case "Operator/ListPeers", "Operator/GetLeader":
+	case "Operator/ListPeers", "Operator/GetLeader",
+		// A worker's stream must reach the leader itself (the handler
+		// refuses it elsewhere, naming the leader), and any server can
+		// find a task's worker for its output.
+		"Workers/Connect", "Workers/ReadTaskOutput":
 		return kindLocal, true
 	}
 	return kindLeader, false

@@ -39,6 +39,9 @@ type Server struct {
 	grpcLis   net.Listener
 	grpcAddr  string
 	fwd       *forwarder
+	hub       workerHub // the leader's work with workers (leader_term.go)
+
+	failed chan error // see Failed
 
 	// leaderReady is set while this server leads and has applied
 	// everything committed before it took over.
@@ -83,7 +86,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		stores.close()
 		return nil, fmt.Errorf("open state in %s: %w", cfg.DataDir, err)
 	}
-	return &Server{cfg: cfg, logger: logger, fsm: f, stores: stores, hadState: had, fwd: newForwarder()}, nil
+	return &Server{cfg: cfg, logger: logger, fsm: f, stores: stores, hadState: had, fwd: newForwarder(), failed: make(chan error, 1)}, nil
 }
 
 // nodeIDFile records which node id a data dir belongs to. A server's Raft
@@ -191,6 +194,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	s.goRun(func() { s.rememberServersLoop(runCtx) })
 	s.goRun(func() { s.rejoinLoop(runCtx) })
+	s.goRun(func() { s.healthLoop(runCtx) })
 	if s.cfg.BootstrapExpect > 0 && !s.hadState {
 		s.goRun(func() { s.bootstrapLoop(runCtx) })
 	}

@@ -15,4 +15,5 @@ func (s *Server) registerServices(g *grpc.Server) {
 	longfairv1.RegisterFairnessServer(g, &fairnessService{s: s})
 	longfairv1.RegisterLedgerServer(g, &ledgerService{s: s})
 	longfairv1.RegisterOperatorServer(g, &operatorService{s: s})
+	longfairv1.RegisterWorkersServer(g, &workersService{s: s})
 }

@@ -192,9 +192,17 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 		srv.Shutdown(context.Background())
 		return err
 	}
-	<-ctx.Done()
+	var failure error
+	select {
+	case <-ctx.Done():
+	case failure = <-srv.Failed():
+	}
 	logger.Info("stopping server", "timeout", f.shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
-	return srv.Shutdown(sctx)
+	if err := srv.Shutdown(sctx); err != nil && failure == nil {
+		return err
+	}
+	// A failed server exits non-zero so that its supervisor restarts it.
+	return failure
 }

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"slices"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/fsm"
+)
+
+// deliverPlaced sends the attempts an Assign command placed to the
+// workers of their nodes. A node whose stream is not ready gets nothing
+// now: its worker is sent what it lacks when its stream is reconciled.
+func (t *leaderTerm) deliverPlaced(placed []fsm.PlacedTask) {
+	byNode := make(map[string][]fsm.PlacedTask)
+	for _, p := range placed {
+		byNode[p.Node] = append(byNode[p.Node], p)
+	}
+	for node, list := range byNode {
+		c := t.conn(node)
+		if c == nil {
+			continue
+		}
+		asgs := make([]*longfairv1.Assignment, 0, len(list))
+		for _, p := range list {
+			if a := t.assignment(attemptKey{p.JobID, p.Task, p.Attempt}); a != nil {
+				asgs = append(asgs, a)
+			}
+		}
+		c.deliver(asgs)
+	}
+}
+
+// deliverTasks sends a worker attempts the ledger holds on its node.
+func (t *leaderTerm) deliverTasks(c *workerConn, tasks []fsm.TaskInfo) {
+	slices.SortFunc(tasks, func(a, b fsm.TaskInfo) int { return compareKeys(keyOfTask(a), keyOfTask(b)) })
+	asgs := make([]*longfairv1.Assignment, 0, len(tasks))
+	for _, ti := range tasks {
+		if a := t.assignment(keyOfTask(ti)); a != nil {
+			asgs = append(asgs, a)
+		}
+	}
+	c.deliver(asgs)
+}
+
+// assignment builds the message that tells a worker to run attempt k.
+func (t *leaderTerm) assignment(k attemptKey) *longfairv1.Assignment {
+	j, err := t.jobs.get(k.job)
+	if err != nil {
+		t.log.Error("cannot read the job of a placed attempt; its worker will be sent it on the next sweep", "job", k.job, "error", err)
+		return nil
+	}
+	demand := make(map[string]float64, len(j.Demand))
+	for name, q := range j.Demand {
+		if q != 0 {
+			demand[name] = q
+		}
+	}
+	return &longfairv1.Assignment{
+		Attempt: k.ref(), Account: j.Account, User: j.User, JobName: j.Name,
+		Command: j.Command, Walltime: durationpb.New(j.Walltime), Demand: demand,
+	}
+}

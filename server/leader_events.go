@@ -1,0 +1,121 @@
+package server
+
+import (
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/fsm"
+)
+
+// eventBatch is one WorkerEvents message of one stream.
+type eventBatch struct {
+	c      *workerConn
+	events []*longfairv1.TaskEvent
+}
+
+// maxEventsPerCommit bounds one TaskEvents command.
+const maxEventsPerCommit = 10_000
+
+// eventsLoop commits the workers' task events. Whatever arrived while the
+// previous commit was in flight goes into the next one, so under load many
+// events share one Raft entry. After a commit each stream is acknowledged
+// up to the last event it sent; an event that is not acknowledged is sent
+// again by its worker after it reconnects, and the ledger ignores what it
+// has already applied.
+func (t *leaderTerm) eventsLoop() {
+	for {
+		var batches []eventBatch
+		select {
+		case <-t.ctx.Done():
+			return
+		case b := <-t.events:
+			batches = append(batches, b)
+		}
+		n := len(batches[0].events)
+	drain:
+		for n < maxEventsPerCommit {
+			select {
+			case b := <-t.events:
+				batches = append(batches, b)
+				n += len(b.events)
+			default:
+				break drain
+			}
+		}
+		t.commitEvents(batches)
+	}
+}
+
+func (t *leaderTerm) commitEvents(batches []eventBatch) {
+	cmd := &fsm.TaskEvents{}
+	acks := make(map[*workerConn]uint64)
+	ended := make(map[*workerConn][]attemptKey)
+	for _, b := range batches {
+		for _, e := range b.events {
+			acks[b.c] = max(acks[b.c], e.GetSeq())
+			ev, err := taskEventFromProto(e)
+			if err != nil {
+				t.log.Warn("dropping a malformed event from a worker", "node", b.c.node, "error", err)
+				continue
+			}
+			k := attemptKey{ev.JobID, ev.Task, ev.Attempt}
+			if !b.c.holds(k) {
+				// Not an attempt this stream carries: stale (the ledger
+				// has moved on) or about another node. Either way the
+				// ledger must not hear it from this worker.
+				t.log.Debug("ignoring an event about an attempt the worker does not hold", "node", b.c.node, "job", k.job, "task", k.task, "attempt", k.attempt)
+				continue
+			}
+			cmd.Events = append(cmd.Events, ev)
+			if ev.Kind != fsm.TaskStarted {
+				ended[b.c] = append(ended[b.c], k)
+			}
+		}
+	}
+	if len(cmd.Events) > 0 && !t.commitWithRetry(cmd) {
+		return
+	}
+	if len(ended) > 0 {
+		kick(t.schedule)
+	}
+	now := time.Now()
+	for c, seq := range acks {
+		c.ended(ended[c], now)
+		c.enqueue(ackMessage(seq))
+	}
+}
+
+// commitWithRetry commits cmd, retrying while this server leads and the
+// failure is one that can pass (a busy or changing leader). It reports
+// whether the events were handled: committed, or refused for good.
+func (t *leaderTerm) commitWithRetry(cmd *fsm.TaskEvents) bool {
+	wait := 20 * time.Millisecond
+	for {
+		res, err := proposeFor[*fsm.EventsResult](t.ctx, t.s, cmd)
+		if err == nil {
+			if len(res.Ignored) > 0 {
+				t.log.Debug("the ledger ignored stale task events", "ignored", len(res.Ignored), "first_reason", res.Ignored[0].Reason)
+			}
+			return true
+		}
+		if code := status.Code(err); code != codes.Unavailable && code != codes.DeadlineExceeded && code != codes.Aborted {
+			// A refusal is the same on every server: retrying cannot
+			// help, and the workers must not resend it forever.
+			t.log.Error("the ledger refused a batch of task events; dropping it", "events", len(cmd.Events), "error", err)
+			return true
+		}
+		if t.ctx.Err() != nil {
+			return false
+		}
+		t.log.Warn("cannot commit task events yet; retrying", "events", len(cmd.Events), "error", err, "retry_in", wait)
+		select {
+		case <-t.ctx.Done():
+			return false
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, time.Second)
+	}
+}

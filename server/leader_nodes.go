@@ -1,0 +1,174 @@
+package server
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/longfair/longfair/fsm"
+)
+
+// membershipLoop keeps the ledger's nodes in step with the workers:
+//
+//   - a node is up when its worker is alive in the gossip pool and has a
+//     reconciled stream to this leader; NodeUp carries the resources, class,
+//     contributing account and address it advertises;
+//   - a node goes down when gossip says its worker left or failed, when
+//     the worker said goodbye, when its stream broke and it did not come
+//     back within workerStreamGrace, or, after a change of leader, when
+//     its worker did not connect within workerTakeoverGrace. NodeDown marks
+//     its running attempts lost, charges them up to now and requeues them.
+//
+// Gossip and the stream are two signals: a worker killed outright closes
+// its stream at once, while gossip also catches a worker that hangs or is
+// cut off.
+func (t *leaderTerm) membershipLoop() {
+	changed := t.s.gossip.workers.subscribe()
+	defer t.s.gossip.workers.unsubscribe(changed)
+	tick := time.NewTicker(membersInterval)
+	defer tick.Stop()
+	for {
+		t.reconcileNodes()
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-changed:
+		case <-t.members:
+		case <-tick.C:
+		}
+	}
+}
+
+func (t *leaderTerm) reconcileNodes() {
+	now := time.Now()
+	nodes := make(map[string]fsm.NodeInfo)
+	for _, n := range t.s.fsm.Nodes() {
+		nodes[n.ID] = n
+	}
+	t.mu.Lock()
+	conns := maps.Clone(t.conns)
+	lostAt := maps.Clone(t.lostAt)
+	goodbye := maps.Clone(t.goodbye)
+	t.mu.Unlock()
+
+	for _, id := range slices.Sorted(maps.Keys(conns)) {
+		c := conns[id]
+		if !c.isReady() {
+			continue
+		}
+		m, ok := t.s.gossip.workers.get(id)
+		if !ok || m.State != memberAlive {
+			t.warnOnce(id, "not-in-gossip", "a worker is connected but not alive in the gossip pool; its node stays down until it is (check --join and the gossip key)")
+			continue
+		}
+		if n, ok := nodes[id]; ok && n.Up && sameAdvert(n, c) {
+			continue
+		}
+		t.nodeUp(c)
+	}
+
+	for _, id := range slices.Sorted(maps.Keys(nodes)) {
+		n := nodes[id]
+		if !n.Up {
+			continue
+		}
+		reason := t.downReason(id, now, conns[id], lostAt, goodbye)
+		if reason == "" {
+			continue
+		}
+		t.nodeDown(id, reason)
+		if c := conns[id]; c != nil {
+			c.close("node " + id + " was marked down: " + reason)
+		}
+	}
+}
+
+// downReason says why an up node must go down now, or "" when it stays up.
+func (t *leaderTerm) downReason(id string, now time.Time, c *workerConn, lostAt map[string]time.Time, goodbye map[string]string) string {
+	if r, ok := goodbye[id]; ok {
+		return "its worker shut down (" + r + ")"
+	}
+	if m, ok := t.s.gossip.workers.get(id); ok {
+		switch m.State {
+		case memberLeft:
+			return "its worker left the gossip pool"
+		case memberFailed:
+			return "the gossip pool declared its worker dead"
+		}
+	}
+	if c != nil {
+		return ""
+	}
+	if at, ok := lostAt[id]; ok {
+		if now.Sub(at) > workerStreamGrace {
+			return fmt.Sprintf("its worker's stream to the leader ended %v ago and it has not reconnected", now.Sub(at).Round(time.Millisecond))
+		}
+		return ""
+	}
+	if now.Sub(t.started) > workerTakeoverGrace {
+		return fmt.Sprintf("its worker has not connected to the new leader within %v", workerTakeoverGrace)
+	}
+	return ""
+}
+
+// sameAdvert reports whether the ledger's node is what the worker
+// advertises (resources the cluster does not know are not compared).
+func sameAdvert(n fsm.NodeInfo, c *workerConn) bool {
+	ad := c.advert
+	if n.Class != ad.GetNodeClass() || n.Account != ad.GetAccount() || n.Address != ad.GetAddress() {
+		return false
+	}
+	for name, q := range n.Capacity {
+		if ad.GetResources()[name] != q {
+			return false
+		}
+	}
+	return true
+}
+
+func (t *leaderTerm) nodeUp(c *workerConn) {
+	ad := c.advert
+	res, err := proposeFor[*fsm.NodeResult](t.ctx, t.s, &fsm.NodeUp{
+		ID: c.node, Capacity: ad.GetResources(), Class: ad.GetNodeClass(), Account: ad.GetAccount(), Address: ad.GetAddress(),
+	})
+	if err != nil {
+		if t.ctx.Err() == nil {
+			t.log.Warn("cannot mark a node up yet", "node", c.node, "error", err)
+		}
+		return
+	}
+	t.log.Info("node up", "node", c.node, "capacity", res.Node.Capacity, "class", res.Node.Class, "account", res.Node.Account)
+	if len(res.Ignored) > 0 {
+		t.warnOnce(c.node, "ignored-resources", fmt.Sprintf("the node advertises resources the cluster does not know: %v; an admin can add them with the cluster settings (add_resources)", res.Ignored))
+	}
+	kick(t.schedule)
+}
+
+func (t *leaderTerm) nodeDown(id, reason string) {
+	res, err := proposeFor[*fsm.NodeResult](t.ctx, t.s, &fsm.NodeDown{ID: id, Reason: reason})
+	if err != nil {
+		if t.ctx.Err() == nil {
+			t.log.Warn("cannot mark a node down yet", "node", id, "reason", reason, "error", err)
+		}
+		return
+	}
+	t.mu.Lock()
+	delete(t.lostAt, id)
+	delete(t.goodbye, id)
+	t.mu.Unlock()
+	t.log.Info("node down", "node", id, "reason", reason, "attempts_lost", res.Lost)
+	kick(t.schedule)
+}
+
+// warnOnce logs a problem with a node the first time it is seen, and again
+// only after the node's problem changed.
+func (t *leaderTerm) warnOnce(node, kind, msg string) {
+	t.mu.Lock()
+	seen := t.warned[node] == kind
+	t.warned[node] = kind
+	t.mu.Unlock()
+	if !seen {
+		t.log.Warn(msg, "node", node)
+	}
+}

@@ -1,0 +1,122 @@
+package server
+
+import (
+	"time"
+
+	"github.com/longfair/longfair/fsm"
+	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/sched"
+)
+
+// scheduleLoop runs the policy engine on the FSM's view and commits what
+// it places, one Assign command per pass. It runs when tasks arrive, end
+// or are lost, when nodes come up, when a worker becomes ready, and every
+// passInterval. Triggers only mark the loop dirty: however many arrive
+// while a pass runs, one more pass serves them all, so a 10,000-task array
+// is scheduled in a pass or a few, not 10,000.
+func (t *leaderTerm) scheduleLoop() {
+	w := t.s.fsm.Watch()
+	defer w.Close()
+	engine := sched.NewEngine()
+	tick := time.NewTicker(passInterval)
+	defer tick.Stop()
+	dirty := true
+	var last time.Time
+	for {
+		if dirty {
+			if gap := minPassGap - time.Since(last); gap > 0 {
+				select {
+				case <-t.ctx.Done():
+					return
+				case <-time.After(gap):
+				}
+			}
+			last = time.Now()
+			dirty = t.pass(engine)
+			if dirty {
+				continue
+			}
+		}
+		select {
+		case <-t.ctx.Done():
+			return
+		case <-w.C():
+			changes := w.Take()
+			if changes.Has(fsm.TypeCancelJob) {
+				t.requestSweep(true)
+			}
+			// The loop's own Assign commits need no new pass: a pass
+			// places all it can, and says so when it could not. Task
+			// events come from this term's event committer, which kicks
+			// the loop when an attempt ended (a start frees nothing).
+			dirty = changes&^(1<<fsm.TypeAssign|1<<fsm.TypeTaskEvents) != 0
+		case <-t.schedule:
+			dirty = true
+		case <-tick.C:
+			dirty = true
+		}
+	}
+}
+
+// pass runs one scheduling pass; it reports whether another should follow
+// at once (it placed tasks, or had more placements than one command holds).
+func (t *leaderTerm) pass(engine *sched.Engine) (again bool) {
+	ready := t.readyConns()
+	if len(ready) == 0 {
+		return false
+	}
+	usable := make(map[string]bool, len(ready))
+	for _, c := range ready {
+		usable[c.node] = true
+	}
+	v := t.s.fsm.View(ledger.Time(time.Now().UnixNano()))
+	// Only nodes whose worker can be told are scheduled on.
+	nodes := v.Nodes[:0]
+	for _, n := range v.Nodes {
+		if usable[n.ID] {
+			nodes = append(nodes, n)
+		}
+	}
+	v.Nodes = nodes
+	if len(v.Nodes) == 0 || !hasPending(v) {
+		return false
+	}
+	placements, err := engine.Schedule(v)
+	if err != nil {
+		t.log.Error("scheduling pass failed", "error", err)
+		return false
+	}
+	if len(placements) == 0 {
+		return false
+	}
+	truncated := len(placements) > fsm.MaxBatch
+	placements = placements[:min(len(placements), fsm.MaxBatch)]
+	cmd, err := fsm.AssignFor(v, placements)
+	if err != nil {
+		t.log.Error("scheduling pass made a placement outside its view", "error", err)
+		return false
+	}
+	res, err := proposeFor[*fsm.AssignResult](t.ctx, t.s, cmd)
+	if err != nil {
+		if t.ctx.Err() == nil {
+			t.log.Warn("cannot commit a scheduling pass; retrying on the next trigger", "placements", len(cmd.Placements), "error", err)
+		}
+		return false
+	}
+	if len(res.Dropped) > 0 {
+		t.log.Debug("the ledger dropped stale placements", "dropped", len(res.Dropped), "first_reason", res.Dropped[0].Reason)
+	}
+	t.deliverPlaced(res.Accepted)
+	return truncated || len(res.Dropped) > 0 && len(res.Accepted) > 0
+}
+
+func hasPending(v *sched.View) bool {
+	for i := range v.Accounts {
+		for _, j := range v.Accounts[i].Queue {
+			if j.Pending > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,92 @@
+package server
+
+import (
+	"time"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/fsm"
+)
+
+// sweepLoop re-checks, every sweepInterval and when asked, that every
+// connected worker holds what the ledger placed on its node; after a job
+// is cancelled it also stops that job's running attempts.
+func (t *leaderTerm) sweepLoop() {
+	tick := time.NewTicker(sweepInterval)
+	defer tick.Stop()
+	for {
+		withCancel := false
+		select {
+		case <-t.ctx.Done():
+			return
+		case withCancel = <-t.sweeps:
+		case <-tick.C:
+		}
+		for _, c := range t.readyConns() {
+			t.sweepConn(c, withCancel)
+		}
+	}
+}
+
+// sweepConn sends a worker the attempts placed on its node that its
+// stream has not carried yet, forgets attempts that have ended, and, with
+// withCancel, tells it to stop attempts of cancelled jobs.
+func (t *leaderTerm) sweepConn(c *workerConn, withCancel bool) {
+	active := t.activeOn(c.node)
+	now := time.Now()
+	var missing []fsm.TaskInfo
+	c.mu.Lock()
+	for k, ended := range c.delivered {
+		switch _, ok := active[k]; {
+		case ok:
+		case ended.IsZero():
+			c.delivered[k] = now
+		case now.Sub(ended) > deliveredLinger:
+			delete(c.delivered, k)
+			delete(c.killed, k)
+		}
+	}
+	for k, ti := range active {
+		if _, ok := c.delivered[k]; !ok {
+			missing = append(missing, ti)
+		}
+	}
+	c.mu.Unlock()
+	if len(missing) > 0 {
+		t.deliverTasks(c, missing)
+	}
+	if withCancel {
+		t.stopCancelled(c, active)
+	}
+}
+
+// stopCancelled tells a worker to stop its attempts whose job was
+// cancelled. Their exit is reported: they are charged for the time they ran.
+func (t *leaderTerm) stopCancelled(c *workerConn, active map[attemptKey]fsm.TaskInfo) {
+	cancelled := make(map[uint64]bool)
+	var stop []*longfairv1.AttemptRef
+	for k := range active {
+		is, seen := cancelled[k.job]
+		if !seen {
+			j, err := t.s.fsm.Job(k.job)
+			is = err == nil && j.CancelledAt != 0
+			cancelled[k.job] = is
+		}
+		if !is {
+			continue
+		}
+		c.mu.Lock()
+		_, sent := c.killed[k]
+		c.killed[k] = struct{}{}
+		c.mu.Unlock()
+		if !sent {
+			stop = append(stop, k.ref())
+		}
+	}
+	if len(stop) == 0 {
+		return
+	}
+	t.log.Info("stopping attempts of cancelled jobs", "node", c.node, "attempts", len(stop))
+	c.enqueue(&longfairv1.LeaderMessage{Msg: &longfairv1.LeaderMessage_Kill{Kill: &longfairv1.Kill{
+		Attempts: stop, Report: true, Reason: "the job was cancelled",
+	}}})
+}

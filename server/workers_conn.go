@@ -1,0 +1,357 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/fsm"
+)
+
+// attemptKey names one attempt of one task.
+type attemptKey struct {
+	job     uint64
+	task    int64
+	attempt int
+}
+
+func keyOfRef(r *longfairv1.AttemptRef) attemptKey {
+	return attemptKey{r.GetJobId(), r.GetTask(), int(r.GetAttempt())}
+}
+
+func keyOfTask(t fsm.TaskInfo) attemptKey { return attemptKey{t.JobID, t.Task, t.Attempt} }
+
+func (k attemptKey) ref() *longfairv1.AttemptRef {
+	return &longfairv1.AttemptRef{JobId: k.job, Task: k.task, Attempt: int32(k.attempt)}
+}
+
+// workerConn is one worker's stream to this leader.
+type workerConn struct {
+	term    *leaderTerm
+	node    string
+	session string
+	advert  *longfairv1.WorkerAdvert
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	lastHeard atomic.Int64 // unix nanoseconds
+
+	mu sync.Mutex
+	// ready is set once the hello is reconciled; only then does the
+	// worker get assignments and its node count for scheduling.
+	ready bool
+	// delivered holds the attempts this worker has been sent or reported
+	// holding: an attempt is sent at most once per stream. An entry stays
+	// for a while after the attempt ended (the time it ended is its
+	// value; zero while it is active), so that a read of the ledger taken
+	// just before the end can never send it again.
+	delivered map[attemptKey]time.Time
+	// killed holds the attempts a kill with report was sent for.
+	killed map[attemptKey]struct{}
+	out    []*longfairv1.LeaderMessage
+	outSig chan struct{}
+}
+
+func (c *workerConn) isReady() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ready
+}
+
+// close ends the stream; the handler returns reason to the worker.
+func (c *workerConn) close(reason string) {
+	c.cancel(status.Error(codes.Unavailable, reason+"; reconnect"))
+}
+
+// enqueue queues messages for the send loop; it never blocks, so that a
+// slow worker never holds up the scheduling loop.
+func (c *workerConn) enqueue(msgs ...*longfairv1.LeaderMessage) {
+	c.mu.Lock()
+	c.out = append(c.out, msgs...)
+	c.mu.Unlock()
+	select {
+	case c.outSig <- struct{}{}:
+	default:
+	}
+}
+
+// deliver sends the assignments this stream has not sent yet. Before the
+// stream is reconciled it sends nothing: the reconciliation and the sweep
+// deliver what was committed meanwhile.
+func (c *workerConn) deliver(asgs []*longfairv1.Assignment) {
+	c.mu.Lock()
+	if !c.ready {
+		c.mu.Unlock()
+		return
+	}
+	fresh := asgs[:0:0]
+	for _, a := range asgs {
+		k := keyOfRef(a.GetAttempt())
+		if _, ok := c.delivered[k]; ok {
+			continue
+		}
+		c.delivered[k] = time.Time{}
+		fresh = append(fresh, a)
+	}
+	c.mu.Unlock()
+	for len(fresh) > 0 {
+		n := min(len(fresh), maxAssignmentsPerMessage)
+		c.enqueue(&longfairv1.LeaderMessage{Msg: &longfairv1.LeaderMessage_Assignments{Assignments: &longfairv1.Assignments{Assignments: fresh[:n]}}})
+		fresh = fresh[n:]
+	}
+}
+
+// maxAssignmentsPerMessage keeps messages well under gRPC's 4 MiB limit.
+const maxAssignmentsPerMessage = 1000
+
+// holds reports whether the worker legitimately reports about attempt k:
+// it was delivered on this stream or reconciled from the hello.
+func (c *workerConn) holds(k attemptKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.delivered[k]
+	return ok
+}
+
+// deliveredLinger is how long an ended attempt stays in the delivery
+// record; far longer than any read of the ledger can be stale.
+const deliveredLinger = time.Minute
+
+// ended records that attempts have ended; they are never sent again.
+func (c *workerConn) ended(keys []attemptKey, at time.Time) {
+	c.mu.Lock()
+	for _, k := range keys {
+		if e, ok := c.delivered[k]; ok && e.IsZero() {
+			c.delivered[k] = at
+		}
+	}
+	c.mu.Unlock()
+}
+
+// serve runs one worker's stream until it ends, the worker replaces it,
+// or this term of leadership ends.
+func (t *leaderTerm) serve(stream longfairv1.Workers_ConnectServer) error {
+	hello, err := recvHello(t.ctx, stream)
+	if err != nil {
+		return err
+	}
+	if err := validateHello(hello); err != nil {
+		return err
+	}
+	ad := hello.GetAdvert()
+	ctx, cancel := context.WithCancelCause(t.ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(stream.Context(), func() { cancel(stream.Context().Err()) })
+	defer stop()
+	c := &workerConn{
+		term: t, node: ad.GetNodeId(), session: hello.GetSession(), advert: ad,
+		ctx: ctx, cancel: cancel,
+		delivered: make(map[attemptKey]time.Time), killed: make(map[attemptKey]struct{}),
+		outSig: make(chan struct{}, 1),
+	}
+	c.lastHeard.Store(time.Now().UnixNano())
+	t.register(c)
+	defer t.unregister(c)
+	log := t.log.With("node", c.node, "session", c.session)
+	if err := t.reconcile(c, hello); err != nil {
+		log.Warn("cannot reconcile a worker's attempts with the ledger; it will reconnect", "error", err)
+		return err
+	}
+	log.Info("worker connected", "fresh", hello.GetFresh(), "held", len(hello.GetHeld()), "pending_events", len(hello.GetPending()))
+
+	recvDone := make(chan struct{})
+	go func() {
+		defer close(recvDone)
+		if err := c.recvLoop(stream); err != nil {
+			cancel(err)
+		}
+	}()
+	err = c.sendLoop(stream)
+	cancel(err)
+	<-recvDone
+	cause := context.Cause(ctx)
+	log.Info("worker stream ended", "reason", cause)
+	if t.ctx.Err() != nil {
+		return status.Error(codes.Unavailable, "this server stopped leading; find the new leader and reconnect")
+	}
+	if _, ok := status.FromError(cause); ok && cause != nil {
+		return cause
+	}
+	return status.Error(codes.Unavailable, "stream closed; reconnect")
+}
+
+// recvHello waits for the worker's first message, which must be a hello.
+func recvHello(ctx context.Context, stream longfairv1.Workers_ConnectServer) (*longfairv1.WorkerHello, error) {
+	type result struct {
+		m   *longfairv1.WorkerMessage
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		m, err := stream.Recv()
+		ch <- result{m, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		h := r.m.GetHello()
+		if h == nil {
+			return nil, status.Errorf(codes.InvalidArgument, "the first message on the stream must be a hello, not %T", r.m.GetMsg())
+		}
+		return h, nil
+	case <-time.After(helloTimeout):
+		return nil, status.Errorf(codes.DeadlineExceeded, "no hello within %v of opening the stream", helloTimeout)
+	case <-ctx.Done():
+		return nil, status.Error(codes.Unavailable, "this server stopped leading; find the new leader and reconnect")
+	case <-stream.Context().Done():
+		return nil, stream.Context().Err()
+	}
+}
+
+// errWorkerLeft ends the stream of a worker that said goodbye.
+var errWorkerLeft = status.Error(codes.Canceled, "the worker said goodbye")
+
+// recvLoop reads the worker's messages until the stream ends.
+func (c *workerConn) recvLoop(stream longfairv1.Workers_ConnectServer) error {
+	t := c.term
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		c.lastHeard.Store(time.Now().UnixNano())
+		switch msg := m.GetMsg().(type) {
+		case *longfairv1.WorkerMessage_Events:
+			if len(msg.Events.GetEvents()) == 0 {
+				continue
+			}
+			select {
+			case t.events <- eventBatch{c: c, events: msg.Events.GetEvents()}:
+			case <-c.ctx.Done():
+				return context.Cause(c.ctx)
+			}
+		case *longfairv1.WorkerMessage_Heartbeat:
+		case *longfairv1.WorkerMessage_Goodbye:
+			reason := strings.ToValidUTF8(truncate(msg.Goodbye.GetReason(), 200), "")
+			if reason == "" {
+				reason = "the worker is leaving"
+			}
+			t.mu.Lock()
+			t.goodbye[c.node] = reason
+			t.mu.Unlock()
+			kick(t.members)
+			return errWorkerLeft
+		case *longfairv1.WorkerMessage_Hello:
+			return status.Error(codes.InvalidArgument, "a second hello on the same stream: open a new stream to start over")
+		default:
+			return status.Errorf(codes.InvalidArgument, "unknown worker message %T: upgrade the server or the worker so that they speak the same protocol", m.GetMsg())
+		}
+	}
+}
+
+// sendLoop sends queued messages and heartbeats, and ends the stream when
+// the worker has been silent too long.
+func (c *workerConn) sendLoop(stream longfairv1.Workers_ConnectServer) error {
+	tick := time.NewTicker(workerHeartbeat)
+	defer tick.Stop()
+	for {
+		c.mu.Lock()
+		out := c.out
+		c.out = nil
+		c.mu.Unlock()
+		for _, m := range out {
+			if err := stream.Send(m); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-c.ctx.Done():
+			return context.Cause(c.ctx)
+		case <-c.outSig:
+		case <-tick.C:
+			if silent := time.Since(time.Unix(0, c.lastHeard.Load())); silent > workerSilence {
+				return status.Errorf(codes.Unavailable, "no message from the worker for %v", silent.Round(time.Millisecond))
+			}
+			c.enqueue(&longfairv1.LeaderMessage{Msg: &longfairv1.LeaderMessage_Heartbeat{Heartbeat: &longfairv1.Heartbeat{}}})
+		}
+	}
+}
+
+// welcome is the first message a reconciled worker gets.
+func (t *leaderTerm) welcome() *longfairv1.LeaderMessage {
+	return &longfairv1.LeaderMessage{Msg: &longfairv1.LeaderMessage_Welcome{Welcome: &longfairv1.Welcome{
+		LeaderId: t.s.cfg.NodeID, HeartbeatInterval: durationpb.New(workerHeartbeat),
+	}}}
+}
+
+// validateHello checks what a worker says about itself.
+func validateHello(h *longfairv1.WorkerHello) error {
+	ad := h.GetAdvert()
+	if ad == nil {
+		return status.Error(codes.InvalidArgument, "hello has no advert: the worker must say which node it is")
+	}
+	cmd := &fsm.NodeUp{ID: ad.GetNodeId(), Capacity: ad.GetResources(), Class: ad.GetNodeClass(), Account: ad.GetAccount(), Address: ad.GetAddress()}
+	if _, err := fsm.Encode(0, cmd); err != nil {
+		return status.Errorf(codes.InvalidArgument, "the worker's advert is not a valid node: %v", errorMessage(err))
+	}
+	if h.GetSession() == "" {
+		return status.Error(codes.InvalidArgument, "hello has no session id")
+	}
+	return nil
+}
+
+func errorMessage(err error) string {
+	if st, ok := status.FromError(err); ok {
+		return st.Message()
+	}
+	var fe *fsm.Error
+	if errors.As(err, &fe) {
+		return fe.Msg
+	}
+	return err.Error()
+}
+
+// taskEventFromProto turns a worker's event into the ledger's.
+func taskEventFromProto(e *longfairv1.TaskEvent) (fsm.TaskEvent, error) {
+	r := e.GetAttempt()
+	ev := fsm.TaskEvent{JobID: r.GetJobId(), Task: r.GetTask(), Attempt: int(r.GetAttempt())}
+	switch e.GetKind() {
+	case longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED:
+		ev.Kind = fsm.TaskStarted
+	case longfairv1.TaskEventKind_TASK_EVENT_KIND_EXITED:
+		ev.Kind, ev.ExitCode = fsm.TaskExited, e.GetExitCode()
+		if d := e.GetRuntime(); d != nil {
+			if err := d.CheckValid(); err != nil {
+				return ev, fmt.Errorf("runtime: %w", err)
+			}
+			ev.Runtime = max(d.AsDuration(), 0)
+		}
+	case longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST:
+		ev.Kind = fsm.TaskLost
+	default:
+		return ev, fmt.Errorf("unknown event kind %v", e.GetKind())
+	}
+	if ev.JobID == 0 || ev.Task < 0 || ev.Task >= fsm.MaxTasksPerJob || ev.Attempt < 1 || ev.Attempt > fsm.MaxAttemptsLimit {
+		return ev, fmt.Errorf("attempt %d of task %d of job %d cannot exist", ev.Attempt, ev.Task, ev.JobID)
+	}
+	return ev, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
