@@ -49,6 +49,7 @@ type ServerMember struct {
 type gossip struct {
 	logger *slog.Logger
 	ml     *memberlist.Memberlist
+	addr   string // the gossip address, fixed at start
 
 	mu      sync.Mutex
 	self    MemberMeta
@@ -102,14 +103,15 @@ func startGossip(cfg Config, self MemberMeta, logger *slog.Logger) (*gossip, err
 		return nil, fmt.Errorf("start gossip on %s: %w (is another process using the port? pick another with --gossip-addr)", cfg.GossipAddr, err)
 	}
 	g.ml = ml
+	// Read once, before any gossip runs: memberlist hands out its own
+	// node record, which it rewrites when the metadata changes.
+	n := ml.LocalNode()
+	g.addr = net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
 	return g, nil
 }
 
 // Addr is the gossip address other servers and workers join.
-func (g *gossip) Addr() string {
-	n := g.ml.LocalNode()
-	return net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
-}
+func (g *gossip) Addr() string { return g.addr }
 
 // joinLoop keeps trying to join the given addresses until one answers or
 // ctx ends. Servers can start in any order, so a failed join is expected

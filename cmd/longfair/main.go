@@ -19,6 +19,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"sim":    {"replay a workload through the policy engine with a virtual clock", runSim},
 		"server": {"run a member of the Raft server group (the ledger and the gRPC API)", runServer},
+		"worker": {"run the worker agent of a compute node (runs the tasks placed on it)", runWorker},
 	}
 }
 

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/worker"
+)
+
+// testWorker starts a worker agent in this process that joins the
+// cluster's gossip pool through its first running server.
+func testWorker(t testing.TB, c *testCluster, id string, tune func(*worker.Config)) *worker.Agent {
+	t.Helper()
+	cfg := worker.DefaultConfig()
+	cfg.NodeID = id
+	cfg.Join = []string{c.running()[0].GossipAddr()}
+	cfg.GossipAddr = "127.0.0.1:0"
+	cfg.GRPCAddr = "127.0.0.1:0"
+	cfg.WorkDir = filepath.Join(t.TempDir(), id)
+	cfg.Resources = map[string]float64{"cpu": 4, "mem": 8 << 30}
+	cfg.KillGrace = 500 * time.Millisecond
+	if tune != nil {
+		tune(&cfg)
+	}
+	ag, err := worker.New(cfg, c.logger.With("worker", id))
+	if err != nil {
+		t.Fatalf("new worker %s: %v", id, err)
+	}
+	if err := ag.Start(context.Background()); err != nil {
+		t.Fatalf("start worker %s: %v", id, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		ag.Shutdown(ctx)
+	})
+	return ag
+}
+
+// waitNodesUp waits until the given nodes are up in the ledger of s.
+func waitNodesUp(ctx context.Context, t testing.TB, s *Server, ids ...string) {
+	t.Helper()
+	waitFor(ctx, t, fmt.Sprintf("nodes %v up", ids), func() bool {
+		up := map[string]bool{}
+		for _, n := range s.FSM().Nodes() {
+			up[n.ID] = n.Up
+		}
+		for _, id := range ids {
+			if !up[id] {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// waitFor polls cond every 20ms until it holds or ctx ends.
+func waitFor(ctx context.Context, t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// shellJob is a job whose tasks run script.
+func shellJob(account, user, rid string, tasks int64, demand map[string]float64, walltime time.Duration, script string) *longfairv1.SubmitJobRequest {
+	return &longfairv1.SubmitJobRequest{
+		Account: account, User: user, Name: rid, Demand: demand, Tasks: tasks,
+		Walltime: durationpb.New(walltime), Command: []string{script}, RequestId: rid,
+	}
+}
+
+// waitJobEnded waits until a job has ended and returns it.
+func waitJobEnded(ctx context.Context, t testing.TB, c *testCluster, id uint64) *longfairv1.Job {
+	t.Helper()
+	var j *longfairv1.Job
+	waitFor(ctx, t, fmt.Sprintf("job %d to end", id), func() bool {
+		var err error
+		j, err = longfairv1.NewJobsClient(c.conn(c.waitLeader(ctx))).GetJob(ctx, &longfairv1.GetJobRequest{JobId: id})
+		if err != nil {
+			return false
+		}
+		switch j.GetState() {
+		case longfairv1.JobState_JOB_STATE_SUCCEEDED, longfairv1.JobState_JOB_STATE_FAILED, longfairv1.JobState_JOB_STATE_CANCELLED:
+			return true
+		}
+		return false
+	})
+	return j
+}
+
+// runLog reads the lines tasks appended to a shared file, sorted.
+func runLog(t testing.TB, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(strings.TrimSpace(string(b)))
+	sort.Strings(lines)
+	return lines
+}
+
+// allTasks lists the latest attempt of every task of a job.
+func allTasks(ctx context.Context, t testing.TB, c *testCluster, job uint64) []*longfairv1.Task {
+	t.Helper()
+	var out []*longfairv1.Task
+	token := ""
+	for {
+		resp, err := longfairv1.NewJobsClient(c.conn(c.waitLeader(ctx))).ListTasks(ctx, &longfairv1.ListTasksRequest{JobId: job, PageToken: token, PageSize: 1000})
+		if err != nil {
+			t.Fatalf("list tasks of job %d: %v", job, err)
+		}
+		out = append(out, resp.GetTasks()...)
+		if token = resp.GetNextPageToken(); token == "" {
+			return out
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package worker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+)
+
+// Agent is a running worker. Create it with New, run it with Start and
+// stop it with Shutdown.
+type Agent struct {
+	cfg     Config
+	log     *slog.Logger
+	advert  *longfairv1.WorkerAdvert
+	session string
+	baseEnv []string
+
+	devs  *devices
+	tasks *table
+
+	gossip   *gossip
+	grpc     *grpc.Server
+	grpcLis  net.Listener
+	leaders  *leaderFinder
+	goodbyes chan goodbye
+
+	// fresh is set until a leader has welcomed this process: until then
+	// it knows nothing of attempts a predecessor on this node may have run.
+	fresh     atomic.Bool
+	connected atomic.Bool
+	leaderID  atomic.Value // string
+
+	// runCtx lives until Shutdown; attempts and loops stop with it.
+	runCtx    context.Context
+	cancelRun context.CancelFunc
+	wg        sync.WaitGroup // attempts
+	loops     sync.WaitGroup // connect loop, join loop, gRPC
+	started   bool
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// goodbye asks the current session to tell the leader this worker leaves;
+// done is closed once it was sent.
+type goodbye struct {
+	reason string
+	done   chan struct{}
+}
+
+// New checks the configuration, fills in the detected resources and
+// creates the work dir. Nothing listens until Start.
+func New(cfg Config, logger *slog.Logger) (*Agent, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid worker configuration: %w", err)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = logger.With("node_id", cfg.NodeID)
+	cfg.Resources = withDetected(cfg.Resources)
+	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create work dir: %w", err)
+	}
+	var sid [8]byte
+	if _, err := rand.Read(sid[:]); err != nil {
+		return nil, fmt.Errorf("make a session id: %w", err)
+	}
+	ag := &Agent{
+		cfg: cfg, log: logger, session: hex.EncodeToString(sid[:]),
+		baseEnv:  taskEnv(os.Environ()),
+		devs:     newDevices(int(cfg.Resources[ResourceMIC])),
+		tasks:    newTable(),
+		goodbyes: make(chan goodbye),
+	}
+	ag.fresh.Store(true)
+	ag.leaderID.Store("")
+	ag.advert = &longfairv1.WorkerAdvert{
+		Version: advertVersion, Role: RoleWorker, NodeId: cfg.NodeID,
+		Resources: maps.Clone(cfg.Resources), NodeClass: cfg.Class, Account: cfg.Account,
+	}
+	return ag, nil
+}
+
+// Start opens the TaskOutput listener, joins the gossip pool in the
+// background and starts looking for the leader. ctx bounds the start-up
+// only; the agent runs until Shutdown.
+func (ag *Agent) Start(ctx context.Context) (err error) {
+	if ag.started {
+		return errors.New("worker already started")
+	}
+	ag.started = true
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ag.runCtx, ag.cancelRun = context.WithCancel(context.Background())
+	defer func() {
+		if err != nil {
+			ag.Shutdown(context.Background())
+		}
+	}()
+	if ag.grpcLis, err = net.Listen("tcp", ag.cfg.GRPCAddr); err != nil {
+		return fmt.Errorf("listen for gRPC on %s: %w (is the port in use? pick another with --grpc-addr)", ag.cfg.GRPCAddr, err)
+	}
+	ag.advert.Address = ag.cfg.GRPCAdvertise
+	if ag.advert.Address == "" {
+		ag.advert.Address = ag.grpcLis.Addr().String()
+	}
+	ag.grpc = grpc.NewServer()
+	longfairv1.RegisterTaskOutputServer(ag.grpc, &outputService{ag: ag})
+	if ag.gossip, err = startGossip(ag.cfg, ag.advert, ag.log); err != nil {
+		return err
+	}
+	ag.leaders = newLeaderFinder(ag.gossip, ag.log)
+	ag.goLoop(func() {
+		if err := ag.grpc.Serve(ag.grpcLis); err != nil {
+			ag.log.Error("gRPC server stopped", "error", err)
+		}
+	})
+	ag.goLoop(func() { ag.gossip.joinLoop(ag.runCtx, ag.cfg.Join) })
+	ag.goLoop(func() { ag.connectLoop(ag.runCtx) })
+	ag.log.Info("worker started", "gossip", ag.GossipAddr(), "grpc", ag.GRPCAddr(),
+		"resources", ag.cfg.Resources, "class", ag.cfg.Class, "account", ag.cfg.Account, "work_dir", ag.cfg.WorkDir)
+	return nil
+}
+
+func (ag *Agent) goLoop(f func()) {
+	ag.loops.Add(1)
+	go func() {
+		defer ag.loops.Done()
+		f()
+	}()
+}
+
+// Shutdown stops the worker on purpose: it takes no more assignments,
+// stops its running tasks (SIGTERM, then SIGKILL after the kill grace)
+// without reporting their ends, waits until the leader has acknowledged
+// the events it still holds, tells the leader it leaves (so its node is
+// marked down at once and its attempts are requeued), and leaves the
+// gossip pool. ctx bounds the waiting. Calling it again returns the first
+// result.
+func (ag *Agent) Shutdown(ctx context.Context) error {
+	ag.stopOnce.Do(func() { ag.stopErr = ag.shutdown(ctx) })
+	return ag.stopErr
+}
+
+func (ag *Agent) shutdown(ctx context.Context) error {
+	var errs []error
+	ag.tasks.mu.Lock()
+	ag.tasks.closed = true
+	ag.tasks.mu.Unlock()
+	if ag.runCtx != nil {
+		for _, a := range ag.tasks.running() {
+			ag.kill([]*longfairv1.AttemptRef{a.key.ref()}, false, "the worker is shutting down")
+		}
+		if !waitGroup(ctx, &ag.wg) {
+			errs = append(errs, errors.New("tasks were still running when the shutdown deadline passed"))
+		}
+		ag.flush(ctx)
+		ag.sayGoodbye(ctx, "the worker is shutting down")
+		ag.cancelRun()
+	}
+	if ag.gossip != nil {
+		if err := ag.gossip.leave(time.Second); err != nil {
+			ag.log.Warn("leaving gossip pool", "error", err)
+		}
+	}
+	if ag.grpc != nil {
+		ag.grpc.Stop()
+	} else if ag.grpcLis != nil {
+		ag.grpcLis.Close()
+	}
+	ag.loops.Wait()
+	if ag.leaders != nil {
+		ag.leaders.close()
+	}
+	ag.log.Info("worker stopped")
+	return errors.Join(errs...)
+}
+
+// flush waits until the leader has acknowledged every event, while the
+// stream is up, or ctx ends.
+func (ag *Agent) flush(ctx context.Context) {
+	for ag.tasks.pendingEvents() > 0 && ag.connected.Load() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// sayGoodbye has the current session send a goodbye, if there is one.
+func (ag *Agent) sayGoodbye(ctx context.Context, reason string) {
+	if !ag.connected.Load() {
+		return
+	}
+	g := goodbye{reason: reason, done: make(chan struct{})}
+	select {
+	case ag.goodbyes <- g:
+	case <-ctx.Done():
+		return
+	case <-time.After(2 * time.Second):
+		return
+	}
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+	case <-time.After(2 * time.Second):
+	}
+}
+
+// waitGroup waits for wg or ctx; it reports whether wg finished.
+func waitGroup(ctx context.Context, wg *sync.WaitGroup) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// NodeID is the worker's node id.
+func (ag *Agent) NodeID() string { return ag.cfg.NodeID }
+
+// GossipAddr is the address of the worker's gossip member.
+func (ag *Agent) GossipAddr() string { return ag.gossip.Addr() }
+
+// GRPCAddr is the address of the worker's TaskOutput service.
+func (ag *Agent) GRPCAddr() string { return ag.advert.GetAddress() }
+
+// Resources is the capacity the worker advertises.
+func (ag *Agent) Resources() map[string]float64 { return maps.Clone(ag.cfg.Resources) }
+
+// Connected reports whether the worker has a stream to a leader that has
+// welcomed it.
+func (ag *Agent) Connected() bool { return ag.connected.Load() }
+
+// Leader is the node id of the leader the worker is connected to, or "".
+func (ag *Agent) Leader() string { return ag.leaderID.Load().(string) }
+
+// Running is how many attempts are running or waiting to start here.
+func (ag *Agent) Running() int { return len(ag.tasks.running()) }

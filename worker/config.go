@@ -1,0 +1,182 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"regexp"
+	"strconv"
+	"time"
+)
+
+// Default listen addresses of a worker. Like the server's, they bind to
+// loopback so that a worker started without flags is reachable only from
+// its own machine.
+const (
+	DefaultGossipAddr = "127.0.0.1:7414"
+	DefaultGRPCAddr   = "127.0.0.1:7415"
+)
+
+// Config is one worker's configuration. Start from DefaultConfig.
+type Config struct {
+	// NodeID names the node in the ledger and the gossip pool; it must be
+	// unique among servers and workers.
+	NodeID string
+	// Join lists gossip addresses of servers (or other workers). The agent
+	// keeps retrying them until one answers.
+	Join []string
+	// GossipAddr is the host:port the gossip member binds (TCP and UDP);
+	// GossipAdvertise, when set, is what others dial instead.
+	GossipAddr      string
+	GossipAdvertise string
+	// GossipKey encrypts gossip traffic (AES, 16, 24 or 32 bytes). Every
+	// server and worker of the pool must use the same key.
+	GossipKey []byte
+	// GRPCAddr is where the TaskOutput service listens; GRPCAdvertise,
+	// when set, is the address servers dial instead.
+	GRPCAddr      string
+	GRPCAdvertise string
+
+	// Resources is the node's capacity by resource name. cpu and mem are
+	// detected from the machine when absent; mic is the number of MIC
+	// devices, numbered 0 to mic-1 in OFFLOAD_DEVICES.
+	Resources map[string]float64
+	// Class is free text such as "cpu" or "mic" (at most 64 bytes).
+	Class string
+	// Account is the account that contributed the node, if any.
+	Account string
+
+	// WorkDir holds each attempt's working directory and output files.
+	WorkDir string
+	// KillGrace is how long a task gets between SIGTERM and SIGKILL when
+	// its walltime is over or its job is cancelled.
+	KillGrace time.Duration
+	// Observer, when set, is told when attempts start and end (metrics,
+	// benchmarks). Its methods must not block.
+	Observer Observer
+}
+
+// Observer hears about the attempts this agent runs.
+type Observer interface {
+	// TaskStarted is called right after an attempt's process started.
+	TaskStarted(job uint64, task int64, attempt int32, at time.Time)
+	// TaskEnded is called after it exited (code is 128+signal when a
+	// signal ended it).
+	TaskEnded(job uint64, task int64, attempt int32, code int32, runtime time.Duration)
+}
+
+// DefaultConfig returns the default addresses and timings, with no node id,
+// join addresses or work dir.
+func DefaultConfig() Config {
+	return Config{
+		GossipAddr: DefaultGossipAddr,
+		GRPCAddr:   DefaultGRPCAddr,
+		KillGrace:  10 * time.Second,
+	}
+}
+
+var (
+	nodeIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,254}$`)
+	namePattern   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+)
+
+// Validate checks the configuration and says what to change when it is
+// wrong.
+func (c Config) Validate() error {
+	var errs []error
+	if c.NodeID == "" {
+		errs = append(errs, errors.New("node id is empty: set --node-id to a name unique among servers and workers (usually the host name)"))
+	} else if !nodeIDPattern.MatchString(c.NodeID) {
+		errs = append(errs, fmt.Errorf("node id %q is not valid: use letters, digits, '.', '_', '-' or ':', starting with a letter or digit, at most 255 bytes", c.NodeID))
+	}
+	if len(c.Join) == 0 {
+		errs = append(errs, errors.New("no join address: give --join with the gossip address of a server (host:port)"))
+	}
+	for _, j := range c.Join {
+		if _, _, err := net.SplitHostPort(j); err != nil {
+			errs = append(errs, fmt.Errorf("join address %q is not host:port: give the gossip address of a server", j))
+		}
+	}
+	for _, a := range []struct{ name, bind, advertise string }{
+		{"gossip", c.GossipAddr, c.GossipAdvertise},
+		{"grpc", c.GRPCAddr, c.GRPCAdvertise},
+	} {
+		if err := checkAddrs(a.name, a.bind, a.advertise); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	switch len(c.GossipKey) {
+	case 0, 16, 24, 32:
+	default:
+		errs = append(errs, fmt.Errorf("gossip key is %d bytes: give 16, 24 or 32 bytes (base64 on the command line), the same on every server and worker", len(c.GossipKey)))
+	}
+	for name, v := range c.Resources {
+		if !namePattern.MatchString(name) {
+			errs = append(errs, fmt.Errorf("resource name %q is not valid: use letters, digits, '.', '_' or '-', starting with a letter or digit", name))
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e18 {
+			errs = append(errs, fmt.Errorf("resource %s is %v: give a finite number from 0 to 1e18", name, v))
+		}
+	}
+	if mic := c.Resources[ResourceMIC]; mic != math.Trunc(mic) || mic > maxDevices {
+		errs = append(errs, fmt.Errorf("mic is %v: give the number of MIC devices, a whole number up to %d", mic, maxDevices))
+	}
+	if len(c.Class) > 64 {
+		errs = append(errs, fmt.Errorf("node class is %d bytes long: use at most 64", len(c.Class)))
+	}
+	if c.Account != "" && !namePattern.MatchString(c.Account) {
+		errs = append(errs, fmt.Errorf("account %q is not a valid account name: use 1-64 letters, digits, '.', '_' or '-'", c.Account))
+	}
+	if c.WorkDir == "" {
+		errs = append(errs, errors.New("work dir is empty: set --work-dir to a directory the worker may own (task directories and output go there)"))
+	}
+	if c.KillGrace < 0 {
+		errs = append(errs, fmt.Errorf("kill grace is %v: give zero or a positive duration", c.KillGrace))
+	}
+	return errors.Join(errs...)
+}
+
+// checkAddrs validates a listen address and its advertise address, the
+// same way the server does.
+func checkAddrs(name, bind, advertise string) error {
+	host, port, err := net.SplitHostPort(bind)
+	if err != nil {
+		return fmt.Errorf("%s address %q is not host:port (for example 127.0.0.1:7414): %v", name, bind, err)
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("%s address %q: port is not a number from 0 to 65535", name, bind)
+	}
+	if advertise != "" {
+		ah, ap, err := net.SplitHostPort(advertise)
+		if err != nil {
+			return fmt.Errorf("%s advertise address %q is not host:port: %v", name, advertise, err)
+		}
+		if ip := net.ParseIP(ah); ah == "" || (ip != nil && ip.IsUnspecified()) {
+			return fmt.Errorf("%s advertise address %q has no host others can dial: give this machine's address", name, advertise)
+		}
+		if p, err := strconv.Atoi(ap); err != nil || p <= 0 || p > 65535 {
+			return fmt.Errorf("%s advertise address %q needs a fixed port others can dial", name, advertise)
+		}
+		return nil
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return fmt.Errorf("%s address %q listens on every interface, which others cannot dial: set the %s advertise address to an address of this machine they can reach", name, bind, name)
+	}
+	return nil
+}
+
+// withDetected returns the resources with cpu and mem filled in from the
+// machine where the configuration leaves them out.
+func withDetected(given map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(given)+2)
+	for k, v := range given {
+		out[k] = v
+	}
+	for k, v := range DetectResources() {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	return out
+}

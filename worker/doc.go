@@ -1,0 +1,34 @@
+// Package worker is longfair's worker agent: the process that runs on each
+// compute node (CPU or MIC) and runs the tasks the cluster places there.
+//
+// An Agent
+//
+//   - joins the servers' memberlist gossip pool (optionally encrypted with a
+//     shared key), advertising its node id, its resources (cpu cores and mem
+//     bytes detected from the machine unless given, mic devices, any named
+//     resource), its node class and the account that contributed it, and the
+//     address of its TaskOutput gRPC service;
+//   - keeps one gRPC stream open to the Raft leader (Workers.Connect),
+//     finding the leader through any server it knows from gossip, and
+//     reconnecting to the new leader when the old one goes away;
+//   - runs each assignment the leader sends — only attempts the cluster has
+//     committed — as /bin/sh -c COMMAND in its own process group and its own
+//     working directory, with stdout and stderr in per-attempt files, the MIC
+//     devices it was given in OFFLOAD_DEVICES, and its walltime enforced
+//     (SIGTERM, then SIGKILL after a grace period);
+//   - reports each attempt's start and exit (code and runtime, measured
+//     here) on the stream, and keeps reporting an event until the leader
+//     acknowledges it has been committed.
+//
+// Exactly once. Attempts are named by (job, task, attempt). The agent never
+// starts an attempt twice; when it reconnects it tells the leader every
+// attempt it holds and every unacknowledged event, and the leader
+// reconciles: attempts the ledger thinks run here but the agent does not
+// know are marked lost, attempts the agent runs that the ledger does not
+// know (a partitioned worker whose node was declared down) are killed
+// without a report. The ledger ignores reports about attempts that are no
+// longer active, so nothing is charged twice.
+//
+// The agent reads the clock (runtimes are measured here) and never touches
+// the ledger itself.
+package worker

@@ -1,0 +1,143 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+)
+
+// leaderFinder finds the leader's gRPC address by asking the servers the
+// gossip pool knows, and keeps one client connection per server address.
+type leaderFinder struct {
+	gossip *gossip
+	log    *slog.Logger
+
+	mu    sync.Mutex
+	conns map[string]*grpc.ClientConn
+	last  string // the last leader address found
+}
+
+func newLeaderFinder(g *gossip, logger *slog.Logger) *leaderFinder {
+	return &leaderFinder{gossip: g, log: logger, conns: make(map[string]*grpc.ClientConn)}
+}
+
+// conn returns the client connection to addr.
+func (f *leaderFinder) conn(addr string) (*grpc.ClientConn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.conns[addr]; ok {
+		return c, nil
+	}
+	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	f.conns[addr] = c
+	return c, nil
+}
+
+func (f *leaderFinder) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for addr, c := range f.conns {
+		c.Close()
+		delete(f.conns, addr)
+	}
+}
+
+// errNoServers: the gossip pool has shown no server yet.
+var errNoServers = errors.New("no server is known yet: the worker has not joined the gossip pool, or no server is in it")
+
+// find asks the known servers, the last leader first, who leads; it
+// returns the leader's node id and gRPC address.
+func (f *leaderFinder) find(ctx context.Context) (id, addr string, err error) {
+	f.mu.Lock()
+	last := f.last
+	f.mu.Unlock()
+	candidates := f.gossip.serverAddrs()
+	if last != "" {
+		candidates = append([]string{last}, slices.DeleteFunc(candidates, func(a string) bool { return a == last })...)
+	}
+	if len(candidates) == 0 {
+		return "", "", errNoServers
+	}
+	var errs []error
+	for _, a := range candidates {
+		c, err := f.conn(a)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		p, err := longfairv1.NewOperatorClient(c).GetLeader(cctx, &longfairv1.GetLeaderRequest{})
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ask %s: %w", a, err))
+			continue
+		}
+		if p.GetGrpcAddress() == "" {
+			errs = append(errs, fmt.Errorf("%s knows leader %s but not its address yet", a, p.GetId()))
+			continue
+		}
+		f.mu.Lock()
+		f.last = p.GetGrpcAddress()
+		f.mu.Unlock()
+		return p.GetId(), p.GetGrpcAddress(), nil
+	}
+	return "", "", fmt.Errorf("no server could name the leader: %w", errors.Join(errs...))
+}
+
+// forget drops the remembered leader after its stream failed.
+func (f *leaderFinder) forget(addr string) {
+	f.mu.Lock()
+	if f.last == addr {
+		f.last = ""
+	}
+	f.mu.Unlock()
+}
+
+// connectLoop keeps a stream to the leader until ctx ends.
+func (ag *Agent) connectLoop(ctx context.Context) {
+	backoff := 20 * time.Millisecond
+	var lastWarn time.Time
+	for ctx.Err() == nil {
+		id, addr, err := ag.leaders.find(ctx)
+		if err == nil {
+			var welcomed bool
+			welcomed, err = ag.runSession(ctx, id, addr)
+			if welcomed {
+				backoff = 20 * time.Millisecond
+			}
+			if err != nil && ctx.Err() == nil {
+				ag.leaders.forget(addr)
+				err = fmt.Errorf("stream to leader %s at %s: %w", id, addr, err)
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		// A leader change takes a second or two: say so once in a while,
+		// not on every retry.
+		if err != nil && time.Since(lastWarn) > 5*time.Second {
+			ag.log.Warn("no stream to the leader; retrying", "error", err)
+			lastWarn = time.Now()
+		} else if err != nil {
+			ag.log.Debug("no stream to the leader; retrying", "error", err, "retry_in", backoff)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, time.Second)
+	}
+}

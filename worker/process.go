@@ -1,0 +1,101 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// process is one attempt's running /bin/sh and its process group.
+type process struct {
+	cmd     *exec.Cmd
+	pgid    int
+	started time.Time
+
+	// mu orders signals against reaping: the group is signalled only
+	// while its leader is not yet reaped, so its id cannot have been
+	// reused by an unrelated process group.
+	mu     sync.Mutex
+	reaped bool
+	// signalled is the first signal this agent sent the group (0: none).
+	signalled syscall.Signal
+}
+
+// startProcess starts script under /bin/sh -c in a new process group, in
+// dir, with env, its output going to the given files.
+func startProcess(script, dir string, env []string, stdout, stderr *os.File) (*process, error) {
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = nil
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = procAttr()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start /bin/sh: %w", err)
+	}
+	return &process{cmd: cmd, pgid: cmd.Process.Pid, started: time.Now()}, nil
+}
+
+// signal sends sig to the whole process group, unless it has been reaped.
+func (p *process) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reaped {
+		return
+	}
+	if p.signalled == 0 {
+		p.signalled = sig
+	}
+	// ESRCH: everyone in the group is gone already.
+	_ = syscall.Kill(-p.pgid, sig)
+}
+
+// stop asks the group to end (SIGTERM) and kills it (SIGKILL) if it is
+// still there after grace. It returns at once.
+func (p *process) stop(grace time.Duration) {
+	p.signal(syscall.SIGTERM)
+	if grace <= 0 {
+		p.signal(syscall.SIGKILL)
+		return
+	}
+	time.AfterFunc(grace, func() { p.signal(syscall.SIGKILL) })
+}
+
+// wait waits for the shell to exit, kills whatever it left behind in its
+// process group, reaps it and returns its exit code (128+signal when a
+// signal ended it) and its runtime.
+func (p *process) wait() (int32, time.Duration, error) {
+	var err error
+	if waitKeepsZombie {
+		waitExit(p.pgid) // the shell stays a zombie, which keeps the group id taken
+	} else {
+		err = p.cmd.Wait()
+	}
+	runtime := time.Since(p.started)
+	p.mu.Lock()
+	// Background processes the task left behind would hold the node's
+	// resources after the ledger freed them.
+	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+	p.reaped = true
+	p.mu.Unlock()
+	if waitKeepsZombie {
+		err = p.cmd.Wait()
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		return 0, runtime, fmt.Errorf("wait for /bin/sh: %w", err)
+	}
+	return exitCode(p.cmd.ProcessState), runtime, nil
+}
+
+// exitCode is the shell's exit status, or 128+signal as shells report it.
+func exitCode(ps *os.ProcessState) int32 {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int32(ws.Signal())
+	}
+	return int32(ps.ExitCode())
+}

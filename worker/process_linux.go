@@ -1,0 +1,29 @@
+package worker
+
+import (
+	"errors"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// procAttr puts the task in its own process group, and has the kernel kill
+// it if the agent dies (kill -9 included), so that a task never outlives
+// the agent that would report it.
+func procAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// waitKeepsZombie: waitExit can wait for the shell without reaping it.
+const waitKeepsZombie = true
+
+// waitExit waits until process pid has exited without reaping it.
+func waitExit(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return
+		}
+	}
+}

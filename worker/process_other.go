@@ -1,0 +1,15 @@
+//go:build unix && !linux
+
+package worker
+
+import "syscall"
+
+// procAttr puts the task in its own process group.
+func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+// waitKeepsZombie: there is no portable wait without reaping, so the group
+// is signalled right after its leader is reaped, a window in which its id
+// could in principle be reused.
+const waitKeepsZombie = false
+
+func waitExit(int) {}

@@ -1,0 +1,212 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+)
+
+// Environment variables every task gets.
+const (
+	EnvJobID     = "LONGFAIR_JOB_ID"
+	EnvTaskID    = "LONGFAIR_TASK_ID" // JOB.INDEX, unique in the cluster
+	EnvTaskIndex = "LONGFAIR_TASK_INDEX"
+	EnvAttempt   = "LONGFAIR_ATTEMPT"
+	EnvAccount   = "LONGFAIR_ACCOUNT"
+	EnvUser      = "LONGFAIR_USER"
+	EnvNodeID    = "LONGFAIR_NODE_ID"
+	// EnvOffloadDevices lists the MIC devices the attempt may use, as
+	// Intel's offload runtime reads it ("0,1"). Attempts without MIC
+	// devices do not get it.
+	EnvOffloadDevices = "OFFLOAD_DEVICES"
+)
+
+// run runs one attempt from start to end, reporting what happens.
+func (ag *Agent) run(a *attempt, startCtx context.Context) {
+	defer ag.wg.Done()
+	k := a.key
+	idx, err := ag.devs.acquire(startCtx, need(a.asg.GetDemand()[ResourceMIC]))
+	if err != nil {
+		if startCtx.Err() != nil {
+			// Killed before it could start: it ran for no time.
+			ag.finish(a, 128+15, 0)
+			return
+		}
+		ag.lose(a, fmt.Errorf("MIC devices: %w", err))
+		return
+	}
+	defer ag.devs.release(idx)
+
+	dir := taskDir(ag.cfg.WorkDir, k)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		ag.lose(a, fmt.Errorf("create working directory: %w", err))
+		return
+	}
+	defer os.Remove(dir) // only if the task left it empty
+	stdout, stderr, err := ag.openOutput(k)
+	if err != nil {
+		ag.lose(a, err)
+		return
+	}
+	defer stdout.Close()
+	defer stderr.Close()
+
+	ag.tasks.mu.Lock()
+	if a.stopping {
+		ag.tasks.mu.Unlock()
+		ag.finish(a, 128+15, 0)
+		return
+	}
+	proc, err := startProcess(shellScript(a.asg.GetCommand()), dir, ag.env(a, idx), stdout, stderr)
+	if err == nil {
+		a.proc = proc
+	}
+	ag.tasks.mu.Unlock()
+	if err != nil {
+		ag.lose(a, err)
+		return
+	}
+	ag.tasks.event(a, &longfairv1.TaskEvent{Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED})
+	if o := ag.cfg.Observer; o != nil {
+		o.TaskStarted(k.job, k.task, k.attempt, proc.started)
+	}
+	ag.log.Debug("task started", "job", k.job, "task", k.task, "attempt", k.attempt, "pid", proc.pgid, "mic", idx)
+
+	walltime := a.asg.GetWalltime().AsDuration()
+	timer := time.AfterFunc(walltime, func() {
+		ag.log.Info("task reached its walltime; stopping it", "job", k.job, "task", k.task, "attempt", k.attempt, "walltime", walltime)
+		proc.stop(ag.cfg.KillGrace)
+	})
+	code, runtime, err := proc.wait()
+	timer.Stop()
+	if err != nil {
+		ag.log.Error("lost track of a task's process", "job", k.job, "task", k.task, "attempt", k.attempt, "error", err)
+	}
+	ag.finish(a, code, runtime)
+}
+
+// finish reports an attempt's exit and marks it ended.
+func (ag *Agent) finish(a *attempt, code int32, runtime time.Duration) {
+	k := a.key
+	ag.tasks.event(a, &longfairv1.TaskEvent{
+		Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_EXITED, ExitCode: code, Runtime: durationpb.New(runtime),
+	})
+	ag.tasks.ended(a)
+	if o := ag.cfg.Observer; o != nil {
+		o.TaskEnded(k.job, k.task, k.attempt, code, runtime)
+	}
+	ag.log.Debug("task ended", "job", k.job, "task", k.task, "attempt", k.attempt, "exit_code", code, "runtime", runtime)
+}
+
+// lose reports an attempt this node could not run; the cluster may retry
+// it elsewhere.
+func (ag *Agent) lose(a *attempt, err error) {
+	k := a.key
+	ag.log.Error("cannot run task; reporting it lost", "job", k.job, "task", k.task, "attempt", k.attempt, "error", err)
+	ag.tasks.event(a, &longfairv1.TaskEvent{Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST})
+	ag.tasks.ended(a)
+	if o := ag.cfg.Observer; o != nil {
+		o.TaskEnded(k.job, k.task, k.attempt, -1, 0)
+	}
+}
+
+// openOutput creates the attempt's stdout and stderr files.
+func (ag *Agent) openOutput(k attemptKey) (stdout, stderr *os.File, err error) {
+	if err := os.MkdirAll(outputDir(ag.cfg.WorkDir, k.job), 0o700); err != nil {
+		return nil, nil, fmt.Errorf("create output directory: %w", err)
+	}
+	open := func(s longfairv1.OutputStream) (*os.File, error) {
+		f, err := os.OpenFile(outputPath(ag.cfg.WorkDir, k, s), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("create output file: %w", err)
+		}
+		return f, nil
+	}
+	if stdout, err = open(longfairv1.OutputStream_OUTPUT_STREAM_STDOUT); err != nil {
+		return nil, nil, err
+	}
+	if stderr, err = open(longfairv1.OutputStream_OUTPUT_STREAM_STDERR); err != nil {
+		stdout.Close()
+		return nil, nil, err
+	}
+	return stdout, stderr, nil
+}
+
+// env is the agent's own environment plus the task's variables.
+func (ag *Agent) env(a *attempt, devices []int) []string {
+	k := a.key
+	env := make([]string, 0, len(ag.baseEnv)+8)
+	env = append(env, ag.baseEnv...)
+	env = append(env,
+		EnvJobID+"="+strconv.FormatUint(k.job, 10),
+		EnvTaskID+"="+strconv.FormatUint(k.job, 10)+"."+strconv.FormatInt(k.task, 10),
+		EnvTaskIndex+"="+strconv.FormatInt(k.task, 10),
+		EnvAttempt+"="+strconv.FormatInt(int64(k.attempt), 10),
+		EnvAccount+"="+a.asg.GetAccount(),
+		EnvUser+"="+a.asg.GetUser(),
+		EnvNodeID+"="+ag.cfg.NodeID,
+	)
+	if len(devices) > 0 {
+		env = append(env, EnvOffloadDevices+"="+offloadDevices(devices))
+	}
+	return env
+}
+
+// taskEnv is the agent's environment without the variables it sets for
+// each task, so that a value inherited by the agent never leaks into one.
+func taskEnv(environ []string) []string {
+	own := []string{EnvJobID, EnvTaskID, EnvTaskIndex, EnvAttempt, EnvAccount, EnvUser, EnvNodeID, EnvOffloadDevices}
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		keep := true
+		for _, o := range own {
+			if name == o {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// kill stops attempts at the leader's request. With report false the
+// ledger does not know them: they are killed at once and their end is not
+// reported. Otherwise (a cancelled job) they get SIGTERM and the grace
+// period, and their exit is reported.
+func (ag *Agent) kill(refs []*longfairv1.AttemptRef, report bool, reason string) {
+	for _, r := range refs {
+		k := keyOf(r)
+		ag.tasks.mu.Lock()
+		a, ok := ag.tasks.attempts[k]
+		if !ok || a.ended {
+			ag.tasks.mu.Unlock()
+			continue
+		}
+		if !report {
+			a.report = false
+		}
+		a.stopping = true
+		proc, cancel := a.proc, a.cancelStart
+		ag.tasks.mu.Unlock()
+		ag.log.Info("killing task", "job", k.job, "task", k.task, "attempt", k.attempt, "reason", reason, "reported", report)
+		switch {
+		case proc != nil && report:
+			proc.stop(ag.cfg.KillGrace)
+		case proc != nil:
+			proc.stop(0)
+		case cancel != nil:
+			cancel()
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package worker
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+)
+
+// attemptKey names one attempt of one task.
+type attemptKey struct {
+	job     uint64
+	task    int64
+	attempt int32
+}
+
+func keyOf(r *longfairv1.AttemptRef) attemptKey {
+	return attemptKey{r.GetJobId(), r.GetTask(), r.GetAttempt()}
+}
+
+func (k attemptKey) ref() *longfairv1.AttemptRef {
+	return &longfairv1.AttemptRef{JobId: k.job, Task: k.task, Attempt: k.attempt}
+}
+
+// attempt is an attempt this agent holds: from the assignment until the
+// leader has acknowledged its end.
+type attempt struct {
+	key attemptKey
+	asg *longfairv1.Assignment
+	// cancelStart stops an attempt still waiting for its MIC devices.
+	cancelStart context.CancelFunc
+	proc        *process
+	ended       bool
+	// report is whether the attempt's end is reported. It is cleared when
+	// the leader says the ledger does not know the attempt, and when the
+	// agent shuts down (the leader then marks the node's attempts lost).
+	report bool
+	// stopping is set once a kill was asked for.
+	stopping bool
+}
+
+// table holds the attempts and the events not yet acknowledged. Every
+// field is guarded by mu.
+type table struct {
+	mu       sync.Mutex
+	attempts map[attemptKey]*attempt
+	// events are the unacknowledged events in seq order.
+	events []*longfairv1.TaskEvent
+	seq    uint64
+	// changed receives a token when an event is added.
+	changed chan struct{}
+	// closed is set when the agent stops taking assignments.
+	closed bool
+}
+
+func newTable() *table {
+	return &table{attempts: make(map[attemptKey]*attempt), changed: make(chan struct{}, 1)}
+}
+
+// add records a new attempt; it returns nil when the attempt is already
+// held (a duplicate delivery) or the agent no longer takes assignments.
+// cancelStart is what stops the attempt while it waits to start.
+func (t *table) add(asg *longfairv1.Assignment, cancelStart context.CancelFunc) *attempt {
+	k := keyOf(asg.GetAttempt())
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.attempts[k]; ok || t.closed {
+		return nil
+	}
+	a := &attempt{key: k, asg: asg, report: true, cancelStart: cancelStart}
+	t.attempts[k] = a
+	return a
+}
+
+// event appends an event about a, unless its end is not to be reported.
+func (t *table) event(a *attempt, ev *longfairv1.TaskEvent) {
+	t.mu.Lock()
+	if !a.report {
+		t.mu.Unlock()
+		return
+	}
+	t.seq++
+	ev.Seq = t.seq
+	ev.Attempt = a.key.ref()
+	t.events = append(t.events, ev)
+	t.mu.Unlock()
+	select {
+	case t.changed <- struct{}{}:
+	default:
+	}
+}
+
+// ended marks a as ended. An attempt whose end is not reported is
+// forgotten at once; the others when their end is acknowledged.
+func (t *table) ended(a *attempt) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	a.ended = true
+	if !a.report || !t.hasEvent(a.key) {
+		delete(t.attempts, a.key)
+	}
+}
+
+func (t *table) hasEvent(k attemptKey) bool {
+	return slices.ContainsFunc(t.events, func(e *longfairv1.TaskEvent) bool { return keyOf(e.GetAttempt()) == k })
+}
+
+// ack forgets the events up to seq and the ended attempts they reported.
+func (t *table) ack(seq uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for n < len(t.events) && t.events[n].GetSeq() <= seq {
+		n++
+	}
+	done := t.events[:n]
+	t.events = slices.Clone(t.events[n:])
+	for _, e := range done {
+		k := keyOf(e.GetAttempt())
+		if a, ok := t.attempts[k]; ok && a.ended && !t.hasEvent(k) {
+			delete(t.attempts, k)
+		}
+	}
+}
+
+// eventsAfter returns the unacknowledged events with seq > after.
+func (t *table) eventsAfter(after uint64) []*longfairv1.TaskEvent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i, _ := slices.BinarySearchFunc(t.events, after+1, func(e *longfairv1.TaskEvent, s uint64) int {
+		switch {
+		case e.GetSeq() < s:
+			return -1
+		case e.GetSeq() > s:
+			return 1
+		}
+		return 0
+	})
+	return slices.Clone(t.events[i:])
+}
+
+// snapshot is what a hello reports: every attempt held and every
+// unacknowledged event, and the last seq among them.
+func (t *table) snapshot() (held []*longfairv1.HeldAttempt, pending []*longfairv1.TaskEvent, last uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	keys := make([]attemptKey, 0, len(t.attempts))
+	for k := range t.attempts {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareKeys)
+	for _, k := range keys {
+		held = append(held, &longfairv1.HeldAttempt{Attempt: k.ref(), Running: !t.attempts[k].ended})
+	}
+	pending = slices.Clone(t.events)
+	if len(pending) > 0 {
+		last = pending[len(pending)-1].GetSeq()
+	}
+	return held, pending, last
+}
+
+func compareKeys(a, b attemptKey) int {
+	if c := cmp.Compare(a.job, b.job); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.task, b.task); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.attempt, b.attempt)
+}
+
+// running returns the attempts that have not ended.
+func (t *table) running() []*attempt {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []*attempt
+	for _, a := range t.attempts {
+		if !a.ended {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// pendingEvents is how many events wait for an acknowledgement.
+func (t *table) pendingEvents() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.events)
+}
