@@ -51,7 +51,10 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 		// A worker's stream must reach the leader itself (the handler
 		// refuses it elsewhere, naming the leader), and any server can
 		// find a task's worker for its output.
-		"Workers/Connect", "Workers/ReadTaskOutput":
+		"Workers/Connect", "Workers/ReadTaskOutput",
+		// Served by workers, not servers; listed so that nothing is
+		// forwarded to the leader by mistake.
+		"TaskOutput/ReadTaskOutput":
 		return kindLocal, true
 	}
 	return kindLeader, false
