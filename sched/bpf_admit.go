@@ -81,16 +81,16 @@ func AdmitQueue(resources []string, capacity ledger.Vector, admitted []AdmittedQ
 		if j.Latency == nil || (j.Class != Hard && j.Class != Soft) {
 			continue
 		}
-		share := ac.fairShare(j.Latency.Period, j.Weight)
-		if k, ok := exceeds(j.Latency.Budget(), share); ok {
+		if k, ok := ac.overShare(j.Latency, j.Weight); ok {
+			share := ac.fairShare(j.Latency.Period, j.Weight)
 			return Admission{Class: Rejected, Reason: fmt.Sprintf(
-				"rejected: the safety condition fails: with %d queues the fair share of %v queue %q over its %v period would be %s, less than its guaranteed burst %s (burst × deadline) in %s; the cluster cannot take another queue without breaking that guarantee",
-				len(admitted)+1, j.Class, j.Name, j.Latency.Period, ac.format(share), ac.format(j.Latency.Budget()), resources[k])}, nil
+				"rejected: the safety condition fails: with %s the fair share of %v queue %q over its %v period would be %s, less than its guaranteed burst %s (burst × deadline) in %s; the cluster cannot take another queue without breaking that guarantee",
+				queues(len(admitted)+1), j.Class, j.Name, j.Latency.Period, ac.format(share), ac.format(j.Latency.Budget()), resources[k])}, nil
 		}
 	}
 	if q.Latency == nil {
 		return Admission{Class: Elastic, Reason: fmt.Sprintf(
-			"elastic: a throughput queue; the safety condition holds (every guaranteed queue keeps its burst within its fair share with %d queues)", len(admitted)+1)}, nil
+			"elastic: a throughput queue; the safety condition holds (every guaranteed queue keeps its burst within its fair share with %s)", queues(len(admitted)+1))}, nil
 	}
 	lq := q.Latency
 	share := ac.fairShare(lq.Period, q.Weight)
@@ -99,11 +99,11 @@ func AdmitQueue(resources []string, capacity ledger.Vector, admitted []AdmittedQ
 			"elastic: the fairness condition fails: the burst %s (burst × deadline) exceeds the queue's fair share %s over its %v period in %s, so it gets its long-term fair share only; a smaller burst, a shorter deadline or a longer period would get it a guarantee",
 			ac.format(lq.Budget()), ac.format(share), lq.Period, resources[k])}, nil
 	}
-	left, overlapping := ac.leftByHard()
+	left, hard := ac.leftByHard()
 	if k, ok := exceeds(lq.Burst, left); ok {
 		return Admission{Class: Soft, Reason: fmt.Sprintf(
 			"soft: safety and fairness hold, but the resource condition fails: during its bursts the hard queues %s may hold all but %s, less than its burst %s in %s; its bursts wait for those queues and share the rest shortest-remaining-first",
-			strings.Join(overlapping, ", "), ac.format(left), ac.format(lq.Burst), resources[k])}, nil
+			ac.names(hard), ac.format(left), ac.format(lq.Burst), resources[k])}, nil
 	}
 	return Admission{Class: Hard, Reason: fmt.Sprintf(
 		"hard: safety, fairness (burst × deadline %s within the fair share %s per period) and resource conditions hold (the burst %s fits in the %s hard queues leave)",
@@ -173,19 +173,54 @@ func (ac *admission) fairShare(period time.Duration, w float64) ledger.Vector {
 	return s
 }
 
+// overShare reports whether a burst's d·t exceeds the queue's fair share
+// C·P·w/Σw in some resource (beyond the vectors' tolerance), and which; it
+// is fairShare and exceeds without allocating, for the safety loop.
+func (ac *admission) overShare(spec *LatencySpec, w float64) (int, bool) {
+	if ac.equal {
+		w = 1
+	}
+	deadline, scale := spec.Deadline.Seconds(), spec.Period.Seconds()*w/ac.total
+	for k, d := range spec.Burst {
+		need, limit := d*deadline, ac.capacity[k]*scale
+		if need > limit+1e-9*max(1, limit) {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
 // leftByHard is C less the bursts of the hard queues whose bursts can
-// overlap the new queue's, and those queues' names.
-func (ac *admission) leftByHard() (ledger.Vector, []string) {
+// overlap the new queue's, and the indices of those queues in admitted.
+func (ac *admission) leftByHard() (ledger.Vector, []int) {
 	left := ac.capacity.Clone()
-	var names []string
+	var hard []int
 	for i := range ac.admitted {
 		j := &ac.admitted[i]
 		if j.Class == Hard && j.Latency != nil && overlap(ac.q.Latency, j.Latency) {
 			left.Sub(j.Latency.Burst)
-			names = append(names, fmt.Sprintf("%q", j.Name))
+			hard = append(hard, i)
 		}
 	}
-	return left, names
+	return left, hard
+}
+
+// names quotes the names of the admitted queues at the given indices, the
+// first few of them when there are many.
+func (ac *admission) names(queues []int) string {
+	const shown = 5
+	var b strings.Builder
+	for n, i := range queues {
+		if n == shown {
+			fmt.Fprintf(&b, " and %d more", len(queues)-shown)
+			break
+		}
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", ac.admitted[i].Name)
+	}
+	return b.String()
 }
 
 // overlap reports whether some burst window [T(n), T(n)+deadline) of a meets
@@ -200,6 +235,14 @@ func overlap(a, b *LatencySpec) bool {
 		r += g
 	}
 	return r < int64(a.Deadline) || g-r < int64(b.Deadline)
+}
+
+// queues says "1 queue" or "n queues".
+func queues(n int) string {
+	if n == 1 {
+		return "1 queue"
+	}
+	return fmt.Sprintf("%d queues", n)
 }
 
 func gcd(a, b int64) int64 {

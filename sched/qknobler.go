@@ -39,6 +39,11 @@ type knobScratch struct {
 	room   ledger.Vector   // the cluster's idle space, for the first-fit count
 	left   ledger.Vector   // what is left of room while one account's tasks are counted
 	fill   waterFill
+	scale  ledger.Vector // 1/M_k², M_k the largest capacity of resource k on one node
+	offers offerHeap     // efficiency stage: each account's next task and its node
+	// exhaustive re-scores every offer at every placement even under
+	// affinity placement; tests check the lazy stage against it.
+	exhaustive bool
 }
 
 // qknoblerPass runs a pass under qknobler with ρ < 1, after prepare.
@@ -68,50 +73,153 @@ func (e *Engine) qknoblerPass(v *View) {
 			}
 			continue
 		}
-		// Efficiency-oriented: every remaining account is past its limit.
-		a, node, ok := e.mostAffine(v)
-		if !ok {
-			return
-		}
-		if e.placeNext(v, a, node) {
-			e.heap.update(a, key(a))
-		}
+		// Efficiency-oriented: every remaining account is past its limit,
+		// and stays so (shares only grow within a pass).
+		e.efficiencyStage(v, key)
+		return
 	}
 }
 
-// mostAffine picks, among the candidates' next tasks, the one with the
-// highest affinity to the node the placement strategy would give it, and
-// drops candidates whose next task fits nowhere. Equal scores go to the
-// account listed first.
-func (e *Engine) mostAffine(v *View) (account, node int, ok bool) {
+// efficiencyStage places, until nothing fits, the next task with the highest
+// affinity to the node the placement strategy gives it, whoever's it is
+// (C3). Equal scores go to the account listed first.
+//
+// Under affinity placement that node is the one with the best score, and a
+// placement only lowers one node's idle vector, so no account's best score
+// ever rises within the pass: scores computed earlier are upper bounds, and
+// the offers heap only re-scores the offer on top until it is current
+// (lazy greedy). Other strategies do not give that bound, so every offer is
+// re-scored at every placement.
+func (e *Engine) efficiencyStage(v *View, key func(a int) rankKey) {
+	h := &e.knob.offers
+	h.items = h.items[:0]
+	lazy := v.Settings.Placement == Affinity && !e.knob.exhaustive
 	e.members = append(e.members[:0], e.heap.items...)
-	best := math.Inf(-1)
 	for _, a := range e.members {
-		d := e.head(v, a)
-		n, fits := e.index.Best(d)
-		if !fits {
-			e.heap.remove(a)
+		if o, ok := e.offer(v, a); ok {
+			h.push(o)
+		} else {
+			e.heap.remove(a) // fits nowhere now, so nowhere later in this pass
+		}
+	}
+	for len(h.items) > 0 {
+		if !lazy {
+			e.rescoreAll(v)
+			if len(h.items) == 0 {
+				return
+			}
+		}
+		top := h.pop()
+		o, ok := e.offer(v, top.account)
+		if !ok {
+			e.heap.remove(top.account)
 			continue
 		}
-		score := affinity(d, e.index.Free(n), e.capacity)
-		if !ok || score > best || (score == best && a < account) {
-			account, node, best, ok = a, n, score, true
+		if lazy && o.score < top.score {
+			h.push(o) // stale: back in line with its current score
+			continue
+		}
+		if !e.placeNext(v, o.account, o.node) {
+			continue
+		}
+		e.heap.update(o.account, key(o.account))
+		if next, ok := e.offer(v, o.account); ok {
+			h.push(next)
+		} else {
+			e.heap.remove(o.account)
 		}
 	}
-	return account, node, ok
 }
 
-// affinity is Σ_k (d_k/R_k)·(idle_k/R_k): the paper's dot product of demand
-// and idle vector, each resource normalized by the cluster's capacity so that
-// bytes do not outweigh cores.
-func affinity(demand, idle, capacity ledger.Vector) float64 {
-	s := 0.0
-	for k, d := range demand {
-		if capacity[k] > 0 {
-			s += d / capacity[k] * idle[k] / capacity[k]
+// rescoreAll replaces every offer with a current one.
+func (e *Engine) rescoreAll(v *View) {
+	h := &e.knob.offers
+	e.members = e.members[:0]
+	for _, o := range h.items {
+		e.members = append(e.members, o.account)
+	}
+	h.items = h.items[:0]
+	for _, a := range e.members {
+		if o, ok := e.offer(v, a); ok {
+			h.push(o)
+		} else {
+			e.heap.remove(a)
 		}
 	}
+}
+
+// offer is account a's next task on the node the placement strategy picks,
+// scored by affinity; ok is false when it fits nowhere.
+func (e *Engine) offer(v *View, a int) (offer, bool) {
+	d := e.head(v, a)
+	n, ok := e.index.Best(d)
+	if !ok {
+		return offer{}, false
+	}
+	return offer{score: affinity(d, e.index.Free(n), e.knob.scale), account: a, node: n}, true
+}
+
+// affinity is Σ_k (d_k/M_k)·(idle_k/M_k): the paper's dot product of demand
+// and idle vector, each resource normalized by the largest node capacity
+// M_k as placement normalizes it (package place), so that bytes do not
+// outweigh cores and the affinity placement's node has the best score.
+// scale holds 1/M_k².
+func affinity(demand, idle, scale ledger.Vector) float64 {
+	s := 0.0
+	for k, d := range demand {
+		s += d * idle[k] * scale[k]
+	}
 	return s
+}
+
+// offer is one account's next task in the efficiency stage.
+type offer struct {
+	score         float64
+	account, node int
+}
+
+// before orders offers: higher score first, then the account listed first.
+func (o offer) before(p offer) bool {
+	if o.score != p.score {
+		return o.score > p.score
+	}
+	return o.account < p.account
+}
+
+// offerHeap is a binary heap of offers, best first.
+type offerHeap struct{ items []offer }
+
+func (h *offerHeap) push(o offer) {
+	h.items = append(h.items, o)
+	for i := len(h.items) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.items[i].before(h.items[p]) {
+			break
+		}
+		h.items[i], h.items[p] = h.items[p], h.items[i]
+		i = p
+	}
+}
+
+func (h *offerHeap) pop() offer {
+	top := h.items[0]
+	last := len(h.items) - 1
+	h.items[0] = h.items[last]
+	h.items = h.items[:last]
+	for i := 0; ; {
+		best := i
+		if l := 2*i + 1; l < last && h.items[l].before(h.items[best]) {
+			best = l
+		}
+		if r := 2*i + 2; r < last && h.items[r].before(h.items[best]) {
+			best = r
+		}
+		if best == i {
+			return top
+		}
+		h.items[i], h.items[best] = h.items[best], h.items[i]
+		i = best
+	}
 }
 
 // knobEstimate sets each account's fairness-stage limit ρ·s_max/w for this
@@ -123,6 +231,18 @@ func (e *Engine) knobEstimate(v *View) {
 	clear(k.room)
 	for i := range v.Nodes {
 		k.room.Add(v.Nodes[i].Free)
+	}
+	k.scale = resize(k.scale, n)
+	clear(k.scale)
+	for i := range v.Nodes {
+		for r, c := range v.Nodes[i].Capacity {
+			k.scale[r] = math.Max(k.scale[r], c)
+		}
+	}
+	for r, m := range k.scale {
+		if m > 0 {
+			k.scale[r] = 1 / (m * m)
+		}
 	}
 	k.demand = resize(k.demand, len(v.Accounts))
 	k.limit = resize(k.limit, len(v.Accounts))

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -461,5 +462,32 @@ func TestQKnoblerTheorems(t *testing.T) {
 	}
 	if _, err := QKnoblerThetaBound(capacity, w[:1], d, 0.5); err == nil {
 		t.Error("one weight for two demands accepted")
+	}
+}
+
+func TestQKnoblerLazyEfficiencyStageMatchesExhaustive(t *testing.T) {
+	r := rand.New(rand.NewPCG(66, 6))
+	lazy, full := NewEngine(), NewEngine()
+	full.knob.exhaustive = true
+	for iter := range 300 {
+		var v *View
+		if iter%2 == 0 {
+			v = randomView(r, QKnobler, Affinity)
+		} else {
+			v = randomBackloggedView(r)
+		}
+		v.Settings.QKnoblerRho = []float64{0, 0.25, 0.5, 0.9}[iter%4]
+		want, err := full.Schedule(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append([]Placement(nil), want...)
+		got, err := lazy.Schedule(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(want, got) {
+			t.Fatalf("iteration %d: the lazy efficiency stage placed %d tasks differently from re-scoring every offer (%d)", iter, len(got), len(want))
+		}
 	}
 }
