@@ -26,18 +26,39 @@ func setupAccount(ctx context.Context, t testing.TB, c *testCluster, name string
 	t.Helper()
 	servers := c.running()
 	account, user = name, name+"-user"
-	if _, err := longfairv1.NewAccountsClient(c.conn(servers[0])).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: account}); err != nil {
+	err := retryUnavailable(ctx, t, func() error {
+		_, err := longfairv1.NewAccountsClient(c.conn(servers[0])).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: account})
+		return ignoreExisting(err)
+	})
+	if err != nil {
 		t.Fatalf("create account through %s: %v", servers[0].NodeID(), err)
 	}
 	s1 := servers[1%len(servers)]
-	if _, err := longfairv1.NewUsersClient(c.conn(s1)).CreateUser(ctx, &longfairv1.CreateUserRequest{Name: user, Accounts: []string{account}}); err != nil {
+	err = retryUnavailable(ctx, t, func() error {
+		_, err := longfairv1.NewUsersClient(c.conn(s1)).CreateUser(ctx, &longfairv1.CreateUserRequest{Name: user, Accounts: []string{account}})
+		return ignoreExisting(err)
+	})
+	if err != nil {
 		t.Fatalf("create user through %s: %v", s1.NodeID(), err)
 	}
 	s2 := servers[2%len(servers)]
-	if _, err := longfairv1.NewGrantsClient(c.conn(s2)).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: name + "-grant", Account: account, AmountMicroSu: grantMicroSU}); err != nil {
+	err = retryUnavailable(ctx, t, func() error {
+		_, err := longfairv1.NewGrantsClient(c.conn(s2)).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: name + "-grant", Account: account, AmountMicroSu: grantMicroSU})
+		return err
+	})
+	if err != nil {
 		t.Fatalf("create grant through %s: %v", s2.NodeID(), err)
 	}
 	return account, user
+}
+
+// ignoreExisting treats AlreadyExists as success: a retried creation that
+// committed the first time.
+func ignoreExisting(err error) error {
+	if status.Code(err) == codes.AlreadyExists {
+		return nil
+	}
+	return err
 }
 
 func submitRequest(account, user, requestID string, tasks int64) *longfairv1.SubmitJobRequest {
@@ -76,7 +97,11 @@ func TestClusterFormsWithBootstrapExpectAndServesThroughAnyServer(t *testing.T) 
 	ids := map[uint64]bool{}
 	for i, s := range c.running() {
 		for k := range 3 {
-			resp, err := longfairv1.NewJobsClient(c.conn(s)).SubmitJob(ctx, submitRequest(account, user, fmt.Sprintf("r-%d-%d", i, k), 10))
+			var resp *longfairv1.SubmitJobResponse
+			err := retryUnavailable(ctx, t, func() (err error) {
+				resp, err = longfairv1.NewJobsClient(c.conn(s)).SubmitJob(ctx, submitRequest(account, user, fmt.Sprintf("r-%d-%d", i, k), 10))
+				return err
+			})
 			if err != nil {
 				t.Fatalf("submit through %s (leader %v): %v", s.NodeID(), s.IsLeader(), err)
 			}
@@ -90,7 +115,11 @@ func TestClusterFormsWithBootstrapExpectAndServesThroughAnyServer(t *testing.T) 
 	// A consistent read on a follower sees every acknowledged write at once.
 	f := c.follower(ctx)
 	for id := range ids {
-		j, err := longfairv1.NewJobsClient(c.conn(f)).GetJob(consistent(ctx), &longfairv1.GetJobRequest{JobId: id})
+		var j *longfairv1.Job
+		err := retryUnavailable(ctx, t, func() (err error) {
+			j, err = longfairv1.NewJobsClient(c.conn(f)).GetJob(consistent(ctx), &longfairv1.GetJobRequest{JobId: id})
+			return err
+		})
 		if err != nil {
 			t.Fatalf("consistent read of job %d on follower %s: %v", id, f.NodeID(), err)
 		}

@@ -28,13 +28,21 @@ func writeSome(ctx context.Context, t testing.TB, c *testCluster, w *ackedWrites
 	for k := range n {
 		s := servers[k%len(servers)]
 		rid := fmt.Sprintf("%s-%d", tag, k)
-		resp, err := longfairv1.NewJobsClient(c.conn(s)).SubmitJob(ctx, submitRequest(w.account, w.user, rid, int64(1+k%5)))
+		var resp *longfairv1.SubmitJobResponse
+		err := retryUnavailable(ctx, t, func() (err error) {
+			resp, err = longfairv1.NewJobsClient(c.conn(s)).SubmitJob(ctx, submitRequest(w.account, w.user, rid, int64(1+k%5)))
+			return err
+		})
 		if err != nil {
 			t.Fatalf("submit %s through %s: %v", rid, s.NodeID(), err)
 		}
 		w.jobs[resp.GetJob().GetId()] = rid
 		gid := "g-" + rid
-		if _, err := longfairv1.NewGrantsClient(c.conn(s)).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: gid, Account: w.account, AmountMicroSu: 1_000_000}); err != nil {
+		err = retryUnavailable(ctx, t, func() error {
+			_, err := longfairv1.NewGrantsClient(c.conn(s)).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: gid, Account: w.account, AmountMicroSu: 1_000_000})
+			return err
+		})
+		if err != nil {
 			t.Fatalf("grant %s through %s: %v", gid, s.NodeID(), err)
 		}
 		w.grants = append(w.grants, gid)
@@ -68,7 +76,11 @@ func checkAcked(ctx context.Context, t testing.TB, c *testCluster, s *Server, w 
 	t.Helper()
 	jobs := longfairv1.NewJobsClient(c.conn(s))
 	for id, rid := range w.jobs {
-		j, err := jobs.GetJob(consistent(ctx), &longfairv1.GetJobRequest{JobId: id})
+		var j *longfairv1.Job
+		err := retryUnavailable(ctx, t, func() (err error) {
+			j, err = jobs.GetJob(consistent(ctx), &longfairv1.GetJobRequest{JobId: id})
+			return err
+		})
 		if err != nil {
 			t.Fatalf("acknowledged job %d (%s) on %s: %v", id, rid, s.NodeID(), err)
 		}
@@ -76,7 +88,11 @@ func checkAcked(ctx context.Context, t testing.TB, c *testCluster, s *Server, w 
 			t.Fatalf("job %d is %v", id, j)
 		}
 	}
-	list, err := longfairv1.NewJobsClient(c.conn(s)).ListJobs(consistent(ctx), &longfairv1.ListJobsRequest{Account: w.account, PageSize: 1000})
+	var list *longfairv1.ListJobsResponse
+	err := retryUnavailable(ctx, t, func() (err error) {
+		list, err = longfairv1.NewJobsClient(c.conn(s)).ListJobs(consistent(ctx), &longfairv1.ListJobsRequest{Account: w.account, PageSize: 1000})
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +100,11 @@ func checkAcked(ctx context.Context, t testing.TB, c *testCluster, s *Server, w 
 		t.Fatalf("%s lists %d jobs, %d were acknowledged: a retried submission ran twice or one was lost", s.NodeID(), len(list.GetJobs()), len(w.jobs))
 	}
 	have := map[string]bool{}
-	grants, err := longfairv1.NewGrantsClient(c.conn(s)).ListGrants(consistent(ctx), &longfairv1.ListGrantsRequest{Account: w.account, PageSize: 1000})
+	var grants *longfairv1.ListGrantsResponse
+	err = retryUnavailable(ctx, t, func() (err error) {
+		grants, err = longfairv1.NewGrantsClient(c.conn(s)).ListGrants(consistent(ctx), &longfairv1.ListGrantsRequest{Account: w.account, PageSize: 1000})
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

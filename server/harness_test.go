@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
 // testLogWriter sends server logs to the test log until the test ends;
@@ -317,3 +319,23 @@ func (c *testCluster) converged(gossip bool) ([32]byte, string) {
 }
 
 func insecureCreds() credentials.TransportCredentials { return insecure.NewCredentials() }
+
+// retryUnavailable calls f until it returns anything but Unavailable,
+// which is what servers answer while leadership moves (a busy test machine
+// can delay heartbeats enough to cause an election). It returns f's last
+// error. Callers retry only idempotent requests: named creations, grants
+// with ids and submissions with request ids.
+func retryUnavailable(ctx context.Context, tb testing.TB, f func() error) error {
+	tb.Helper()
+	for {
+		err := f()
+		if status.Code(err) != codes.Unavailable {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
