@@ -59,6 +59,8 @@ type Index struct {
 
 	// hot holds the tournament trees of often-asked demands (hot.go).
 	hot hotCache
+	// twins groups nodes with identical free vectors (twins.go).
+	twins twins
 }
 
 // kind is the strategy as a small integer, so the search's inner loop does not

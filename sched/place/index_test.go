@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -406,6 +407,7 @@ func TestResetReusesMemoryAndMatchesNewIndex(t *testing.T) {
 func TestBestAndTakeDoNotAllocate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
 	c := newCluster(rng, 500, realClasses, 0.3, false)
+	const steps = 400
 	for _, mode := range searchModes {
 		for _, s := range Strategies() {
 			x, err := NewIndex(s, c.capacity, c.free)
@@ -421,12 +423,23 @@ func TestBestAndTakeDoNotAllocate(t *testing.T) {
 					x.Take(node, d)
 				}
 			}
-			// Let every shape get its tree: that allocates, once.
-			for range 10 * len(realShapes) {
+			// A first pass sizes every buffer (trees, twin groups);
+			// the same pass again, after Reset, must reuse them.
+			for range steps {
 				step()
 			}
-			if allocs := testing.AllocsPerRun(500, step); allocs != 0 {
-				t.Errorf("%s/%s: Best+Take allocates %v times", mode.name, s, allocs)
+			if err := x.Reset(s, c.capacity, c.free); err != nil {
+				t.Fatal(err)
+			}
+			i = 0
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range steps {
+				step()
+			}
+			runtime.ReadMemStats(&after)
+			if n := after.Mallocs - before.Mallocs; n != 0 {
+				t.Errorf("%s/%s: %d Best+Take calls after a Reset allocated %d times", mode.name, s, steps, n)
 			}
 		}
 	}

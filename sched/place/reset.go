@@ -78,6 +78,7 @@ func (x *Index) Reset(s Strategy, capacity, free []ledger.Vector) error {
 	// Room for the whole log up front, so Take never allocates.
 	x.changes = grow(x.changes, 2*x.rebuildAfter()+1)[:0]
 	x.layout()
+	x.resetTwins()
 	x.hot.reset(k)
 	return nil
 }

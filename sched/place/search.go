@@ -83,8 +83,9 @@ func (x *Index) search(demand ledger.Vector) (node int, ok bool) {
 			continue
 		}
 		if t >= x.leaves {
-			// A leaf's bound is its key and it fits: it is the new best.
-			bestKey, bestNode = f.bound, x.first[t]
+			// A leaf's bound is its key and it fits: it is the new best,
+			// or rather its lowest-indexed twin is (twins.go).
+			bestKey, bestNode = f.bound, x.lowestTwin(x.first[t])
 			continue
 		}
 		l, r := 2*t, 2*t+1

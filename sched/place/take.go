@@ -49,5 +49,6 @@ func (x *Index) take(node int, demand ledger.Vector) {
 	copy(x.lo[t*k:t*k+k], free)
 	x.hiIdle[t] = x.idle(free)
 	x.loIdle[t] = x.hiIdle[t]
+	x.joinTwins(node)
 	x.recordChange(node)
 }

@@ -1,0 +1,175 @@
+package place
+
+// Twins. Nodes of one class that ran the same tasks have identical free
+// vectors, so they tie under every strategy, and there are often hundreds of
+// them. Once the search has found one, proving that no twin has a lower index
+// would mean visiting the subtree of every twin (the layout scatters them as
+// they become twins). Instead the index keeps the nodes grouped by identical
+// free vector, with the lowest index in each group at hand: a twin has the
+// same key and fits the same demands, so the search takes the group's lowest
+// index at once and the others' subtrees fail the tie test.
+//
+// Free vectors only shrink, so a node joins each group at most once and
+// leaves it for good; groups are never removed before Reset.
+
+// twins groups nodes by identical free vector.
+type twins struct {
+	// table maps a vector's hash to its group (open addressing, a power
+	// of two long, at most half full).
+	table []twinSlot
+	// vectors holds group g's free vector at [g*k, g*k+k); hashes its hash.
+	vectors []float64
+	hashes  []uint64
+	// heaps[g] locates group g's members in arena: a min-heap of node
+	// indices. A node that left the group stays until it reaches the top.
+	heaps []heapRegion
+	arena []int32
+	// group is each node's group.
+	group  []int32
+	groups int
+}
+
+type twinSlot struct {
+	hash  uint64
+	group int32 // -1: empty
+}
+
+// heapRegion is a group's heap: arena[at:at+len], with room for size.
+type heapRegion struct {
+	at, len, size int32
+}
+
+// resetTwins groups the nodes by their free vectors, reusing memory.
+func (x *Index) resetTwins() {
+	tw := &x.twins
+	tw.groups = 0
+	tw.arena = tw.arena[:0]
+	tw.group = grow(tw.group, x.n)
+	tw.rehash(max(64, 4*x.n))
+	for v := range x.n {
+		tw.group[v] = -1
+		x.joinTwins(v)
+	}
+}
+
+// joinTwins puts node v in the group of its current free vector.
+func (x *Index) joinTwins(v int) {
+	tw := &x.twins
+	g := x.twinGroup(x.Free(v))
+	if tw.group[v] == g {
+		return // the Take changed nothing (a zero or vanishing demand)
+	}
+	tw.group[v] = g
+	r := &tw.heaps[g]
+	if r.len == r.size { // move the heap to the end of the arena, doubled
+		size := max(2*r.size, 1)
+		at := len(tw.arena)
+		tw.arena = growKeep(tw.arena, at+int(size))
+		copy(tw.arena[at:], tw.arena[r.at:r.at+r.len])
+		r.at, r.size = int32(at), size
+	}
+	h := tw.arena[r.at : r.at+r.len+1]
+	r.len++
+	h[len(h)-1] = int32(v)
+	for i := len(h) - 1; i > 0; { // sift up
+		parent := (i - 1) / 2
+		if h[parent] <= h[i] {
+			break
+		}
+		h[parent], h[i] = h[i], h[parent]
+		i = parent
+	}
+}
+
+// lowestTwin returns the lowest index of a node whose free vector equals
+// node v's (v itself if it has no lower twin).
+func (x *Index) lowestTwin(v int32) int32 {
+	tw := &x.twins
+	g := tw.group[v]
+	r := &tw.heaps[g]
+	h := tw.arena[r.at : r.at+r.len]
+	for tw.group[h[0]] != g { // it left the group: drop it
+		h[0] = h[len(h)-1]
+		h = h[:len(h)-1]
+		for i := 0; ; { // sift down
+			small, l, rt := i, 2*i+1, 2*i+2
+			if l < len(h) && h[l] < h[small] {
+				small = l
+			}
+			if rt < len(h) && h[rt] < h[small] {
+				small = rt
+			}
+			if small == i {
+				break
+			}
+			h[i], h[small] = h[small], h[i]
+			i = small
+		}
+	}
+	r.len = int32(len(h))
+	return h[0]
+}
+
+// twinGroup returns the group of free vector f, creating it if new.
+func (x *Index) twinGroup(f []float64) int32 {
+	tw := &x.twins
+	k := x.k
+	hash := hashDemand(f)
+	mask := len(tw.table) - 1
+	for i := int(hash) & mask; tw.table[i].group >= 0; i = (i + 1) & mask {
+		s := tw.table[i]
+		if s.hash == hash && equal(tw.vectors[int(s.group)*k:int(s.group)*k+k], f) {
+			return s.group
+		}
+	}
+	if 2*(tw.groups+1) > len(tw.table) {
+		tw.rehash(2 * len(tw.table))
+	}
+	g := tw.groups
+	tw.groups++
+	tw.vectors = growKeep(tw.vectors, tw.groups*k)
+	copy(tw.vectors[g*k:], f)
+	tw.hashes = growKeep(tw.hashes, tw.groups)
+	tw.hashes[g] = hash
+	tw.heaps = growKeep(tw.heaps, tw.groups)
+	tw.heaps[g] = heapRegion{}
+	tw.insert(hash, int32(g))
+	return int32(g)
+}
+
+// rehash sizes the table to at least size slots (a power of two) and
+// re-inserts the groups.
+func (tw *twins) rehash(size int) {
+	n := 1
+	for n < size {
+		n *= 2
+	}
+	tw.table = grow(tw.table, n)
+	for i := range tw.table {
+		tw.table[i] = twinSlot{group: -1}
+	}
+	for g := range tw.groups {
+		tw.insert(tw.hashes[g], int32(g))
+	}
+}
+
+func (tw *twins) insert(hash uint64, g int32) {
+	mask := len(tw.table) - 1
+	i := int(hash) & mask
+	for tw.table[i].group >= 0 {
+		i = (i + 1) & mask
+	}
+	tw.table[i] = twinSlot{hash: hash, group: g}
+}
+
+// growKeep returns s lengthened to n, keeping its contents; when it must
+// reallocate it doubles, so a sequence of growths costs O(n) in all and
+// memory kept across Resets is reused.
+func growKeep[T any](s []T, n int) []T {
+	if n <= cap(s) {
+		return s[:n]
+	}
+	t := make([]T, n, max(n, 2*cap(s)))
+	copy(t, s)
+	return t
+}
