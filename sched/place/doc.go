@@ -22,7 +22,7 @@
 // # How Best finds the node
 //
 // The engine places up to ~10^5 tasks per pass on up to ~10^4 nodes, one at
-// a time, so Best and Take must cost about O(log N). Three parts:
+// a time, so Best and Take must cost about O(log N). Four parts:
 //
 //   - The search tree (search.go, arrange.go): a complete binary tree over the
 //     nodes, laid out like a k-d tree so each subtree holds similar nodes,
@@ -37,6 +37,9 @@
 //   - The change log (changes.go): Take updates the node at once and logs
 //     it; the trees above catch up when next used, each paying only for the
 //     Takes it has not seen.
+//   - Twins (twins.go): nodes with identical free vectors tie under every
+//     strategy; the index groups them, so once the search finds one it
+//     knows the lowest index among them.
 //
 // Every path ranks nodes by the same arithmetic and every bound is rigorous
 // for rounded floating point (search.go), so all paths return exactly the
