@@ -3,11 +3,16 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/fsm"
 )
 
 // Two workers join; an array's tasks run on them, each exactly once, and
@@ -56,5 +61,205 @@ func TestWorkersRunAnArrayExactlyOnce(t *testing.T) {
 	}
 	if len(nodes) != 2 {
 		t.Errorf("tasks ran on %v, want both workers used", nodes)
+	}
+}
+
+// Cancelling a job stops its running tasks on their workers; they are
+// charged for the time they ran and the job ends cancelled.
+func TestCancelStopsRunningTasks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 1)
+	leader := c.waitLeader(ctx)
+	account, user := setupAccount(ctx, t, c, "physics")
+	ag := testWorker(t, c, "w1", nil)
+	waitNodesUp(ctx, t, leader, "w1")
+	jobs := longfairv1.NewJobsClient(c.conn(leader))
+	resp, err := jobs.SubmitJob(ctx, shellJob(account, user, "long", 6, map[string]float64{"cpu": 1}, time.Hour, "sleep 60"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetJob().GetId()
+	waitFor(ctx, t, "4 tasks running", func() bool { return ag.Running() == 4 })
+	time.Sleep(200 * time.Millisecond)
+	if _, err := jobs.CancelJob(ctx, &longfairv1.CancelJobRequest{JobId: id}); err != nil {
+		t.Fatal(err)
+	}
+	j := waitJobEnded(ctx, t, c, id)
+	if j.GetState() != longfairv1.JobState_JOB_STATE_CANCELLED || j.GetCancelledTasks() != 6 {
+		t.Fatalf("job = %v, want cancelled with its 6 tasks cancelled", j)
+	}
+	if ag.Running() != 0 {
+		t.Fatalf("%d tasks still run on the worker", ag.Running())
+	}
+	for _, task := range allTasks(ctx, t, c, id) {
+		rt := task.GetRuntime().AsDuration()
+		if task.GetExitCode() != 128+15 || rt < 200*time.Millisecond || rt > 30*time.Second || task.GetChargedMicroSu() <= 0 {
+			t.Errorf("task %d: exit %d, runtime %v, charged %d; want stopped by SIGTERM and charged for the time it ran",
+				task.GetIndex(), task.GetExitCode(), rt, task.GetChargedMicroSu())
+		}
+	}
+}
+
+// A worker that shuts down says goodbye: its node goes down at once and
+// its tasks run again on another worker.
+func TestWorkerShutdownRequeuesItsTasks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 1)
+	leader := c.waitLeader(ctx)
+	account, user := setupAccount(ctx, t, c, "physics")
+	w1 := testWorker(t, c, "w1", nil)
+	waitNodesUp(ctx, t, leader, "w1")
+	jobs := longfairv1.NewJobsClient(c.conn(leader))
+	resp, err := jobs.SubmitJob(ctx, shellJob(account, user, "moving", 4, map[string]float64{"cpu": 1}, time.Hour, "sleep 1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetJob().GetId()
+	waitFor(ctx, t, "4 tasks running on w1", func() bool { return w1.Running() == 4 })
+	start := time.Now()
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	if err := w1.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	scancel()
+	waitFor(ctx, t, "w1 down", func() bool {
+		for _, n := range leader.FSM().Nodes() {
+			if n.ID == "w1" {
+				return !n.Up
+			}
+		}
+		return false
+	})
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("the node went down %v after its worker said goodbye", d)
+	}
+	testWorker(t, c, "w2", nil)
+	j := waitJobEnded(ctx, t, c, id)
+	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
+		t.Fatalf("job = %v", j)
+	}
+	for _, task := range allTasks(ctx, t, c, id) {
+		if task.GetNode() != "w2" || task.GetAttempt() != 2 {
+			t.Errorf("task %d ended as attempt %d on %s, want attempt 2 on w2", task.GetIndex(), task.GetAttempt(), task.GetNode())
+		}
+		lost, err := leader.FSM().Attempt(id, task.GetIndex(), 1)
+		if err != nil || lost.State != fsm.TaskLostState || lost.Node != "w1" || lost.Charged <= 0 {
+			t.Errorf("first attempt of task %d = %+v, %v; want lost on w1 and charged", task.GetIndex(), lost, err)
+		}
+	}
+}
+
+// A worker whose stream ends and does not come back within the grace
+// period has its node marked down and its attempts lost.
+func TestBrokenStreamMarksTheNodeDown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 1)
+	leader := c.waitLeader(ctx)
+	account, user := setupAccount(ctx, t, c, "physics")
+	w := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 2})
+	w.connect(ctx, true, nil, nil)
+	waitNodesUp(ctx, t, leader, "r1")
+	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := attemptKey{resp.GetJob().GetId(), 0, 1}
+	w.assignments(ctx, 1)
+	w.send(w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, 0, 0))
+	w.waitAck(ctx, w.seq)
+	w.disconnect() // gossip still says it is alive
+	gone := time.Now()
+	waitFor(ctx, t, "r1 down", func() bool { return attemptState(t, leader.FSM(), k).State == fsm.TaskLostState })
+	if d := time.Since(gone); d < workerStreamGrace || d > workerStreamGrace+3*time.Second {
+		t.Fatalf("the attempt was lost %v after the stream ended; want just after the %v grace", d, workerStreamGrace)
+	}
+}
+
+// A worker cannot report about attempts placed on another node.
+func TestEventsAboutAnotherNodeAreIgnored(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 1)
+	leader := c.waitLeader(ctx)
+	account, user := setupAccount(ctx, t, c, "physics")
+	r1 := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 1})
+	r1.connect(ctx, true, nil, nil)
+	waitNodesUp(ctx, t, leader, "r1")
+	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := attemptKey{resp.GetJob().GetId(), 0, 1}
+	r1.assignments(ctx, 1)
+	r2 := newProtoWorker(t, c, "r2", map[string]float64{"cpu": 1})
+	r2.connect(ctx, true, nil, nil)
+	r2.send(r2.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_EXITED, 0, time.Minute))
+	r2.waitAck(ctx, r2.seq)
+	if st := attemptState(t, leader.FSM(), k).State; st != fsm.TaskAssigned {
+		t.Fatalf("r2's report about r1's attempt made it %s", st)
+	}
+}
+
+// A task's output can be read through any server, while it runs
+// (following) and after it ended.
+func TestReadTaskOutputThroughAServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 3)
+	leader := c.waitLeader(ctx)
+	account, user := setupAccount(ctx, t, c, "physics")
+	testWorker(t, c, "w1", nil)
+	waitNodesUp(ctx, t, leader, "w1")
+	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "talk", 1, map[string]float64{"cpu": 1}, time.Hour,
+		`echo first; sleep 0.5; echo second; echo err >&2`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetJob().GetId()
+	f := c.follower(ctx)
+	waitFor(ctx, t, "the task to start", func() bool {
+		ts, _, _ := f.FSM().Tasks(id, 0, 1)
+		return len(ts) == 1
+	})
+	read := func(req *longfairv1.ReadTaskOutputRequest) (string, error) {
+		s, err := longfairv1.NewWorkersClient(c.conn(f)).ReadTaskOutput(ctx, req)
+		if err != nil {
+			return "", err
+		}
+		var out []byte
+		for {
+			chunk, err := s.Recv()
+			if err == io.EOF {
+				return string(out), nil
+			}
+			if err != nil {
+				return string(out), err
+			}
+			if chunk.GetOffset() != req.GetOffset()+int64(len(out)) {
+				return "", fmt.Errorf("chunk at offset %d after %d bytes from offset %d", chunk.GetOffset(), len(out), req.GetOffset())
+			}
+			out = append(out, chunk.GetData()...)
+		}
+	}
+	followed, err := read(&longfairv1.ReadTaskOutputRequest{JobId: id, Task: 0, Follow: true})
+	if err != nil || followed != "first\nsecond\n" {
+		t.Fatalf("followed stdout %q, %v", followed, err)
+	}
+	stderr, err := read(&longfairv1.ReadTaskOutputRequest{JobId: id, Task: 0, Attempt: 1, Stream: longfairv1.OutputStream_OUTPUT_STREAM_STDERR})
+	if err != nil || stderr != "err\n" {
+		t.Fatalf("stderr %q, %v", stderr, err)
+	}
+	tail, err := read(&longfairv1.ReadTaskOutputRequest{JobId: id, Task: 0, Offset: 6})
+	if err != nil || tail != "second\n" {
+		t.Fatalf("from offset 6: %q, %v", tail, err)
+	}
+	if _, err := read(&longfairv1.ReadTaskOutputRequest{JobId: id, Task: 0, Attempt: 2}); status.Code(err) != codes.NotFound {
+		t.Fatalf("attempt 2: %v, want NotFound", err)
+	}
+	if _, err := read(&longfairv1.ReadTaskOutputRequest{JobId: id, Task: 5}); status.Code(err) != codes.NotFound {
+		t.Fatalf("task 5: %v, want NotFound", err)
 	}
 }
