@@ -222,7 +222,7 @@ func checkAddrs(name, bind, advertise string) error {
 		return nil
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		return fmt.Errorf("%s address %q listens on every interface, which peers cannot dial: set the %s advertise address to an address of this machine they can reach", name, bind, name)
+		return fmt.Errorf("%s address %q listens on every interface, which peers cannot dial: set --%s-advertise (%s_advertise) to an address of this machine they can reach", name, bind, name, name)
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func TestValidateSaysWhatIsWrong(t *testing.T) {
 		{"no data dir", func(c *Config) { c.DataDir = "" }, "--data-dir"},
 		{"raft addr not host:port", func(c *Config) { c.RaftAddr = "7411" }, "raft address \"7411\" is not host:port"},
 		{"port out of range", func(c *Config) { c.GRPCAddr = "127.0.0.1:70000" }, "not a number from 0 to 65535"},
-		{"unadvertisable bind", func(c *Config) { c.RaftAddr = "0.0.0.0:7411" }, "set the raft advertise address"},
+		{"unadvertisable bind", func(c *Config) { c.RaftAddr = "0.0.0.0:7411" }, "set --raft-advertise"},
 		{"advertise with port 0", func(c *Config) { c.GRPCAddr = "0.0.0.0:0"; c.GRPCAdvertise = "10.0.0.1:0" }, "needs a fixed port"},
 		{"bad join", func(c *Config) { c.Join = []string{"nohost"} }, "join address \"nohost\""},
 		{"both bootstraps", func(c *Config) { c.Bootstrap = true; c.BootstrapExpect = 3 }, "not both"},
