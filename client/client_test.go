@@ -243,8 +243,8 @@ func TestNoServerFailsFastWithTheAddress(t *testing.T) {
 	defer c.Close()
 	ctx := testContext(t, 30*time.Second)
 	_, err = c.Accounts().ListAccounts(ctx, &longfairv1.ListAccountsRequest{})
-	if status.Code(err) != codes.Unavailable {
-		t.Fatalf("call to a closed port: %v, want Unavailable before the context's deadline", err)
+	if status.Code(err) != codes.Unavailable || !errors.Is(err, client.ErrUnreachable) {
+		t.Fatalf("call to a closed port: %v, want Unavailable and ErrUnreachable before the context's deadline", err)
 	}
 	msg := status.Convert(err).Message()
 	if !strings.Contains(msg, addr) || !strings.Contains(msg, client.EnvAddr) {

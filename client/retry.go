@@ -125,10 +125,20 @@ func (c *Client) endpointCount() int {
 	return len(c.endpoints)
 }
 
+// ErrUnreachable is matched (errors.Is) by the error of a call that could
+// not connect to any server. Its gRPC code is Unavailable.
+var ErrUnreachable = errors.New("no longfair server is reachable")
+
+type unreachableError struct{ st *status.Status }
+
+func (e unreachableError) Error() string              { return e.st.Err().Error() }
+func (e unreachableError) GRPCStatus() *status.Status { return e.st }
+func (e unreachableError) Is(target error) bool       { return target == ErrUnreachable }
+
 // unreachableError says which addresses were tried and what to check.
 func (c *Client) unreachableError(last error) error {
-	return status.Errorf(codes.Unavailable, "cannot reach a longfair server at %s (%s): check that the cluster is running and that the address (--addr or %s) is right",
-		strings.Join(c.Addresses(), ","), status.Convert(last).Message(), EnvAddr)
+	return unreachableError{status.Newf(codes.Unavailable, "cannot reach a longfair server at %s (%s): check that the cluster is running and that the address (--addr or %s) is right",
+		strings.Join(c.Addresses(), ","), status.Convert(last).Message(), EnvAddr)}
 }
 
 // contextError reports that ctx ended while the call was being retried,

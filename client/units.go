@@ -126,13 +126,15 @@ func ParseResources(items ...string) (map[string]float64, error) {
 // any resource whose name ends in "mem" or "bytes") as a binary size
 // ("4G", "1.5T"), anything else as a short number.
 func FormatQuantity(resource string, v float64) string {
-	if isSizeResource(resource) {
+	if IsSizeResource(resource) {
 		return FormatBytes(v)
 	}
 	return formatNumber(v)
 }
 
-func isSizeResource(name string) bool {
+// IsSizeResource reports whether a resource is counted in bytes: "mem"
+// and any resource whose name ends in "mem" or "bytes".
+func IsSizeResource(name string) bool {
 	return name == "mem" || strings.HasSuffix(name, "mem") || strings.HasSuffix(name, "bytes")
 }
 
