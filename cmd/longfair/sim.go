@@ -30,6 +30,8 @@ Example:
   longfair sim --macro --policy hmrf,ltdrf,ltaf,drf,static
   longfair sim --slotted table1.json --policy hmrf,drf --format json
   longfair sim --swf ../shared/data/HPC2N-2002-2.2-alea-subset.swf --top 8 --window decay:7d --plot beta.svg
+  longfair sim --google ../shared/data/google-2011/task_events-part-00235-of-00500.csv.gz --qknobler-sweep 0,0.25,0.5,0.75,1
+  longfair sim --bpf 8 --lq-scale 8 --policy drf,sp,bpf
 
 INPUT (exactly one):
   --slotted FILE   the paper's slotted examples as JSON:
@@ -49,7 +51,7 @@ INPUT (exactly one):
   --macro          the H-MRF paper's macro-benchmark (§7.1): 59 nodes of
                    <4 cores, 15 GB>, four accounts of equal contribution.
   --synthetic N    a random workload of N tasks (see --accounts, --nodes).
-
+` + simPapersUsage + `
 Flags:
 `
 
@@ -73,6 +75,7 @@ type simOptions struct {
 	top, procs      int
 	nodes, accounts int
 	maxSamples      int
+	paper           paperOptions // sim_papers.go
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -81,6 +84,9 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	if err != nil {
+		return err
+	}
+	if done, err := runPaperExperiments(opt, stdout); done {
 		return err
 	}
 	w, err := loadSimWorkload(opt)
@@ -137,10 +143,11 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	fs.StringVar(&opt.accountBy, "account-by", "user", "SWF: account = user or group")
 	fs.IntVar(&opt.top, "top", 0, "SWF: keep the N heaviest accounts and fold the rest into \"others\" (0: keep all)")
 	fs.IntVar(&opt.procs, "procs", 0, "SWF: machine size in processors (default: the MaxProcs/MaxNodes header)")
-	fs.IntVar(&opt.nodes, "nodes", 0, "SWIM: nodes of <4 cores, 15 GB> (default 59); synthetic: nodes of <32 cores, 128 GB> (default 256)")
+	fs.IntVar(&opt.nodes, "nodes", 0, "SWIM: nodes of <4 cores, 15 GB> (default 59); synthetic: nodes of <32 cores, 128 GB> (default 256); google: machines (default 10); bpf: nodes of <32 cores, 64 GB> (default 40)")
 	fs.IntVar(&opt.accounts, "accounts", 0, "synthetic: number of accounts (default 16)")
 	fs.StringVar(&opt.fbTimes, "fb-times", "", "macro: SWIM trace for User1's submission times (default: FB-2009_samples_24_times_1hr_1.tsv in ../shared/data when found)")
 	fs.IntVar(&opt.maxSamples, "samples", 1000, "β-over-time points kept per account (about)")
+	opt.paper.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -149,13 +156,13 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	}
 	opt.quantumSet = isSet(fs, "quantum")
 	inputs := 0
-	for _, given := range []bool{opt.slotted != "", opt.swf != "", opt.swim != "", opt.macro, isSet(fs, "synthetic")} {
+	for _, given := range append([]bool{opt.slotted != "", opt.swf != "", opt.swim != "", opt.macro, isSet(fs, "synthetic")}, opt.paper.inputs()...) {
 		if given {
 			inputs++
 		}
 	}
 	if inputs != 1 {
-		return nil, errors.New("give exactly one input: --slotted FILE, --swf FILE, --swim FILE, --macro or --synthetic N (see longfair sim --help)")
+		return nil, errors.New("give exactly one input: --slotted FILE, --swf FILE, --swim FILE, --macro, --synthetic N, --google FILE, --qknobler-testbed, --bpf N or --bpf-queues (see longfair sim --help)")
 	}
 	for _, name := range strings.Split(*policies, ",") {
 		p, err := sched.ParsePolicy(strings.TrimSpace(name))
@@ -198,6 +205,9 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	if isSet(fs, "synthetic") && opt.synthetic == 0 {
 		return nil, errors.New("--synthetic N: give a positive number of tasks, e.g. --synthetic 100000")
 	}
+	if err := opt.paper.parse(fs, opt.format); err != nil {
+		return nil, err
+	}
 	return opt, nil
 }
 
@@ -216,6 +226,9 @@ func policyNames() string {
 }
 
 func loadSimWorkload(opt *simOptions) (*sim.Workload, error) {
+	if w, ok, err := opt.paper.load(opt); ok {
+		return w, err
+	}
 	switch {
 	case opt.slotted != "":
 		f, err := os.Open(opt.slotted)

@@ -224,3 +224,51 @@ func WriteBPFQueues(out io.Writer, c *BPFComparison) error {
 	_, err := io.WriteString(out, b.String())
 	return err
 }
+
+// WriteLatencyQueues writes, queue by queue, bpf's admission decision (when
+// one of the runs is bpf's) and each run's mean job completion, jobs done
+// by the latency queue's deadline and long-term share.
+func WriteLatencyQueues(out io.Writer, runs []*LatencyResult) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	var admissions []sched.Admission
+	fmt.Fprint(tw, "queue\t")
+	for _, r := range runs {
+		if r.Admissions != nil {
+			admissions = r.Admissions
+			fmt.Fprint(tw, "bpf admission\t")
+			break
+		}
+	}
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s completion\ton time\tshare\t", r.Policy)
+	}
+	fmt.Fprintln(tw)
+	for i, q := range runs[0].Queues {
+		fmt.Fprintf(tw, "%s\t", q.Name)
+		if admissions != nil {
+			fmt.Fprintf(tw, "%v\t", admissions[i].Class)
+		}
+		for _, r := range runs {
+			q := r.Queues[i]
+			onTime := "–"
+			if q.Latency {
+				onTime = fmt.Sprintf("%d/%d", q.OnTime, q.Jobs)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.3f\t", formatDuration(q.MeanCompletion), onTime, q.Share)
+		}
+		fmt.Fprintln(tw)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(&b, "share: dominant share of the queue's mean allocation while every throughput queue had work waiting")
+	for i, d := range admissions {
+		fmt.Fprintf(&b, "%s: %s\n", runs[0].Queues[i].Name, d.Reason)
+	}
+	_, err := io.WriteString(out, b.String())
+	return err
+}
