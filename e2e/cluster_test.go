@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -336,4 +337,18 @@ func waitFor(ctx context.Context, t testing.TB, what string, cond func() bool) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// chargedRuntime is the runtime a charge entry billed, from its detail.
+func chargedRuntime(t testing.TB, e *longfairv1.JournalEntry) time.Duration {
+	t.Helper()
+	var d struct {
+		Charge struct {
+			Runtime time.Duration `json:"runtime"`
+		} `json:"charge"`
+	}
+	if err := json.Unmarshal([]byte(e.GetDetail()), &d); err != nil {
+		t.Fatalf("charge %s detail %q: %v", e.GetId(), e.GetDetail(), err)
+	}
+	return d.Charge.Runtime
 }
