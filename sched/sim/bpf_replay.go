@@ -125,7 +125,7 @@ func RunLatency(lw *LatencyWorkload, cfg Config) (*LatencyResult, error) {
 		if spec != nil {
 			queues[a] = &sched.LatencyQueue{LatencySpec: *spec, Class: classes[a], Used: ledger.NewVector(len(lw.Resources))}
 			r.view.Accounts[a].Latency = queues[a]
-			bursts[a] = spec.BurstStart(math.MinInt64 / 2)
+			bursts[a] = math.MinInt64 // no burst seen yet
 		}
 	}
 	for {
