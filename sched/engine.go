@@ -98,7 +98,7 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 			}
 		}
 		// Having been served, a starving account is no longer starving.
-		e.heap.update(a, v.Settings.Policy.key(f, e.capacity, v.Settings.LTRFResource))
+		e.heap.update(a, v.Settings.Policy.key(a, f, e.capacity, v.Settings.LTRFResource))
 	}
 	return e.out, nil
 }
@@ -159,11 +159,10 @@ func (e *Engine) prepare(v *View) error {
 		if first == len(acct.Queue) {
 			continue
 		}
-		k := v.Settings.Policy.key(f, e.capacity, v.Settings.LTRFResource)
+		k := v.Settings.Policy.key(a, f, e.capacity, v.Settings.LTRFResource)
 		if starving(v, acct) {
 			k = rankKey{class: classStarving, a: float64(acct.WaitingSince), account: a}
 		}
-		k.account = a
 		e.heap.push(a, k)
 	}
 	return nil

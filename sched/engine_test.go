@@ -269,3 +269,31 @@ func TestBadViewIsRefusedWithAClearError(t *testing.T) {
 		t.Fatalf("the unspoiled view is refused: %v", err)
 	}
 }
+
+func TestTiesGoToTheAccountListedFirstEvenAfterUpdates(t *testing.T) {
+	// Two identical accounts and three slots: A, then B, then — tied again —
+	// A. Every pass must break ties by view order, not by heap history.
+	zero := ledger.Vector{0}
+	for _, p := range []Policy{DRF, AF, LTDRF, LTAF, HMRF, LTRF} {
+		v := &View{
+			Resources: []string{"cpu"},
+			Nodes:     []Node{{ID: "n", Capacity: ledger.Vector{3}, Free: ledger.Vector{3}}},
+			Settings:  Settings{Policy: p, Quantum: time.Minute, Placement: Affinity},
+		}
+		for _, name := range []string{"A", "B"} {
+			v.Accounts = append(v.Accounts, Account{Name: name, Weight: 1, Running: zero, Usage: zero, Baseline: zero,
+				BaselineRate: ledger.Vector{1.5}, Queue: []Job{{ID: 1, Demand: ledger.Vector{1}, Pending: 5}}})
+		}
+		ps, err := NewEngine().Schedule(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, pl := range ps {
+			got = append(got, v.Accounts[pl.Account].Name)
+		}
+		if strings.Join(got, "") != "ABA" {
+			t.Errorf("%s: served %v, want A B A (ties to the account listed first)", p, got)
+		}
+	}
+}

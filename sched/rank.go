@@ -48,8 +48,17 @@ type fairness struct {
 	weight   float64       // normalized weight w_i/Σw, never zero
 }
 
-// key computes an account's rank under the policy. capacity is R.
-func (p Policy) key(f *fairness, capacity ledger.Vector, ltrfResource int) rankKey {
+// key computes account's rank under the policy. capacity is R. The account
+// index is part of the key so that a full tie goes to the account listed
+// first.
+func (p Policy) key(account int, f *fairness, capacity ledger.Vector, ltrfResource int) rankKey {
+	k := p.policyKey(f, capacity, ltrfResource)
+	k.account = account
+	return k
+}
+
+// policyKey is the policy's own ordering, before the tie-break.
+func (p Policy) policyKey(f *fairness, capacity ledger.Vector, ltrfResource int) rankKey {
 	switch p {
 	case DRF, Static, Fawkes, QKnobler: // qknobler with ρ = 1 is drf; below 1 its pass re-ranks
 		return rankKey{class: classNormal, a: dominantShare(f.running, capacity, f.weight)}
