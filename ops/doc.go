@@ -1,9 +1,14 @@
-// Package ops holds what running longfair in production needs beyond
-// scheduling: structured logging set-up, Prometheus metrics on a
-// per-process registry, the /healthz and /readyz endpoints, and (from the
-// security work) TLS and API tokens.
+// Package ops holds what running longfair in production needs beside the
+// scheduler itself: TLS for every connection (clients, server-to-server
+// Raft and forwarding, server-to-worker streams), API token secrets and
+// their hashes, the gossip encryption key, and the other operational
+// helpers (configuration, logging, metrics, health, backup).
 //
-// Nothing here keeps package-level state: each server or worker builds its
-// own Metrics and its own handlers, so several of them can run in one
-// process (as the tests do) without sharing a registry.
+// It depends only on the standard library and the libraries the cluster
+// already uses (gRPC for credentials, hashicorp/raft for the TLS stream
+// layer), so that server, worker, client and the CLI can all share it.
+//
+// Metrics are Prometheus metrics on a registry each process builds for
+// itself (NewMetrics); nothing here keeps package-level state, so several
+// servers can run in one process, as the tests do.
 package ops
