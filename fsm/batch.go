@@ -120,6 +120,10 @@ func (b *batch) exec(cmd Command, t ledger.Time) (any, error) {
 		return b.nodeUp(c, t)
 	case *NodeDown:
 		return b.nodeDown(c, t)
+	case *CreateToken:
+		return b.createToken(c, t)
+	case *RevokeToken:
+		return b.revokeToken(c, t)
 	}
 	return nil, invalid("command %T has no handler", cmd)
 }

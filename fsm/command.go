@@ -45,6 +45,8 @@ const (
 	TypeTaskEvents       CommandType = 11
 	TypeNodeUp           CommandType = 12
 	TypeNodeDown         CommandType = 13
+	TypeCreateToken      CommandType = 14
+	TypeRevokeToken      CommandType = 15
 )
 
 var commandNames = [...]string{
@@ -61,6 +63,8 @@ var commandNames = [...]string{
 	TypeTaskEvents:       "task-events",
 	TypeNodeUp:           "node-up",
 	TypeNodeDown:         "node-down",
+	TypeCreateToken:      "create-token",
+	TypeRevokeToken:      "revoke-token",
 }
 
 func (t CommandType) String() string {
@@ -105,6 +109,10 @@ func newCommand(t CommandType) Command {
 		return &NodeUp{}
 	case TypeNodeDown:
 		return &NodeDown{}
+	case TypeCreateToken:
+		return &CreateToken{}
+	case TypeRevokeToken:
+		return &RevokeToken{}
 	}
 	return nil
 }

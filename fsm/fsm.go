@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -55,6 +56,9 @@ type FSM struct {
 	// watchers are signalled after each committed batch (watch.go).
 	watchMu  sync.Mutex
 	watchers map[*Watcher]struct{}
+
+	// aclGen is the tokens' generation (ACLGeneration in acl_read.go).
+	aclGen atomic.Uint64
 }
 
 var (
@@ -225,6 +229,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 			break
 		}
 		if bad < 0 {
+			f.noteACLChanges()
 			f.notifyWatchers(logs)
 			return out
 		}
@@ -295,6 +300,7 @@ func (f *FSM) reload() {
 		}
 		return err
 	})
+	f.aclGen.Add(1)
 	if err != nil {
 		f.fail(fmt.Errorf("reload the state after a rolled-back batch: %w", err))
 	}

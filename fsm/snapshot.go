@@ -97,6 +97,7 @@ func (f *FSM) reopenAfter(cause error) error {
 	}
 	db.NoSync = f.noSync
 	f.db, f.st = db, st
+	f.aclGen.Add(1)
 	if cause == nil {
 		f.broken = nil
 		f.log.Info("fsm restored from snapshot", "applied_index", st.applied, "active_jobs", len(st.jobs))

@@ -61,6 +61,9 @@ type state struct {
 	// fairSaved is the fairness book as last written to bbolt, key by key,
 	// so that a batch rewrites only the accounts it changed.
 	fairSaved map[string][]byte
+
+	// acl is the API tokens (acl_state.go).
+	acl aclState
 }
 
 func newState() *state {
@@ -133,6 +136,9 @@ func loadState(tx *bolt.Tx) (*state, error) {
 		return nil, fmt.Errorf("nodes: %w", err)
 	}
 	if err := s.loadActive(tx, n); err != nil {
+		return nil, err
+	}
+	if err := s.acl.load(tx); err != nil {
 		return nil, err
 	}
 	if err := s.loadBooks(tx); err != nil {

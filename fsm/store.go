@@ -38,7 +38,7 @@ var (
 var allBuckets = [][]byte{
 	bucketMeta, bucketSettings, bucketAccounts, bucketUsers, bucketGrants, bucketJournal,
 	bucketJobs, bucketJobsAccount, bucketJobsUser, bucketRequests, bucketTasks, bucketNodes,
-	bucketFairness, bucketJobsActive, bucketTasksActive,
+	bucketFairness, bucketJobsActive, bucketTasksActive, bucketTokens,
 }
 
 // Keys of the meta bucket.
