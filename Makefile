@@ -12,8 +12,10 @@ STATICCHECK_VERSION := v0.6.1
 build:
 	$(GO) build -o $(BIN) ./cmd/longfair
 
+# run starts a local cluster (3 servers, 3 workers) with a competing demo
+# workload and prints the fairness table as it changes; Ctrl-C stops it.
 run: build
-	./$(BIN) sim --macro --policy hmrf,ltdrf,ltaf,drf,static
+	./$(BIN) dev --demo
 
 test:
 	$(GO) vet ./...

@@ -96,6 +96,9 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q: 'longfair dev' takes only flags", pos[0])
 	}
+	if _, err := newLogger(io.Discard, logLevel, "json"); err != nil {
+		return usagef("--log-level: %v", err)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the longfair binary to run the servers with: %w", err)
@@ -122,6 +125,9 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		d.stop()
 		if ctx.Err() != nil {
+			if temp && !keep {
+				os.RemoveAll(dir)
+			}
 			return errors.New("interrupted while starting; everything started was stopped")
 		}
 		return fmt.Errorf("%w; everything started was stopped, logs are in %s", err, dir)

@@ -13,9 +13,9 @@ import (
 
 // runDemo submits a competing workload round after round and prints the
 // fairness table whenever it changes, until ctx ends. In each round bio
-// floods the cluster first and astro arrives a little later with a CPU
-// array and a MIC array, so the table shows astro's β dip and recover as
-// the policy gives it the lead.
+// floods the cluster first and astro arrives while bio's tasks still queue,
+// with a CPU array and a MIC array: the table shows the policy giving
+// astro the freed cores first until their accumulated usage evens out.
 func runDemo(ctx context.Context, d *devCluster, w io.Writer) {
 	c, err := client.New(strings.Split(d.Addr, ","), client.WithToken(d.Token), client.WithConsistentReads(true))
 	if err != nil {
@@ -34,13 +34,13 @@ func runDemo(ctx context.Context, d *devCluster, w io.Writer) {
 	}
 	go func() {
 		for round := 1; ctx.Err() == nil; round++ {
-			fmt.Fprintf(w, "\n== demo round %d: bio submits 24 tasks of cpu=1; astro follows in 10s with 16 tasks of cpu=1 and 2 of mic=1 ==\n", round)
-			submit(bio, fmt.Sprintf("demo-bio-%d", round), 24, map[string]float64{"cpu": 1, "mem": 256 << 20}, 4)
-			if !sleepCtx(ctx, 10*time.Second) {
+			fmt.Fprintf(w, "\n== demo round %d: bio floods the cluster with 48 tasks of cpu=1; astro follows 6s later with 24 tasks of cpu=1 and 2 of mic=1 ==\n", round)
+			submit(bio, fmt.Sprintf("demo-bio-%d", round), 48, map[string]float64{"cpu": 1, "mem": 256 << 20}, 5)
+			if !sleepCtx(ctx, 6*time.Second) {
 				return
 			}
-			submit(astro, fmt.Sprintf("demo-astro-%d", round), 16, map[string]float64{"cpu": 1, "mem": 256 << 20}, 4)
-			submit(astro, fmt.Sprintf("demo-astro-mic-%d", round), 2, map[string]float64{"cpu": 1, "mic": 1}, 6)
+			submit(astro, fmt.Sprintf("demo-astro-%d", round), 24, map[string]float64{"cpu": 1, "mem": 256 << 20}, 5)
+			submit(astro, fmt.Sprintf("demo-astro-mic-%d", round), 2, map[string]float64{"cpu": 1, "mic": 1}, 8)
 			// The next round starts when this one has drained.
 			for ctx.Err() == nil {
 				if !sleepCtx(ctx, 2*time.Second) {

@@ -54,11 +54,32 @@ func devWorkers() []devWorker {
 // start brings the cluster up: servers, a leader, the demo accounts, the
 // workers, then dev.json and dev.env.
 func (d *devCluster) start(ctx context.Context, exe, logLevel string, withWorkers bool, stdout io.Writer) error {
-	fmt.Fprintf(stdout, "longfair dev: starting 3 servers in %s…\n", d.Dir)
+	// A dev.env left by a dev that was killed must not make anyone think
+	// this cluster is up.
+	if err := os.Remove(filepath.Join(d.Dir, "dev.env")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	prev, err := previousServerAddrs(d.Dir)
+	if err != nil {
+		return err
+	}
+	if len(prev) > 0 {
+		fmt.Fprintf(stdout, "longfair dev: resuming the cluster in %s on its previous ports…\n", d.Dir)
+	} else {
+		fmt.Fprintf(stdout, "longfair dev: starting 3 servers in %s…\n", d.Dir)
+	}
 	for i := range 3 {
 		id := fmt.Sprintf("s%d", i+1)
+		// New servers take free ports; a resumed one takes its old ports
+		// back, because the Raft configuration its peers hold names them
+		// (if all three moved, no server could reach another to elect a
+		// leader).
+		raftAddr, grpcAddr, gossipAddr := "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+		if a, ok := prev[id]; ok {
+			raftAddr, grpcAddr, gossipAddr = a["raft"], a["grpc"], a["gossip"]
+		}
 		args := []string{"server", "--node-id", id, "--data-dir", filepath.Join(d.Dir, id, "data"),
-			"--raft-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0",
+			"--raft-addr", raftAddr, "--grpc-addr", grpcAddr, "--gossip-addr", gossipAddr,
 			"--bootstrap-expect", "3", "--log-format", "json", "--log-level", logLevel}
 		for _, s := range d.Servers {
 			args = append(args, "--join", s.Addrs["gossip"])
@@ -121,6 +142,38 @@ func (d *devCluster) startWorkers(ctx context.Context, exe, logLevel string) err
 		d.Workers = append(d.Workers, c)
 	}
 	return nil
+}
+
+// previousServerAddrs reads the servers' addresses from the dev.json of
+// an earlier run in dir, if there was one whose servers kept state.
+func previousServerAddrs(dir string) (map[string]map[string]string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "dev.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the previous dev.json: %w", err)
+	}
+	var prev struct {
+		Servers []struct {
+			ID    string            `json:"id"`
+			Addrs map[string]string `json:"addresses"`
+		} `json:"servers"`
+	}
+	if err := json.Unmarshal(data, &prev); err != nil {
+		return nil, fmt.Errorf("%s is not a dev.json this command wrote (%v): remove it, or use another --dir", filepath.Join(dir, "dev.json"), err)
+	}
+	out := make(map[string]map[string]string)
+	for _, s := range prev.Servers {
+		a := s.Addrs
+		if a["raft"] == "" || a["grpc"] == "" || a["gossip"] == "" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, s.ID, "data")); err == nil {
+			out[s.ID] = a
+		}
+	}
+	return out, nil
 }
 
 // waitLeader waits until a server names a leader.
