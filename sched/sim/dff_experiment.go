@@ -11,18 +11,6 @@ import (
 	"github.com/longfair/longfair/sched"
 )
 
-// DFFOptions choose the variant of the DFF experiment.
-type DFFOptions struct {
-	// PooledMICs models the cluster's 336 threads, 952 GB and 21 MICs as
-	// one pool, so a task's MICs need not share a node with its CPU
-	// thread. The paper does not say how its YARN counted MICs; on seven
-	// real nodes of three MICs each, a task of two MICs fits once per node,
-	// which caps every policy at seven MIC tasks at a time.
-	PooledMICs bool
-	// Placement chooses the node for each task; empty means affinity.
-	Placement sched.PlacementStrategy
-}
-
 // DFFOutcome is one policy's run of the DFF experiment.
 type DFFOutcome struct {
 	Policy sched.Policy
@@ -41,7 +29,7 @@ type DFFOutcome struct {
 	Result           *Result
 }
 
-// DFFComparison is H-DRF against DFF on one variant.
+// DFFComparison is H-DRF against DFF on one variant of the cluster.
 type DFFComparison struct {
 	Options    DFFOptions
 	Workload   *Workload
@@ -51,48 +39,45 @@ type DFFComparison struct {
 }
 
 // RunDFFExperiment replays the DFF paper's Table 1 jobs on its CPU–MIC
-// cluster under hdrf and dff.
-func RunDFFExperiment(opt DFFOptions) (*DFFComparison, error) {
-	w, tree, err := DFFCluster()
+// cluster under hdrf and dff, with settings' quantum, placement and
+// time-out (the policy is set for each run).
+func RunDFFExperiment(opt DFFOptions, settings sched.Settings) (*DFFComparison, error) {
+	w, err := DFFCluster(opt)
 	if err != nil {
 		return nil, err
 	}
-	if opt.PooledMICs {
-		w.Name += ", MICs pooled"
-		w.Nodes = []Node{{ID: "pool", Capacity: w.Capacity()}}
-	}
-	if opt.Placement == "" {
-		opt.Placement = sched.Affinity
-	}
-	cmp := &DFFComparison{Options: opt, Workload: w}
-	cmp.Tree, err = sched.AccountTree(dffInitialView(w, tree))
-	if err != nil {
+	c := &DFFComparison{Options: opt, Workload: w}
+	if c.Tree, err = sched.AccountTree(dffInitialView(w)); err != nil {
 		return nil, err
 	}
-	for _, out := range []*DFFOutcome{&cmp.HDRF, &cmp.DFF} {
-		policy := sched.HDRF
-		if out == &cmp.DFF {
-			policy = sched.DFF
-		}
-		if *out, err = runDFF(w, tree, policy, opt.Placement); err != nil {
+	for _, p := range []sched.Policy{sched.HDRF, sched.DFF} {
+		s := settings
+		s.Policy = p
+		out, err := runDFF(w, s)
+		if err != nil {
 			return nil, err
 		}
+		if p == sched.HDRF {
+			c.HDRF = out
+		} else {
+			c.DFF = out
+		}
 	}
-	cmp.TotalDelta = (cmp.DFF.Total.Seconds() - cmp.HDRF.Total.Seconds()) / cmp.HDRF.Total.Seconds()
-	return cmp, nil
+	c.TotalDelta = (c.DFF.Total.Seconds() - c.HDRF.Total.Seconds()) / c.HDRF.Total.Seconds()
+	return c, nil
 }
 
 // dffInitialView is the view of the first pass: nothing running, every job
 // pending.
-func dffInitialView(w *Workload, tree *Tree) *sched.View {
+func dffInitialView(w *Workload) *sched.View {
 	n := len(w.Resources)
-	v := &sched.View{Resources: w.Resources, Groups: tree.Groups, Settings: sched.DefaultSettings()}
+	v := &sched.View{Resources: w.Resources, Groups: w.Groups, Settings: sched.DefaultSettings()}
 	v.Settings.Policy = sched.DFF
 	for _, nd := range w.Nodes {
 		v.Nodes = append(v.Nodes, sched.Node{ID: nd.ID, Capacity: nd.Capacity, Free: nd.Capacity})
 	}
 	for a, acct := range w.Accounts {
-		sa := sched.Account{Name: acct.Name, Weight: acct.Weight, Group: tree.Parent[a],
+		sa := sched.Account{Name: acct.Name, Weight: acct.Weight, Group: acct.Group,
 			Running: ledger.NewVector(n), Usage: ledger.NewVector(n), Baseline: ledger.NewVector(n), BaselineRate: ledger.NewVector(n)}
 		for j, job := range w.Jobs {
 			if job.Account == a {
@@ -104,51 +89,77 @@ func dffInitialView(w *Workload, tree *Tree) *sched.View {
 	return v
 }
 
-func runDFF(w *Workload, tree *Tree, policy sched.Policy, placement sched.PlacementStrategy) (DFFOutcome, error) {
-	cfg := Config{Settings: sched.Settings{Policy: policy, Quantum: time.Minute, Placement: placement}}
-	out := DFFOutcome{Policy: policy}
-	mic := len(w.Resources) - 1
-	var last ledger.Time
-	var micNow, waitNow, micSum, waiting float64
-	h := replayHooks{
-		setup: func(r *replay) {
-			r.view.Groups = tree.Groups
-			for a, p := range tree.Parent {
-				r.view.Accounts[a].Group = p
-			}
-		},
-		settled: func(r *replay, t ledger.Time) bool {
-			dt := t.Sub(last).Seconds()
-			out.MICWaitingForCPU += waitNow * dt
-			if micNow >= 0 {
-				micSum += micNow * dt
-				waiting += dt
-			}
-			last = t
-			micNow, waitNow = -1, 0
-			if r.accts[3].pending+r.accts[4].pending > 0 {
-				micNow = float64(r.accts[3].runningTasks + r.accts[4].runningTasks)
-				for _, n := range r.view.Nodes {
-					if n.Free[mic] >= 2 && n.Free[0] < 1 {
-						waitNow += float64(int(n.Free[mic]+1e-9) / 2)
-					}
+// micWatch follows a DFF replay through its trace: what every node has
+// free, and the MIC jobs' waiting and running tasks.
+type micWatch struct {
+	w                *Workload
+	free             []ledger.Vector
+	pending, running int
+	last             ledger.Time
+	micNow, waitNow  float64 // running MIC tasks and MIC slots waiting for CPU, since last; micNow < 0 when no MIC task waits
+	micSum, waiting  float64
+	waitSum          float64
+}
+
+// micAccount reports whether account a runs MIC tasks (jobs 4 and 5).
+func micAccount(a int) bool { return a >= 3 }
+
+func (m *micWatch) event(e TraceEvent) {
+	job := &m.w.Jobs[e.Job]
+	k := float64(e.Tasks)
+	switch e.Kind {
+	case Arrive:
+		if micAccount(job.Account) {
+			m.pending += e.Tasks
+		}
+	case Start:
+		m.free[e.Node].AddScaled(job.Demand, -k)
+		if micAccount(job.Account) {
+			m.pending -= e.Tasks
+			m.running += e.Tasks
+		}
+	case End:
+		m.free[e.Node].AddScaled(job.Demand, k)
+		if micAccount(job.Account) {
+			m.running -= e.Tasks
+		}
+	case Settled:
+		dt := e.Time.Sub(m.last).Seconds()
+		m.waitSum += m.waitNow * dt
+		if m.micNow >= 0 {
+			m.micSum += m.micNow * dt
+			m.waiting += dt
+		}
+		m.last = e.Time
+		m.micNow, m.waitNow = -1, 0
+		if m.pending > 0 {
+			m.micNow = float64(m.running)
+			mic := len(m.w.Resources) - 1
+			for _, f := range m.free {
+				if f[mic] >= 2-1e-9 && f[0] < 1-1e-9 {
+					m.waitNow += float64(int(f[mic]+1e-9) / 2)
 				}
 			}
-			return false
-		},
+		}
 	}
-	res, err := runHooked(w, cfg, h)
+}
+
+func runDFF(w *Workload, s sched.Settings) (DFFOutcome, error) {
+	m := &micWatch{w: w, micNow: -1}
+	for _, n := range w.Nodes {
+		m.free = append(m.free, n.Capacity.Clone())
+	}
+	res, err := Run(w, Config{Settings: s, Trace: m.event})
 	if err != nil {
-		return out, fmt.Errorf("dff experiment under %s: %w", policy, err)
+		return DFFOutcome{}, fmt.Errorf("dff experiment under %s: %w", s.Policy, err)
 	}
-	out.Result = res
-	out.Makespan = res.Makespan
+	out := DFFOutcome{Policy: s.Policy, Result: res, Makespan: res.Makespan, MICWaitingForCPU: m.waitSum}
 	for _, a := range res.Accounts {
 		out.Completion = append(out.Completion, a.MeanCompletion)
 		out.Total += a.MeanCompletion
 	}
-	if waiting > 0 {
-		out.MICTasks = micSum / waiting
+	if m.waiting > 0 {
+		out.MICTasks = m.micSum / m.waiting
 	}
 	return out, nil
 }
@@ -167,13 +178,7 @@ func WriteDFFTable(w io.Writer, cmps []*DFFComparison) error {
 		ew.printf("  %s\n", n)
 	}
 	ew.printf("\nAccount tree (weights; DFF Fair Resource <cpu, mem, mic> at the start):\n")
-	for _, n := range c0.Tree {
-		name := n.Name
-		if n.Depth == 0 {
-			name = "cluster"
-		}
-		ew.printf("  %s%-*s weight %g  FR %s\n", strings.Repeat("  ", n.Depth), 10-2*n.Depth, name, n.Weight, formatVector(c0.Workload.Resources, n.FairResource))
-	}
+	writeAccountTree(ew, c0.Workload.Resources, c0.Tree)
 	for _, c := range cmps {
 		model := "7 nodes × 3 MICs (a 2-MIC task fits once per node)"
 		if c.Options.PooledMICs {
@@ -196,4 +201,16 @@ func WriteDFFTable(w io.Writer, cmps []*DFFComparison) error {
 	}
 	ew.printf("\nThe paper (Fig. 3) saw the total completion time fall by about 11.9%% under DFF.\n")
 	return ew.err
+}
+
+// writeAccountTree writes an account tree, indented, with weights and Fair
+// Resources.
+func writeAccountTree(ew *errWriter, resources []string, nodes []sched.TreeNode) {
+	for _, n := range nodes {
+		name := n.Name
+		if n.Depth == 0 {
+			name = "cluster"
+		}
+		ew.printf("  %s%-*s weight %g  FR %s\n", strings.Repeat("  ", n.Depth), max(1, 12-2*n.Depth), name, n.Weight, formatVector(resources, n.FairResource))
+	}
 }

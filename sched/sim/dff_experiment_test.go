@@ -24,7 +24,7 @@ func TestDFFExperimentMICJobsNoLongerWaitForCPU(t *testing.T) {
 		t.Log("\n" + b.String())
 	}()
 	for _, pooled := range []bool{false, true} {
-		c, err := RunDFFExperiment(DFFOptions{PooledMICs: pooled})
+		c, err := RunDFFExperiment(DFFOptions{PooledMICs: pooled}, dffSettings())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func TestDFFExperimentMICJobsNoLongerWaitForCPU(t *testing.T) {
 }
 
 func TestDFFTableShowsTheTree(t *testing.T) {
-	c, err := RunDFFExperiment(DFFOptions{})
+	c, err := RunDFFExperiment(DFFOptions{}, dffSettings())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,11 +75,16 @@ func TestDFFTableShowsTheTree(t *testing.T) {
 	}
 }
 
-func TestTreePoliciesStayWorkConservingInTheReplay(t *testing.T) {
-	// After every step of a replay under hdrf and dff, no account's next
-	// task fits on any node: the hierarchy decides who goes first, never
-	// whether a task that fits waits.
-	w, tree, err := DFFCluster()
+func dffSettings() sched.Settings {
+	s := sched.DefaultSettings()
+	s.Quantum = time.Minute
+	return s
+}
+
+func TestTreePoliciesKeepTheReplaysPromises(t *testing.T) {
+	// With the accounts in a tree, hdrf and dff run every task once, never
+	// over a node's capacity, and never leave a task waiting that fits.
+	w, err := DFFCluster(DFFOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,37 +93,16 @@ func TestTreePoliciesStayWorkConservingInTheReplay(t *testing.T) {
 		w.Jobs[i].Submit = ledger.Time(time.Duration(i) * 45 * time.Second)
 	}
 	for _, p := range []sched.Policy{sched.HDRF, sched.DFF} {
-		cfg := Config{Settings: sched.Settings{Policy: p, Quantum: time.Minute, Placement: sched.BestFit}}
-		steps := 0
-		h := replayHooks{
-			setup: func(r *replay) {
-				r.view.Groups = tree.Groups
-				for a, g := range tree.Parent {
-					r.view.Accounts[a].Group = g
-				}
-			},
-			settled: func(r *replay, at ledger.Time) bool {
-				steps++
-				for a := range r.view.Accounts {
-					q := r.view.Accounts[a].Queue
-					if len(q) == 0 {
-						continue
-					}
-					for _, n := range r.view.Nodes {
-						if n.Free.Fits(q[0].Demand) {
-							t.Fatalf("%s at %v: %s's next task %v fits node %s (free %v) but waits", p, at, r.view.Accounts[a].Name, q[0].Demand, n.ID, n.Free)
-						}
-					}
-				}
-				return false
-			},
-		}
-		res, err := runHooked(w, cfg, h)
+		c := newChecker(t, w, p)
+		s := dffSettings()
+		s.Policy, s.Placement = p, sched.BestFit
+		res, err := Run(w, Config{Settings: s, Trace: c.event})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.UnfinishedTasks != 0 || steps == 0 {
-			t.Fatalf("%s: %d tasks unfinished after %d steps", p, res.UnfinishedTasks, steps)
+		c.finish(res)
+		if res.UnfinishedTasks != 0 {
+			t.Errorf("%s: %d tasks unfinished", p, res.UnfinishedTasks)
 		}
 	}
 }

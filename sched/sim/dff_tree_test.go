@@ -8,19 +8,26 @@ import (
 )
 
 func TestLoadTree(t *testing.T) {
-	w := &Workload{Accounts: []Account{{Name: "alice"}, {Name: "bob"}, {Name: "carol"}}}
-	tree, err := LoadTree("tree.json", strings.NewReader(`{
+	mk := func() *Workload {
+		return &Workload{Name: "w", Accounts: []Account{{Name: "alice"}, {Name: "bob"}, {Name: "carol", Group: "old"}}}
+	}
+	w := mk()
+	err := LoadTree("tree.json", strings.NewReader(`{
   "groups": {"physics": 2, "physics/theory": 1},
   "accounts": {"alice": "physics/theory", "bob": "chemistry"}
 }`), w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tree.Groups) != 2 || tree.Groups[0] != (sched.Group{Path: "physics", Weight: 2}) {
-		t.Errorf("groups %+v", tree.Groups)
+	if len(w.Groups) != 2 || w.Groups[0] != (sched.Group{Path: "physics", Weight: 2}) {
+		t.Errorf("groups %+v", w.Groups)
 	}
-	if want := []string{"physics/theory", "chemistry", ""}; strings.Join(tree.Parent, ",") != strings.Join(want, ",") {
-		t.Errorf("parents %q, want %q", tree.Parent, want)
+	got := []string{w.Accounts[0].Group, w.Accounts[1].Group, w.Accounts[2].Group}
+	if want := []string{"physics/theory", "chemistry", "old"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("groups of the accounts %q, want %q", got, want)
+	}
+	if err := w.validateTree(); err != nil {
+		t.Errorf("the loaded tree does not validate: %v", err)
 	}
 	bad := map[string]string{
 		`[1]`:                                 "tree.json:1: the top level",
@@ -35,20 +42,31 @@ func TestLoadTree(t *testing.T) {
 		`{"groups": `:                         "tree.json",
 	}
 	for in, want := range bad {
-		_, err := LoadTree("tree.json", strings.NewReader(in), w)
+		w := mk()
+		err := LoadTree("tree.json", strings.NewReader(in), w)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("LoadTree(%s): error %v, want it to contain %q", in, err, want)
+		}
+		if w.Groups != nil || w.Accounts[0].Group != "" {
+			t.Errorf("LoadTree(%s) failed but changed the workload", in)
 		}
 	}
 }
 
-func TestRunPaperRefusesATreeForMoreAccounts(t *testing.T) {
-	w, _, err := DFFCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = RunPaper(w, &Tree{Parent: make([]string, 9)}, Config{Settings: sched.DefaultSettings()})
-	if err == nil || !strings.Contains(err.Error(), "9 accounts") {
-		t.Errorf("error %v, want it to say the tree names 9 accounts", err)
+func TestWorkloadTreeIsValidated(t *testing.T) {
+	for name, spoil := range map[string]func(w *Workload){
+		"bad group path":   func(w *Workload) { w.Groups[0].Path = "n1/" },
+		"group twice":      func(w *Workload) { w.Groups = append(w.Groups, w.Groups[0]) },
+		"negative weight":  func(w *Workload) { w.Groups[1].Weight = -2 },
+		"bad account path": func(w *Workload) { w.Accounts[0].Group = "//" },
+	} {
+		w, err := DFFCluster(DFFOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spoil(w)
+		if err := w.Validate(); err == nil || !strings.Contains(err.Error(), "group") {
+			t.Errorf("%s: Validate said %v", name, err)
+		}
 	}
 }

@@ -46,6 +46,11 @@ func Run(w *Workload, cfg Config) (*Result, error) {
 		if !ok || (w.Horizon > 0 && t >= w.Horizon) {
 			break
 		}
+		if woke, err := r.fawkesWake(t); err != nil { // fawkes_replay.go: a weighting interval ended before t
+			return nil, err
+		} else if woke {
+			continue
+		}
 		r.advanceTo(t)
 		if err := r.step(t); err != nil {
 			return nil, err
@@ -115,6 +120,9 @@ func (r *replay) step(t ledger.Time) error {
 		if err := r.pass(); err != nil {
 			return err
 		}
+	}
+	if err := r.fawkesSettled(t); err != nil { // fawkes_replay.go
+		return err
 	}
 	for _, n := range r.freed {
 		r.freedMark[n] = false

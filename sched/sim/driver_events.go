@@ -33,6 +33,7 @@ func (r *replay) arrive(j int) bool {
 	acct.pending += job.Tasks
 	r.pending += job.Tasks
 	r.touch(a)
+	r.noteWork(a) // fawkes_discrimination.go
 	return true
 }
 
@@ -70,6 +71,7 @@ func (r *replay) complete(e event) {
 	js.finished += count
 	r.trace(TraceEvent{Kind: End, Time: r.now, Job: j, Node: node, Tasks: count})
 	r.touch(a)
+	r.noteWork(a) // fawkes_discrimination.go
 	if js.finished == job.Tasks {
 		r.jobDone(j)
 	}

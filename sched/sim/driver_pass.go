@@ -23,7 +23,7 @@ import (
 // known here to be cap-free always get their pass.
 func (r *replay) mayPlace() bool {
 	switch r.cfg.Settings.Policy {
-	case sched.HMRF, sched.LTDRF, sched.LTAF, sched.DRF, sched.AF, sched.LTRF:
+	case sched.HMRF, sched.LTDRF, sched.LTAF, sched.DRF, sched.AF, sched.LTRF, sched.HDRF, sched.DFF:
 	case sched.Static:
 		if len(r.freed) > 0 {
 			return true

@@ -1,27 +1,27 @@
 package sim
 
 import (
+	"strconv"
+
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched/fawkes"
 )
 
-// Discrimination is FAWKES's fairness measure (§4.1) for one replay: each
-// account's overall discrimination D_i = ∫(c_i(t) − w_i(t)) dt over the
-// time it had work, where c_i is the fraction of the cluster it held (the
-// mean over resources of its share of each) and w_i the fraction it was
-// entitled to: its weight over the weights of the accounts with work at
-// the time — or, under fawkes, the share FAWKES gave it. Positive D_i: the
-// account got more than its due, negative: less. Variance is Var(D), the
-// global discrimination factor, over the accounts that ever had work; the
-// smaller, the more balanced.
-type Discrimination struct {
-	// D is D_i per account, in share·seconds.
-	D []float64
-	// Variance is Var(D) = E[D²] − E[D]², in (share·s)².
-	Variance float64
+// noteWork tells the discrimination that account a's work may have started
+// or run out.
+func (r *replay) noteWork(a int) {
+	r.papers.disc.setActive(a, r.activeAccount(a), r.now)
 }
 
-// discTracker integrates the entitlement w_i(t) of every account cheaply:
+// activeAccount reports whether account a has work: tasks pending or
+// running.
+func (r *replay) activeAccount(a int) bool {
+	return r.accts[a].pending > 0 || r.accts[a].runningTasks > 0
+}
+
+// discTracker computes FAWKES's discrimination (§4.1) of every account,
+// D_i = ∫(c_i(t) − w_i(t)) dt over the time it has work: c_i the fraction of
+// the cluster it holds, w_i the fraction it is due. It integrates w_i cheaply:
 // the entitled share of an active account is w_i/W(t) (W the active
 // weights' sum), so ∫w_i dt = w_i·∫dt/W over its active time, and one
 // running integral G = ∫dt/W serves every account. When every active
@@ -122,24 +122,34 @@ func (d *discTracker) integrateShares(t ledger.Time) {
 	d.shareAt = t
 }
 
-// result closes the books at end and computes D_i from each account's
-// resource-seconds.
-func (d *discTracker) result(end ledger.Time, usage []ledger.Vector, capacity ledger.Vector) Discrimination {
+// result closes the books at end and computes every account's D_i from its
+// resource-seconds (∫c_i dt is the account's usage over the capacity), and
+// Var(D) over the accounts that ever had work.
+func (d *discTracker) result(end ledger.Time, usage []ledger.Vector, capacity ledger.Vector) ([]float64, float64) {
 	d.advance(end)
 	if d.fawkes {
 		d.integrateShares(end)
 	}
-	out := Discrimination{D: make([]float64, len(d.weights))}
+	out := make([]float64, len(d.weights))
 	var ds []float64
 	for a := range d.weights {
 		if d.active[a] {
 			d.close(a)
 		}
-		out.D[a] = fawkes.Held(usage[a], capacity) - d.owed[a]
+		out[a] = fawkes.Held(usage[a], capacity) - d.owed[a]
 		if d.ever[a] {
-			ds = append(ds, out.D[a])
+			ds = append(ds, out[a])
 		}
 	}
-	out.Variance = fawkes.Variance(ds)
-	return out
+	return out, fawkes.Variance(ds)
+}
+
+// formatDiscrimination writes D_i in share·hours, readable at a glance.
+func formatDiscrimination(d float64) string {
+	return strconv.FormatFloat(d/3600, 'f', 3, 64)
+}
+
+// formatVariance writes Var(D) with three significant digits.
+func formatVariance(v float64) string {
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

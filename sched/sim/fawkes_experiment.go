@@ -14,7 +14,7 @@ import (
 // FawkesRun is one weighting's replay of the FAWKES experiment.
 type FawkesRun struct {
 	Weighting fawkes.Weighting
-	Result    *PaperResult
+	Result    *Result
 }
 
 // FawkesExperiment is the FAWKES paper's §7.3 scenario 1 under several
@@ -55,7 +55,7 @@ func RunFawkesExperiment(opt FawkesOptions, weightings []fawkes.Weighting) (*Faw
 		cfg := x.Config
 		cfg.Weighting = wt
 		settings := sched.Settings{Policy: sched.Fawkes, Quantum: time.Minute, Placement: sched.Affinity, Fawkes: cfg}
-		res, err := RunPaper(w, nil, Config{Settings: settings})
+		res, err := Run(w, Config{Settings: settings})
 		if err != nil {
 			return nil, fmt.Errorf("fawkes experiment, weighting %s: %w", wt, err)
 		}
@@ -65,7 +65,7 @@ func RunFawkesExperiment(opt FawkesOptions, weightings []fawkes.Weighting) (*Faw
 }
 
 // Run returns the replay under a weighting, nil when it was not run.
-func (x *FawkesExperiment) Run(w fawkes.Weighting) *PaperResult {
+func (x *FawkesExperiment) Run(w fawkes.Weighting) *Result {
 	for _, r := range x.Runs {
 		if r.Weighting == w {
 			return r.Result
@@ -113,7 +113,7 @@ func WriteFawkesTable(out io.Writer, x *FawkesExperiment) error {
 			e, r := eq.Accounts[x.MostLoaded].MeanSlowdown, res.Accounts[x.MostLoaded].MeanSlowdown
 			vsEq = fmt.Sprintf("%+.1f%%", 100*(r-e)/e)
 		}
-		row += fmt.Sprintf("%s\t%.0f\t%d/%d\t%s\t", vsEq, res.Discrimination.Variance, res.Resizes, len(res.Ticks), formatDuration(res.Makespan))
+		row += fmt.Sprintf("%s\t%.0f\t%d/%d\t%s\t", vsEq, res.DiscriminationVariance, res.Fawkes.Resizes, len(res.Fawkes.Ticks), formatDuration(res.Makespan))
 		fmt.Fprintln(tw, row)
 	}
 	tw.Flush()

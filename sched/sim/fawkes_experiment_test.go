@@ -25,17 +25,17 @@ func TestFawkesTDHelpsTheMostLoadedPartition(t *testing.T) {
 		t.Fatalf("the most loaded partition is %s, want the bursty c-2", got)
 	}
 	td, eq, none := x.Run(fawkes.TD), x.Run(fawkes.Equal), x.Run(fawkes.None)
-	s := func(r *PaperResult) float64 { return r.Accounts[x.MostLoaded].MeanSlowdown }
+	s := func(r *Result) float64 { return r.Accounts[x.MostLoaded].MeanSlowdown }
 	change := (s(td) - s(eq)) / s(eq)
-	t.Logf("c-2 mean slowdown: td %.2f, eq %.2f (%+.1f%%), none %.2f; resizes td %d/%d", s(td), s(eq), 100*change, s(none), td.Resizes, len(td.Ticks))
+	t.Logf("c-2 mean slowdown: td %.2f, eq %.2f (%+.1f%%), none %.2f; resizes td %d/%d", s(td), s(eq), 100*change, s(none), td.Fawkes.Resizes, len(td.Fawkes.Ticks))
 	if change > -0.10 {
 		t.Errorf("TD changed c-2's mean slowdown by %+.1f%% against equal shares, want a clear drop (the paper saw about −25%%)", 100*change)
 	}
 	if s(none) <= s(eq) {
 		t.Errorf("minimum shares only: c-2 slowdown %.2f, not worse than equal shares' %.2f", s(none), s(eq))
 	}
-	if td.Resizes == 0 || td.Resizes == len(td.Ticks) {
-		t.Errorf("TD resized at %d of %d intervals: with τ the partitions should change at some intervals and not others", td.Resizes, len(td.Ticks))
+	if n := td.Fawkes.Resizes; n == 0 || n == len(td.Fawkes.Ticks) {
+		t.Errorf("TD resized at %d of %d intervals: with τ the partitions should change at some intervals and not others", n, len(td.Fawkes.Ticks))
 	}
 	var b strings.Builder
 	if err := WriteFawkesTable(&b, x); err != nil {
@@ -148,7 +148,7 @@ func TestDiscriminationAgreesWithAStepByStepReference(t *testing.T) {
 		cfg := Config{Settings: sched.Settings{Policy: policy, Quantum: time.Minute, Placement: sched.Affinity}}
 		var events []TraceEvent
 		cfg.Trace = func(e TraceEvent) { events = append(events, e) }
-		res, err := RunPaper(w, nil, cfg)
+		res, err := Run(w, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,15 +172,15 @@ func TestDiscriminationAgreesWithAStepByStepReference(t *testing.T) {
 		integrate(res.End)
 		var ever []float64
 		for a := range n {
-			if math.Abs(res.Discrimination.D[a]-want[a]) > 1e-6*(1+math.Abs(want[a])) {
-				t.Fatalf("iteration %d (%s): D = %v, reference %v", iter, policy, res.Discrimination.D, want)
+			if got := res.Accounts[a].Discrimination; math.Abs(got-want[a]) > 1e-6*(1+math.Abs(want[a])) {
+				t.Fatalf("iteration %d (%s): account %d's D = %v, reference %v", iter, policy, a, got, want)
 			}
 			if everActive[a] {
 				ever = append(ever, want[a])
 			}
 		}
-		if v := fawkes.Variance(ever); math.Abs(res.Discrimination.Variance-v) > 1e-6*(1+v) {
-			t.Fatalf("iteration %d: Var(D) %v, reference %v", iter, res.Discrimination.Variance, v)
+		if v := fawkes.Variance(ever); math.Abs(res.DiscriminationVariance-v) > 1e-6*(1+v) {
+			t.Fatalf("iteration %d: Var(D) %v, reference %v", iter, res.DiscriminationVariance, v)
 		}
 	}
 }
@@ -232,7 +232,7 @@ func TestFawkesReplayKeepsAccountsInTheirPartitions(t *testing.T) {
 				held[job.Account].AddScaled(job.Demand, -float64(e.Tasks))
 			}
 		}
-		res, err := RunPaper(w, nil, cfg)
+		res, err := Run(w, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +244,7 @@ func TestFawkesReplayKeepsAccountsInTheirPartitions(t *testing.T) {
 			// The share before any change at this time, and after it: a
 			// task started at the time of a change ran under one of them.
 			allowed := 0.0
-			for _, p := range res.Partitions {
+			for _, p := range res.Fawkes.Partitions {
 				if p.Time < s.at {
 					allowed = p.Shares[s.account]
 				} else if p.Time == s.at {

@@ -2,8 +2,119 @@ package sim
 
 import (
 	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/fawkes"
 )
+
+// paperState is what the DFF and FAWKES papers add to a replay: every
+// account's discrimination, and under fawkes the weighting itself.
+type paperState struct {
+	disc    *discTracker
+	fawkes  *fawkesReplay
+	started bool
+}
+
+// FawkesReport is what FAWKES weighting did in a fawkes replay.
+type FawkesReport struct {
+	// Config is the weighting's configuration, defaults filled in.
+	Config fawkes.Config
+	// Ticks are the weighting intervals; Resizes counts those that changed
+	// the partitions.
+	Ticks   []FawkesTick
+	Resizes int
+	// Partitions are the shares over time: every change, from resizes and
+	// from accounts gaining or running out of work.
+	Partitions []PartitionChange
+}
+
+// PartitionChange is the fawkes shares from Time on.
+type PartitionChange struct {
+	Time   ledger.Time
+	Shares []float64
+}
+
+// initPapers sets up the discrimination of every replay and, under fawkes,
+// the weighting.
+func (r *replay) initPapers() {
+	weights := make([]float64, len(r.w.Accounts))
+	for i, a := range r.w.Accounts {
+		weights[i] = a.Weight
+	}
+	isFawkes := r.cfg.Settings.Policy == sched.Fawkes
+	r.papers.disc = newDiscTracker(weights, isFawkes)
+	if isFawkes {
+		r.papers.fawkes = newFawkesReplay(r, r.papers.disc)
+	}
+}
+
+// fawkesWake ends a FAWKES weighting interval that ends before the next
+// event, at t: it resizes the partitions if the weighting says so and
+// schedules into them. It reports whether it did (the caller then looks for
+// the next event again).
+func (r *replay) fawkesWake(t ledger.Time) (bool, error) {
+	f := r.papers.fawkes
+	if f == nil || !r.papers.started {
+		return false, nil
+	}
+	tick := f.meter.NextTick()
+	if tick > t {
+		return false, nil
+	}
+	r.advanceTo(tick)
+	r.now, r.view.Now = tick, tick
+	if f.tick(r, tick) && r.pending > 0 {
+		r.updateBaselines()
+		if err := r.pass(); err != nil {
+			return true, err
+		}
+	}
+	f.settled(r, tick)
+	return true, nil
+}
+
+// fawkesSettled samples the accounts after a step, admits the accounts that
+// gained work and releases those that ran out, and schedules into the new
+// partitions.
+func (r *replay) fawkesSettled(t ledger.Time) error {
+	f := r.papers.fawkes
+	if f == nil {
+		return nil
+	}
+	if !r.papers.started {
+		f.start(t)
+		r.papers.started = true
+	}
+	if f.settled(r, t) && r.pending > 0 {
+		r.updateBaselines()
+		if err := r.pass(); err != nil {
+			return err
+		}
+		f.settled(r, t) // sample what the pass started
+	}
+	return nil
+}
+
+// finishPapers adds the discrimination and the FAWKES report to a result.
+func (r *replay) finishPapers(res *Result) {
+	usage := make([]ledger.Vector, len(res.Accounts))
+	for a := range res.Accounts {
+		usage[a] = res.Accounts[a].Usage
+	}
+	d, v := r.papers.disc.result(res.End, usage, r.capacity)
+	for a := range res.Accounts {
+		res.Accounts[a].Discrimination = d[a]
+	}
+	res.DiscriminationVariance = v
+	if f := r.papers.fawkes; f != nil {
+		rep := &FawkesReport{Config: f.cfg, Ticks: f.ticks, Partitions: f.changes}
+		for _, tk := range f.ticks {
+			if tk.Resized {
+				rep.Resizes++
+			}
+		}
+		res.Fawkes = rep
+	}
+}
 
 // FawkesTick is one weighting interval of a fawkes replay.
 type FawkesTick struct {

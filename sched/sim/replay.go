@@ -56,6 +56,8 @@ type replay struct {
 	slots   slotRecorder
 
 	nEvents, nPasses, nPlacements int
+
+	papers paperState // fawkes_replay.go
 }
 
 type jobState struct {
@@ -118,7 +120,7 @@ func newReplay(w *Workload, cfg Config) *replay {
 		scaled:      ledger.NewVector(n),
 		sum:         ledger.NewVector(n),
 	}
-	r.view = sched.View{Resources: w.Resources, Settings: cfg.Settings}
+	r.view = sched.View{Resources: w.Resources, Settings: cfg.Settings, Groups: w.Groups}
 	for i := range w.Nodes {
 		nd := &w.Nodes[i]
 		r.view.Nodes = append(r.view.Nodes, sched.Node{ID: nd.ID, Capacity: nd.Capacity.Clone(), Free: nd.Capacity.Clone()})
@@ -141,7 +143,7 @@ func newReplay(w *Workload, cfg Config) *replay {
 			Rate: ledger.NewVector(n), BaselineRate: ledger.NewVector(n),
 		}
 		r.view.Accounts = append(r.view.Accounts, sched.Account{
-			Name: a.Name, Weight: a.Weight,
+			Name: a.Name, Weight: a.Weight, Group: a.Group,
 			Running: ledger.NewVector(n), Usage: acct.fair.Usage, Baseline: acct.fair.Baseline,
 			BaselineRate: acct.rate,
 		})
@@ -154,6 +156,7 @@ func newReplay(w *Workload, cfg Config) *replay {
 	r.classify()
 	r.sampler = newSampler(w, cfg.MaxSamples)
 	r.slots = slotRecorder{slot: w.Slot}
+	r.initPapers() // fawkes_replay.go: discrimination, FAWKES weighting
 	return r
 }
 

@@ -28,7 +28,8 @@ func WriteCSV(w io.Writer, results []*Result) error {
 		return cw.Error()
 	}
 	head := []string{"policy", "account", "weight", "contribution_share", "usage_share", "beta_final", "beta_min",
-		"tasks_run", "jobs", "unfinished_jobs", "mean_wait_s", "mean_completion_s", "mean_slowdown", "speedup_vs_static"}
+		"tasks_run", "jobs", "unfinished_jobs", "mean_wait_s", "mean_completion_s", "mean_slowdown", "speedup_vs_static",
+		"discrimination_share_s"}
 	if len(results) > 0 {
 		for _, res := range results[0].Resources {
 			head = append(head, "usage_"+res+"_s")
@@ -44,7 +45,8 @@ func WriteCSV(w io.Writer, results []*Result) error {
 			row := []string{string(r.Policy), ar.Name, csvFloat(ar.Weight), csvFloat(ar.ContributionShare),
 				csvFloat(ar.UsageShare), csvFloat(ar.FinalBeta), csvFloat(ar.MinBeta),
 				strconv.Itoa(ar.TasksRun), strconv.Itoa(ar.Jobs), strconv.Itoa(ar.Unfinished),
-				csvFloat(ar.MeanWait.Seconds()), csvFloat(ar.MeanCompletion.Seconds()), csvFloat(ar.MeanSlowdown), speedup}
+				csvFloat(ar.MeanWait.Seconds()), csvFloat(ar.MeanCompletion.Seconds()), csvFloat(ar.MeanSlowdown), speedup,
+				csvFloat(ar.Discrimination)}
 			for _, u := range ar.Usage {
 				row = append(row, csvFloat(u))
 			}

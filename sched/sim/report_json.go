@@ -79,7 +79,8 @@ func traceJSON(results []*Result, r *Result) *object {
 			add("unfinished_jobs", ar.Unfinished).
 			add("mean_wait_s", jsonFloat(ar.MeanWait.Seconds())).
 			add("mean_completion_s", jsonFloat(ar.MeanCompletion.Seconds())).
-			add("mean_slowdown", jsonFloat(ar.MeanSlowdown))
+			add("mean_slowdown", jsonFloat(ar.MeanSlowdown)).
+			add("discrimination_share_s", jsonFloat(ar.Discrimination))
 		if s, ok := Speedup(results, r, a); ok {
 			o.add("speedup_vs_static", jsonFloat(s))
 		}
@@ -119,6 +120,7 @@ func traceJSON(results []*Result, r *Result) *object {
 		add("unschedulable", unsched).
 		add("events", r.Events).
 		add("passes", r.Passes).
+		add("discrimination_variance", jsonFloat(r.DiscriminationVariance)).
 		add("accounts", accounts).
 		add("beta_over_time", (&object{}).add("t_s", times).add("beta", betas))
 }

@@ -28,21 +28,21 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 	for _, res := range wl.Resources {
 		head = append(head, res+" util")
 	}
-	head = append(head, "mean completion", "unfinished tasks", "passes")
+	head = append(head, "mean completion", "unfinished tasks", "passes", "Var(D)")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range results {
 		row := []string{string(r.Policy), formatDuration(r.Makespan)}
 		for _, u := range r.Utilization {
 			row = append(row, percent(u))
 		}
-		row = append(row, formatDuration(r.MeanCompletion()), fmt.Sprint(r.UnfinishedTasks), fmt.Sprint(r.Passes))
+		row = append(row, formatDuration(r.MeanCompletion()), fmt.Sprint(r.UnfinishedTasks), fmt.Sprint(r.Passes), formatVariance(r.DiscriminationVariance))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
 
 	ew.printf("\n")
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "account\tpolicy\tβ end\tβ min\tusage\tcontrib\tjobs\tmean wait\tmean completion\tslowdown\tspeedup")
+	fmt.Fprintln(tw, "account\tpolicy\tβ end\tβ min\tusage\tcontrib\tjobs\tmean wait\tmean completion\tslowdown\tspeedup\tD")
 	for a := range wl.Accounts {
 		for i, r := range results {
 			ar := r.Accounts[a]
@@ -58,10 +58,11 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 			if ar.Unfinished > 0 {
 				jobs += fmt.Sprintf(" (+%d unfinished)", ar.Unfinished)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\n",
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n",
 				name, r.Policy, formatBeta(ar.FinalBeta), formatBeta(ar.MinBeta),
 				percent(ar.UsageShare), percent(ar.ContributionShare), jobs,
-				formatDuration(ar.MeanWait), formatDuration(ar.MeanCompletion), ar.MeanSlowdown, speedup)
+				formatDuration(ar.MeanWait), formatDuration(ar.MeanCompletion), ar.MeanSlowdown, speedup,
+				formatDiscrimination(ar.Discrimination))
 		}
 	}
 	tw.Flush()
@@ -70,6 +71,7 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 	if findPolicy(results, "static") != nil {
 		ew.printf("speedup: mean completion time under static partitions divided by the policy's, over the jobs both completed.\n")
 	}
+	ew.printf("D: FAWKES discrimination ∫(share held − share due)dt while the account had work, in share·hours (> 0: more than its due); Var(D) over the accounts, in (share·s)².\n")
 	return ew.err
 }
 

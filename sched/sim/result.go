@@ -44,6 +44,14 @@ type Result struct {
 	Completions []time.Duration
 	// Counters of the replay itself.
 	Events, Passes, Placements int
+	// DiscriminationVariance is FAWKES's global discrimination factor
+	// Var(D) over the accounts that had work, in (share·s)² (see
+	// AccountResult.Discrimination): the smaller, the more evenly every
+	// account got what it was due.
+	DiscriminationVariance float64
+	// Fawkes reports the FAWKES weighting of a fawkes replay; nil for other
+	// policies.
+	Fawkes *FawkesReport
 
 	jobAccount []int // each job's account, for comparisons by account
 }
@@ -77,6 +85,13 @@ type AccountResult struct {
 	// usual bounded slowdown.
 	MeanWait, MeanCompletion time.Duration
 	MeanSlowdown             float64
+	// Discrimination is FAWKES's D_i = ∫(c_i − w_i) dt over the time the
+	// account had work, in share·seconds: c_i the fraction of the cluster
+	// it held (the mean of its shares of each resource), w_i the fraction
+	// it was due (its weight over the weights of the accounts with work
+	// then; under fawkes the share FAWKES gave it). Positive: it got more
+	// than its due.
+	Discrimination float64
 }
 
 // Samples are β per account at sampled times.

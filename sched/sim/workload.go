@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/sched"
 )
 
 // Workload is what a simulation replays: a cluster (resources and nodes), the
@@ -31,6 +32,9 @@ type Workload struct {
 	Horizon ledger.Time
 	// Notes say what a loader skipped or assumed, for the report.
 	Notes []string
+	// Groups are the weights of the account tree's inner nodes, for hdrf
+	// and dff (see Account.Group and LoadTree); unlisted groups weigh 1.
+	Groups []sched.Group
 }
 
 // Node is one machine of the simulated cluster.
@@ -44,6 +48,9 @@ type Account struct {
 	Name string
 	// Weight is the account's contribution K_i; its partition is R·w_i/Σw.
 	Weight float64
+	// Group is the path of the account's parent in the account tree
+	// ("org/group"), empty for the root; only hdrf and dff use the tree.
+	Group string
 }
 
 // Job is an array of identical tasks.
@@ -137,6 +144,9 @@ func (w *Workload) Validate() error {
 		if math.IsNaN(a.Weight) || math.IsInf(a.Weight, 0) || a.Weight < 0 {
 			return fmt.Errorf("workload %q account %q: weight %v must be finite and non-negative", w.Name, a.Name, a.Weight)
 		}
+	}
+	if err := w.validateTree(); err != nil { // dff_tree.go
+		return err
 	}
 	for i := range w.Jobs {
 		if err := w.validateJob(i); err != nil {
