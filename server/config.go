@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/longfair/longfair/ops"
 )
 
 // Default listen addresses. They bind to loopback so that a server started
@@ -19,6 +21,11 @@ const (
 	DefaultGRPCAddr   = "127.0.0.1:7410"
 	DefaultRaftAddr   = "127.0.0.1:7411"
 	DefaultGossipAddr = "127.0.0.1:7412"
+	// DefaultHTTPAddr is where 'longfair server' serves /metrics, /healthz
+	// and /readyz unless told otherwise. DefaultConfig leaves HTTPAddr
+	// empty, so a server embedded in another program (or a test) binds no
+	// HTTP port it did not ask for.
+	DefaultHTTPAddr = "127.0.0.1:7413"
 )
 
 // Config is one server's configuration. Start from DefaultConfig: the zero
@@ -54,6 +61,17 @@ type Config struct {
 	Bootstrap bool `json:"bootstrap,omitempty"`
 
 	Raft RaftConfig `json:"raft"`
+
+	// HTTPAddr is the host:port of the operations listener: Prometheus
+	// metrics at /metrics, liveness at /healthz, readiness at /readyz.
+	// Empty disables it. It takes no token, so bind it to an address only
+	// the monitoring system reaches.
+	HTTPAddr string `json:"http_addr"`
+	// LogLevel (debug, info, warn, error) and LogFormat (text, json) are
+	// how 'longfair server' logs; a Server built with New logs to the
+	// logger it is given.
+	LogLevel  string `json:"log_level,omitempty"`
+	LogFormat string `json:"log_format,omitempty"`
 }
 
 // RaftConfig holds the Raft timings. The defaults suit servers on one LAN
@@ -92,6 +110,8 @@ func DefaultConfig() Config {
 		RaftAddr:   DefaultRaftAddr,
 		GRPCAddr:   DefaultGRPCAddr,
 		GossipAddr: DefaultGossipAddr,
+		LogLevel:   "info",
+		LogFormat:  "text",
 		Raft: RaftConfig{
 			HeartbeatTimeout:   Duration(500 * time.Millisecond),
 			ElectionTimeout:    Duration(500 * time.Millisecond),
@@ -159,6 +179,19 @@ func (c Config) Validate() error {
 	}
 	if c.Bootstrap && c.BootstrapExpect > 0 {
 		errs = append(errs, errors.New("both --bootstrap and --bootstrap-expect are set: use --bootstrap for a one-server group or --bootstrap-expect N to wait for N servers, not both"))
+	}
+	if c.HTTPAddr != "" {
+		if _, port, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+			errs = append(errs, fmt.Errorf("http address %q is not host:port (for example 127.0.0.1:7413), or empty to disable it: %v", c.HTTPAddr, err))
+		} else if err := checkPort(port); err != nil {
+			errs = append(errs, fmt.Errorf("http address %q: %w", c.HTTPAddr, err))
+		}
+	}
+	if _, err := ops.ParseLogLevel(c.LogLevel); err != nil {
+		errs = append(errs, fmt.Errorf("%w (log_level, --log-level)", err))
+	}
+	if err := ops.CheckLogFormat(c.LogFormat); err != nil {
+		errs = append(errs, fmt.Errorf("%w (log_format, --log-format)", err))
 	}
 	if err := c.Raft.validate(); err != nil {
 		errs = append(errs, err)

@@ -69,7 +69,8 @@ func (t *leaderTerm) pass(engine *sched.Engine) (again bool) {
 	for _, c := range ready {
 		usable[c.node] = true
 	}
-	v := t.s.fsm.View(ledger.Time(time.Now().UnixNano()))
+	start := time.Now()
+	v := t.s.fsm.View(ledger.Time(start.UnixNano()))
 	// Only nodes whose worker can be told are scheduled on.
 	nodes := v.Nodes[:0]
 	for _, n := range v.Nodes {
@@ -82,6 +83,7 @@ func (t *leaderTerm) pass(engine *sched.Engine) (again bool) {
 		return false
 	}
 	placements, err := engine.Schedule(v)
+	t.s.metrics.ObservePass(time.Since(start), min(len(placements), fsm.MaxBatch))
 	if err != nil {
 		t.log.Error("scheduling pass failed", "error", err)
 		return false
@@ -104,6 +106,7 @@ func (t *leaderTerm) pass(engine *sched.Engine) (again bool) {
 		return false
 	}
 	if len(res.Dropped) > 0 {
+		t.s.metrics.ObserveDropped(len(res.Dropped))
 		t.log.Debug("the ledger dropped stale placements", "dropped", len(res.Dropped), "first_reason", res.Dropped[0].Reason)
 	}
 	t.deliverPlaced(res.Accepted)

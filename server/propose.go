@@ -35,6 +35,7 @@ func (s *Server) applyEntry(ctx context.Context, data []byte) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, status.FromContextError(err).Err()
 	}
+	start := time.Now()
 	f := s.raft.Apply(data, timeoutFrom(ctx, defaultApplyTimeout))
 	// Waiting on the future directly, rather than racing it against ctx,
 	// saves a goroutine hand-off on the hottest path. It is bounded: the
@@ -44,6 +45,7 @@ func (s *Server) applyEntry(ctx context.Context, data []byte) (any, error) {
 	if err := f.Error(); err != nil {
 		return nil, raftError(err)
 	}
+	s.metrics.ObserveCommit(time.Since(start))
 	return f.Response(), nil
 }
 

@@ -20,6 +20,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
+	"github.com/longfair/longfair/ops"
 )
 
 // Server is one member of the server group. Create it with New, run it
@@ -39,7 +40,9 @@ type Server struct {
 	grpcLis   net.Listener
 	grpcAddr  string
 	fwd       *forwarder
-	hub       workerHub // the leader's work with workers (leader_term.go)
+	hub       workerHub     // the leader's work with workers (leader_term.go)
+	metrics   *ops.Metrics  // metrics.go
+	http      *httpEndpoint // http.go: /metrics, /healthz, /readyz
 
 	failed chan error // see Failed
 
@@ -86,7 +89,13 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		stores.close()
 		return nil, fmt.Errorf("open state in %s: %w", cfg.DataDir, err)
 	}
-	return &Server{cfg: cfg, logger: logger, fsm: f, stores: stores, hadState: had, fwd: newForwarder(), failed: make(chan error, 1)}, nil
+	s := &Server{cfg: cfg, logger: logger, fsm: f, stores: stores, hadState: had, fwd: newForwarder(), failed: make(chan error, 1)}
+	if s.metrics, err = newServerMetrics(s); err != nil {
+		f.Close()
+		stores.close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // nodeIDFile records which node id a data dir belongs to. A server's Raft
@@ -165,6 +174,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	)
 	s.registerServices(s.grpc)
 	reflection.Register(s.grpc)
+	if err := s.startHTTP(); err != nil {
+		return err
+	}
 
 	self := MemberMeta{
 		Version:  memberMetaVersion,
@@ -200,7 +212,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	s.logger.Info("server started",
 		"raft", s.RaftAddr(), "grpc", s.GRPCAddr(), "gossip", s.GossipAddr(),
-		"data_dir", s.cfg.DataDir, "had_state", s.hadState)
+		"data_dir", s.cfg.DataDir, "had_state", s.hadState, "http", s.HTTPAddr())
 	return nil
 }
 
@@ -238,6 +250,7 @@ func (s *Server) shutdown(ctx context.Context) error {
 	if s.cancel != nil {
 		s.cancel()
 	}
+	s.stopHTTP(ctx)
 	if s.grpc != nil {
 		done := make(chan struct{})
 		go func() {
