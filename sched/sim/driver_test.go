@@ -327,7 +327,7 @@ func TestRunKeepsItsPromisesUnderWindowsAndTimeouts(t *testing.T) {
 func TestSkippingIdlePassesChangesNothing(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		w := randomWorkload(seed)
-		for _, p := range []sched.Policy{sched.HMRF, sched.DRF, sched.Static} {
+		for _, p := range []sched.Policy{sched.HMRF, sched.DRF, sched.Static, sched.HDRF, sched.DFF} {
 			s := settingsFor(p)
 			s.Timeout = 30 * time.Second // starvation changes the order, never what fits
 			record := func(every bool) ([]TraceEvent, *Result) {
