@@ -79,12 +79,12 @@ func (d *devCluster) start(ctx context.Context, exe, logLevel string, withWorker
 			raftAddr, grpcAddr, gossipAddr = a["raft"], a["grpc"], a["gossip"]
 		}
 		args := []string{"server", "--node-id", id, "--data-dir", filepath.Join(d.Dir, id, "data"),
-			"--raft-addr", raftAddr, "--grpc-addr", grpcAddr, "--gossip-addr", gossipAddr,
+			"--raft-addr", raftAddr, "--grpc-addr", grpcAddr, "--gossip-addr", gossipAddr, "--http-addr", "127.0.0.1:0",
 			"--bootstrap-expect", "3", "--log-format", "json", "--log-level", logLevel}
 		for _, s := range d.Servers {
 			args = append(args, "--join", s.Addrs["gossip"])
 		}
-		c, err := startChild(ctx, exe, "server", id, filepath.Join(d.Dir, id), args, "server started", []string{"grpc", "raft", "gossip"})
+		c, err := startChild(ctx, exe, "server", id, filepath.Join(d.Dir, id), args, "server started", []string{"grpc", "raft", "gossip", "http"})
 		if err != nil {
 			return err
 		}

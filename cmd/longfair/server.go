@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/longfair/longfair/ops"
 	"github.com/longfair/longfair/server"
 )
 
@@ -39,9 +40,15 @@ Config file example (every field optional; durations are strings):
     "node_id": "s1", "data_dir": "/var/lib/longfair",
     "raft_addr": "10.0.0.1:7411", "grpc_addr": "10.0.0.1:7410", "gossip_addr": "10.0.0.1:7412",
     "join": ["10.0.0.2:7412", "10.0.0.3:7412"], "bootstrap_expect": 3,
+    "http_addr": "10.0.0.1:7413", "log_level": "info", "log_format": "json",
     "raft": {"heartbeat_timeout": "500ms", "election_timeout": "500ms",
              "leader_lease_timeout": "250ms", "snapshot_threshold": 8192}
   }
+
+Every field is described in deploy/config.md, with systemd units for a
+three-server group in deploy/systemd. The --http-addr listener serves
+Prometheus metrics at /metrics, liveness at /healthz and readiness at
+/readyz (200 once a leader is known and this server has caught up).
 
 Flags:
 `
@@ -71,6 +78,7 @@ type serverFlags struct {
 	bootstrapExpect                               int
 	bootstrap                                     bool
 	logLevel, logFormat                           string
+	httpAddr                                      string
 	shutdownTimeout                               time.Duration
 }
 
@@ -95,6 +103,7 @@ func newServerFlagSet(f *serverFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.bootstrap, "bootstrap", false, "form a one-server group now")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
+	fs.StringVar(&f.httpAddr, "http-addr", server.DefaultHTTPAddr, "listen `host:port` for /metrics, /healthz and /readyz (no token is asked: keep it private); '' disables it")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls get to finish on SIGINT/SIGTERM")
 	return fs
 }
@@ -111,6 +120,7 @@ func serverConfig(args []string, stderr io.Writer) (server.Config, serverFlags, 
 		return server.Config{}, f, fmt.Errorf("unexpected argument %q: 'longfair server' takes only flags", fs.Arg(0))
 	}
 	cfg := server.DefaultConfig()
+	cfg.HTTPAddr = server.DefaultHTTPAddr
 	if f.config != "" {
 		var err error
 		if cfg, err = server.LoadConfigFile(f.config, cfg); err != nil {
@@ -141,6 +151,12 @@ func serverConfig(args []string, stderr io.Writer) (server.Config, serverFlags, 
 			cfg.BootstrapExpect = f.bootstrapExpect
 		case "bootstrap":
 			cfg.Bootstrap = f.bootstrap
+		case "http-addr":
+			cfg.HTTPAddr = f.httpAddr
+		case "log-level":
+			cfg.LogLevel = f.logLevel
+		case "log-format":
+			cfg.LogFormat = f.logFormat
 		}
 	})
 	if cfg.NodeID == "" {
@@ -154,18 +170,7 @@ func serverConfig(args []string, stderr io.Writer) (server.Config, serverFlags, 
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
-	var lvl slog.Level
-	if err := lvl.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("log level %q: use debug, info, warn or error", level)
-	}
-	opts := &slog.HandlerOptions{Level: lvl}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("log format %q: use text or json", format)
+	return ops.NewLogger(w, level, format)
 }
 
 // runServer runs a server until SIGINT or SIGTERM.
@@ -177,7 +182,7 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	logger, err := newLogger(stderr, f.logLevel, f.logFormat)
+	logger, err := newLogger(stderr, cfg.LogLevel, cfg.LogFormat)
 	if err != nil {
 		return err
 	}

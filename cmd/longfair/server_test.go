@@ -92,7 +92,7 @@ type serverProc struct {
 func startServerProc(t *testing.T, bin, dataDir, id string, extra ...string) *serverProc {
 	t.Helper()
 	args := append([]string{"server", "--node-id", id, "--data-dir", filepath.Join(dataDir, id),
-		"--raft-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0",
+		"--raft-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
 		"--log-format", "json"}, extra...)
 	p := &serverProc{id: id, cmd: exec.Command(bin, args...)}
 	stderr, err := p.cmd.StderrPipe()
