@@ -20,8 +20,8 @@ import (
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
 
-// server is a server process and the addresses it logged.
-type server struct {
+// serverProc is a server process and the addresses it logged.
+type serverProc struct {
 	*proc
 	id, grpc, gossip string
 	dead             bool
@@ -31,7 +31,7 @@ type server struct {
 type cluster struct {
 	t       testing.TB
 	dir     string
-	servers []*server
+	servers []*serverProc
 	workers map[string]*proc
 
 	mu    sync.Mutex
@@ -62,7 +62,7 @@ func startCluster(ctx context.Context, t testing.TB, n int) *cluster {
 		}
 		p := startProc(t, c.dir, id, args...)
 		fields := p.waitLog(ctx, t, "server started")
-		s := &server{proc: p, id: id, grpc: str(fields, "grpc"), gossip: str(fields, "gossip")}
+		s := &serverProc{proc: p, id: id, grpc: str(fields, "grpc"), gossip: str(fields, "gossip")}
 		c.servers = append(c.servers, s)
 		join = append(join, s.gossip)
 	}
@@ -107,8 +107,8 @@ func (c *cluster) conn(addr string) *grpc.ClientConn {
 }
 
 // live returns the servers not killed by the test.
-func (c *cluster) live() []*server {
-	var out []*server
+func (c *cluster) live() []*serverProc {
+	var out []*serverProc
 	for _, s := range c.servers {
 		if !s.dead {
 			out = append(out, s)
@@ -146,7 +146,7 @@ func do[T any](ctx context.Context, c *cluster, call func(ctx context.Context, c
 }
 
 // leader waits until the live servers agree on a leader and returns it.
-func (c *cluster) leader(ctx context.Context) *server {
+func (c *cluster) leader(ctx context.Context) *serverProc {
 	c.t.Helper()
 	for {
 		for _, s := range c.live() {

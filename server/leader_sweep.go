@@ -21,8 +21,22 @@ func (t *leaderTerm) sweepLoop() {
 		case withCancel = <-t.sweeps:
 		case <-tick.C:
 		}
-		for _, c := range t.readyConns() {
-			t.sweepConn(c, withCancel)
+		conns := t.readyConns()
+		if len(conns) == 0 {
+			continue
+		}
+		// One read of the ledger for every node.
+		byNode := make(map[string]map[attemptKey]fsm.TaskInfo)
+		for _, ti := range t.s.fsm.Running("") {
+			m := byNode[ti.Node]
+			if m == nil {
+				m = make(map[attemptKey]fsm.TaskInfo)
+				byNode[ti.Node] = m
+			}
+			m[keyOfTask(ti)] = ti
+		}
+		for _, c := range conns {
+			t.sweepActive(c, byNode[c.node], withCancel)
 		}
 	}
 }
@@ -31,7 +45,11 @@ func (t *leaderTerm) sweepLoop() {
 // stream has not carried yet, forgets attempts that have ended, and, with
 // withCancel, tells it to stop attempts of cancelled jobs.
 func (t *leaderTerm) sweepConn(c *workerConn, withCancel bool) {
-	active := t.activeOn(c.node)
+	t.sweepActive(c, t.activeOn(c.node), withCancel)
+}
+
+// sweepActive is sweepConn with the node's active attempts already read.
+func (t *leaderTerm) sweepActive(c *workerConn, active map[attemptKey]fsm.TaskInfo, withCancel bool) {
 	now := time.Now()
 	var missing []fsm.TaskInfo
 	c.mu.Lock()

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
@@ -105,14 +106,23 @@ func (c *workerConn) deliver(asgs []*longfairv1.Assignment) {
 	}
 	c.mu.Unlock()
 	for len(fresh) > 0 {
-		n := min(len(fresh), maxAssignmentsPerMessage)
+		n, size := 0, 0
+		for n < len(fresh) && n < maxAssignmentsPerMessage && (n == 0 || size+proto.Size(fresh[n]) <= maxAssignmentBytes) {
+			size += proto.Size(fresh[n])
+			n++
+		}
 		c.enqueue(&longfairv1.LeaderMessage{Msg: &longfairv1.LeaderMessage_Assignments{Assignments: &longfairv1.Assignments{Assignments: fresh[:n]}}})
 		fresh = fresh[n:]
 	}
 }
 
-// maxAssignmentsPerMessage keeps messages well under gRPC's 4 MiB limit.
-const maxAssignmentsPerMessage = 1000
+// An Assignments message holds at most maxAssignmentsPerMessage
+// assignments and, beyond its first, maxAssignmentBytes: well under
+// gRPC's 4 MiB message limit even with 64 KiB commands.
+const (
+	maxAssignmentsPerMessage = 1000
+	maxAssignmentBytes       = 1 << 20
+)
 
 // holds reports whether the worker legitimately reports about attempt k:
 // it was delivered on this stream or reconciled from the hello.

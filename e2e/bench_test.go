@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/fsm"
+)
+
+// benchAccount creates an account, its user and a large grant.
+func benchAccount(ctx context.Context, b *testing.B, c *inproc, name string) (string, string) {
+	conn := c.conns[c.leader(ctx)]
+	_, err := longfairv1.NewAccountsClient(conn).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: name})
+	must(b, err, "create account")
+	_, err = longfairv1.NewUsersClient(conn).CreateUser(ctx, &longfairv1.CreateUserRequest{Name: name + "-user", Accounts: []string{name}})
+	must(b, err, "create user")
+	_, err = longfairv1.NewGrantsClient(conn).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: name + "-grant", Account: name, AmountMicroSu: 1e17})
+	must(b, err, "grant")
+	return name, name + "-user"
+}
+
+func benchSubmit(ctx context.Context, b *testing.B, c *inproc, account, user, rid string, tasks int64, script string) uint64 {
+	resp, err := longfairv1.NewJobsClient(c.conns[c.leader(ctx)]).SubmitJob(ctx, &longfairv1.SubmitJobRequest{
+		Account: account, User: user, Name: rid, RequestId: rid, Tasks: tasks,
+		Demand: map[string]float64{"cpu": 1}, Walltime: durationpb.New(time.Hour), Command: []string{script},
+	})
+	must(b, err, "submit %s", rid)
+	return resp.GetJob().GetId()
+}
+
+// Task starts per second through the whole path: submit → commit →
+// scheduling pass → assign committed → pushed to the worker → process
+// started, with three servers and ten workers in this process. Each task
+// is /bin/sh -c true; the array is larger than the cluster's 640 slots,
+// so slots are reused as tasks end (their exits go through the ledger too).
+func BenchmarkTaskStartsThroughTheWholePath(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := startInproc(ctx, b, 3)
+	account, user := benchAccount(ctx, b, c, "bench")
+	obs := newStarts()
+	for i := range 10 {
+		c.worker(ctx, fmt.Sprintf("w%d", i), map[string]float64{"cpu": 64, "mem": 256 << 30}, obs)
+	}
+	c.waitUp(ctx, 10)
+	const tasks = 4000
+	b.ResetTimer()
+	var total time.Duration
+	for i := range b.N {
+		start := time.Now()
+		benchSubmit(ctx, b, c, account, user, fmt.Sprintf("array-%d", i), tasks, "true")
+		last := obs.wait(ctx, b, (i+1)*tasks)
+		total += last.Sub(start)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N*tasks)/total.Seconds(), "starts/s")
+}
+
+// Submit-to-start latency on an idle cluster: from the SubmitJob call to
+// the task's process running, one single-task job at a time, three
+// servers and one worker in this process.
+func BenchmarkSubmitToStartLatency(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := startInproc(ctx, b, 3)
+	account, user := benchAccount(ctx, b, c, "bench")
+	obs := newStarts()
+	c.worker(ctx, "w1", map[string]float64{"cpu": 4, "mem": 8 << 30}, obs)
+	c.waitUp(ctx, 1)
+	n := max(b.N, 100)
+	lat := make([]time.Duration, 0, n)
+	b.ResetTimer()
+	for i := range n {
+		start := time.Now()
+		id := benchSubmit(ctx, b, c, account, user, fmt.Sprintf("one-%d", i), 1, "true")
+		obs.wait(ctx, b, i+1)
+		at, _ := obs.get(fmt.Sprintf("%d.0", id))
+		lat = append(lat, at.Sub(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Time to detect a dead worker and requeue its tasks: a worker process
+// (the built binary) runs two tasks and is killed with kill -9; the clock
+// stops when the ledger has marked both attempts lost and requeued them.
+// Three servers in this process.
+func BenchmarkDeadWorkerDetectAndRequeue(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := startInproc(ctx, b, 3)
+	account, user := benchAccount(ctx, b, c, "bench")
+	dir := b.TempDir()
+	var total time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		id := fmt.Sprintf("victim%d", i)
+		join := ""
+		for _, a := range c.joinAddrs() {
+			join += a + ","
+		}
+		victim := startProc(b, dir, id, "worker", "--node-id", id, "--join", join[:len(join)-1],
+			"--gossip-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--work-dir", dir+"/"+id,
+			"--cpu", "2", "--mem", "4G", "--log-format", "json")
+		c.waitUp(ctx, 1)
+		job := benchSubmit(ctx, b, c, account, user, fmt.Sprintf("victim-job-%d", i), 2, "sleep 600")
+		f := c.servers[c.leader(ctx)].FSM()
+		waitFor(ctx, b, "both tasks running", func() bool {
+			run := f.Running(id)
+			return len(run) == 2 && run[0].State == fsm.TaskRunning && run[1].State == fsm.TaskRunning
+		})
+		b.StartTimer()
+		start := time.Now()
+		victim.killProcess()
+		waitFor(ctx, b, "both attempts lost and requeued", func() bool {
+			j, err := c.servers[c.leader(ctx)].FSM().Job(job)
+			return err == nil && j.Pending == 2 && j.Running == 0
+		})
+		total += time.Since(start)
+		b.StopTimer()
+		// The node is down; cancel the requeued tasks for the next round.
+		_, err := longfairv1.NewJobsClient(c.conns[c.leader(ctx)]).CancelJob(ctx, &longfairv1.CancelJobRequest{JobId: job})
+		must(b, err, "cancel")
+	}
+	b.ReportMetric(total.Seconds()/float64(b.N), "s/detect+requeue")
+}
