@@ -25,8 +25,12 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
+func setupAccountB(ctx context.Context, b *testing.B, c *client.Client) {
+	setupAccount(ctx, b, c, "astro", "ann")
+}
+
 // setupAccount creates an account with a user and a large grant.
-func setupAccount(ctx context.Context, t *testing.T, c *client.Client, account, user string) {
+func setupAccount(ctx context.Context, t testing.TB, c *client.Client, account, user string) {
 	t.Helper()
 	if _, err := c.Accounts().CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: account}); err != nil {
 		t.Fatalf("create account: %v", err)

@@ -22,12 +22,15 @@ import (
 
 // group is a server group of real servers on loopback in this process.
 type group struct {
-	t       *testing.T
+	t       testing.TB
 	servers []*server.Server
 }
 
+// startGroupB starts a one-server group for a benchmark.
+func startGroupB(b *testing.B) *group { return startGroup(b, 1) }
+
 // startGroup starts n servers that form one group, and waits for a leader.
-func startGroup(t *testing.T, n int) *group {
+func startGroup(t testing.TB, n int) *group {
 	t.Helper()
 	g := &group{t: t}
 	dir := t.TempDir()
@@ -119,7 +122,7 @@ type lossyProxy struct {
 	md    []metadata.MD
 }
 
-func startProxy(t *testing.T, target string, drop func(method string, n int) bool) *lossyProxy {
+func startProxy(t testing.TB, target string, drop func(method string, n int) bool) *lossyProxy {
 	t.Helper()
 	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

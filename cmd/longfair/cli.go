@@ -144,12 +144,16 @@ func (f *clientFlags) dial() (*client.Client, error) {
 	if err != nil {
 		return nil, usagef("%s: %v", from, err)
 	}
-	token := f.token
-	if token == "" {
-		token = os.Getenv(client.EnvToken)
-	}
-	return client.New(addrs, client.WithToken(token), client.WithConsistentReads(!f.stale),
+	return client.New(addrs, client.WithToken(f.resolvedToken()), client.WithConsistentReads(!f.stale),
 		client.WithRetry(max(f.timeout, time.Second), client.DefaultUnreachableFor))
+}
+
+// resolvedToken is --token, else $LONGFAIR_TOKEN.
+func (f *clientFlags) resolvedToken() string {
+	if f.token != "" {
+		return f.token
+	}
+	return os.Getenv(client.EnvToken)
 }
 
 // signalContext is cancelled by Ctrl-C or SIGTERM, so that a command

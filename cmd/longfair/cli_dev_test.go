@@ -310,6 +310,32 @@ func TestCLISubmitWatchCancel(t *testing.T) {
 		oneLine(t, "watch of a cancelled job", errOut, "ended cancelled")
 	})
 
+	t.Run("repeat and logs", func(t *testing.T) {
+		out, errOut, code := d.run(t, "submit", "--repeat", "3", "--wait=false", "--output", "json", "--", "echo hello-$LONGFAIR_TASK_INDEX-of-$LONGFAIR_JOB_ID")
+		if code != 0 {
+			t.Fatalf("submit --repeat: %s", errOut)
+		}
+		var jobs []jsonJob
+		if err := json.Unmarshal([]byte(out), &jobs); err != nil || len(jobs) != 3 {
+			t.Fatalf("submit --repeat 3 --output json printed %d jobs (%v):\n%s", len(jobs), err, out)
+		}
+		if !strings.Contains(errOut, "submitting: 3 of 3 jobs (100%)") {
+			t.Errorf("submit --repeat showed no progress: %q", errOut)
+		}
+		for _, j := range jobs {
+			id := fmt.Sprint(j.ID)
+			d.ok(t, "job", "watch", id, "--interval", "100ms", "--max-wait", "60s")
+			if got := d.ok(t, "logs", id+".0"); got != "hello-0-of-"+id+"\n" {
+				t.Errorf("logs %s.0 printed %q", id, got)
+			}
+		}
+		_, errOut, code = d.run(t, "logs", fmt.Sprint(jobs[0].ID)+".5")
+		if code != 2 {
+			t.Errorf("logs of a task index the job does not have exited %d", code)
+		}
+		oneLine(t, "logs of a missing task", errOut, "no task 5")
+	})
+
 	t.Run("json", func(t *testing.T) {
 		var job jsonJob
 		d.okJSON(t, &job, "submit", "--account", "bio", "--user", "bob", "--array", "40", "--cpu", "1", "--walltime", "2m", "--", "sleep", "60")

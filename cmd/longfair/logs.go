@@ -76,6 +76,15 @@ func logsCommand() func(args []string, stdout, stderr io.Writer) error {
 			ctx, cancel = f.callContext(ctx)
 			defer cancel()
 		}
+		jctx, cancel := f.callContext(ctx)
+		job, err := c.Jobs().GetJob(jctx, &longfairv1.GetJobRequest{JobId: jobID})
+		cancel()
+		if err != nil {
+			return err
+		}
+		if index >= job.GetTasks() {
+			return usagef("job %d has tasks 0 to %d: there is no task %d", jobID, job.GetTasks()-1, index)
+		}
 		stream, err := longfairv1.NewWorkersClient(c.Conn()).ReadTaskOutput(ctx, req)
 		if err != nil {
 			return logsError(err, jobID, index)

@@ -50,22 +50,27 @@ func (p *progress) set(n int64) {
 }
 
 func (p *progress) line() string {
-	count := p.amount(p.n)
+	elapsed := fmtDur(time.Since(p.started))
 	if p.total > 0 {
-		return fmt.Sprintf("%s: %s of %s (%.0f%%), %s", p.what, count, p.amount(p.total), 100*float64(p.n)/float64(p.total), fmtDur(time.Since(p.started)))
+		pct := 100 * float64(p.n) / float64(p.total)
+		if p.unit == "bytes" {
+			return fmt.Sprintf("%s: %s of %s (%.0f%%), %s", p.what, fmtBytes(p.n), fmtBytes(p.total), pct, elapsed)
+		}
+		return fmt.Sprintf("%s: %d of %d %s (%.0f%%), %s", p.what, p.n, p.total, p.unit, pct, elapsed)
 	}
-	return fmt.Sprintf("%s: %s, %s", p.what, count, fmtDur(time.Since(p.started)))
+	if p.unit == "bytes" {
+		return fmt.Sprintf("%s: %s, %s", p.what, fmtBytes(p.n), elapsed)
+	}
+	return fmt.Sprintf("%s: %d %s, %s", p.what, p.n, p.unit, elapsed)
 }
 
-func (p *progress) amount(n int64) string {
-	if p.unit != "bytes" {
-		return fmt.Sprintf("%d %s", n, p.unit)
+// fmtBytes writes a byte count with a binary unit: "92.2KiB", "12 bytes".
+func fmtBytes(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d bytes", n)
 	}
 	s := client.FormatBytes(float64(n))
-	if last := s[len(s)-1]; last < '0' || last > '9' {
-		return s + "iB"
-	}
-	return s + " bytes"
+	return s + "iB"
 }
 
 func (p *progress) draw() {

@@ -111,7 +111,7 @@ func probeServers(ctx context.Context, f *clientFlags, peers []*longfairv1.Peer)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pc, err := client.New([]string{p.GetGrpcAddress()}, client.WithToken(f.token), client.WithRetry(0, 0))
+			pc, err := client.New([]string{p.GetGrpcAddress()}, client.WithToken(f.resolvedToken()), client.WithRetry(0, 0))
 			if err != nil {
 				out[i].Error = err.Error()
 				return
