@@ -51,7 +51,7 @@ INPUT (exactly one):
   --macro          the H-MRF paper's macro-benchmark (§7.1): 59 nodes of
                    <4 cores, 15 GB>, four accounts of equal contribution.
   --synthetic N    a random workload of N tasks (see --accounts, --nodes).
-` + simPapersUsage + `
+` + simPapersUsage + simTreeFawkesUsage + `
 Flags:
 `
 
@@ -75,7 +75,8 @@ type simOptions struct {
 	top, procs      int
 	nodes, accounts int
 	maxSamples      int
-	paper           paperOptions // sim_papers.go
+	paper           paperOptions      // sim_papers.go
+	tf              treeFawkesOptions // sim_tree_fawkes.go
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
@@ -89,8 +90,14 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if done, err := runPaperExperiments(opt, stdout); done {
 		return err
 	}
+	if done, err := runTreeFawkesExperiments(opt, stdout); done {
+		return err
+	}
 	w, err := loadSimWorkload(opt)
 	if err != nil {
+		return err
+	}
+	if err := opt.tf.applyTree(w); err != nil {
 		return err
 	}
 	results, err := runPolicies(w, opt)
@@ -148,6 +155,7 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	fs.StringVar(&opt.fbTimes, "fb-times", "", "macro: SWIM trace for User1's submission times (default: FB-2009_samples_24_times_1hr_1.tsv in ../shared/data when found)")
 	fs.IntVar(&opt.maxSamples, "samples", 1000, "β-over-time points kept per account (about)")
 	opt.paper.register(fs)
+	opt.tf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -156,13 +164,13 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	}
 	opt.quantumSet = isSet(fs, "quantum")
 	inputs := 0
-	for _, given := range append([]bool{opt.slotted != "", opt.swf != "", opt.swim != "", opt.macro, isSet(fs, "synthetic")}, opt.paper.inputs()...) {
+	for _, given := range append(append([]bool{opt.slotted != "", opt.swf != "", opt.swim != "", opt.macro, isSet(fs, "synthetic")}, opt.paper.inputs()...), opt.tf.inputs()...) {
 		if given {
 			inputs++
 		}
 	}
 	if inputs != 1 {
-		return nil, errors.New("give exactly one input: --slotted FILE, --swf FILE, --swim FILE, --macro, --synthetic N, --google FILE, --qknobler-testbed, --bpf N or --bpf-queues (see longfair sim --help)")
+		return nil, errors.New("give exactly one input: --slotted FILE, --swf FILE, --swim FILE, --macro, --synthetic N, --google FILE, --qknobler-testbed, --bpf N, --bpf-queues, --dff or --fawkes-bursty (see longfair sim --help)")
 	}
 	for _, name := range strings.Split(*policies, ",") {
 		p, err := sched.ParsePolicy(strings.TrimSpace(name))
@@ -208,6 +216,9 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	if err := opt.paper.parse(fs, opt.format); err != nil {
 		return nil, err
 	}
+	if err := opt.tf.parse(fs, opt); err != nil {
+		return nil, err
+	}
 	return opt, nil
 }
 
@@ -227,6 +238,9 @@ func policyNames() string {
 
 func loadSimWorkload(opt *simOptions) (*sim.Workload, error) {
 	if w, ok, err := opt.paper.load(opt); ok {
+		return w, err
+	}
+	if w, ok, err := opt.tf.load(opt); ok {
 		return w, err
 	}
 	switch {
@@ -280,6 +294,7 @@ func runPolicies(w *sim.Workload, opt *simOptions) ([]*sim.Result, error) {
 	base := sched.DefaultSettings() // keeps the defaults of settings this command has no flag for
 	base.Quantum, base.Timeout, base.Placement = opt.quantum, opt.timeout, opt.placement
 	base.QKnoblerRho = opt.qknoblerRho
+	base = opt.tf.fawkesSettings(base)
 	if w.Slot > 0 && !opt.quantumSet {
 		base.Quantum = w.Slot
 	}

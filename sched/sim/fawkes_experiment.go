@@ -27,10 +27,18 @@ type FawkesExperiment struct {
 	MostLoaded int
 }
 
+// FawkesPaperConfig is the FAWKES paper's setting of §7.3: weights updated
+// every T = 120 s, τ = 10, and each partition guaranteed its 10 core nodes
+// of 48.
+func FawkesPaperConfig() fawkes.Config {
+	return fawkes.Config{Interval: 2 * time.Minute, Threshold: fawkes.DefaultThreshold, Guarantee: FawkesCoreShare}
+}
+
 // RunFawkesExperiment replays FawkesBursty(opt) under the fawkes policy
-// with each weighting (all of them when weightings is empty), with the
-// paper's T = 120 s, τ = 10 and minimum shares of 10 core nodes of 48.
-func RunFawkesExperiment(opt FawkesOptions, weightings []fawkes.Weighting) (*FawkesExperiment, error) {
+// with each weighting (all of them when weightings is empty), the rest of
+// FAWKES's configuration from cfg and the quantum, placement and time-out
+// from settings.
+func RunFawkesExperiment(opt FawkesOptions, weightings []fawkes.Weighting, cfg fawkes.Config, settings sched.Settings) (*FawkesExperiment, error) {
 	w, err := FawkesBursty(opt)
 	if err != nil {
 		return nil, err
@@ -38,10 +46,7 @@ func RunFawkesExperiment(opt FawkesOptions, weightings []fawkes.Weighting) (*Faw
 	if len(weightings) == 0 {
 		weightings = fawkes.Weightings()
 	}
-	x := &FawkesExperiment{
-		Workload: w,
-		Config:   fawkes.Config{Interval: 2 * time.Minute, Threshold: fawkes.DefaultThreshold, Guarantee: FawkesCoreShare},
-	}
+	x := &FawkesExperiment{Workload: w, Config: cfg.WithDefaults()}
 	tasks := make([]int, len(w.Accounts))
 	for _, j := range w.Jobs {
 		tasks[j.Account] += j.Tasks
@@ -52,10 +57,11 @@ func RunFawkesExperiment(opt FawkesOptions, weightings []fawkes.Weighting) (*Faw
 		}
 	}
 	for _, wt := range weightings {
-		cfg := x.Config
-		cfg.Weighting = wt
-		settings := sched.Settings{Policy: sched.Fawkes, Quantum: time.Minute, Placement: sched.Affinity, Fawkes: cfg}
-		res, err := Run(w, Config{Settings: settings})
+		s := settings
+		s.Policy = sched.Fawkes
+		s.Fawkes = cfg
+		s.Fawkes.Weighting = wt
+		res, err := Run(w, Config{Settings: s})
 		if err != nil {
 			return nil, fmt.Errorf("fawkes experiment, weighting %s: %w", wt, err)
 		}
@@ -92,8 +98,8 @@ func WriteFawkesTable(out io.Writer, x *FawkesExperiment) error {
 	for _, n := range w.Notes {
 		ew.printf("  %s\n", n)
 	}
-	ew.printf("fawkes: T = %v, τ = %g (share·s)², minimum share %.3g of the cluster per partition\n\n",
-		x.Config.Interval, x.Config.Threshold, x.Config.Guarantee/float64(len(w.Accounts)))
+	ew.printf("fawkes: T = %v, τ = %g (share·s)², each partition guaranteed %.3g of its contribution share\n\n",
+		x.Config.Interval, x.Config.Threshold, x.Config.Guarantee)
 	eq := x.Run(fawkes.Equal)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "weighting\t"

@@ -17,7 +17,7 @@ func TestFawkesTDHelpsTheMostLoadedPartition(t *testing.T) {
 	// weighting lowers the most loaded partition's average job slowdown
 	// against equal shares (the paper: about 25%), and running every
 	// partition on its minimum share only (none) is far worse than both.
-	x, err := RunFawkesExperiment(FawkesOptions{Seed: 1}, []fawkes.Weighting{fawkes.TD, fawkes.Equal, fawkes.None})
+	x, err := RunFawkesExperiment(FawkesOptions{Seed: 1}, []fawkes.Weighting{fawkes.TD, fawkes.Equal, fawkes.None}, FawkesPaperConfig(), dffSettings())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestFawkesWeightingPolicies(t *testing.T) {
 	// the performance-based policies do not beat TD; all three demand-based
 	// policies beat equal shares for the most loaded partition.
 	// go test ./sched/sim -run TestFawkesWeightingPolicies -v prints the table.
-	x, err := RunFawkesExperiment(FawkesOptions{Seed: 1}, nil)
+	x, err := RunFawkesExperiment(FawkesOptions{Seed: 1}, nil, FawkesPaperConfig(), dffSettings())
 	if err != nil {
 		t.Fatal(err)
 	}
