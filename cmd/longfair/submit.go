@@ -17,11 +17,10 @@ const submitHelp = `Usage: longfair submit [flags] -- COMMAND [ARG...]
 
 Submits a job: an array of identical tasks, each holding the resources
 asked for while it runs COMMAND with its arguments (a single argument is
-shell text, as in 'echo $LONGFAIR_TASK_INDEX > out'), with
-LONGFAIR_JOB_ID, LONGFAIR_TASK_INDEX, LONGFAIR_ACCOUNT and LONGFAIR_USER
-set. The account is charged; its available service units
-must cover the worst case (tasks × walltime × billing rate), which is held
-at once and released as tasks end.
+shell text, as in 'echo $LONGFAIR_TASK_INDEX > out'), with LONGFAIR_JOB_ID,
+LONGFAIR_TASK_INDEX, LONGFAIR_ACCOUNT and LONGFAIR_USER set. The account is
+charged; its available service units must cover the worst case (tasks ×
+walltime × billing rate), which is held at once and released as tasks end.
 
 The account and user default to $LONGFAIR_ACCOUNT and $LONGFAIR_USER (else
 $USER).
