@@ -14,4 +14,12 @@
 // scheduling quantum: the usage and the non-sharing baseline are projected
 // Settings.Quantum ahead, assuming this pass's allocation persists, which is
 // what reproduces the paper's Table 1 and Example 4.
+//
+// hdrf and dff rank over an account tree instead (View.Groups,
+// Account.Group; tree*.go): each step walks from the root to the child that
+// is least served among those that can still be scheduled — by H-DRF's
+// rescaled dominant share, or by DFF's fairness against its Fair Resource —
+// and a blocked node's share goes to its siblings first. fawkes confines
+// every account to the partition FAWKES weighting (package sched/fawkes)
+// gave it (Account.Share).
 package sched
