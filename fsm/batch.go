@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime/debug"
 	"slices"
 
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
 
 	"github.com/longfair/longfair/ledger"
 )
@@ -34,15 +36,79 @@ func newBatch(tx *bolt.Tx, st *state, log *slog.Logger, hook func(Command)) *bat
 	return &batch{tx: tx, st: st, log: log, hook: hook, touched: make(map[string]bool), jobs: make(map[uint64]*jobRecord)}
 }
 
-// safeApply is apply with a panic turned into a value.
-func (b *batch) safeApply(l *raft.Log) (res *Result, panicked any, err error) {
+// poisonKey names a command that made the FSM panic: the position of its
+// entry in the ApplyBatch call, and its position within the entry (0 for a
+// single-command entry).
+type poisonKey struct{ entry, command int }
+
+// applyEntry applies one command entry: a single command, answered with a
+// *Result, or a multi-command entry, answered with Results (or, when it
+// cannot even be split into commands, with one *Result refusing it whole).
+// The commands of a multi-command entry apply exactly as consecutive
+// entries would: each is checked before it changes anything, so a refused
+// one leaves no trace while the others apply.
+//
+// A command recorded in poisoned is refused as Internal without running.
+// When a command panics, applyEntry records it in poisoned and reports
+// panicked: the caller rolls the transaction back and applies the batch
+// again, with only that command refused.
+func (b *batch) applyEntry(l *raft.Log, entry int, poisoned map[poisonKey]any) (resp any, panicked bool, err error) {
+	if !IsMulti(l.Data) {
+		r, panicked, err := b.applyCommand(l.Index, l.Data, poisonKey{entry, 0}, poisoned)
+		if r == nil {
+			return nil, panicked, err
+		}
+		return r, false, nil
+	}
+	parts, err := SplitMulti(l.Data)
+	if err != nil {
+		return &Result{Index: l.Index, Time: b.st.now, Err: err}, false, nil
+	}
+	out := make(Results, len(parts))
+	for k, part := range parts {
+		r, panicked, err := b.applyCommand(l.Index, part, poisonKey{entry, k}, poisoned)
+		if r == nil {
+			return nil, panicked, err
+		}
+		out[k] = r
+	}
+	return out, false, nil
+}
+
+// applyCommand applies one version-1 entry. It returns a nil *Result when
+// the command panicked or the store failed.
+func (b *batch) applyCommand(index uint64, data []byte, key poisonKey, poisoned map[poisonKey]any) (*Result, bool, error) {
+	if p, ok := poisoned[key]; ok {
+		r := &Result{Index: index, Time: b.st.now, Err: refuse(codes.Internal,
+			"this command hit a bug in the server (%v) and was refused on every server: report it with the server log", p)}
+		if len(data) > 1 {
+			r.Type = CommandType(data[1])
+		}
+		return r, false, nil
+	}
+	r, p, stack, err := b.safeApply(index, data)
+	if p != nil {
+		b.log.Error("fsm: a command panicked; refusing it and applying the rest of the batch",
+			"index", index, "command", key.command, "panic", p, "stack", string(stack))
+		poisoned[key] = p
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return r, false, nil
+}
+
+// safeApply is apply with a panic turned into a value and the stack where
+// it happened.
+func (b *batch) safeApply(index uint64, data []byte) (res *Result, panicked any, stack []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			res, panicked, err = nil, p, nil
+			res, panicked, stack, err = nil, p, debug.Stack(), nil
 		}
 	}()
-	res, err = b.apply(l)
-	return res, nil, err
+	res, err = b.apply(index, data)
+	return res, nil, nil, err
 }
 
 func (b *batch) bucket(name []byte) *bolt.Bucket { return b.tx.Bucket(name) }
@@ -51,13 +117,14 @@ func (b *batch) bucket(name []byte) *bolt.Bucket { return b.tx.Bucket(name) }
 // so a batch of events for one array rewrites its record once.
 func (b *batch) markJob(j *jobRecord) { b.jobs[j.ID] = j }
 
-// apply decodes and applies one command entry.
-func (b *batch) apply(l *raft.Log) (*Result, error) {
-	r := &Result{Index: l.Index, Time: b.st.now}
-	env, err := Decode(l.Data)
+// apply decodes and applies one command: a version-1 entry, alone or from
+// a multi-command entry at log index index.
+func (b *batch) apply(index uint64, data []byte) (*Result, error) {
+	r := &Result{Index: index, Time: b.st.now}
+	env, err := Decode(data)
 	if err != nil {
-		if len(l.Data) > 1 {
-			r.Type = CommandType(l.Data[1])
+		if len(data) > 1 {
+			r.Type = CommandType(data[1])
 		}
 		r.Err = err
 		return r, nil

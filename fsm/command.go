@@ -12,10 +12,11 @@ import (
 	"github.com/longfair/longfair/ledger"
 )
 
-// CommandVersion is the envelope version this FSM writes and applies. A
-// change to any command's body or meaning gets a new version; entries of any
-// other version are refused on every server, so a mixed-version cluster never
-// applies one entry two ways.
+// CommandVersion is the envelope version of a single command, which Encode
+// writes and Decode reads; MultiVersion wraps several of them in one entry.
+// A change to any command's body or meaning gets a new version; entries of
+// any other version are refused on every server, so a mixed-version cluster
+// never applies one entry two ways.
 const CommandVersion = 1
 
 // envelopeHeader is version (1 byte), type (1 byte), leader time (8 bytes,
@@ -165,8 +166,11 @@ func Decode(data []byte) (Envelope, error) {
 		return Envelope{}, invalid("log entry is %d bytes, more than the %d allowed", len(data), MaxCommandBytes)
 	}
 	env := Envelope{Version: data[0], Time: ledger.Time(binary.BigEndian.Uint64(data[2:]))}
+	if env.Version == MultiVersion {
+		return Envelope{}, invalid("log entry holds several commands: split it with SplitMulti and decode each one")
+	}
 	if env.Version != CommandVersion {
-		return Envelope{}, refuse(codes.FailedPrecondition, "command version %d is not supported by this server (it applies version %d): upgrade every server to the same release", env.Version, CommandVersion)
+		return Envelope{}, refuse(codes.FailedPrecondition, "command version %d is not supported by this server (it applies versions %d and %d): upgrade every server to the same release", env.Version, CommandVersion, MultiVersion)
 	}
 	t := CommandType(data[1])
 	cmd := newCommand(t)

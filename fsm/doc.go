@@ -18,7 +18,10 @@
 //
 // A leader proposes Encode(now, cmd) through raft.Apply; the future's
 // Response() is a *Result, which Response[T] unpacks into the command's
-// result or its refusal:
+// result or its refusal. A leader that groups concurrent proposals joins
+// their encoded entries with EncodeMulti into one multi-command entry; its
+// Response() is Results, one *Result per command, and the commands apply
+// exactly as consecutive entries would:
 //
 //	CreateAccount, UpdateAccount               AccountInfo
 //	CreateUser, AddMembership, RemoveMembership UserInfo

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,6 +98,14 @@ func openStore(path string) (*bolt.DB, *state, error) {
 		// applies that grow the file (bbolt remaps under an exclusive lock).
 		InitialMmapSize: 1 << 30,
 		FreelistType:    bolt.FreelistMapType,
+		// NoFreelistSync stays off, unlike the Raft log's. It would be
+		// safe — the applied index commits in the same transaction and
+		// meta page either way, and bbolt rebuilds a missing freelist —
+		// but it buys little and costs much here: the freelist is about
+		// one page of a commit whose price is its two disk syncs, while
+		// rebuilding it walks every page of the file at each open and
+		// restore, and this file keeps every finished job and attempt
+		// (loadState reads only the active ones, through their indexes).
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("fsm: open %s: %w (is another server using this data directory?)", path, err)
@@ -203,7 +210,8 @@ func (f *FSM) Apply(l *raft.Log) any {
 // ApplyBatch applies committed entries in one bbolt transaction, which also
 // records the last applied index. Entries at or below the recorded index
 // were applied before a restart and are skipped (their response is nil).
-// Every command entry gets a *Result; configuration entries get nil.
+// Every command entry gets a *Result (a multi-command entry gets Results,
+// one per command); configuration entries get nil.
 //
 // A command that makes the FSM panic (a bug) must not take every server
 // down in a loop: the batch is rolled back, the caches reloaded, and the
@@ -221,7 +229,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 		}
 		return out
 	}
-	poisoned := make(map[int]any)
+	poisoned := make(map[poisonKey]any)
 	for f.broken == nil {
 		bad, err := f.applyOnce(logs, out, poisoned)
 		if err != nil {
@@ -242,7 +250,7 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []any {
 
 // applyOnce applies logs in one transaction. It returns the position of an
 // entry that panicked (after rolling back), or -1 when the batch committed.
-func (f *FSM) applyOnce(logs []*raft.Log, out []any, poisoned map[int]any) (int, error) {
+func (f *FSM) applyOnce(logs []*raft.Log, out []any, poisoned map[poisonKey]any) (int, error) {
 	tx, err := f.db.Begin(true)
 	if err != nil {
 		return -1, fmt.Errorf("begin transaction: %w", err)
@@ -254,24 +262,16 @@ func (f *FSM) applyOnce(logs []*raft.Log, out []any, poisoned map[int]any) (int,
 			continue
 		}
 		if l.Type == raft.LogCommand {
-			if p, ok := poisoned[i]; ok {
-				out[i] = &Result{Index: l.Index, Time: f.st.now, Err: refuse(codes.Internal,
-					"this command hit a bug in the server (%v) and was refused on every server: report it with the server log", p)}
-			} else {
-				res, p, err := b.safeApply(l)
-				if p != nil {
-					_ = tx.Rollback()
-					f.log.Error("fsm: a command panicked; refusing it and applying the rest of the batch",
-						"index", l.Index, "panic", p, "stack", string(debug.Stack()))
-					poisoned[i] = p
-					return i, nil
-				}
-				if err != nil {
-					_ = tx.Rollback()
-					return -1, fmt.Errorf("apply entry %d: %w", l.Index, err)
-				}
-				out[i] = res
+			res, panicked, err := b.applyEntry(l, i, poisoned)
+			if panicked {
+				_ = tx.Rollback()
+				return i, nil
 			}
+			if err != nil {
+				_ = tx.Rollback()
+				return -1, fmt.Errorf("apply entry %d: %w", l.Index, err)
+			}
+			out[i] = res
 		}
 		f.st.applied, f.st.term = l.Index, l.Term
 		applied = true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -67,7 +68,9 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		words []string
 	}{
 		{"short entry", func(testing.TB, ledger.Time) []byte { return []byte{1, 2, 3} }, codes.InvalidArgument, []string{"shorter"}},
-		{"future version", func(_ testing.TB, at ledger.Time) []byte { return rawEntry(2, TypeCreateAccount, at, `{"name":"x"}`) }, codes.FailedPrecondition, []string{"version 2", "upgrade"}},
+		{"future version", func(_ testing.TB, at ledger.Time) []byte {
+			return rawEntry(MultiVersion+1, TypeCreateAccount, at, `{"name":"x"}`)
+		}, codes.FailedPrecondition, []string{fmt.Sprintf("version %d", MultiVersion+1), "upgrade"}},
 		{"unknown type", func(_ testing.TB, at ledger.Time) []byte { return rawEntry(1, 200, at, `{}`) }, codes.InvalidArgument, []string{"unknown command type 200"}},
 		{"bad json", func(_ testing.TB, at ledger.Time) []byte { return rawEntry(1, TypeSubmitJob, at, `{"account":`) }, codes.InvalidArgument, []string{"malformed submit-job"}},
 		{"unknown field", func(_ testing.TB, at ledger.Time) []byte {

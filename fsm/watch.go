@@ -72,8 +72,8 @@ func (w *Watcher) signal(c Changes) {
 func (f *FSM) notifyWatchers(logs []*raft.Log) {
 	var c Changes
 	for _, l := range logs {
-		if l.Type == raft.LogCommand && len(l.Data) > 1 && l.Data[1] < 64 {
-			c |= 1 << l.Data[1]
+		if l.Type == raft.LogCommand {
+			c |= entryChanges(l.Data)
 		}
 	}
 	if c == 0 {
