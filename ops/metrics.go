@@ -54,7 +54,7 @@ func NewMetrics() *Metrics {
 		}),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: MetricsNamespace, Subsystem: "raft", Name: "commit_seconds",
-			Help: "Time from proposing a command on the leader until a quorum stored it and the leader's state applied it.",
+			Help: "Time from proposing a log entry on the leader (one command, or several committed together) until a quorum stored it and the leader's state applied it.",
 			// 250µs to about 4s; a healthy LAN group commits in milliseconds.
 			Buckets: prometheus.ExponentialBuckets(250e-6, 2, 15),
 		}),
