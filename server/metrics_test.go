@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"net/http"
 	"testing"
@@ -81,7 +80,9 @@ func mustSample(t testing.TB, fams map[string]*dto.MetricFamily, name string, la
 	return v
 }
 
-func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
+func closeTo(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
 
 // TestMetricsParseAndAgreeWithTheLedger runs an account's tasks on a
 // worker, stops the worker and queues another account's tasks, so that
@@ -245,5 +246,5 @@ func TestMetricsParseAndAgreeWithTheLedger(t *testing.T) {
 			t.Errorf("%s has no HELP text", name)
 		}
 	}
-	t.Log(fmt.Sprintf("%d metric families", len(fams)))
+	t.Logf("%d metric families", len(fams))
 }
