@@ -7,7 +7,7 @@ RACE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -E '/(server|worker|cli
 PURE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -vE '/(server|worker|client|ops|fsm|cmd)(/|$$)')
 STATICCHECK_VERSION := v0.6.1
 
-.PHONY: build run test bench lint proto clean
+.PHONY: build run test bench lint proto clean tools
 
 build:
 	$(GO) build -o $(BIN) ./cmd/longfair
@@ -17,7 +17,19 @@ build:
 run: build
 	./$(BIN) dev --demo
 
-test:
+# tools installs, into ./bin, the pinned command-line tools the tests run:
+# grpcurl, a gRPC client no one here wrote, which lists and calls the
+# servers' services through reflection (server/grpcurl_test.go). It comes
+# from the Go module proxy like every other dependency; the stamp on the
+# Makefile reinstalls it when the version changes.
+GRPCURL_VERSION := v1.9.4
+GRPCURL         := bin/grpcurl
+tools: $(GRPCURL)
+$(GRPCURL): Makefile
+	GOBIN=$(CURDIR)/bin $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	@touch $@
+
+test: tools
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m $(PURE_PKGS)
 	@if [ -n "$(RACE_PKGS)" ]; then $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS); fi
