@@ -40,6 +40,7 @@ func startGroup(t testing.TB, n int) *group {
 		cfg.NodeID = fmt.Sprintf("s%d", i+1)
 		cfg.DataDir = filepath.Join(dir, cfg.NodeID)
 		cfg.RaftAddr, cfg.GRPCAddr, cfg.GossipAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
+		cfg.ACL.Enabled = false // these tests are about the client, not tokens
 		if n == 1 {
 			cfg.Bootstrap = true
 		} else {

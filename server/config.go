@@ -60,6 +60,16 @@ type Config struct {
 	// when they join the gossip pool or with the operator API.
 	Bootstrap bool `json:"bootstrap,omitempty"`
 
+	// TLS secures the gRPC listener, the Raft transport and every
+	// connection the server dials (see ops.TLSConfig). Every server of a
+	// group must use TLS, or none.
+	TLS ops.TLSConfig `json:"tls"`
+	// GossipKey encrypts gossip (16, 24 or 32 bytes; base64 in JSON). Every
+	// server and worker of the pool must use the same key.
+	GossipKey []byte `json:"gossip_key,omitempty"`
+	// ACL turns token checks on and bootstraps the first admin token.
+	ACL ACLConfig `json:"acl"`
+
 	Raft RaftConfig `json:"raft"`
 
 	// HTTPAddr is the host:port of the operations listener: Prometheus
@@ -110,6 +120,7 @@ func DefaultConfig() Config {
 		RaftAddr:   DefaultRaftAddr,
 		GRPCAddr:   DefaultGRPCAddr,
 		GossipAddr: DefaultGossipAddr,
+		ACL:        ACLConfig{Enabled: true},
 		LogLevel:   "info",
 		LogFormat:  "text",
 		Raft: RaftConfig{
@@ -192,6 +203,9 @@ func (c Config) Validate() error {
 	}
 	if err := ops.CheckLogFormat(c.LogFormat); err != nil {
 		errs = append(errs, fmt.Errorf("%w (log_format, --log-format)", err))
+	}
+	if err := c.validateSecurity(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Raft.validate(); err != nil {
 		errs = append(errs, err)

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -39,6 +40,15 @@ type forwarder struct {
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn
 	closed bool
+	// creds secure the connections (tls.go); nil is plain TCP.
+	creds credentials.TransportCredentials
+}
+
+// setCredentials sets how connections made from now on are secured.
+func (f *forwarder) setCredentials(c credentials.TransportCredentials) {
+	f.mu.Lock()
+	f.creds = c
+	f.mu.Unlock()
 }
 
 func newForwarder() *forwarder { return &forwarder{conns: make(map[string]*grpc.ClientConn)} }
@@ -52,7 +62,11 @@ func (f *forwarder) conn(addr string) (*grpc.ClientConn, error) {
 	if c, ok := f.conns[addr]; ok {
 		return c, nil
 	}
-	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := f.creds
+	if creds == nil {
+		creds = insecure.NewCredentials()
+	}
+	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "connect to the leader at %s: %v", addr, err)
 	}

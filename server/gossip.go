@@ -94,6 +94,11 @@ func startGossip(cfg Config, self MemberMeta, logger *slog.Logger) (*gossip, err
 	// Names are node ids, which a data dir pins, so two live servers never
 	// share one.
 	mc.DeadNodeReclaimTime = time.Second
+	if len(cfg.GossipKey) > 0 {
+		// Every message is encrypted and authenticated with the pool's
+		// key; a member without it can neither join nor read the pool.
+		mc.SecretKey = slices.Clone(cfg.GossipKey)
+	}
 	mc.Delegate = g
 	mc.Events = g
 	mc.Logger = log.New(&bracketLevelWriter{logger: logger, component: "memberlist"}, "", 0)

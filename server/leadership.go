@@ -75,6 +75,8 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	}
 	s.leaderReady.Store(true)
 	s.logger.Info("leader is current and serving")
+	// The first leader creates the bootstrap token (auth_bootstrap.go).
+	s.bootstrapACL(ctx)
 	stopWorkers := s.startWorkerLeadership(ctx) // leader_term.go: workers and scheduling
 	defer stopWorkers()
 

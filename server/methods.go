@@ -35,6 +35,7 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 		"Jobs/SubmitJob", "Jobs/CancelJob",
 		"Operator/AddPeer", "Operator/RemovePeer",
 		"Operator/UpdateSettings", "Operator/RestoreSnapshot",
+		"ACL/Bootstrap", "ACL/CreateToken", "ACL/RevokeToken",
 		// A snapshot is taken by the leader so that it holds everything
 		// acknowledged so far.
 		"Operator/SaveSnapshot":
@@ -45,7 +46,8 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 		"Jobs/GetJob", "Jobs/ListJobs", "Jobs/ListTasks",
 		"Fairness/GetFairnessReport",
 		"Ledger/GetBalance", "Ledger/ListJournal", "Ledger/Verify", "Ledger/UsageReport",
-		"Operator/GetSettings", "Operator/ListNodes":
+		"Operator/GetSettings", "Operator/ListNodes",
+		"ACL/ListTokens", "ACL/WhoAmI":
 		return kindRead, true
 	case "Operator/ListPeers", "Operator/GetLeader",
 		// A worker's stream must reach the leader itself (the handler

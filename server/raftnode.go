@@ -101,8 +101,9 @@ func raftConfig(cfg Config, notify chan<- bool, logger *slog.Logger) *raft.Confi
 	return rc
 }
 
-// newTransport binds the Raft TCP transport.
-func newTransport(cfg Config, logger *slog.Logger) (*raft.NetworkTransport, error) {
+// newTransport binds the Raft TCP transport, over TLS when the server
+// has TLS.
+func newTransport(cfg Config, sec transportSecurity, logger *slog.Logger) (*raft.NetworkTransport, error) {
 	var advertise net.Addr
 	if cfg.RaftAdvertise != "" {
 		a, err := net.ResolveTCPAddr("tcp", cfg.RaftAdvertise)
@@ -111,11 +112,15 @@ func newTransport(cfg Config, logger *slog.Logger) (*raft.NetworkTransport, erro
 		}
 		advertise = a
 	}
-	t, err := raft.NewTCPTransportWithConfig(cfg.RaftAddr, advertise, &raft.NetworkTransportConfig{
+	netCfg := &raft.NetworkTransportConfig{
 		MaxPool: 3,
 		Timeout: 10 * time.Second,
 		Logger:  newHclog(logger, "raft-net"),
-	})
+	}
+	if sec.tls {
+		return newTLSTransport(cfg, advertise, sec, netCfg)
+	}
+	t, err := raft.NewTCPTransportWithConfig(cfg.RaftAddr, advertise, netCfg)
 	if err != nil {
 		return nil, fmt.Errorf("listen for raft on %s: %w (is the port in use? pick another with --raft-addr)", cfg.RaftAddr, err)
 	}

@@ -46,6 +46,10 @@ type Server struct {
 
 	failed chan error // see Failed
 
+	// sec secures the connections (tls.go); auth resolves tokens (auth.go).
+	sec  transportSecurity
+	auth *authenticator
+
 	// leaderReady is set while this server leads and has applied
 	// everything committed before it took over.
 	leaderReady atomic.Bool
@@ -141,7 +145,12 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		}
 	}()
 
-	if s.transport, err = newTransport(s.cfg, s.logger); err != nil {
+	if s.sec, err = newTransportSecurity(s.cfg); err != nil {
+		return err
+	}
+	s.fwd.setCredentials(s.sec.dialCreds)
+	s.auth = newAuthenticator(s.fsm)
+	if s.transport, err = newTransport(s.cfg, s.sec, s.logger); err != nil {
 		return err
 	}
 	notify := make(chan bool, 16)
@@ -166,12 +175,14 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.grpcAddr == "" {
 		s.grpcAddr = s.grpcLis.Addr().String()
 	}
-	s.grpc = grpc.NewServer(
-		// Requests are checked before they are routed, so a malformed one
-		// is refused where it arrives and never travels to the leader.
-		grpc.ChainUnaryInterceptor(longfairv1.ValidateUnary, s.unaryInterceptor),
-		grpc.ChainStreamInterceptor(s.streamInterceptor),
-	)
+	s.grpc = grpc.NewServer(append(s.sec.serverOptions(),
+		// Tokens are checked first (auth_interceptor.go), then requests,
+		// before they are routed: a call without a usable token, or a
+		// malformed one, is refused where it arrives and never travels
+		// to the leader.
+		grpc.ChainUnaryInterceptor(s.authUnary, longfairv1.ValidateUnary, s.unaryInterceptor),
+		grpc.ChainStreamInterceptor(s.authStream, s.streamInterceptor),
+	)...)
 	s.registerServices(s.grpc)
 	reflection.Register(s.grpc)
 	if err := s.startHTTP(); err != nil {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
@@ -16,4 +18,7 @@ func (s *Server) registerServices(g *grpc.Server) {
 	longfairv1.RegisterLedgerServer(g, &ledgerService{s: s})
 	longfairv1.RegisterOperatorServer(g, &operatorService{s: s})
 	longfairv1.RegisterWorkersServer(g, &workersService{s: s})
+	longfairv1.RegisterACLServer(g, &aclService{s: s})
+	// gRPC health checks need no token (auth_rules.go).
+	healthpb.RegisterHealthServer(g, health.NewServer())
 }
