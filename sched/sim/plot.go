@@ -94,9 +94,9 @@ func (p panel) draw(ew *errWriter, r *Result) {
 	}
 	// Time ticks.
 	bottom := p.y(0)
-	for k := 0; k <= 5; k++ {
-		t := p.t0 + ledger.Time(float64(p.t1-p.t0)*float64(k)/5)
-		ew.printf(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", p.x(t), bottom+16, xmlEscape(axisTime(t.Sub(p.t0))))
+	step := tickStep(p.t1.Sub(p.t0))
+	for d := time.Duration(0); p.t0.Add(d) <= p.t1; d += step {
+		ew.printf(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", p.x(p.t0.Add(d)), bottom+16, xmlEscape(axisTime(d)))
 	}
 	ew.printf(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333"/>`+"\n", plotLeft, bottom, right, bottom)
 	ew.printf(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#333"/>`+"\n", plotLeft, p.y(p.yMax), plotLeft, bottom)
@@ -127,6 +127,19 @@ func (p panel) draw(ew *errWriter, r *Result) {
 			ew.printf(`<text x="%.1f" y="%.1f">+%d more</text>`+"\n", right+12, ly+4, len(r.Accounts)-maxLegend)
 		}
 	}
+}
+
+// tickStep is the smallest round step (1, 2, 5, 10, 15 or 30 of a unit)
+// that puts at most six ticks on a time axis of the given span.
+func tickStep(span time.Duration) time.Duration {
+	for _, unit := range []time.Duration{time.Second, time.Minute, time.Hour, 24 * time.Hour} {
+		for _, k := range []time.Duration{1, 2, 5, 10, 15, 30} {
+			if step := k * unit; span/step <= 6 {
+				return step
+			}
+		}
+	}
+	return 7 * 24 * time.Hour * (span/(6*7*24*time.Hour) + 1)
 }
 
 // axisTime labels a time-axis tick compactly: 90s, 12m, 3.5h, 2.1d.

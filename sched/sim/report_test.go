@@ -233,3 +233,15 @@ func TestPlotIsWellFormedSVGWithALinePerAccountAndPanel(t *testing.T) {
 		t.Error("plotting nothing succeeded")
 	}
 }
+
+func TestPlotTimeTicksAreRoundAndFew(t *testing.T) {
+	for _, span := range []time.Duration{40 * time.Second, 7 * time.Minute, 2*time.Hour + 6*time.Minute, 3 * 24 * time.Hour, 400 * 24 * time.Hour} {
+		step := tickStep(span)
+		if n := span / step; n > 6 || n < 1 {
+			t.Errorf("span %v: step %v gives %d ticks, want 1 to 6", span, step, n)
+		}
+		if label := axisTime(step); strings.Contains(label, ".") {
+			t.Errorf("span %v: step %v is labelled %q, want a round number", span, step, label)
+		}
+	}
+}
