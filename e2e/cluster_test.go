@@ -56,7 +56,9 @@ func startCluster(ctx context.Context, t testing.TB, n int) *cluster {
 		id := fmt.Sprintf("s%d", i+1)
 		args := []string{"server", "--node-id", id, "--data-dir", filepath.Join(c.dir, id),
 			"--raft-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
-			"--log-format", "json", "--log-level", "info", "--bootstrap-expect", fmt.Sprint(n)}
+			"--log-format", "json", "--log-level", "info", "--bootstrap-expect", fmt.Sprint(n),
+			// These tests call without tokens; the ACL has its own tests.
+			"--acl=false"}
 		if len(join) > 0 {
 			args = append(args, "--join", strings.Join(join, ","))
 		}

@@ -13,8 +13,11 @@ type ACLConfig struct {
 	// Enabled makes every call but health checks and ACL.Bootstrap carry
 	// a token (metadata "authorization: Bearer <secret>"): a call without
 	// one is refused with Unauthenticated, a call its token does not allow
-	// with PermissionDenied. DefaultConfig turns it on. Every server of a
-	// group must agree on it.
+	// with PermissionDenied. 'longfair server' turns it on unless told
+	// otherwise (--acl=false, or "acl": {"enabled": false} in its config
+	// file); DefaultConfig leaves it off for a server embedded in another
+	// program or a test, as it leaves the HTTP listener off. Every server
+	// of a group must agree on it.
 	Enabled bool `json:"enabled"`
 	// BootstrapTokenFile names a file holding the secret of the first admin
 	// token (16 to 256 printable characters). The first leader that finds

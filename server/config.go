@@ -120,7 +120,6 @@ func DefaultConfig() Config {
 		RaftAddr:   DefaultRaftAddr,
 		GRPCAddr:   DefaultGRPCAddr,
 		GossipAddr: DefaultGossipAddr,
-		ACL:        ACLConfig{Enabled: true},
 		LogLevel:   "info",
 		LogFormat:  "text",
 		Raft: RaftConfig{

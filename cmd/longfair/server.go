@@ -50,7 +50,7 @@ three-server group in deploy/systemd. The --http-addr listener serves
 Prometheus metrics at /metrics, liveness at /healthz and readiness at
 /readyz (200 once a leader is known and this server has caught up).
 
-Flags:
+` + serverSecurityHelp + `Flags:
 `
 
 // listFlag collects a repeatable flag; each value may also hold a
@@ -80,6 +80,7 @@ type serverFlags struct {
 	logLevel, logFormat                           string
 	httpAddr                                      string
 	shutdownTimeout                               time.Duration
+	security                                      securityFlags // server_security.go
 }
 
 func newServerFlagSet(f *serverFlags, stderr io.Writer) *flag.FlagSet {
@@ -105,6 +106,7 @@ func newServerFlagSet(f *serverFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&f.httpAddr, "http-addr", server.DefaultHTTPAddr, "listen `host:port` for /metrics, /healthz and /readyz (no token is asked: keep it private); '' disables it")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls get to finish on SIGINT/SIGTERM")
+	f.security.register(fs)
 	return fs
 }
 
@@ -121,6 +123,7 @@ func serverConfig(args []string, stderr io.Writer) (server.Config, serverFlags, 
 	}
 	cfg := server.DefaultConfig()
 	cfg.HTTPAddr = server.DefaultHTTPAddr
+	cfg.ACL.Enabled = true // the production default (server_security.go)
 	if f.config != "" {
 		var err error
 		if cfg, err = server.LoadConfigFile(f.config, cfg); err != nil {
@@ -159,6 +162,9 @@ func serverConfig(args []string, stderr io.Writer) (server.Config, serverFlags, 
 			cfg.LogFormat = f.logFormat
 		}
 	})
+	if err := f.security.apply(fs, &cfg); err != nil {
+		return server.Config{}, f, err
+	}
 	if cfg.NodeID == "" {
 		host, err := os.Hostname()
 		if err != nil {

@@ -93,7 +93,7 @@ func startServerProc(t *testing.T, bin, dataDir, id string, extra ...string) *se
 	t.Helper()
 	args := append([]string{"server", "--node-id", id, "--data-dir", filepath.Join(dataDir, id),
 		"--raft-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
-		"--log-format", "json"}, extra...)
+		"--log-format", "json", "--acl=false"}, extra...)
 	p := &serverProc{id: id, cmd: exec.Command(bin, args...)}
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
