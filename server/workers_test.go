@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -261,5 +262,40 @@ func TestReadTaskOutputThroughAServer(t *testing.T) {
 	}
 	if _, err := read(&longfairv1.ReadTaskOutputRequest{JobId: id, Task: 5}); status.Code(err) != codes.NotFound {
 		t.Fatalf("task 5: %v, want NotFound", err)
+	}
+}
+
+// A task that outlives its walltime is stopped by its worker; the runtime
+// the worker measured (a little over the walltime) is clamped to the
+// walltime, which is what it is charged for.
+func TestWalltimeIsEnforcedAndCharged(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 1)
+	leader := c.waitLeader(ctx)
+	account, user := setupAccount(ctx, t, c, "physics")
+	testWorker(t, c, "w1", nil)
+	waitNodesUp(ctx, t, leader, "w1")
+	walltime := 500 * time.Millisecond
+	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "overrun", 1, map[string]float64{"cpu": 1}, walltime, "sleep 30"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	j := waitJobEnded(ctx, t, c, resp.GetJob().GetId())
+	if time.Since(start) > 10*time.Second {
+		t.Fatalf("the job ended %v after submission; its walltime is %v", time.Since(start), walltime)
+	}
+	task := allTasks(ctx, t, c, j.GetId())[0]
+	if j.GetState() != longfairv1.JobState_JOB_STATE_FAILED || task.GetExitCode() != 128+15 {
+		t.Fatalf("job %v, task exit %d; want failed by SIGTERM", j.GetState(), task.GetExitCode())
+	}
+	if rt := task.GetRuntime().AsDuration(); rt != walltime {
+		t.Fatalf("runtime %v, want exactly the walltime %v", rt, walltime)
+	}
+	// 1 SU per core-hour: half a second of one core, in micro-SU rounded
+	// half up.
+	if want := int64(math.Floor(walltime.Seconds()/3600*1e6 + 0.5)); task.GetChargedMicroSu() != want {
+		t.Fatalf("charged %d micro-SU, want %d", task.GetChargedMicroSu(), want)
 	}
 }
