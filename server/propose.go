@@ -17,36 +17,17 @@ import (
 // pipeline when the caller set no deadline.
 const defaultApplyTimeout = 10 * time.Second
 
-// propose stamps cmd with the leader's clock, commits it through Raft and
-// returns what the FSM answered. The caller must be on the leader (the
-// interceptor forwards leader-only calls); losing leadership on the way is
-// reported as Unavailable.
+// propose stamps cmd with the leader's clock, commits it through Raft —
+// in one entry with whatever other proposals are waiting (group commit,
+// propose_group.go) — and returns what the FSM answered for it. The caller
+// must be on the leader (the interceptor forwards leader-only calls);
+// losing leadership on the way is reported as Unavailable.
 func (s *Server) propose(ctx context.Context, cmd fsm.Command) (any, error) {
 	data, err := fsm.Encode(ledger.Time(time.Now().UnixNano()), cmd)
 	if err != nil {
 		return nil, err
 	}
-	return s.applyEntry(ctx, data)
-}
-
-// applyEntry commits one encoded log entry and returns the FSM's answer
-// (an *fsm.Result).
-func (s *Server) applyEntry(ctx context.Context, data []byte) (any, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, status.FromContextError(err).Err()
-	}
-	start := time.Now()
-	f := s.raft.Apply(data, timeoutFrom(ctx, defaultApplyTimeout))
-	// Waiting on the future directly, rather than racing it against ctx,
-	// saves a goroutine hand-off on the hottest path. It is bounded: the
-	// entry commits, or the leader loses its lease (LeaderLeaseTimeout)
-	// and fails it, or Raft shuts down. Once proposed, a write that
-	// commits is reported as done even if the caller's deadline passed.
-	if err := f.Error(); err != nil {
-		return nil, raftError(err)
-	}
-	s.metrics.ObserveCommit(time.Since(start))
-	return f.Response(), nil
+	return s.proposals.commit(ctx, s, data)
 }
 
 // proposeFor proposes cmd and unpacks the FSM's result as a T; a refusal
