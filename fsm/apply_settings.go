@@ -35,6 +35,13 @@ func (b *batch) updateSettings(c *UpdateSettings, t ledger.Time) (any, error) {
 	if c.Quantum != nil {
 		s.Quantum = *c.Quantum
 	}
+	if c.QKnoblerRho != nil {
+		rho := *c.QKnoblerRho
+		s.QKnoblerRho = &rho
+	}
+	if !c.Fawkes.empty() {
+		s.Fawkes = c.Fawkes.applyTo(s.Fawkes)
+	}
 	if c.Timeout != nil {
 		timeout := *c.Timeout
 		s.Timeout = &timeout
@@ -101,6 +108,8 @@ func schedSettings(s *settingsRecord, w ledger.Window) sched.Settings {
 		Timeout:      timeout,
 		Placement:    s.Placement,
 		LTRFResource: max(slices.Index(s.Resources, s.LTRFResource), 0),
+		QKnoblerRho:  s.qknoblerRho(),
+		Fawkes:       s.Fawkes.config(),
 	}
 }
 

@@ -107,6 +107,7 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 	b.markJob(j)
 	st.fair.TaskStarted(j.Account, a.Demand, t)
 	b.touched[j.Account] = true
+	b.noteQueuePlacement(j, t)
 	return PlacedTask{JobID: j.ID, Task: p.Task, Attempt: attempt, Node: p.Node}, "", nil
 }
 

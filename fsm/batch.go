@@ -191,6 +191,18 @@ func (b *batch) exec(cmd Command, t ledger.Time) (any, error) {
 		return b.createToken(c, t)
 	case *RevokeToken:
 		return b.revokeToken(c, t)
+	case *SetGroupWeight:
+		return b.setGroupWeight(c, t)
+	case *RemoveGroup:
+		return b.removeGroup(c)
+	case *SetAccountGroup:
+		return b.setAccountGroup(c, t)
+	case *CreateLatencyQueue:
+		return b.createLatencyQueue(c, t)
+	case *RemoveLatencyQueue:
+		return b.removeLatencyQueue(c, t)
+	case *SetShares:
+		return b.setShares(c, t)
 	}
 	return nil, invalid("command %T has no handler", cmd)
 }
@@ -210,6 +222,9 @@ func (b *batch) finish() error {
 		if err := meta.Put(kv[0], kv[1]); err != nil {
 			return fmt.Errorf("store meta %s: %w", kv[0], err)
 		}
+	}
+	if err := b.saveQueues(); err != nil {
+		return fmt.Errorf("store latency queues: %w", err)
 	}
 	return b.saveFairness()
 }

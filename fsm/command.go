@@ -48,24 +48,38 @@ const (
 	TypeNodeDown         CommandType = 13
 	TypeCreateToken      CommandType = 14
 	TypeRevokeToken      CommandType = 15
+	// The account tree, latency queues and FAWKES partitions
+	// (apply_groups.go, apply_queues.go, apply_shares.go).
+	TypeSetGroupWeight     CommandType = 16
+	TypeRemoveGroup        CommandType = 17
+	TypeSetAccountGroup    CommandType = 18
+	TypeCreateLatencyQueue CommandType = 19
+	TypeRemoveLatencyQueue CommandType = 20
+	TypeSetShares          CommandType = 21
 )
 
 var commandNames = [...]string{
-	TypeCreateAccount:    "create-account",
-	TypeUpdateAccount:    "update-account",
-	TypeCreateUser:       "create-user",
-	TypeAddMembership:    "add-membership",
-	TypeRemoveMembership: "remove-membership",
-	TypeGrant:            "grant",
-	TypeUpdateSettings:   "update-settings",
-	TypeSubmitJob:        "submit-job",
-	TypeCancelJob:        "cancel-job",
-	TypeAssign:           "assign",
-	TypeTaskEvents:       "task-events",
-	TypeNodeUp:           "node-up",
-	TypeNodeDown:         "node-down",
-	TypeCreateToken:      "create-token",
-	TypeRevokeToken:      "revoke-token",
+	TypeCreateAccount:      "create-account",
+	TypeUpdateAccount:      "update-account",
+	TypeCreateUser:         "create-user",
+	TypeAddMembership:      "add-membership",
+	TypeRemoveMembership:   "remove-membership",
+	TypeGrant:              "grant",
+	TypeUpdateSettings:     "update-settings",
+	TypeSubmitJob:          "submit-job",
+	TypeCancelJob:          "cancel-job",
+	TypeAssign:             "assign",
+	TypeTaskEvents:         "task-events",
+	TypeNodeUp:             "node-up",
+	TypeNodeDown:           "node-down",
+	TypeCreateToken:        "create-token",
+	TypeRevokeToken:        "revoke-token",
+	TypeSetGroupWeight:     "set-group-weight",
+	TypeRemoveGroup:        "remove-group",
+	TypeSetAccountGroup:    "set-account-group",
+	TypeCreateLatencyQueue: "create-latency-queue",
+	TypeRemoveLatencyQueue: "remove-latency-queue",
+	TypeSetShares:          "set-shares",
 }
 
 func (t CommandType) String() string {
@@ -114,6 +128,18 @@ func newCommand(t CommandType) Command {
 		return &CreateToken{}
 	case TypeRevokeToken:
 		return &RevokeToken{}
+	case TypeSetGroupWeight:
+		return &SetGroupWeight{}
+	case TypeRemoveGroup:
+		return &RemoveGroup{}
+	case TypeSetAccountGroup:
+		return &SetAccountGroup{}
+	case TypeCreateLatencyQueue:
+		return &CreateLatencyQueue{}
+	case TypeRemoveLatencyQueue:
+		return &RemoveLatencyQueue{}
+	case TypeSetShares:
+		return &SetShares{}
 	}
 	return nil
 }

@@ -81,6 +81,10 @@ type UpdateSettings struct {
 	LTRFResource   *string            `json:"ltrf_resource,omitempty"`
 	BillingWeights map[string]float64 `json:"billing_weights,omitempty"`
 	AddResources   []string           `json:"add_resources,omitempty"`
+	// QKnoblerRho is qknobler's knob ρ in [0, 1]; Fawkes changes FAWKES
+	// weighting's settings (apply_shares_settings.go).
+	QKnoblerRho *float64      `json:"qknobler_rho,omitempty"`
+	Fawkes      *FawkesUpdate `json:"fawkes,omitempty"`
 }
 
 // SubmitJob submits an array of Tasks identical tasks. RequestID, when set,

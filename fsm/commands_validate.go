@@ -100,8 +100,17 @@ func (c *Grant) validate() *Error {
 
 func (c *UpdateSettings) validate() *Error {
 	if c.Policy == nil && c.Window == nil && c.Timeout == nil && c.Placement == nil && c.Quantum == nil &&
-		c.LTRFResource == nil && len(c.BillingWeights) == 0 && len(c.AddResources) == 0 {
+		c.LTRFResource == nil && len(c.BillingWeights) == 0 && len(c.AddResources) == 0 &&
+		c.QKnoblerRho == nil && c.Fawkes.empty() {
 		return invalid("nothing to update: set at least one setting")
+	}
+	if c.QKnoblerRho != nil && !(*c.QKnoblerRho >= 0 && *c.QKnoblerRho <= 1) {
+		return invalid("qknobler knob ρ %v is out of range: give a value in [0, 1] (0 favours efficiency, 1 is exactly drf)", *c.QKnoblerRho)
+	}
+	if !c.Fawkes.empty() {
+		if err := c.Fawkes.validate(); err != nil {
+			return err
+		}
 	}
 	if c.Policy != nil {
 		if _, err := sched.ParsePolicy(*c.Policy); err != nil {

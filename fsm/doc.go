@@ -31,6 +31,10 @@
 //	Assign                                     *AssignResult
 //	TaskEvents                                 *EventsResult
 //	NodeUp, NodeDown                           *NodeResult
+//	SetGroupWeight, RemoveGroup                GroupInfo
+//	SetAccountGroup                            AccountInfo
+//	CreateLatencyQueue, RemoveLatencyQueue     QueueInfo
+//	SetShares                                  SharesInfo
 //
 // The leader's scheduler takes View(now), runs the policy engine on it and
 // proposes AssignFor(view, placements).

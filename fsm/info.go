@@ -25,6 +25,8 @@ type AccountInfo struct {
 	// Contributed is the capacity of the up nodes the account contributed.
 	Contributed map[string]float64
 	CreatedAt   ledger.Time
+	// Group is the account's parent in the account tree ("" for the root).
+	Group string
 }
 
 // UserInfo is a user and its memberships (sorted).
@@ -142,7 +144,7 @@ func (s *state) accountInfo(a *accountRecord) AccountInfo {
 	return AccountInfo{
 		Name: a.Name, Weight: s.weights[a.Name], WeightSource: s.weightFrom[a.Name],
 		AdminWeight: clonePtr(a.AdminWeight), Contribution: clonePtr(a.Contribution),
-		Contributed: s.named(s.contributedBy(a.Name)), CreatedAt: a.CreatedAt,
+		Contributed: s.named(s.contributedBy(a.Name)), CreatedAt: a.CreatedAt, Group: a.Group,
 	}
 }
 

@@ -26,6 +26,10 @@ type settingsRecord struct {
 	// LTRFResource names the resource ltrf is fair on.
 	LTRFResource   string                `json:"ltrf_resource"`
 	BillingWeights ledger.BillingWeights `json:"billing_weights"`
+	// QKnoblerRho is qknobler's ρ; nil means DefaultQKnoblerRho.
+	QKnoblerRho *float64 `json:"qknobler_rho,omitempty"`
+	// Fawkes is FAWKES weighting's configuration; nil means its defaults.
+	Fawkes *fawkesRecord `json:"fawkes,omitempty"`
 }
 
 // DefaultResources is the resource list of a new cluster.
@@ -51,6 +55,9 @@ type accountRecord struct {
 	AdminWeight  *float64    `json:"admin_weight,omitempty"`
 	Contribution *float64    `json:"contribution,omitempty"`
 	CreatedAt    ledger.Time `json:"created_at"`
+	// Group is the account's parent in the account tree; empty is the
+	// root (apply_groups.go).
+	Group string `json:"group,omitempty"`
 }
 
 type userRecord struct {

@@ -64,6 +64,13 @@ type state struct {
 
 	// acl is the API tokens (acl_state.go).
 	acl aclState
+
+	// groups, queues and shares are the account tree, the latency queues
+	// and the FAWKES partitions (apply_groups.go, apply_queues.go,
+	// apply_shares.go).
+	groups groupState
+	queues queueState
+	shares shareState
 }
 
 func newState() *state {
@@ -83,6 +90,8 @@ func newState() *state {
 		weights:     make(map[string]float64),
 		weightFrom:  make(map[string]WeightSource),
 		baseRates:   make(map[string]ledger.Vector),
+		groups:      groupState{byPath: make(map[string]*groupRecord)},
+		queues:      queueState{byAccount: make(map[string]*queueRecord), dirty: make(map[string]bool)},
 	}
 }
 
@@ -140,6 +149,15 @@ func loadState(tx *bolt.Tx) (*state, error) {
 	}
 	if err := s.acl.load(tx); err != nil {
 		return nil, err
+	}
+	if err := s.groups.load(tx); err != nil {
+		return nil, fmt.Errorf("account groups: %w", err)
+	}
+	if err := s.queues.load(tx); err != nil {
+		return nil, fmt.Errorf("latency queues: %w", err)
+	}
+	if err := s.shares.load(tx); err != nil {
+		return nil, fmt.Errorf("fawkes shares: %w", err)
 	}
 	if err := s.loadBooks(tx); err != nil {
 		return nil, err

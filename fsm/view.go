@@ -30,6 +30,7 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 		Resources: slices.Clone(st.settings.Resources),
 		Settings:  schedSettings(&st.settings, st.window),
 		Accounts:  make([]sched.Account, 0, len(st.accountNames)),
+		Groups:    st.viewGroups(),
 	}
 	for _, name := range st.accountNames {
 		fa := st.fair.Account(name, now)
@@ -40,6 +41,9 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 			Usage:        pad(fa.Usage, n),
 			Baseline:     pad(fa.Baseline, n),
 			BaselineRate: pad(fa.BaselineRate, n),
+			Group:        st.accounts[name].Group,
+			Share:        st.shares.shares[name],
+			Latency:      st.viewLatency(name, now),
 		}
 		oldestPending := ledger.Time(-1)
 		for _, id := range st.accountJobs[name] {
@@ -52,10 +56,10 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 				oldestPending = j.SubmittedAt
 			}
 			for _, r := range j.Requeued {
-				a.Queue = append(a.Queue, sched.Job{ID: j.ID, Demand: j.Demand.Clone(), FirstIndex: int(r.Task), Pending: 1})
+				a.Queue = append(a.Queue, sched.Job{ID: j.ID, Demand: j.Demand.Clone(), FirstIndex: int(r.Task), Pending: 1, Walltime: j.Walltime})
 			}
 			if fresh := j.Tasks - j.NextFresh; fresh > 0 {
-				a.Queue = append(a.Queue, sched.Job{ID: j.ID, Demand: j.Demand.Clone(), FirstIndex: int(j.NextFresh), Pending: int(fresh)})
+				a.Queue = append(a.Queue, sched.Job{ID: j.ID, Demand: j.Demand.Clone(), FirstIndex: int(j.NextFresh), Pending: int(fresh), Walltime: j.Walltime})
 			}
 		}
 		a.WaitingSince = waitingSince(fa, oldestPending)
@@ -134,6 +138,11 @@ type FairnessRow struct {
 	// Waiting is how long the account has waited for an allocation while it
 	// had pending tasks (0 when nothing is pending).
 	Waiting time.Duration
+	// Group is the account's parent in the account tree ("" for the
+	// root); FawkesShare its FAWKES partition, a fraction of the cluster
+	// (0 when it has none).
+	Group       string
+	FawkesShare float64
 }
 
 // Fairness returns the fairness report at time at; account, if not empty,
@@ -163,6 +172,7 @@ func (f *FSM) Fairness(account string, at ledger.Time) (FairnessReport, error) {
 			Account: name, Weight: st.weights[name], Share: st.named(st.share(name)),
 			Usage: st.named(usage), Baseline: st.named(baseline), Beta: beta, HasBeta: !isInf(beta),
 			Available: st.su.Balance(name, at).Available,
+			Group:     st.accounts[name].Group, FawkesShare: st.shares.shares[name],
 		}
 		alloc := ledger.NewVector(n)
 		oldestPending := ledger.Time(-1)
