@@ -46,6 +46,9 @@ type Server struct {
 
 	failed chan error // see Failed
 
+	// proposals lets concurrent proposals share Raft entries (propose_group.go).
+	proposals groupCommit
+
 	// sec secures the connections (tls.go); auth resolves tokens (auth.go).
 	sec  transportSecurity
 	auth *authenticator
