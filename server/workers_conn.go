@@ -46,6 +46,9 @@ type workerConn struct {
 	cancel context.CancelCauseFunc
 
 	lastHeard atomic.Int64 // unix nanoseconds
+	// waiting is set while the receive loop waits for the event committer
+	// to take a batch: the worker's messages are then unread, not missing.
+	waiting atomic.Bool
 
 	mu sync.Mutex
 	// ready is set once the hello is reconciled; only then does the
@@ -247,11 +250,14 @@ func (c *workerConn) recvLoop(stream longfairv1.Workers_ConnectServer) error {
 			if len(msg.Events.GetEvents()) == 0 {
 				continue
 			}
+			c.waiting.Store(true)
 			select {
 			case t.events <- eventBatch{c: c, events: msg.Events.GetEvents()}:
 			case <-c.ctx.Done():
 				return context.Cause(c.ctx)
 			}
+			c.waiting.Store(false)
+			c.lastHeard.Store(time.Now().UnixNano())
 		case *longfairv1.WorkerMessage_Heartbeat:
 		case *longfairv1.WorkerMessage_Goodbye:
 			reason := strings.ToValidUTF8(truncate(msg.Goodbye.GetReason(), 200), "")
@@ -291,7 +297,7 @@ func (c *workerConn) sendLoop(stream longfairv1.Workers_ConnectServer) error {
 			return context.Cause(c.ctx)
 		case <-c.outSig:
 		case <-tick.C:
-			if silent := time.Since(time.Unix(0, c.lastHeard.Load())); silent > workerSilence {
+			if silent := time.Since(time.Unix(0, c.lastHeard.Load())); silent > workerSilence && !c.waiting.Load() {
 				return status.Errorf(codes.Unavailable, "no message from the worker for %v", silent.Round(time.Millisecond))
 			}
 			c.enqueue(&longfairv1.LeaderMessage{Msg: &longfairv1.LeaderMessage_Heartbeat{Heartbeat: &longfairv1.Heartbeat{}}})

@@ -14,6 +14,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
+	"github.com/longfair/longfair/ledger"
 )
 
 // Two workers join; an array's tasks run on them, each exactly once, and
@@ -297,5 +298,51 @@ func TestWalltimeIsEnforcedAndCharged(t *testing.T) {
 	// half up.
 	if want := int64(math.Floor(walltime.Seconds()/3600*1e6 + 0.5)); task.GetChargedMicroSu() != want {
 		t.Fatalf("charged %d micro-SU, want %d", task.GetChargedMicroSu(), want)
+	}
+}
+
+// When the leader stops, the workers find the new one, reconnect and
+// reconcile; every task still ends and every attempt is charged once.
+func TestWorkersFollowANewLeader(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 3)
+	leader := c.waitLeader(ctx)
+	account, user := setupAccount(ctx, t, c, "physics")
+	w1 := testWorker(t, c, "w1", nil)
+	w2 := testWorker(t, c, "w2", nil)
+	waitNodesUp(ctx, t, leader, "w1", "w2")
+	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "array", 24, map[string]float64{"cpu": 1}, time.Minute, "sleep 0.3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetJob().GetId()
+	waitFor(ctx, t, "tasks to run on both workers", func() bool { return w1.Running() > 0 && w2.Running() > 0 })
+	old := leader.NodeID()
+	c.stop(c.index(leader))
+	stopped := time.Now()
+	next := c.waitLeader(ctx)
+	waitFor(ctx, t, "both workers connected to the new leader", func() bool {
+		return w1.Leader() == next.NodeID() && w2.Leader() == next.NodeID()
+	})
+	t.Logf("workers followed %s to %s in %v", old, next.NodeID(), time.Since(stopped))
+	j := waitJobEnded(ctx, t, c, id)
+	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED || j.GetSucceededTasks() != 24 {
+		t.Fatalf("job = %v", j)
+	}
+	var charged int64
+	entries, _ := next.FSM().Journal(account, 0, 1000)
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if e.Kind == ledger.EntryCharge {
+			if seen[e.ID] {
+				t.Fatalf("%s charged twice", e.ID)
+			}
+			seen[e.ID] = true
+			charged += int64(e.Amount)
+		}
+	}
+	if charged != j.GetChargedMicroSu() {
+		t.Fatalf("journal charges %d, job %d", charged, j.GetChargedMicroSu())
 	}
 }

@@ -67,7 +67,10 @@ func (ag *Agent) runSession(ctx context.Context, leaderID, addr string) (welcome
 			}
 		}
 	}()
-	defer func() { <-watchdogDone }()
+	defer func() {
+		cancel()
+		<-watchdogDone
+	}()
 
 	first, err := stream.Recv()
 	if err != nil {
