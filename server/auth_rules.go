@@ -55,7 +55,10 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 	case "ACL/Bootstrap":
 		return methodRule{access: accessOpen}, true
 	case "ACL/WhoAmI",
-		"Operator/ListPeers", "Operator/GetLeader", "Operator/GetSettings", "Operator/ListNodes":
+		"Operator/ListPeers", "Operator/GetLeader", "Operator/GetSettings", "Operator/ListNodes",
+		// The tree's shape is the cluster's layout, like the settings;
+		// what accounts hold (GetAccountTree) is filtered below.
+		"Groups/ListGroups":
 		return methodRule{access: accessAny}, true
 	case "ACL/CreateToken", "ACL/ListTokens", "ACL/RevokeToken",
 		"Accounts/CreateAccount", "Accounts/UpdateAccount",
@@ -64,6 +67,8 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 		"Ledger/Verify",
 		"Operator/AddPeer", "Operator/RemovePeer", "Operator/SaveSnapshot", "Operator/RestoreSnapshot",
 		"Operator/UpdateSettings",
+		"Groups/SetGroupWeight", "Groups/RemoveGroup", "Groups/SetAccountGroup",
+		"Queues/CreateLatencyQueue", "Queues/RemoveLatencyQueue",
 		// Served by workers; a server never serves it.
 		"TaskOutput/ReadTaskOutput":
 		return methodRule{access: accessAdmin}, true
@@ -116,6 +121,16 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 			filterOf(func(u *userScope, r *longfairv1.FairnessReport) {
 				r.Accounts = slices.DeleteFunc(r.Accounts, func(a *longfairv1.AccountFairness) bool { return !u.isMember(a.GetAccount()) })
 			})), true
+	case "Groups/GetAccountTree":
+		// Groups show what their subtrees hold in total; a user sees the
+		// leaves of its own accounts only.
+		return userRule(nil, filterOf(func(u *userScope, r *longfairv1.AccountTree) {
+			r.Nodes = slices.DeleteFunc(r.Nodes, func(n *longfairv1.TreeNode) bool { return n.GetIsAccount() && !u.isMember(n.GetName()) })
+		})), true
+	case "Queues/ListLatencyQueues":
+		return userRule(nil, filterOf(func(u *userScope, r *longfairv1.ListLatencyQueuesResponse) {
+			r.Queues = slices.DeleteFunc(r.Queues, func(q *longfairv1.LatencyQueue) bool { return !u.isMember(q.GetAccount()) })
+		})), true
 	case "Ledger/GetBalance":
 		return userRule(checkOf(func(u *userScope, r *longfairv1.GetBalanceRequest) error { return u.member(r.GetAccount()) }), nil), true
 	case "Ledger/ListJournal":

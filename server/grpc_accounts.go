@@ -22,6 +22,7 @@ func accountProto(a fsm.AccountInfo) *longfairv1.Account {
 		Contribution: a.Contribution,
 		Contributed:  a.Contributed,
 		CreatedAt:    timestamp(a.CreatedAt),
+		Group:        a.Group,
 	}
 	return out
 }

@@ -27,6 +27,7 @@ func (f *fairnessService) GetFairnessReport(ctx context.Context, req *longfairv1
 			Account: a.Account, Weight: a.Weight, Share: a.Share, Usage: a.Usage, Baseline: a.Baseline,
 			HasBeta: a.HasBeta, Allocation: a.Allocation, PendingTasks: a.Pending, RunningTasks: a.Running,
 			SuAvailableMicroSu: int64(a.Available), Waiting: duration(a.Waiting),
+			Group: a.Group, FawkesShare: a.FawkesShare,
 		}
 		if a.HasBeta {
 			// +Inf does not survive JSON encodings of the message; has_beta

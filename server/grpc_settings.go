@@ -12,6 +12,7 @@ func settingsProto(s fsm.SettingsInfo) *longfairv1.Settings {
 		Policy: string(s.Policy), Window: s.Window.String(), Timeout: duration(s.Timeout),
 		Placement: string(s.Placement), Quantum: duration(s.Quantum), LtrfResource: s.LTRFResource,
 		BillingWeights: s.BillingWeights, Resources: s.Resources,
+		QknoblerRho: s.Sched.QKnoblerRho, Fawkes: fawkesSettingsProto(s.Sched.Fawkes),
 	}
 }
 
@@ -32,6 +33,7 @@ func (o *operatorService) UpdateSettings(ctx context.Context, req *longfairv1.Up
 		d := req.GetQuantum().AsDuration()
 		cmd.Quantum = &d
 	}
+	cmd.QKnoblerRho, cmd.Fawkes = req.QknoblerRho, fawkesUpdate(req.GetFawkes())
 	info, err := proposeFor[fsm.SettingsInfo](ctx, o.s, cmd)
 	if err != nil {
 		return nil, err

@@ -36,6 +36,8 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 		"Operator/AddPeer", "Operator/RemovePeer",
 		"Operator/UpdateSettings", "Operator/RestoreSnapshot",
 		"ACL/Bootstrap", "ACL/CreateToken", "ACL/RevokeToken",
+		"Groups/SetGroupWeight", "Groups/RemoveGroup", "Groups/SetAccountGroup",
+		"Queues/CreateLatencyQueue", "Queues/RemoveLatencyQueue",
 		// A snapshot is taken by the leader so that it holds everything
 		// acknowledged so far.
 		"Operator/SaveSnapshot":
@@ -47,7 +49,8 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 		"Fairness/GetFairnessReport",
 		"Ledger/GetBalance", "Ledger/ListJournal", "Ledger/Verify", "Ledger/UsageReport",
 		"Operator/GetSettings", "Operator/ListNodes",
-		"ACL/ListTokens", "ACL/WhoAmI":
+		"ACL/ListTokens", "ACL/WhoAmI",
+		"Groups/ListGroups", "Groups/GetAccountTree", "Queues/ListLatencyQueues":
 		return kindRead, true
 	case "Operator/ListPeers", "Operator/GetLeader",
 		// A worker's stream must reach the leader itself (the handler

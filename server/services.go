@@ -19,6 +19,8 @@ func (s *Server) registerServices(g *grpc.Server) {
 	longfairv1.RegisterOperatorServer(g, &operatorService{s: s})
 	longfairv1.RegisterWorkersServer(g, &workersService{s: s})
 	longfairv1.RegisterACLServer(g, &aclService{s: s})
+	longfairv1.RegisterGroupsServer(g, &groupsService{s: s})
+	longfairv1.RegisterQueuesServer(g, &queuesService{s: s})
 	// gRPC health checks need no token (auth_rules.go).
 	healthpb.RegisterHealthServer(g, health.NewServer())
 }

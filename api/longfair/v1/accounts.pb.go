@@ -89,8 +89,11 @@ type Account struct {
 	// contribution is the admin-set contribution K_i, if any.
 	Contribution *float64 `protobuf:"fixed64,5,opt,name=contribution,proto3,oneof" json:"contribution,omitempty"`
 	// contributed is the capacity of the up nodes the account contributed.
-	Contributed   map[string]float64     `protobuf:"bytes,6,rep,name=contributed,proto3" json:"contributed,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	Contributed map[string]float64     `protobuf:"bytes,6,rep,name=contributed,proto3" json:"contributed,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	CreatedAt   *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// group is the account's parent in the account tree ("" : the root;
+	// see the Groups service).
+	Group         string `protobuf:"bytes,8,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -172,6 +175,13 @@ func (x *Account) GetCreatedAt() *timestamppb.Timestamp {
 		return x.CreatedAt
 	}
 	return nil
+}
+
+func (x *Account) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
 }
 
 type CreateAccountRequest struct {
@@ -470,7 +480,7 @@ var File_longfair_v1_accounts_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_accounts_proto_rawDesc = "" +
 	"\n" +
-	"\x1alongfair/v1/accounts.proto\x12\vlongfair.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x03\n" +
+	"\x1alongfair/v1/accounts.proto\x12\vlongfair.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc2\x03\n" +
 	"\aAccount\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12>\n" +
@@ -479,7 +489,8 @@ const file_longfair_v1_accounts_proto_rawDesc = "" +
 	"\fcontribution\x18\x05 \x01(\x01H\x01R\fcontribution\x88\x01\x01\x12G\n" +
 	"\vcontributed\x18\x06 \x03(\v2%.longfair.v1.Account.ContributedEntryR\vcontributed\x129\n" +
 	"\n" +
-	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x1a>\n" +
+	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x14\n" +
+	"\x05group\x18\b \x01(\tR\x05group\x1a>\n" +
 	"\x10ContributedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\x0f\n" +

@@ -167,7 +167,12 @@ type AccountFairness struct {
 	SuAvailableMicroSu int64 `protobuf:"varint,11,opt,name=su_available_micro_su,json=suAvailableMicroSu,proto3" json:"su_available_micro_su,omitempty"`
 	// waiting is how long the account has waited for an allocation while it
 	// had pending tasks (0 when nothing is pending).
-	Waiting       *durationpb.Duration `protobuf:"bytes,12,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	Waiting *durationpb.Duration `protobuf:"bytes,12,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	// group is the account's parent in the account tree ("" : the root).
+	Group string `protobuf:"bytes,13,opt,name=group,proto3" json:"group,omitempty"`
+	// fawkes_share is the account's FAWKES partition, a fraction of the
+	// cluster (0: none; only the fawkes policy uses it).
+	FawkesShare   float64 `protobuf:"fixed64,14,opt,name=fawkes_share,json=fawkesShare,proto3" json:"fawkes_share,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -286,6 +291,20 @@ func (x *AccountFairness) GetWaiting() *durationpb.Duration {
 	return nil
 }
 
+func (x *AccountFairness) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *AccountFairness) GetFawkesShare() float64 {
+	if x != nil {
+		return x.FawkesShare
+	}
+	return 0
+}
+
 var File_longfair_v1_fairness_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_fairness_proto_rawDesc = "" +
@@ -301,7 +320,7 @@ const file_longfair_v1_fairness_proto_rawDesc = "" +
 	"\baccounts\x18\x05 \x03(\v2\x1c.longfair.v1.AccountFairnessR\baccounts\x1a;\n" +
 	"\rCapacityEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa8\x06\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xe1\x06\n" +
 	"\x0fAccountFairness\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12=\n" +
@@ -317,7 +336,9 @@ const file_longfair_v1_fairness_proto_rawDesc = "" +
 	"\rrunning_tasks\x18\n" +
 	" \x01(\x03R\frunningTasks\x121\n" +
 	"\x15su_available_micro_su\x18\v \x01(\x03R\x12suAvailableMicroSu\x123\n" +
-	"\awaiting\x18\f \x01(\v2\x19.google.protobuf.DurationR\awaiting\x1a8\n" +
+	"\awaiting\x18\f \x01(\v2\x19.google.protobuf.DurationR\awaiting\x12\x14\n" +
+	"\x05group\x18\r \x01(\tR\x05group\x12!\n" +
+	"\ffawkes_share\x18\x0e \x01(\x01R\vfawkesShare\x1a8\n" +
 	"\n" +
 	"ShareEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +

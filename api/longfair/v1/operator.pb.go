@@ -438,7 +438,8 @@ func (x *RestoreSnapshotResponse) GetIndex() uint64 {
 
 type Settings struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// policy: hmrf, ltdrf, ltaf, drf, af, ltrf or static.
+	// policy: hmrf, ltdrf, ltaf, drf, af, ltrf, static, qknobler, bpf, sp,
+	// hdrf, dff or fawkes.
 	Policy string `protobuf:"bytes,1,opt,name=policy,proto3" json:"policy,omitempty"`
 	// window: none, tumbling:L, sliding:L or decay:H (e.g. decay:7d).
 	Window string `protobuf:"bytes,2,opt,name=window,proto3" json:"window,omitempty"`
@@ -453,7 +454,14 @@ type Settings struct {
 	// billing_weights: SU per hour per unit of each resource.
 	BillingWeights map[string]float64 `protobuf:"bytes,7,rep,name=billing_weights,json=billingWeights,proto3" json:"billing_weights,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	// resources the cluster knows, in vector order.
-	Resources     []string `protobuf:"bytes,8,rep,name=resources,proto3" json:"resources,omitempty"`
+	Resources []string `protobuf:"bytes,8,rep,name=resources,proto3" json:"resources,omitempty"`
+	// qknobler_rho is qknobler's knob ρ in [0, 1]: the fraction of its DRF
+	// share each account gets before the rest goes to the most efficient
+	// tasks (1 is exactly drf, 0 efficiency only; 0.5 until set).
+	QknoblerRho float64 `protobuf:"fixed64,9,opt,name=qknobler_rho,json=qknoblerRho,proto3" json:"qknobler_rho,omitempty"`
+	// fawkes is how FAWKES weighting resizes the partitions under fawkes,
+	// defaults filled in.
+	Fawkes        *FawkesSettings `protobuf:"bytes,10,opt,name=fawkes,proto3" json:"fawkes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -544,6 +552,217 @@ func (x *Settings) GetResources() []string {
 	return nil
 }
 
+func (x *Settings) GetQknoblerRho() float64 {
+	if x != nil {
+		return x.QknoblerRho
+	}
+	return 0
+}
+
+func (x *Settings) GetFawkes() *FawkesSettings {
+	if x != nil {
+		return x.Fawkes
+	}
+	return nil
+}
+
+// FawkesSettings configure FAWKES weighting: every interval the leader
+// recomputes each account's weight by the weighting policy and resizes
+// the partitions when the global discrimination Var(D) exceeds threshold.
+type FawkesSettings struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// weighting: td, jd, dd, pu, du, ru, js, jt, tt, eq or none.
+	Weighting string `protobuf:"bytes,1,opt,name=weighting,proto3" json:"weighting,omitempty"`
+	// interval T between recomputations.
+	Interval *durationpb.Duration `protobuf:"bytes,2,opt,name=interval,proto3" json:"interval,omitempty"`
+	// threshold τ in (share·s)²; negative resizes at every interval.
+	Threshold float64 `protobuf:"fixed64,3,opt,name=threshold,proto3" json:"threshold,omitempty"`
+	// psi is RU's weight ψ of processor usage against disk usage, in (0, 1].
+	Psi float64 `protobuf:"fixed64,4,opt,name=psi,proto3" json:"psi,omitempty"`
+	// base is JT's and TT's a > 1.
+	Base float64 `protobuf:"fixed64,5,opt,name=base,proto3" json:"base,omitempty"`
+	// guarantee is the minimum share of an account with work, as a fraction
+	// of its contribution share, in [0, 1].
+	Guarantee float64 `protobuf:"fixed64,6,opt,name=guarantee,proto3" json:"guarantee,omitempty"`
+	// disk is the resource DU and RU watch ("" : disk, else mem).
+	Disk          string `protobuf:"bytes,7,opt,name=disk,proto3" json:"disk,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FawkesSettings) Reset() {
+	*x = FawkesSettings{}
+	mi := &file_longfair_v1_operator_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FawkesSettings) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FawkesSettings) ProtoMessage() {}
+
+func (x *FawkesSettings) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_operator_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FawkesSettings.ProtoReflect.Descriptor instead.
+func (*FawkesSettings) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *FawkesSettings) GetWeighting() string {
+	if x != nil {
+		return x.Weighting
+	}
+	return ""
+}
+
+func (x *FawkesSettings) GetInterval() *durationpb.Duration {
+	if x != nil {
+		return x.Interval
+	}
+	return nil
+}
+
+func (x *FawkesSettings) GetThreshold() float64 {
+	if x != nil {
+		return x.Threshold
+	}
+	return 0
+}
+
+func (x *FawkesSettings) GetPsi() float64 {
+	if x != nil {
+		return x.Psi
+	}
+	return 0
+}
+
+func (x *FawkesSettings) GetBase() float64 {
+	if x != nil {
+		return x.Base
+	}
+	return 0
+}
+
+func (x *FawkesSettings) GetGuarantee() float64 {
+	if x != nil {
+		return x.Guarantee
+	}
+	return 0
+}
+
+func (x *FawkesSettings) GetDisk() string {
+	if x != nil {
+		return x.Disk
+	}
+	return ""
+}
+
+// FawkesSettingsUpdate changes the FAWKES settings that are set. Zero
+// values mean the defaults: td, 2m, τ 10, ψ 0.5, a 2, guarantee 0.
+type FawkesSettingsUpdate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Weighting     *string                `protobuf:"bytes,1,opt,name=weighting,proto3,oneof" json:"weighting,omitempty"`
+	Interval      *durationpb.Duration   `protobuf:"bytes,2,opt,name=interval,proto3" json:"interval,omitempty"`
+	Threshold     *float64               `protobuf:"fixed64,3,opt,name=threshold,proto3,oneof" json:"threshold,omitempty"`
+	Psi           *float64               `protobuf:"fixed64,4,opt,name=psi,proto3,oneof" json:"psi,omitempty"`
+	Base          *float64               `protobuf:"fixed64,5,opt,name=base,proto3,oneof" json:"base,omitempty"`
+	Guarantee     *float64               `protobuf:"fixed64,6,opt,name=guarantee,proto3,oneof" json:"guarantee,omitempty"`
+	Disk          *string                `protobuf:"bytes,7,opt,name=disk,proto3,oneof" json:"disk,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FawkesSettingsUpdate) Reset() {
+	*x = FawkesSettingsUpdate{}
+	mi := &file_longfair_v1_operator_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FawkesSettingsUpdate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FawkesSettingsUpdate) ProtoMessage() {}
+
+func (x *FawkesSettingsUpdate) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_operator_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FawkesSettingsUpdate.ProtoReflect.Descriptor instead.
+func (*FawkesSettingsUpdate) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *FawkesSettingsUpdate) GetWeighting() string {
+	if x != nil && x.Weighting != nil {
+		return *x.Weighting
+	}
+	return ""
+}
+
+func (x *FawkesSettingsUpdate) GetInterval() *durationpb.Duration {
+	if x != nil {
+		return x.Interval
+	}
+	return nil
+}
+
+func (x *FawkesSettingsUpdate) GetThreshold() float64 {
+	if x != nil && x.Threshold != nil {
+		return *x.Threshold
+	}
+	return 0
+}
+
+func (x *FawkesSettingsUpdate) GetPsi() float64 {
+	if x != nil && x.Psi != nil {
+		return *x.Psi
+	}
+	return 0
+}
+
+func (x *FawkesSettingsUpdate) GetBase() float64 {
+	if x != nil && x.Base != nil {
+		return *x.Base
+	}
+	return 0
+}
+
+func (x *FawkesSettingsUpdate) GetGuarantee() float64 {
+	if x != nil && x.Guarantee != nil {
+		return *x.Guarantee
+	}
+	return 0
+}
+
+func (x *FawkesSettingsUpdate) GetDisk() string {
+	if x != nil && x.Disk != nil {
+		return *x.Disk
+	}
+	return ""
+}
+
 type UpdateSettingsRequest struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	Policy       *string                `protobuf:"bytes,1,opt,name=policy,proto3,oneof" json:"policy,omitempty"`
@@ -555,14 +774,18 @@ type UpdateSettingsRequest struct {
 	// billing_weights, if not empty, replaces the billing weights.
 	BillingWeights map[string]float64 `protobuf:"bytes,7,rep,name=billing_weights,json=billingWeights,proto3" json:"billing_weights,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	// add_resources declares new resource names (appended to the list).
-	AddResources  []string `protobuf:"bytes,8,rep,name=add_resources,json=addResources,proto3" json:"add_resources,omitempty"`
+	AddResources []string `protobuf:"bytes,8,rep,name=add_resources,json=addResources,proto3" json:"add_resources,omitempty"`
+	// qknobler_rho, if set, is qknobler's knob ρ in [0, 1].
+	QknoblerRho *float64 `protobuf:"fixed64,9,opt,name=qknobler_rho,json=qknoblerRho,proto3,oneof" json:"qknobler_rho,omitempty"`
+	// fawkes, if set, changes the FAWKES weighting settings it sets.
+	Fawkes        *FawkesSettingsUpdate `protobuf:"bytes,10,opt,name=fawkes,proto3" json:"fawkes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateSettingsRequest) Reset() {
 	*x = UpdateSettingsRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[10]
+	mi := &file_longfair_v1_operator_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -574,7 +797,7 @@ func (x *UpdateSettingsRequest) String() string {
 func (*UpdateSettingsRequest) ProtoMessage() {}
 
 func (x *UpdateSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[10]
+	mi := &file_longfair_v1_operator_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -587,7 +810,7 @@ func (x *UpdateSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{10}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UpdateSettingsRequest) GetPolicy() string {
@@ -646,6 +869,20 @@ func (x *UpdateSettingsRequest) GetAddResources() []string {
 	return nil
 }
 
+func (x *UpdateSettingsRequest) GetQknoblerRho() float64 {
+	if x != nil && x.QknoblerRho != nil {
+		return *x.QknoblerRho
+	}
+	return 0
+}
+
+func (x *UpdateSettingsRequest) GetFawkes() *FawkesSettingsUpdate {
+	if x != nil {
+		return x.Fawkes
+	}
+	return nil
+}
+
 type GetSettingsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -654,7 +891,7 @@ type GetSettingsRequest struct {
 
 func (x *GetSettingsRequest) Reset() {
 	*x = GetSettingsRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[11]
+	mi := &file_longfair_v1_operator_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +903,7 @@ func (x *GetSettingsRequest) String() string {
 func (*GetSettingsRequest) ProtoMessage() {}
 
 func (x *GetSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[11]
+	mi := &file_longfair_v1_operator_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +916,7 @@ func (x *GetSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSettingsRequest.ProtoReflect.Descriptor instead.
 func (*GetSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{11}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{13}
 }
 
 type ListNodesRequest struct {
@@ -690,7 +927,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[12]
+	mi := &file_longfair_v1_operator_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +939,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[12]
+	mi := &file_longfair_v1_operator_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +952,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{12}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{14}
 }
 
 type ListNodesResponse struct {
@@ -727,7 +964,7 @@ type ListNodesResponse struct {
 
 func (x *ListNodesResponse) Reset() {
 	*x = ListNodesResponse{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[13]
+	mi := &file_longfair_v1_operator_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -739,7 +976,7 @@ func (x *ListNodesResponse) String() string {
 func (*ListNodesResponse) ProtoMessage() {}
 
 func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[13]
+	mi := &file_longfair_v1_operator_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -752,7 +989,7 @@ func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodesResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{13}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListNodesResponse) GetNodes() []*Node {
@@ -780,7 +1017,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[14]
+	mi := &file_longfair_v1_operator_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -792,7 +1029,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[14]
+	mi := &file_longfair_v1_operator_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -805,7 +1042,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{14}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Node) GetId() string {
@@ -895,7 +1132,7 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\rSnapshotChunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"/\n" +
 	"\x17RestoreSnapshotResponse\x12\x14\n" +
-	"\x05index\x18\x01 \x01(\x04R\x05index\"\x9c\x03\n" +
+	"\x05index\x18\x01 \x01(\x04R\x05index\"\xf4\x03\n" +
 	"\bSettings\x12\x16\n" +
 	"\x06policy\x18\x01 \x01(\tR\x06policy\x12\x16\n" +
 	"\x06window\x18\x02 \x01(\tR\x06window\x123\n" +
@@ -904,10 +1141,38 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\aquantum\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\aquantum\x12#\n" +
 	"\rltrf_resource\x18\x06 \x01(\tR\fltrfResource\x12R\n" +
 	"\x0fbilling_weights\x18\a \x03(\v2).longfair.v1.Settings.BillingWeightsEntryR\x0ebillingWeights\x12\x1c\n" +
-	"\tresources\x18\b \x03(\tR\tresources\x1aA\n" +
+	"\tresources\x18\b \x03(\tR\tresources\x12!\n" +
+	"\fqknobler_rho\x18\t \x01(\x01R\vqknoblerRho\x123\n" +
+	"\x06fawkes\x18\n" +
+	" \x01(\v2\x1b.longfair.v1.FawkesSettingsR\x06fawkes\x1aA\n" +
 	"\x13BillingWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x87\x04\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xdb\x01\n" +
+	"\x0eFawkesSettings\x12\x1c\n" +
+	"\tweighting\x18\x01 \x01(\tR\tweighting\x125\n" +
+	"\binterval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\binterval\x12\x1c\n" +
+	"\tthreshold\x18\x03 \x01(\x01R\tthreshold\x12\x10\n" +
+	"\x03psi\x18\x04 \x01(\x01R\x03psi\x12\x12\n" +
+	"\x04base\x18\x05 \x01(\x01R\x04base\x12\x1c\n" +
+	"\tguarantee\x18\x06 \x01(\x01R\tguarantee\x12\x12\n" +
+	"\x04disk\x18\a \x01(\tR\x04disk\"\xc3\x02\n" +
+	"\x14FawkesSettingsUpdate\x12!\n" +
+	"\tweighting\x18\x01 \x01(\tH\x00R\tweighting\x88\x01\x01\x125\n" +
+	"\binterval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\binterval\x12!\n" +
+	"\tthreshold\x18\x03 \x01(\x01H\x01R\tthreshold\x88\x01\x01\x12\x15\n" +
+	"\x03psi\x18\x04 \x01(\x01H\x02R\x03psi\x88\x01\x01\x12\x17\n" +
+	"\x04base\x18\x05 \x01(\x01H\x03R\x04base\x88\x01\x01\x12!\n" +
+	"\tguarantee\x18\x06 \x01(\x01H\x04R\tguarantee\x88\x01\x01\x12\x17\n" +
+	"\x04disk\x18\a \x01(\tH\x05R\x04disk\x88\x01\x01B\f\n" +
+	"\n" +
+	"_weightingB\f\n" +
+	"\n" +
+	"_thresholdB\x06\n" +
+	"\x04_psiB\a\n" +
+	"\x05_baseB\f\n" +
+	"\n" +
+	"_guaranteeB\a\n" +
+	"\x05_disk\"\xfb\x04\n" +
 	"\x15UpdateSettingsRequest\x12\x1b\n" +
 	"\x06policy\x18\x01 \x01(\tH\x00R\x06policy\x88\x01\x01\x12\x1b\n" +
 	"\x06window\x18\x02 \x01(\tH\x01R\x06window\x88\x01\x01\x123\n" +
@@ -916,7 +1181,10 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\aquantum\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\aquantum\x12(\n" +
 	"\rltrf_resource\x18\x06 \x01(\tH\x03R\fltrfResource\x88\x01\x01\x12_\n" +
 	"\x0fbilling_weights\x18\a \x03(\v26.longfair.v1.UpdateSettingsRequest.BillingWeightsEntryR\x0ebillingWeights\x12#\n" +
-	"\radd_resources\x18\b \x03(\tR\faddResources\x1aA\n" +
+	"\radd_resources\x18\b \x03(\tR\faddResources\x12&\n" +
+	"\fqknobler_rho\x18\t \x01(\x01H\x04R\vqknoblerRho\x88\x01\x01\x129\n" +
+	"\x06fawkes\x18\n" +
+	" \x01(\v2!.longfair.v1.FawkesSettingsUpdateR\x06fawkes\x1aA\n" +
 	"\x13BillingWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\t\n" +
@@ -924,7 +1192,8 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\a_windowB\f\n" +
 	"\n" +
 	"_placementB\x10\n" +
-	"\x0e_ltrf_resource\"\x14\n" +
+	"\x0e_ltrf_resourceB\x0f\n" +
+	"\r_qknobler_rho\"\x14\n" +
 	"\x12GetSettingsRequest\"\x12\n" +
 	"\x10ListNodesRequest\"<\n" +
 	"\x11ListNodesResponse\x12'\n" +
@@ -969,7 +1238,7 @@ func file_longfair_v1_operator_proto_rawDescGZIP() []byte {
 	return file_longfair_v1_operator_proto_rawDescData
 }
 
-var file_longfair_v1_operator_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_longfair_v1_operator_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_longfair_v1_operator_proto_goTypes = []any{
 	(*Peer)(nil),                    // 0: longfair.v1.Peer
 	(*ListPeersRequest)(nil),        // 1: longfair.v1.ListPeersRequest
@@ -981,53 +1250,59 @@ var file_longfair_v1_operator_proto_goTypes = []any{
 	(*SnapshotChunk)(nil),           // 7: longfair.v1.SnapshotChunk
 	(*RestoreSnapshotResponse)(nil), // 8: longfair.v1.RestoreSnapshotResponse
 	(*Settings)(nil),                // 9: longfair.v1.Settings
-	(*UpdateSettingsRequest)(nil),   // 10: longfair.v1.UpdateSettingsRequest
-	(*GetSettingsRequest)(nil),      // 11: longfair.v1.GetSettingsRequest
-	(*ListNodesRequest)(nil),        // 12: longfair.v1.ListNodesRequest
-	(*ListNodesResponse)(nil),       // 13: longfair.v1.ListNodesResponse
-	(*Node)(nil),                    // 14: longfair.v1.Node
-	nil,                             // 15: longfair.v1.Settings.BillingWeightsEntry
-	nil,                             // 16: longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
-	nil,                             // 17: longfair.v1.Node.CapacityEntry
-	nil,                             // 18: longfair.v1.Node.FreeEntry
-	(*durationpb.Duration)(nil),     // 19: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),   // 20: google.protobuf.Timestamp
+	(*FawkesSettings)(nil),          // 10: longfair.v1.FawkesSettings
+	(*FawkesSettingsUpdate)(nil),    // 11: longfair.v1.FawkesSettingsUpdate
+	(*UpdateSettingsRequest)(nil),   // 12: longfair.v1.UpdateSettingsRequest
+	(*GetSettingsRequest)(nil),      // 13: longfair.v1.GetSettingsRequest
+	(*ListNodesRequest)(nil),        // 14: longfair.v1.ListNodesRequest
+	(*ListNodesResponse)(nil),       // 15: longfair.v1.ListNodesResponse
+	(*Node)(nil),                    // 16: longfair.v1.Node
+	nil,                             // 17: longfair.v1.Settings.BillingWeightsEntry
+	nil,                             // 18: longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
+	nil,                             // 19: longfair.v1.Node.CapacityEntry
+	nil,                             // 20: longfair.v1.Node.FreeEntry
+	(*durationpb.Duration)(nil),     // 21: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),   // 22: google.protobuf.Timestamp
 }
 var file_longfair_v1_operator_proto_depIdxs = []int32{
 	0,  // 0: longfair.v1.ListPeersResponse.peers:type_name -> longfair.v1.Peer
-	19, // 1: longfair.v1.Settings.timeout:type_name -> google.protobuf.Duration
-	19, // 2: longfair.v1.Settings.quantum:type_name -> google.protobuf.Duration
-	15, // 3: longfair.v1.Settings.billing_weights:type_name -> longfair.v1.Settings.BillingWeightsEntry
-	19, // 4: longfair.v1.UpdateSettingsRequest.timeout:type_name -> google.protobuf.Duration
-	19, // 5: longfair.v1.UpdateSettingsRequest.quantum:type_name -> google.protobuf.Duration
-	16, // 6: longfair.v1.UpdateSettingsRequest.billing_weights:type_name -> longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
-	14, // 7: longfair.v1.ListNodesResponse.nodes:type_name -> longfair.v1.Node
-	17, // 8: longfair.v1.Node.capacity:type_name -> longfair.v1.Node.CapacityEntry
-	18, // 9: longfair.v1.Node.free:type_name -> longfair.v1.Node.FreeEntry
-	20, // 10: longfair.v1.Node.since:type_name -> google.protobuf.Timestamp
-	1,  // 11: longfair.v1.Operator.ListPeers:input_type -> longfair.v1.ListPeersRequest
-	3,  // 12: longfair.v1.Operator.GetLeader:input_type -> longfair.v1.GetLeaderRequest
-	4,  // 13: longfair.v1.Operator.AddPeer:input_type -> longfair.v1.AddPeerRequest
-	5,  // 14: longfair.v1.Operator.RemovePeer:input_type -> longfair.v1.RemovePeerRequest
-	6,  // 15: longfair.v1.Operator.SaveSnapshot:input_type -> longfair.v1.SaveSnapshotRequest
-	7,  // 16: longfair.v1.Operator.RestoreSnapshot:input_type -> longfair.v1.SnapshotChunk
-	11, // 17: longfair.v1.Operator.GetSettings:input_type -> longfair.v1.GetSettingsRequest
-	10, // 18: longfair.v1.Operator.UpdateSettings:input_type -> longfair.v1.UpdateSettingsRequest
-	12, // 19: longfair.v1.Operator.ListNodes:input_type -> longfair.v1.ListNodesRequest
-	2,  // 20: longfair.v1.Operator.ListPeers:output_type -> longfair.v1.ListPeersResponse
-	0,  // 21: longfair.v1.Operator.GetLeader:output_type -> longfair.v1.Peer
-	2,  // 22: longfair.v1.Operator.AddPeer:output_type -> longfair.v1.ListPeersResponse
-	2,  // 23: longfair.v1.Operator.RemovePeer:output_type -> longfair.v1.ListPeersResponse
-	7,  // 24: longfair.v1.Operator.SaveSnapshot:output_type -> longfair.v1.SnapshotChunk
-	8,  // 25: longfair.v1.Operator.RestoreSnapshot:output_type -> longfair.v1.RestoreSnapshotResponse
-	9,  // 26: longfair.v1.Operator.GetSettings:output_type -> longfair.v1.Settings
-	9,  // 27: longfair.v1.Operator.UpdateSettings:output_type -> longfair.v1.Settings
-	13, // 28: longfair.v1.Operator.ListNodes:output_type -> longfair.v1.ListNodesResponse
-	20, // [20:29] is the sub-list for method output_type
-	11, // [11:20] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	21, // 1: longfair.v1.Settings.timeout:type_name -> google.protobuf.Duration
+	21, // 2: longfair.v1.Settings.quantum:type_name -> google.protobuf.Duration
+	17, // 3: longfair.v1.Settings.billing_weights:type_name -> longfair.v1.Settings.BillingWeightsEntry
+	10, // 4: longfair.v1.Settings.fawkes:type_name -> longfair.v1.FawkesSettings
+	21, // 5: longfair.v1.FawkesSettings.interval:type_name -> google.protobuf.Duration
+	21, // 6: longfair.v1.FawkesSettingsUpdate.interval:type_name -> google.protobuf.Duration
+	21, // 7: longfair.v1.UpdateSettingsRequest.timeout:type_name -> google.protobuf.Duration
+	21, // 8: longfair.v1.UpdateSettingsRequest.quantum:type_name -> google.protobuf.Duration
+	18, // 9: longfair.v1.UpdateSettingsRequest.billing_weights:type_name -> longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
+	11, // 10: longfair.v1.UpdateSettingsRequest.fawkes:type_name -> longfair.v1.FawkesSettingsUpdate
+	16, // 11: longfair.v1.ListNodesResponse.nodes:type_name -> longfair.v1.Node
+	19, // 12: longfair.v1.Node.capacity:type_name -> longfair.v1.Node.CapacityEntry
+	20, // 13: longfair.v1.Node.free:type_name -> longfair.v1.Node.FreeEntry
+	22, // 14: longfair.v1.Node.since:type_name -> google.protobuf.Timestamp
+	1,  // 15: longfair.v1.Operator.ListPeers:input_type -> longfair.v1.ListPeersRequest
+	3,  // 16: longfair.v1.Operator.GetLeader:input_type -> longfair.v1.GetLeaderRequest
+	4,  // 17: longfair.v1.Operator.AddPeer:input_type -> longfair.v1.AddPeerRequest
+	5,  // 18: longfair.v1.Operator.RemovePeer:input_type -> longfair.v1.RemovePeerRequest
+	6,  // 19: longfair.v1.Operator.SaveSnapshot:input_type -> longfair.v1.SaveSnapshotRequest
+	7,  // 20: longfair.v1.Operator.RestoreSnapshot:input_type -> longfair.v1.SnapshotChunk
+	13, // 21: longfair.v1.Operator.GetSettings:input_type -> longfair.v1.GetSettingsRequest
+	12, // 22: longfair.v1.Operator.UpdateSettings:input_type -> longfair.v1.UpdateSettingsRequest
+	14, // 23: longfair.v1.Operator.ListNodes:input_type -> longfair.v1.ListNodesRequest
+	2,  // 24: longfair.v1.Operator.ListPeers:output_type -> longfair.v1.ListPeersResponse
+	0,  // 25: longfair.v1.Operator.GetLeader:output_type -> longfair.v1.Peer
+	2,  // 26: longfair.v1.Operator.AddPeer:output_type -> longfair.v1.ListPeersResponse
+	2,  // 27: longfair.v1.Operator.RemovePeer:output_type -> longfair.v1.ListPeersResponse
+	7,  // 28: longfair.v1.Operator.SaveSnapshot:output_type -> longfair.v1.SnapshotChunk
+	8,  // 29: longfair.v1.Operator.RestoreSnapshot:output_type -> longfair.v1.RestoreSnapshotResponse
+	9,  // 30: longfair.v1.Operator.GetSettings:output_type -> longfair.v1.Settings
+	9,  // 31: longfair.v1.Operator.UpdateSettings:output_type -> longfair.v1.Settings
+	15, // 32: longfair.v1.Operator.ListNodes:output_type -> longfair.v1.ListNodesResponse
+	24, // [24:33] is the sub-list for method output_type
+	15, // [15:24] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_operator_proto_init() }
@@ -1035,14 +1310,15 @@ func file_longfair_v1_operator_proto_init() {
 	if File_longfair_v1_operator_proto != nil {
 		return
 	}
-	file_longfair_v1_operator_proto_msgTypes[10].OneofWrappers = []any{}
+	file_longfair_v1_operator_proto_msgTypes[11].OneofWrappers = []any{}
+	file_longfair_v1_operator_proto_msgTypes[12].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_operator_proto_rawDesc), len(file_longfair_v1_operator_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -279,8 +279,11 @@ func (r *RemovePeerRequest) Validate() error {
 // Validate checks the request.
 func (r *UpdateSettingsRequest) Validate() error {
 	if r.Policy == nil && r.Window == nil && r.Timeout == nil && r.Placement == nil && r.Quantum == nil &&
-		r.LtrfResource == nil && len(r.GetBillingWeights()) == 0 && len(r.GetAddResources()) == 0 {
+		r.LtrfResource == nil && len(r.GetBillingWeights()) == 0 && len(r.GetAddResources()) == 0 && !r.hasPaperSettings() {
 		return bad("nothing to update: set at least one setting")
+	}
+	if err := r.validatePaperSettings(); err != nil {
+		return err
 	}
 	for _, f := range []struct {
 		name  string
