@@ -118,12 +118,21 @@ func (ag *Agent) Start(ctx context.Context) (err error) {
 	if ag.advert.Address == "" {
 		ag.advert.Address = ag.grpcLis.Addr().String()
 	}
-	ag.grpc = grpc.NewServer()
+	serverOpts, err := ag.cfg.serverOptions()
+	if err != nil {
+		return err
+	}
+	dialOpts, err := ag.cfg.dialOptions()
+	if err != nil {
+		return err
+	}
+	ag.grpc = grpc.NewServer(serverOpts...)
 	longfairv1.RegisterTaskOutputServer(ag.grpc, &outputService{ag: ag})
 	if ag.gossip, err = startGossip(ag.cfg, ag.advert, ag.log); err != nil {
 		return err
 	}
 	ag.leaders = newLeaderFinder(ag.gossip, ag.log)
+	ag.leaders.dial = dialOpts
 	ag.goLoop(func() {
 		if err := ag.grpc.Serve(ag.grpcLis); err != nil {
 			ag.log.Error("gRPC server stopped", "error", err)

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/longfair/longfair/ops"
 )
 
 // Default listen addresses of a worker. Like the server's, they bind to
@@ -33,6 +35,14 @@ type Config struct {
 	// GossipKey encrypts gossip traffic (AES, 16, 24 or 32 bytes). Every
 	// server and worker of the pool must use the same key.
 	GossipKey []byte
+	// Token is the secret of a worker token ('longfair acl token create
+	// --role worker'), sent as the bearer token of every call to the
+	// servers. Servers that check tokens refuse a worker without one.
+	Token string
+	// TLS secures the calls to the servers and the TaskOutput listener
+	// (auth.go); every server and worker of a cluster uses TLS, or none.
+	TLS ops.TLSConfig
+
 	// GRPCAddr is where the TaskOutput service listens; GRPCAdvertise,
 	// when set, is the address servers dial instead.
 	GRPCAddr      string
@@ -131,6 +141,7 @@ func (c Config) Validate() error {
 	if c.WorkDir == "" {
 		errs = append(errs, errors.New("work dir is empty: set --work-dir to a directory the worker may own (task directories and output go there)"))
 	}
+	errs = append(errs, c.checkSecurity()...)
 	if c.KillGrace < 0 {
 		errs = append(errs, fmt.Errorf("kill grace is %v: give zero or a positive duration", c.KillGrace))
 	}

@@ -24,6 +24,8 @@ type leaderFinder struct {
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
 	last  string // the last leader address found
+	// dial are the options of every connection (auth.go: TLS, token).
+	dial []grpc.DialOption
 }
 
 func newLeaderFinder(g *gossip, logger *slog.Logger) *leaderFinder {
@@ -37,7 +39,11 @@ func (f *leaderFinder) conn(addr string) (*grpc.ClientConn, error) {
 	if c, ok := f.conns[addr]; ok {
 		return c, nil
 	}
-	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	dial := f.dial
+	if dial == nil {
+		dial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+	c, err := grpc.NewClient(addr, dial...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}

@@ -45,7 +45,7 @@ random bytes, base64), with --gossip-key or LONGFAIR_GOSSIP_KEY:
 
   head -c 32 /dev/urandom | base64
 
-Flags:
+` + workerSecurityHelp + `Flags:
 `
 
 // workerFlags are the flags of 'longfair worker'.
@@ -60,6 +60,7 @@ type workerFlags struct {
 	class, account              string
 	killGrace, shutdownTimeout  time.Duration
 	logLevel, logFormat         string
+	security                    workerSecurityFlags // worker_security.go
 }
 
 func newWorkerFlagSet(f *workerFlags, stderr io.Writer) *flag.FlagSet {
@@ -87,6 +88,7 @@ func newWorkerFlagSet(f *workerFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long running tasks get to stop on SIGINT/SIGTERM")
+	f.security.register(fs)
 	return fs
 }
 
@@ -122,6 +124,9 @@ func workerConfig(args []string, stderr io.Writer) (worker.Config, workerFlags, 
 			return worker.Config{}, f, fmt.Errorf("gossip key is not base64 (%v): make one with 'head -c 32 /dev/urandom | base64'", err)
 		}
 		cfg.GossipKey = k
+	}
+	if err := f.security.apply(&cfg); err != nil {
+		return worker.Config{}, f, err
 	}
 	res, err := workerResources(f)
 	if err != nil {
