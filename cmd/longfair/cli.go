@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/longfair/longfair/client"
+	"github.com/longfair/longfair/ops"
 )
 
 // usageError is a mistake in how a command was called (a flag or an
@@ -104,6 +105,7 @@ type clientFlags struct {
 	timeout     time.Duration
 	stale       bool
 	output      string
+	tls         ops.TLSConfig // cli_tls.go
 }
 
 // register adds the connection flags, and --output when the command
@@ -113,6 +115,7 @@ func (f *clientFlags) register(fs *flag.FlagSet, listing bool) {
 	fs.StringVar(&f.token, "token", "", "bearer `token` (default $"+client.EnvToken+")")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up when the cluster has not answered within `duration`")
 	fs.BoolVar(&f.stale, "stale", false, "let any server answer reads from its replica, which may lag behind the leader")
+	f.registerTLS(fs)
 	if listing {
 		fs.StringVar(&f.output, "output", "table", "output `format`: table, json or csv")
 		fs.StringVar(&f.output, "o", "table", "short for --output")
@@ -144,8 +147,12 @@ func (f *clientFlags) dial() (*client.Client, error) {
 	if err != nil {
 		return nil, usagef("%s: %v", from, err)
 	}
-	return client.New(addrs, client.WithToken(f.resolvedToken()), client.WithConsistentReads(!f.stale),
-		client.WithRetry(max(f.timeout, time.Second), client.DefaultUnreachableFor))
+	tlsOpts, err := f.tlsOptions()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(addrs, append(tlsOpts, client.WithToken(f.resolvedToken()), client.WithConsistentReads(!f.stale),
+		client.WithRetry(max(f.timeout, time.Second), client.DefaultUnreachableFor))...)
 }
 
 // resolvedToken is --token, else $LONGFAIR_TOKEN.
