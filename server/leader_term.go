@@ -100,7 +100,7 @@ func (s *Server) startWorkerLeadership(ctx context.Context) (stop func()) {
 		sweeps:   make(chan bool, 1),
 	}
 	var wg sync.WaitGroup
-	for _, loop := range []func(){t.scheduleLoop, t.eventsLoop, t.membershipLoop, t.sweepLoop} {
+	for _, loop := range []func(){t.scheduleLoop, t.eventsLoop, t.membershipLoop, t.sweepLoop, t.fawkesLoop} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
