@@ -15,6 +15,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/ops"
+	"github.com/longfair/longfair/ops/tlstest"
 	"github.com/longfair/longfair/worker"
 )
 
@@ -61,17 +62,17 @@ func refused(t *testing.T, what string, conn *grpc.ClientConn) {
 // without a certificate, one with a certificate of another CA, a plain
 // Raft peer and a gossip member without the key are all refused.
 func TestTLSClusterRefusesPlaintext(t *testing.T) {
-	pki := newTestPKI(t, "cluster")
+	pki := tlstest.New(t, "cluster")
 	gossipKey := []byte("0123456789abcdef0123456789abcdef")
 	c := newACLCluster(t, 3, func(cfg *Config) {
-		cfg.TLS = pki.issue(cfg.NodeID)
+		cfg.TLS = pki.Issue(cfg.NodeID)
 		cfg.GossipKey = gossipKey
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// Connections of the test's own client: mutual TLS with a client
 	// certificate of the cluster's CA. c.conn uses them from now on.
-	admin := pki.issue("admin-client")
+	admin := pki.Issue("admin-client")
 	for _, s := range c.running() {
 		c.conns[s.GRPCAddr()] = tlsConn(t, s.GRPCAddr(), clientCreds(t, admin))
 	}
@@ -98,10 +99,10 @@ func TestTLSClusterRefusesPlaintext(t *testing.T) {
 
 	addr := leader.GRPCAddr()
 	refused(t, "plaintext", tlsConn(t, addr, insecure.NewCredentials()))
-	noCert := ops.TLSConfig{CAFile: pki.caFile}
+	noCert := ops.TLSConfig{CAFile: pki.CAFile()}
 	refused(t, "TLS without a client certificate", tlsConn(t, addr, clientCreds(t, noCert)))
-	other := newTestPKI(t, "other").issue("intruder")
-	other.CAFile = pki.caFile // it trusts the servers, but they do not trust it
+	other := tlstest.New(t, "other").Issue("intruder")
+	other.CAFile = pki.CAFile() // it trusts the servers, but they do not trust it
 	refused(t, "a certificate of another CA", tlsConn(t, addr, clientCreds(t, other)))
 
 	// A plain-TCP Raft peer gets nowhere.
@@ -136,7 +137,7 @@ func TestTLSClusterRefusesPlaintext(t *testing.T) {
 	// worker over mutual TLS.
 	workerSecret, _ := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
 	ag := testWorker(t, c.testCluster, "w1", func(w *worker.Config) {
-		w.TLS = pki.issue("w1")
+		w.TLS = pki.Issue("w1")
 		w.Token = workerSecret
 		w.GossipKey = gossipKey
 	})
@@ -201,8 +202,8 @@ func refusedOutput(t *testing.T, conn *grpc.ClientConn, job uint64) {
 // TestTLSConfigValidation: a server with TLS needs its certificate and
 // key; files that do not load are refused with the file named.
 func TestTLSConfigValidation(t *testing.T) {
-	pki := newTestPKI(t, "v")
-	good := pki.issue("s1")
+	pki := tlstest.New(t, "v")
+	good := pki.Issue("s1")
 	base := testConfig(t.TempDir(), "s1")
 	for _, c := range []struct {
 		name  string
@@ -211,7 +212,7 @@ func TestTLSConfigValidation(t *testing.T) {
 	}{
 		{"only a CA", ops.TLSConfig{CAFile: good.CAFile}, "certificate and key"},
 		{"cert without key", ops.TLSConfig{CertFile: good.CertFile}, "--tls-key"},
-		{"key of another certificate", ops.TLSConfig{CertFile: good.CertFile, KeyFile: pki.issue("s2").KeyFile}, "does not match"},
+		{"key of another certificate", ops.TLSConfig{CertFile: good.CertFile, KeyFile: pki.Issue("s2").KeyFile}, "does not match"},
 		{"missing CA file", ops.TLSConfig{CertFile: good.CertFile, KeyFile: good.KeyFile, CAFile: good.CAFile + ".nope"}, "CA file"},
 		{"CA file without certificates", ops.TLSConfig{CertFile: good.CertFile, KeyFile: good.KeyFile, CAFile: good.KeyFile}, "no PEM certificate"},
 	} {
@@ -238,8 +239,8 @@ func TestTLSConfigValidation(t *testing.T) {
 // TestTLSHandshakeFailsFastForPlainRaftDial: the stream layer's dial to a
 // plaintext listener fails within its timeout rather than hanging.
 func TestTLSHandshakeFailsFastForPlainRaftDial(t *testing.T) {
-	pki := newTestPKI(t, "raft")
-	cfg := pki.issue("s1")
+	pki := tlstest.New(t, "raft")
+	cfg := pki.Issue("s1")
 	server, err := cfg.ServerTLS()
 	if err != nil {
 		t.Fatal(err)

@@ -3,74 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/longfair/longfair/ops"
+	"github.com/longfair/longfair/ops/tlstest"
 	"github.com/longfair/longfair/server"
 )
-
-// writeTestPKI writes a throwaway CA and two certificates it signed (for
-// 127.0.0.1) into dir, and returns the TLS files of each.
-func writeTestPKI(t *testing.T, dir string, names ...string) map[string]ops.TLSConfig {
-	t.Helper()
-	write := func(name, kind string, der []byte) string {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	caFile := write("ca.pem", "CERTIFICATE", caDER)
-	out := map[string]ops.TLSConfig{}
-	for i, name := range names {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(int64(i + 2)), Subject: pkix.Name{CommonName: name},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-			IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keyDER, _ := x509.MarshalECPrivateKey(key)
-		out[name] = ops.TLSConfig{CertFile: write(name+".pem", "CERTIFICATE", der), KeyFile: write(name+"-key.pem", "EC PRIVATE KEY", keyDER), CAFile: caFile}
-	}
-	return out
-}
 
 // TestCLIReachesAMutualTLSServer: the client commands take --tls-ca,
 // --tls-cert and --tls-key (or LONGFAIR_TLS_*), and without them a
 // mutual-TLS server is out of reach, with a message that says so.
 func TestCLIReachesAMutualTLSServer(t *testing.T) {
 	dir := t.TempDir()
-	pki := writeTestPKI(t, dir, "s1", "cli")
+	pki := tlstest.New(t, "cli-test")
 	tokenFile := filepath.Join(dir, "bootstrap.token")
 	const secret = "lf_cli-tls-test-secret-0123456789"
 	if err := os.WriteFile(tokenFile, []byte(secret), 0o600); err != nil {
@@ -80,7 +28,7 @@ func TestCLIReachesAMutualTLSServer(t *testing.T) {
 	cfg.NodeID, cfg.DataDir = "s1", filepath.Join(dir, "s1")
 	cfg.RaftAddr, cfg.GRPCAddr, cfg.GossipAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	cfg.Bootstrap = true
-	cfg.TLS = pki["s1"]
+	cfg.TLS = pki.Issue("s1")
 	cfg.ACL = server.ACLConfig{Enabled: true, BootstrapTokenFile: tokenFile}
 	s, err := server.New(cfg, nil)
 	if err != nil {
@@ -106,7 +54,7 @@ func TestCLIReachesAMutualTLSServer(t *testing.T) {
 		code := dispatch(append([]string{"nodes", "--addr", s.GRPCAddr(), "--token", secret, "--timeout", "3s"}, args...), &out, &errOut)
 		return code, out.String() + errOut.String()
 	}
-	cli := pki["cli"]
+	cli := pki.Issue("cli")
 	if code, out := run("--tls-ca", cli.CAFile, "--tls-cert", cli.CertFile, "--tls-key", cli.KeyFile); code != 0 {
 		t.Fatalf("with the client certificate: exit %d: %s", code, out)
 	}

@@ -1,4 +1,8 @@
-package server
+// Package tlstest makes throwaway certificate authorities for tests: a CA
+// and certificates it signs, written as PEM files into the test's
+// temporary directory. Keys are generated on every run and never
+// committed.
+package tlstest
 
 import (
 	"crypto/ecdsa"
@@ -11,25 +15,28 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/longfair/longfair/ops"
 )
 
-// testPKI is a throwaway certificate authority whose files live in the
-// test's temporary directory. Keys are generated per test run and never
-// committed.
-type testPKI struct {
+// PKI is a certificate authority whose files live in a test's temporary
+// directory.
+type PKI struct {
 	tb     testing.TB
 	dir    string
 	caFile string
 	ca     *x509.Certificate
 	caKey  *ecdsa.PrivateKey
+
+	mu     sync.Mutex
 	serial int64
 }
 
-func newTestPKI(tb testing.TB, name string) *testPKI {
+// New makes a CA named name, valid for a day.
+func New(tb testing.TB, name string) *PKI {
 	tb.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -52,31 +59,37 @@ func newTestPKI(tb testing.TB, name string) *testPKI {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	p := &testPKI{tb: tb, dir: tb.TempDir(), ca: ca, caKey: key, serial: 1}
+	p := &PKI{tb: tb, dir: tb.TempDir(), ca: ca, caKey: key, serial: 1}
 	p.caFile = filepath.Join(p.dir, name+"-ca.pem")
-	writePEM(tb, p.caFile, "CERTIFICATE", der)
+	p.write(p.caFile, "CERTIFICATE", der)
 	return p
 }
 
-// issue makes a certificate for name, valid for 127.0.0.1 and localhost as
-// both server and client, and returns a TLS configuration that uses it and
-// trusts this CA.
-func (p *testPKI) issue(name string) ops.TLSConfig {
+// CAFile is the CA certificate's PEM file.
+func (p *PKI) CAFile() string { return p.caFile }
+
+// Issue makes a certificate for name, valid for 127.0.0.1, ::1 and
+// localhost (plus any extra DNS names) as both server and client, and
+// returns the TLS files of a process that uses it and trusts this CA.
+func (p *PKI) Issue(name string, dnsNames ...string) ops.TLSConfig {
 	p.tb.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		p.tb.Fatal(err)
 	}
+	p.mu.Lock()
 	p.serial++
+	serial := p.serial
+	p.mu.Unlock()
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(p.serial),
+		SerialNumber: big.NewInt(serial),
 		Subject:      pkix.Name{CommonName: name},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
+		DNSNames:     append([]string{"localhost"}, dnsNames...),
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
 	if err != nil {
@@ -91,15 +104,14 @@ func (p *testPKI) issue(name string) ops.TLSConfig {
 		KeyFile:  filepath.Join(p.dir, name+"-key.pem"),
 		CAFile:   p.caFile,
 	}
-	writePEM(p.tb, cfg.CertFile, "CERTIFICATE", der)
-	writePEM(p.tb, cfg.KeyFile, "EC PRIVATE KEY", keyDER)
+	p.write(cfg.CertFile, "CERTIFICATE", der)
+	p.write(cfg.KeyFile, "EC PRIVATE KEY", keyDER)
 	return cfg
 }
 
-func writePEM(tb testing.TB, path, kind string, der []byte) {
-	tb.Helper()
-	data := pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der})
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		tb.Fatal(err)
+func (p *PKI) write(path, kind string, der []byte) {
+	p.tb.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600); err != nil {
+		p.tb.Fatal(err)
 	}
 }
