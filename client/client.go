@@ -234,5 +234,8 @@ func (c *Client) Fairness() longfairv1.FairnessClient { return longfairv1.NewFai
 // Ledger is the Ledger service.
 func (c *Client) Ledger() longfairv1.LedgerClient { return longfairv1.NewLedgerClient(c.Conn()) }
 
+// ACL is the ACL service: API tokens.
+func (c *Client) ACL() longfairv1.ACLClient { return longfairv1.NewACLClient(c.Conn()) }
+
 // Operator is the Operator service.
 func (c *Client) Operator() longfairv1.OperatorClient { return longfairv1.NewOperatorClient(c.Conn()) }

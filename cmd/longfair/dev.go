@@ -20,7 +20,8 @@ const devHelp = `Usage: longfair dev [flags]
 Runs a whole longfair cluster on this machine, on loopback, to try it: three
 servers forming one Raft group and three workers (two CPU nodes and one
 node with two MIC devices), each its own process, with ports chosen free.
-It creates an admin token and two accounts with users and SU grants (astro
+It bootstraps the ACL with an admin token (kept in admin.token), gives each
+worker a worker token, creates two accounts with users and SU grants (astro
 with user ann, bio with user bob), prints how to use the CLI against it,
 and writes into its directory:
 
@@ -48,7 +49,11 @@ type devCluster struct {
 	Addr    string      `json:"addr"`
 	Servers []*devChild `json:"servers"`
 	Workers []*devChild `json:"workers"`
-	Token   string      `json:"-"`
+	// ACL is whether the servers check tokens; ACLOff says why dev turned
+	// the checks off.
+	ACL    bool   `json:"acl"`
+	ACLOff string `json:"acl_off,omitempty"`
+	Token  string `json:"-"`
 }
 
 func (d *devCluster) children() []*devChild {
@@ -205,6 +210,13 @@ func printDevUsage(w io.Writer, d *devCluster, hasWorker, noWorkers bool) {
 		fmt.Fprintln(w, "  (no workers: this longfair binary has no 'worker' command)")
 	}
 	fmt.Fprintf(w, "\n  accounts: %s\n", devAccountsSummary())
+	if d.ACL {
+		fmt.Fprintf(w, "  tokens:   the servers check them; dev.env holds the admin token, %s holds it too\n", filepath.Join(d.Dir, "admin.token"))
+	} else if d.ACLOff != "" {
+		fmt.Fprintf(w, "  tokens:   not checked: %s\n", d.ACLOff)
+	} else {
+		fmt.Fprintln(w, "  tokens:   these servers do not check them (no ACL service)")
+	}
 	fmt.Fprintf(w, `
 Use it from another shell:
 

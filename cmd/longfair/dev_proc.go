@@ -28,10 +28,10 @@ type devChild struct {
 	err  error         // its exit status, once done is closed
 }
 
-// startChild starts exe with args in its own process group, logging to
-// dir/<kind>.log, and waits until the log holds the JSON line whose msg is
+// startChild starts exe with args (and env added to dev's environment) in
+// its own process group, logging to dir/<kind>.log, and waits until the log holds the JSON line whose msg is
 // startedMsg; the line's fields named in addrKeys become Addrs.
-func startChild(ctx context.Context, exe, kind, id, dir string, args []string, startedMsg string, addrKeys []string) (*devChild, error) {
+func startChild(ctx context.Context, exe, kind, id, dir string, args, env []string, startedMsg string, addrKeys []string) (*devChild, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
@@ -45,6 +45,7 @@ func startChild(ctx context.Context, exe, kind, id, dir string, args []string, s
 	cmd := exec.Command(exe, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = childProcAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s %s: %w", kind, id, err)

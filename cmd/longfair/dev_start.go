@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
+	"github.com/longfair/longfair/server"
 )
 
 // devAccount is one of the demo accounts dev creates.
@@ -41,6 +44,7 @@ func devAccountsSummary() string {
 type devWorker struct {
 	id, class, account, cpu, mem string
 	mic                          int
+	tokenFile, token             string
 }
 
 func devWorkers() []devWorker {
@@ -68,6 +72,15 @@ func (d *devCluster) start(ctx context.Context, exe, logLevel string, withWorker
 	} else {
 		fmt.Fprintf(stdout, "longfair dev: starting 3 servers in %s…\n", d.Dir)
 	}
+	// The token checks stay off when this binary's workers cannot present
+	// a token (they would never reach the leader).
+	var workerFlags map[string]bool
+	if withWorkers {
+		workerFlags = helpFlags(ctx, exe, "worker")
+	}
+	if withWorkers && server.DefaultConfig().ACL.Enabled && !workerFlags["token"] && !workerFlags["token-file"] {
+		d.ACLOff = "this binary's workers cannot present a token yet, so the servers run with acl.enabled=false"
+	}
 	for i := range 3 {
 		id := fmt.Sprintf("s%d", i+1)
 		// New servers take free ports; a resumed one takes its old ports
@@ -81,10 +94,20 @@ func (d *devCluster) start(ctx context.Context, exe, logLevel string, withWorker
 		args := []string{"server", "--node-id", id, "--data-dir", filepath.Join(d.Dir, id, "data"),
 			"--raft-addr", raftAddr, "--grpc-addr", grpcAddr, "--gossip-addr", gossipAddr, "--http-addr", "127.0.0.1:0",
 			"--bootstrap-expect", "3", "--log-format", "json", "--log-level", logLevel}
+		if d.ACLOff != "" {
+			conf := filepath.Join(d.Dir, id, "dev-server.json")
+			if err := os.MkdirAll(filepath.Dir(conf), 0o700); err != nil {
+				return err
+			}
+			if err := writeFileAtomic(conf, []byte(`{"acl": {"enabled": false}}`+"\n")); err != nil {
+				return err
+			}
+			args = append(args, "--config", conf)
+		}
 		for _, s := range d.Servers {
 			args = append(args, "--join", s.Addrs["gossip"])
 		}
-		c, err := startChild(ctx, exe, "server", id, filepath.Join(d.Dir, id), args, "server started", []string{"grpc", "raft", "gossip", "http"})
+		c, err := startChild(ctx, exe, "server", id, filepath.Join(d.Dir, id), args, nil, "server started", []string{"grpc", "raft", "gossip", "http"})
 		if err != nil {
 			return err
 		}
@@ -95,13 +118,17 @@ func (d *devCluster) start(ctx context.Context, exe, logLevel string, withWorker
 		addrs = append(addrs, s.Addrs["grpc"])
 	}
 	d.Addr = strings.Join(addrs, ",")
-	d.Token = devToken()
+	fmt.Fprintln(stdout, "longfair dev: waiting for a leader…")
+	acl, err := d.adminToken(ctx, addrs)
+	if err != nil {
+		return err
+	}
+	d.ACL = acl && d.ACLOff == ""
 	c, err := client.New(addrs, client.WithToken(d.Token), client.WithConsistentReads(true), client.WithRetry(time.Minute, 5*time.Second))
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	fmt.Fprintln(stdout, "longfair dev: waiting for a leader…")
 	if err := waitLeader(ctx, c); err != nil {
 		return err
 	}
@@ -110,7 +137,7 @@ func (d *devCluster) start(ctx context.Context, exe, logLevel string, withWorker
 	}
 	if withWorkers {
 		fmt.Fprintln(stdout, "longfair dev: starting 3 workers…")
-		if err := d.startWorkers(ctx, exe, logLevel); err != nil {
+		if err := d.startWorkers(ctx, c, d.ACL, workerFlags, exe, logLevel); err != nil {
 			return err
 		}
 		if err := waitNodesUp(ctx, c, len(d.Workers)); err != nil {
@@ -120,9 +147,33 @@ func (d *devCluster) start(ctx context.Context, exe, logLevel string, withWorker
 	return d.writeFiles()
 }
 
-func (d *devCluster) startWorkers(ctx context.Context, exe, logLevel string) error {
+func (d *devCluster) startWorkers(ctx context.Context, c *client.Client, acl bool, workerFlags map[string]bool, exe, logLevel string) error {
 	for _, w := range devWorkers() {
 		dir := filepath.Join(d.Dir, w.id)
+		var env []string
+		if acl {
+			// A worker holds a token of the worker role: in a file when
+			// the worker takes one, else as a flag; in its environment
+			// too.
+			created, err := c.ACL().CreateToken(ctx, &longfairv1.CreateTokenRequest{Role: longfairv1.TokenRole_TOKEN_ROLE_WORKER,
+				Description: "longfair dev worker " + w.id})
+			if err != nil {
+				return fmt.Errorf("create the token of worker %s: %w", w.id, err)
+			}
+			env = append(env, client.EnvToken+"="+created.GetSecret())
+			if workerFlags["token-file"] {
+				file := filepath.Join(dir, "worker.token")
+				if err := os.MkdirAll(dir, 0o700); err != nil {
+					return err
+				}
+				if err := os.WriteFile(file, []byte(created.GetSecret()+"\n"), 0o600); err != nil {
+					return fmt.Errorf("write the token of worker %s: %w", w.id, err)
+				}
+				w.tokenFile = file
+			} else if workerFlags["token"] {
+				w.token = created.GetSecret()
+			}
+		}
 		args := []string{"worker", "--node-id", w.id, "--work-dir", filepath.Join(dir, "work"),
 			"--gossip-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
 			"--cpu", w.cpu, "--mem", w.mem, "--class", w.class, "--log-format", "json", "--log-level", logLevel}
@@ -132,14 +183,19 @@ func (d *devCluster) startWorkers(ctx context.Context, exe, logLevel string) err
 		if w.account != "" {
 			args = append(args, "--account", w.account)
 		}
+		if w.tokenFile != "" {
+			args = append(args, "--token-file", w.tokenFile)
+		} else if w.token != "" {
+			args = append(args, "--token", w.token)
+		}
 		for _, s := range d.Servers {
 			args = append(args, "--join", s.Addrs["gossip"])
 		}
-		c, err := startChild(ctx, exe, "worker", w.id, dir, args, "worker started", []string{"grpc", "gossip"})
+		child, err := startChild(ctx, exe, "worker", w.id, dir, args, env, "worker started", []string{"grpc", "gossip"})
 		if err != nil {
 			return err
 		}
-		d.Workers = append(d.Workers, c)
+		d.Workers = append(d.Workers, child)
 	}
 	return nil
 }
@@ -175,6 +231,59 @@ func previousServerAddrs(dir string) (map[string]map[string]string, error) {
 	}
 	return out, nil
 }
+
+// adminToken gets the admin token dev and the CLI use, and reports
+// whether the cluster checks tokens. A new cluster is bootstrapped with
+// ACL.Bootstrap (which waits for a leader) and its secret kept in
+// admin.token; a resumed one uses the admin.token of its first run. A
+// cluster without the ACL service gets a random token, sent and ignored.
+func (d *devCluster) adminToken(ctx context.Context, addrs []string) (bool, error) {
+	path := filepath.Join(d.Dir, "admin.token")
+	if data, err := os.ReadFile(path); err == nil {
+		d.Token = strings.TrimSpace(string(data))
+	}
+	c, err := client.New(addrs, client.WithRetry(time.Minute, 5*time.Second))
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	created, err := c.ACL().Bootstrap(ctx, &longfairv1.BootstrapACLRequest{})
+	switch status.Code(err) {
+	case codes.OK:
+		d.Token = created.GetSecret()
+	case codes.Unimplemented:
+		if d.Token == "" {
+			d.Token = devToken()
+		}
+		return false, writeFileAtomic(path, []byte(d.Token+"\n"))
+	case codes.FailedPrecondition:
+		if d.Token == "" {
+			return false, fmt.Errorf("the cluster in %s already has an admin token, but %s is gone: start a new dev cluster in another --dir", d.Dir, path)
+		}
+		return true, nil
+	default:
+		if ctx.Err() != nil {
+			return false, fmt.Errorf("no leader was elected in time: %v", status.Convert(err).Message())
+		}
+		return false, fmt.Errorf("create the admin token: %w", err)
+	}
+	return true, writeFileAtomic(path, []byte(d.Token+"\n"))
+}
+
+// helpFlags lists the flags 'longfair NAME --help' shows, so that dev
+// passes only flags the binary's servers and workers take.
+func helpFlags(ctx context.Context, exe, name string) map[string]bool {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, exe, name, "--help").CombinedOutput()
+	flags := map[string]bool{}
+	for _, m := range helpFlagRE.FindAllStringSubmatch(string(out), -1) {
+		flags[m[1]] = true
+	}
+	return flags
+}
+
+var helpFlagRE = regexp.MustCompile(`(?m)^\s+--?([a-z][a-z0-9-]*)`)
 
 // waitLeader waits until a server names a leader.
 func waitLeader(ctx context.Context, c *client.Client) error {
