@@ -155,3 +155,38 @@ func TestGrpcurlListsAndCallsThroughReflection(t *testing.T) {
 		t.Errorf("a refused CreateAccount changed the accounts from %d to %d", len(before), len(after))
 	}
 }
+
+// TestGrpcurlCarriesABearerToken runs grpcurl against a server that checks
+// tokens, as production servers do: without a token it can neither list
+// nor call; with the admin token in the authorization header it does both.
+func TestGrpcurlCarriesABearerToken(t *testing.T) {
+	bin := grpcurlPath(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c := newACLCluster(t, 1, nil)
+	s := c.waitLeader(ctx)
+	addr := s.GRPCAddr()
+	bearer := "authorization: Bearer " + aclTestSecret
+
+	if _, err := grpcurl(ctx, t, bin, addr, "list"); err == nil || !strings.Contains(err.Error(), "Unauthenticated") {
+		t.Errorf("grpcurl list without a token: %v; want Unauthenticated", err)
+	}
+	_, err := grpcurl(ctx, t, bin, "-d", `{"name": "astro"}`, addr, "longfair.v1.Accounts/CreateAccount")
+	if err == nil || !strings.Contains(err.Error(), "Unauthenticated") {
+		t.Errorf("CreateAccount without a token: %v; want Unauthenticated", err)
+	}
+	if _, err := s.FSM().Account("astro"); err == nil {
+		t.Error("a call without a token created an account")
+	}
+
+	out, err := grpcurl(ctx, t, bin, "-H", bearer, addr, "list")
+	if err != nil || !strings.Contains(out, "longfair.v1.Accounts") {
+		t.Fatalf("grpcurl list with the admin token: %q, %v", out, err)
+	}
+	if _, err := grpcurl(ctx, t, bin, "-H", bearer, "-d", `{"name": "astro"}`, addr, "longfair.v1.Accounts/CreateAccount"); err != nil {
+		t.Fatalf("CreateAccount with the admin token: %v", err)
+	}
+	if _, err := s.FSM().Account("astro"); err != nil {
+		t.Errorf("CreateAccount with the admin token did not create the account: %v", err)
+	}
+}
