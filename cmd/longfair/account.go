@@ -17,6 +17,7 @@ func accountGroup() func(args []string, stdout, stderr io.Writer) error {
 		{"list", "list accounts with their weights", accountListCommand()},
 		{"show", "show one account, its balance and its members", accountShowCommand()},
 		{"set-weight", "set or clear an account's weight or contribution", accountSetWeightCommand()},
+		{"set-group", "move an account into a group of the account tree (hdrf, dff)", accountSetGroupCommand()},
 	})
 }
 

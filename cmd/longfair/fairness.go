@@ -27,20 +27,29 @@ Examples:
   longfair fairness
   longfair fairness --account astro --output json
   longfair fairness --watch 5s        # redraw when it changes
+  longfair fairness --tree            # the account tree of hdrf and dff
 `
 
 func fairnessCommand() func(args []string, stdout, stderr io.Writer) error {
 	var (
 		account string
 		watch   time.Duration
+		tree    bool
 	)
 	setup := func(fs *flag.FlagSet) {
 		fs.StringVar(&account, "account", "", "only this `account`")
+		fs.BoolVar(&tree, "tree", false, "show the account tree of hdrf and dff instead (as 'longfair group tree')")
 		fs.DurationVar(&watch, "watch", 0, "look again every `interval` and print the table when it changed (until Ctrl-C)")
 	}
 	return clientCommand("fairness", fairnessHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
 		if len(args) > 0 {
 			return usagef("unexpected argument %q: to see one account use --account %s", args[0], args[0])
+		}
+		if tree {
+			if account != "" || watch > 0 {
+				return usagef("--tree shows the whole tree: leave out --account and --watch")
+			}
+			return showAccountTree(ctx, c, f, out.stdout)
 		}
 		if watch > 0 {
 			return watchFairness(ctx, c, f, account, watch, out.stdout)
@@ -138,6 +147,9 @@ func fairnessTable(r *longfairv1.FairnessReport) table {
 		t.add(a.GetAccount(), client.FormatQuantity("", a.GetWeight()), share, fmtResourceHours(a.GetUsage()), fmtBeta(a),
 			fmtVector(a.GetAllocation()), fmt.Sprint(a.GetPendingTasks()), fmt.Sprint(a.GetRunningTasks()),
 			fmtSU(a.GetSuAvailableMicroSu()), fmtWaiting(a))
+	}
+	if r.GetPolicy() == "fawkes" {
+		addPartitionColumn(&t, r)
 	}
 	return t
 }

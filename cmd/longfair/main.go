@@ -41,6 +41,8 @@ func commands() map[string]command {
 		"ledger":   {"show, verify and export the SU journal", ledgerGroup()},
 		"usage":    {"usage and charges over a time range, by account or user", usageGroup()},
 		"policy":   {"show and set the scheduling policy and settings", policyGroup()},
+		"group":    {"arrange accounts in the account tree of hdrf and dff", groupGroup()},
+		"queue":    {"declare latency queues of bpf and sp (admission control)", queueGroup()},
 		"acl":      {"create, list and revoke API tokens", aclGroup()},
 		"operator": {"Raft peers and snapshots of the cluster state", operatorGroup()},
 	}
@@ -58,7 +60,7 @@ func commandGroups() []struct {
 	}{
 		{"Cluster", []string{"server", "worker", "dev", "status", "nodes"}},
 		{"Users", []string{"submit", "jobs", "job", "cancel", "logs", "fairness", "balance", "explain"}},
-		{"Admins", []string{"account", "user", "grant", "ledger", "usage", "policy", "acl", "operator"}},
+		{"Admins", []string{"account", "user", "grant", "ledger", "usage", "policy", "group", "queue", "acl", "operator"}},
 		{"Simulation", []string{"sim"}},
 	}
 }

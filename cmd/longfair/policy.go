@@ -60,6 +60,7 @@ func printSettings(out cmdIO, format string, s *longfairv1.Settings) error {
 	t.add("ltrf_resource", orDash(s.GetLtrfResource()))
 	t.add("billing_weights", fmtBilling(s.GetBillingWeights()))
 	t.add("resources", strings.Join(s.GetResources(), ", "))
+	addPaperSettings(&t, s)
 	return writeListing(out.stdout, format, t, s)
 }
 
@@ -95,10 +96,27 @@ settings from its next scheduling pass.
 Billing weights are SU per hour per unit of a resource; for sizes give the
 unit after a slash: mem=0.25/G is 0.25 SU per GiB-hour.
 
+The other papers' policies have settings of their own:
+  --qknobler-rho ρ        qknobler: the fraction of its DRF share each account
+                          gets before the rest goes to the most efficient
+                          tasks, in [0, 1] (1 is drf; 0.5 until set)
+  --fawkes-weighting W    fawkes: td (default), jd, dd, pu, du, ru, js, jt,
+                          tt, eq or none
+  --fawkes-interval T     how often the weights are recomputed (default 2m)
+  --fawkes-tau τ          resize only when Var(D) over the interval exceeds
+                          τ, in (share·s)² (default 10; negative: always)
+  --fawkes-guarantee G    minimum share of an account with work, as a
+                          fraction of its contribution share, in [0, 1]
+  --fawkes-psi ψ, --fawkes-base a, --fawkes-disk RESOURCE   RU's ψ (0.5),
+                          JT's and TT's a (2), the resource DU watches
+  (0 for --fawkes-interval, -tau, -psi or -base means the default)
+
 Examples:
   longfair policy set --policy hmrf --window decay:7d --starvation-timeout 30m
   longfair policy set --billing-weight cpu=1,mem=0.25/G,mic=4
   longfair policy set --add-resource gpu
+  longfair policy set --policy qknobler --qknobler-rho 0.75
+  longfair policy set --policy fawkes --fawkes-weighting td --fawkes-guarantee 0.5
 `
 
 // optionalDuration is a duration flag that remembers whether it was given.
@@ -128,6 +146,7 @@ func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 		policy, window, placement, ltrf string
 		starvation, quantum             optionalDuration
 		billing, addResources           listFlag
+		papers                          paperPolicyFlags
 	)
 	setup := func(fs *flag.FlagSet) {
 		fs.StringVar(&policy, "policy", "", "scheduling `policy`")
@@ -138,6 +157,7 @@ func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&ltrf, "ltrf-resource", "", "the `resource` ltrf is fair on")
 		fs.Var(&billing, "billing-weight", "`name=SU_per_hour[/unit]`; repeat or comma-separate; replaces all billing weights")
 		fs.Var(&addResources, "add-resource", "declare a new resource `name`; repeat or comma-separate")
+		papers.register(fs)
 	}
 	return clientCommand("policy set", policySetHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
 		if err := wantArgs("policy set", args, 0, 0, ""); err != nil {
@@ -164,8 +184,9 @@ func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 			}
 			req.BillingWeights = w
 		}
+		hasPapers := papers.apply(req)
 		if req.Policy == nil && req.Window == nil && req.Placement == nil && req.LtrfResource == nil && req.Timeout == nil &&
-			req.Quantum == nil && len(req.BillingWeights) == 0 && len(req.AddResources) == 0 {
+			req.Quantum == nil && len(req.BillingWeights) == 0 && len(req.AddResources) == 0 && !hasPapers {
 			return usagef("nothing to change: give at least one setting (see --help)")
 		}
 		ctx, cancel := f.callContext(ctx)
