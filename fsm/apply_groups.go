@@ -219,9 +219,28 @@ func (s *state) groupInfo(rec *groupRecord) GroupInfo {
 func (f *FSM) Groups() []GroupInfo {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	out := make([]GroupInfo, 0, len(f.st.groups.byPath))
-	for _, p := range sortedKeys(f.st.groups.byPath) {
-		out = append(out, f.st.groupInfo(f.st.groups.byPath[p]))
+	st := f.st
+	paths := sortedKeys(st.groups.byPath)
+	out := make([]GroupInfo, len(paths))
+	at := make(map[string]int, len(paths))
+	for i, p := range paths {
+		rec := st.groups.byPath[p]
+		out[i] = GroupInfo{Path: p, Weight: rec.Weight, CreatedAt: rec.CreatedAt, Accounts: []string{}, Groups: []string{}}
+		at[p] = i
+	}
+	// One pass over the accounts and one over the groups, in name order,
+	// fills in every group's children.
+	for _, name := range st.accountNames {
+		if i, ok := at[st.accounts[name].Group]; ok {
+			out[i].Accounts = append(out[i].Accounts, name)
+		}
+	}
+	for _, p := range paths {
+		if j := strings.LastIndexByte(p, '/'); j >= 0 {
+			if i, ok := at[p[:j]]; ok {
+				out[i].Groups = append(out[i].Groups, p[j+1:])
+			}
+		}
 	}
 	return out
 }

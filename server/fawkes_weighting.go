@@ -28,13 +28,20 @@ type fawkesWeighting struct {
 	weights []float64
 	// shares are the partitions as this weighting last decided them.
 	shares []float64
-	// done is, per job not yet seen ending, how many of its tasks had
-	// ended when last sampled; account maps it to its account.
-	done    map[uint64]int64
-	account map[uint64]int
+	// jobs are the jobs not yet seen ending: how many of their tasks had
+	// ended when last sampled, their account, and the step that saw them
+	// last (steps counts the steps).
+	jobs  map[uint64]*seenJob
+	steps uint64
 	// fresh is set until the first step, which makes sure the accounts
 	// with work have partitions.
 	fresh bool
+}
+
+type seenJob struct {
+	done    int64
+	account int
+	seen    uint64
 }
 
 // fawkesDecision is what one step concluded.
@@ -58,7 +65,7 @@ func newFawkesWeighting(in *fsm.FawkesInput) *fawkesWeighting {
 	w := &fawkesWeighting{
 		cfg: in.Config.WithDefaults(), names: accountNames(in), meter: fawkes.NewMeter(in.Config, n, in.Now),
 		active: make([]bool, n), weights: make([]float64, n), shares: make([]float64, n),
-		done: make(map[uint64]int64), account: make(map[uint64]int), fresh: true,
+		jobs: make(map[uint64]*seenJob), fresh: true,
 	}
 	for i := range in.Accounts {
 		a := &in.Accounts[i]
@@ -68,7 +75,7 @@ func newFawkesWeighting(in *fsm.FawkesInput) *fawkesWeighting {
 		}
 		w.shares[i] = a.Share
 		for _, j := range a.Jobs {
-			w.done[j.ID], w.account[j.ID] = j.Done, i
+			w.jobs[j.ID] = &seenJob{done: j.Done, account: i}
 		}
 	}
 	// An account with work but no partition yet starts with the mean
@@ -143,31 +150,35 @@ func (w *fawkesWeighting) step(in *fsm.FawkesInput, ended func(id uint64) (done 
 }
 
 // countCompletions tells the meter what finished since the last step.
+// The meter only adds completions up, so the order they are told in does
+// not matter.
 func (w *fawkesWeighting) countCompletions(in *fsm.FawkesInput, ended func(uint64) (int64, bool, bool)) {
-	seen := make(map[uint64]bool, len(w.done))
+	w.steps++
 	for i := range in.Accounts {
 		for _, j := range in.Accounts[i].Jobs {
-			seen[j.ID] = true
-			if d := j.Done - w.done[j.ID]; d > 0 {
+			s, ok := w.jobs[j.ID]
+			if !ok {
+				s = &seenJob{}
+				w.jobs[j.ID] = s
+			}
+			if d := j.Done - s.done; d > 0 {
 				w.meter.Completed(i, 0, int(d))
 			}
-			w.done[j.ID], w.account[j.ID] = j.Done, i
+			s.done, s.account, s.seen = j.Done, i, w.steps
 		}
 	}
-	for _, id := range sortedIDs(w.done) {
-		if seen[id] {
+	for id, s := range w.jobs {
+		if s.seen == w.steps {
 			continue
 		}
-		i := w.account[id]
 		if done, completed, ok := ended(id); ok {
 			jobs := 0
 			if completed {
 				jobs = 1
 			}
-			w.meter.Completed(i, jobs, int(max(done-w.done[id], 0)))
+			w.meter.Completed(s.account, jobs, int(max(done-s.done, 0)))
 		}
-		delete(w.done, id)
-		delete(w.account, id)
+		delete(w.jobs, id)
 	}
 }
 
@@ -292,13 +303,4 @@ func sharesCommand(in *fsm.FawkesInput, shares []float64) *fsm.SetShares {
 		}
 	}
 	return cmd
-}
-
-func sortedIDs(m map[uint64]int64) []uint64 {
-	ids := make([]uint64, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
 }
