@@ -127,10 +127,49 @@ func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	if err != nil {
 		return err
 	}
-	return handler(srv, &authorizedStream{
-		ServerStream: ss, ctx: withIdentity(ss.Context(), id),
+	ctx, cancel := context.WithCancelCause(withIdentity(ss.Context(), id))
+	defer cancel(nil)
+	go s.recheckToken(ctx, ss.Context(), cancel)
+	err = handler(srv, &authorizedStream{
+		ServerStream: ss, ctx: ctx,
 		rule: rule, scope: scope, checkFirst: scope != nil && rule.check != nil,
 	})
+	if cause := context.Cause(ctx); cause != nil && status.Code(cause) == codes.Unauthenticated {
+		return cause
+	}
+	return err
+}
+
+// tokenRecheckInterval is how often an open stream's token is checked
+// again: a stream outlives many calls (a worker's lasts for days), and
+// must end soon after its token is revoked or expires.
+const tokenRecheckInterval = 500 * time.Millisecond
+
+// recheckToken ends the stream of ctx, with the refusal as its cause,
+// once the token in the caller's metadata (in call) stops working. It
+// authenticates again only when the tokens changed (the FSM's ACL
+// generation moved) or time passed an expiry, so that an idle check
+// costs an atomic load.
+func (s *Server) recheckToken(ctx, call context.Context, end context.CancelCauseFunc) {
+	tick := time.NewTicker(tokenRecheckInterval)
+	defer tick.Stop()
+	gen := s.fsm.ACLGeneration()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		g := s.fsm.ACLGeneration()
+		if g == gen && !s.auth.mayHaveExpired(call, time.Now()) {
+			continue
+		}
+		gen = g
+		if _, err := s.auth.authenticate(call, time.Now()); err != nil {
+			end(err)
+			return
+		}
+	}
 }
 
 // authorizedStream is a server stream whose caller was authenticated. For

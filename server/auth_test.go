@@ -357,3 +357,30 @@ func healthCheck(ctx context.Context, conn grpc.ClientConnInterface) error {
 	}
 	return nil
 }
+
+// TestRevokedTokenEndsOpenStreams: a stream outlives the call that opened
+// it, so its token is checked again while it is open; revoking the token
+// ends the stream with Unauthenticated.
+func TestRevokedTokenEndsOpenStreams(t *testing.T) {
+	c := newACLCluster(t, 1, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn := c.conn(c.waitLeader(ctx))
+	secret, tok := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
+	// A worker stream waits up to helloTimeout for the worker's hello;
+	// this one never sends it.
+	stream, err := longfairv1.NewWorkersClient(conn).Connect(as(ctx, secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * tokenRecheckInterval) // the stream is open and checked at least once
+	start := time.Now()
+	if _, err := longfairv1.NewACLClient(conn).RevokeToken(as(ctx, aclTestSecret), &longfairv1.RevokeTokenRequest{Id: tok.GetId()}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = stream.Recv()
+	wantStatus(t, "the open stream of a revoked token", err, codes.Unauthenticated)
+	if d := time.Since(start); d > helloTimeout/2 {
+		t.Fatalf("the stream ended %v after the revocation", d)
+	}
+}
