@@ -15,6 +15,11 @@
 // the caller asks for a consistent read, which the leader serves after
 // confirming it still leads.
 //
+// Under the fawkes policy the leader also runs FAWKES weighting
+// (fawkes.go): it samples the accounts every second, recomputes their
+// weights every interval and commits the partitions with a SetShares
+// command, so that every server's scheduling view carries the same ones.
+//
 // The server reads the wall clock only to stamp the commands it proposes as
 // leader; the FSM itself never does (see package fsm).
 package server
