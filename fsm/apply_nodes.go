@@ -75,7 +75,11 @@ func (b *batch) nodeDown(c *NodeDown, t ledger.Time) (any, error) {
 	lost := 0
 	for _, id := range sortedTaskIDs(nd.tasks) {
 		a := st.running[id]
-		if err := b.loseAttempt(st.jobs[id.job], a, t); err != nil {
+		until := t
+		if c.FailedAt > 0 {
+			until = c.FailedAt
+		}
+		if err := b.loseAttemptUntil(st.jobs[id.job], a, until, t); err != nil {
 			return nil, err
 		}
 		lost++

@@ -172,11 +172,17 @@ func (b *batch) taskEvent(e TaskEvent, t ledger.Time) (string, error) {
 // time it held its resources, and requeues the task while it has attempts
 // left.
 func (b *batch) loseAttempt(j *jobRecord, a *attemptRecord, t ledger.Time) error {
+	return b.loseAttemptUntil(j, a, t, t)
+}
+
+// loseAttemptUntil is loseAttempt for an attempt known to have stopped
+// running at until (at most t): it is charged up to until.
+func (b *batch) loseAttemptUntil(j *jobRecord, a *attemptRecord, until, t ledger.Time) error {
 	from := a.AssignedAt
 	if a.StartedAt != 0 {
 		from = a.StartedAt
 	}
-	runtime := min(max(t.Sub(from), 0), j.Walltime)
+	runtime := min(max(min(until, t).Sub(from), 0), j.Walltime)
 	return b.endAttempt(j, a, TaskLostState, runtime, t)
 }
 

@@ -162,10 +162,14 @@ type NodeUp struct {
 }
 
 // NodeDown declares a node down: its running tasks are lost, charged up to
-// now, and requeued while they have attempts left.
+// now, and requeued while they have attempts left. FailedAt, when set and
+// earlier, is when the node was last known alive (its worker's last
+// message): the lost attempts are charged up to then, not for the time it
+// took to notice the failure.
 type NodeDown struct {
-	ID     string `json:"id"`
-	Reason string `json:"reason,omitempty"`
+	ID       string      `json:"id"`
+	Reason   string      `json:"reason,omitempty"`
+	FailedAt ledger.Time `json:"failed_at,omitempty"`
 }
 
 func (*CreateAccount) Type() CommandType    { return TypeCreateAccount }

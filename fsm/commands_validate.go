@@ -283,5 +283,8 @@ func (c *NodeDown) validate() *Error {
 	if err := checkNodeID("node id", c.ID); err != nil {
 		return err
 	}
+	if c.FailedAt < 0 {
+		return invalid("node-down failed_at is %d: give a time after 1970, or none", c.FailedAt)
+	}
 	return checkText("reason", c.Reason, MaxNoteBytes)
 }

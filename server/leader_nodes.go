@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/longfair/longfair/fsm"
+	"github.com/longfair/longfair/ledger"
 )
 
 // membershipLoop keeps the ledger's nodes in step with the workers:
@@ -18,7 +19,8 @@ import (
 //     the worker said goodbye, when its stream broke and it did not come
 //     back within workerStreamGrace, or, after a change of leader, when
 //     its worker did not connect within workerTakeoverGrace. NodeDown marks
-//     its running attempts lost, charges them up to now and requeues them.
+//     its running attempts lost, charges them up to the failure (the
+//     worker's last message, when known) and requeues them.
 //
 // Gossip and the stream are two signals: a worker killed outright closes
 // its stream at once, while gossip also catches a worker that hangs or is
@@ -49,6 +51,7 @@ func (t *leaderTerm) reconcileNodes() {
 	t.mu.Lock()
 	conns := maps.Clone(t.conns)
 	lostAt := maps.Clone(t.lostAt)
+	heardAt := maps.Clone(t.heardAt)
 	goodbye := maps.Clone(t.goodbye)
 	t.mu.Unlock()
 
@@ -77,7 +80,7 @@ func (t *leaderTerm) reconcileNodes() {
 		if reason == "" {
 			continue
 		}
-		t.nodeDown(id, reason)
+		t.nodeDown(id, reason, t.failedAt(id, conns[id], heardAt))
 		if c := conns[id]; c != nil {
 			c.close("node " + id + " was marked down: " + reason)
 		}
@@ -110,6 +113,22 @@ func (t *leaderTerm) downReason(id string, now time.Time, c *workerConn, lostAt 
 		return fmt.Sprintf("its worker has not connected to the new leader within %v", workerTakeoverGrace)
 	}
 	return ""
+}
+
+// failedAt is when a node going down was last known alive: its worker's
+// last message, or when gossip declared it dead; zero when its worker is
+// evidently alive (its stream is up) or nothing is known.
+func (t *leaderTerm) failedAt(id string, c *workerConn, heardAt map[string]time.Time) ledger.Time {
+	if c != nil {
+		return 0
+	}
+	if at, ok := heardAt[id]; ok {
+		return ledger.Time(at.UnixNano())
+	}
+	if m, ok := t.s.gossip.workers.get(id); ok && m.State != memberAlive {
+		return ledger.Time(m.Since.UnixNano())
+	}
+	return 0
 }
 
 // sameAdvert reports whether the ledger's node is what the worker
@@ -145,8 +164,8 @@ func (t *leaderTerm) nodeUp(c *workerConn) {
 	kick(t.schedule)
 }
 
-func (t *leaderTerm) nodeDown(id, reason string) {
-	res, err := proposeFor[*fsm.NodeResult](t.ctx, t.s, &fsm.NodeDown{ID: id, Reason: reason})
+func (t *leaderTerm) nodeDown(id, reason string, failedAt ledger.Time) {
+	res, err := proposeFor[*fsm.NodeResult](t.ctx, t.s, &fsm.NodeDown{ID: id, Reason: reason, FailedAt: failedAt})
 	if err != nil {
 		if t.ctx.Err() == nil {
 			t.log.Warn("cannot mark a node down yet", "node", id, "reason", reason, "error", err)
@@ -155,6 +174,7 @@ func (t *leaderTerm) nodeDown(id, reason string) {
 	}
 	t.mu.Lock()
 	delete(t.lostAt, id)
+	delete(t.heardAt, id)
 	delete(t.goodbye, id)
 	t.mu.Unlock()
 	t.log.Info("node down", "node", id, "reason", reason, "attempts_lost", res.Lost)

@@ -71,6 +71,7 @@ type leaderTerm struct {
 	mu      sync.Mutex
 	conns   map[string]*workerConn // by node id: the current stream of each worker
 	lostAt  map[string]time.Time   // when a node's stream ended, until it is marked down or reconnects
+	heardAt map[string]time.Time   // the last message on that stream: when the worker was last known alive
 	goodbye map[string]string      // nodes whose worker said goodbye, with its reason
 	// warned records, per node, the last problem logged, so that a
 	// condition that lasts is logged once.
@@ -91,7 +92,7 @@ func (s *Server) startWorkerLeadership(ctx context.Context) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	t := &leaderTerm{
 		s: s, log: s.logger.With("component", "leader"), ctx: ctx, started: time.Now(),
-		conns: make(map[string]*workerConn), lostAt: make(map[string]time.Time),
+		conns: make(map[string]*workerConn), lostAt: make(map[string]time.Time), heardAt: make(map[string]time.Time),
 		goodbye: make(map[string]string), warned: make(map[string]string),
 		jobs:     newJobSpecs(s.fsm),
 		events:   make(chan eventBatch, 256),
@@ -148,6 +149,7 @@ func (t *leaderTerm) register(c *workerConn) {
 	old := t.conns[c.node]
 	t.conns[c.node] = c
 	delete(t.lostAt, c.node)
+	delete(t.heardAt, c.node)
 	delete(t.goodbye, c.node)
 	delete(t.warned, c.node)
 	t.mu.Unlock()
@@ -162,6 +164,7 @@ func (t *leaderTerm) unregister(c *workerConn) {
 	if t.conns[c.node] == c {
 		delete(t.conns, c.node)
 		t.lostAt[c.node] = time.Now()
+		t.heardAt[c.node] = time.Unix(0, c.lastHeard.Load())
 	}
 	t.mu.Unlock()
 	kick(t.members)

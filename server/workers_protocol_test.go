@@ -5,6 +5,7 @@ import (
 	"io"
 	"log"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,15 @@ type protoWorker struct {
 	cancel context.CancelFunc
 	stream longfairv1.Workers_ConnectClient
 	msgs   chan *longfairv1.LeaderMessage
+	// sendMu serializes sends: the test and the heartbeat answers share
+	// the stream, and a gRPC stream takes one sender at a time.
+	sendMu sync.Mutex
+}
+
+func (w *protoWorker) sendMsg(m *longfairv1.WorkerMessage) error {
+	w.sendMu.Lock()
+	defer w.sendMu.Unlock()
+	return w.stream.Send(m)
 }
 
 type protoDelegate struct{ meta []byte }
@@ -84,7 +94,9 @@ func (w *protoWorker) connect(ctx context.Context, fresh bool, held []*longfairv
 		cancel()
 		w.t.Fatal(err)
 	}
+	w.sendMu.Lock()
 	w.cancel, w.stream = cancel, stream
+	w.sendMu.Unlock()
 	w.msgs = make(chan *longfairv1.LeaderMessage, 1024)
 	go func(msgs chan *longfairv1.LeaderMessage) {
 		defer close(msgs)
@@ -95,7 +107,7 @@ func (w *protoWorker) connect(ctx context.Context, fresh bool, held []*longfairv
 			}
 			if m.GetHeartbeat() != nil {
 				// Answer, as a live worker does.
-				stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Heartbeat{Heartbeat: &longfairv1.Heartbeat{}}})
+				w.sendMsg(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Heartbeat{Heartbeat: &longfairv1.Heartbeat{}}})
 				continue
 			}
 			msgs <- m
@@ -158,7 +170,15 @@ func (w *protoWorker) event(k attemptKey, kind longfairv1.TaskEventKind, code in
 
 func (w *protoWorker) send(events ...*longfairv1.TaskEvent) {
 	w.t.Helper()
-	if err := w.stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Events{Events: &longfairv1.WorkerEvents{Events: events}}}); err != nil {
+	if err := w.sendMsg(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Events{Events: &longfairv1.WorkerEvents{Events: events}}}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// heartbeat sends a heartbeat, as a live worker does.
+func (w *protoWorker) heartbeat() {
+	w.t.Helper()
+	if err := w.sendMsg(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Heartbeat{Heartbeat: &longfairv1.Heartbeat{}}}); err != nil {
 		w.t.Fatal(err)
 	}
 }

@@ -172,11 +172,20 @@ func TestBrokenStreamMarksTheNodeDown(t *testing.T) {
 	w.assignments(ctx, 1)
 	w.send(w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, 0, 0))
 	w.waitAck(ctx, w.seq)
+	time.Sleep(300 * time.Millisecond)
+	w.heartbeat() // its last sign of life
+	time.Sleep(100 * time.Millisecond)
 	w.disconnect() // gossip still says it is alive
 	gone := time.Now()
+	started := attemptState(t, leader.FSM(), k).StartedAt
 	waitFor(ctx, t, "r1 down", func() bool { return attemptState(t, leader.FSM(), k).State == fsm.TaskLostState })
 	if d := time.Since(gone); d < workerStreamGrace || d > workerStreamGrace+3*time.Second {
 		t.Fatalf("the attempt was lost %v after the stream ended; want just after the %v grace", d, workerStreamGrace)
+	}
+	// Charged up to the worker's last message, not for the grace period.
+	lost := attemptState(t, leader.FSM(), k)
+	if last := ledger.Time(gone.UnixNano()).Sub(started); lost.Runtime > last || lost.Runtime < 300*time.Millisecond {
+		t.Fatalf("the lost attempt was charged for %v; it ran for 0.3s to %v before its worker went quiet", lost.Runtime, last)
 	}
 }
 
