@@ -34,10 +34,14 @@ func startProcess(script, dir string, env []string, stdout, stderr *os.File) (*p
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = procAttr()
+	// The clock starts before the process does: read after Start, it
+	// would miss whatever the process ran before this goroutine was
+	// scheduled again, which on a busy node is not nothing.
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start /bin/sh: %w", err)
 	}
-	return &process{cmd: cmd, pgid: cmd.Process.Pid, started: time.Now()}, nil
+	return &process{cmd: cmd, pgid: cmd.Process.Pid, started: started}, nil
 }
 
 // signal sends sig to the whole process group, unless it has been reaped.
