@@ -69,7 +69,8 @@ type Config struct {
 
 // Observer hears about the attempts this agent runs.
 type Observer interface {
-	// TaskStarted is called right after an attempt's process started.
+	// TaskStarted is called right after an attempt's process started (its
+	// exec succeeded); at is that moment.
 	TaskStarted(job uint64, task int64, attempt int32, at time.Time)
 	// TaskEnded is called after it exited (code is 128+signal when a
 	// signal ended it).

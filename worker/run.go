@@ -75,7 +75,7 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	}
 	ag.tasks.event(a, &longfairv1.TaskEvent{Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED})
 	if o := ag.cfg.Observer; o != nil {
-		o.TaskStarted(k.job, k.task, k.attempt, proc.started)
+		o.TaskStarted(k.job, k.task, k.attempt, time.Now())
 	}
 	ag.log.Debug("task started", "job", k.job, "task", k.task, "attempt", k.attempt, "pid", proc.pgid, "mic", idx)
 
