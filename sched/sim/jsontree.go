@@ -51,7 +51,13 @@ func (v *jsonValue) get(key string) *jsonValue {
 type jsonParser struct {
 	dec   *json.Decoder
 	lines []int // byte offsets at which lines start
+	depth int   // arrays and objects open around the value being read
 }
+
+// maxJSONDepth bounds nesting. The inputs nest four levels at most; without
+// a bound, a file of a few million "[" would overflow the parser's stack,
+// which kills the process instead of returning an error.
+const maxJSONDepth = 64
 
 // parseJSON parses data into a tree; errors carry the line they occurred on.
 func parseJSON(data []byte) (*jsonValue, int, error) {
@@ -106,6 +112,11 @@ func (p *jsonParser) value() (*jsonValue, error) {
 	case string:
 		v.kind, v.str = jsonString, t
 	case json.Delim:
+		if p.depth == maxJSONDepth {
+			return nil, fmt.Errorf("arrays and objects nest more than %d levels deep: this is not a longfair input file", maxJSONDepth)
+		}
+		p.depth++
+		defer func() { p.depth-- }()
 		switch t {
 		case '{':
 			v.kind = jsonObject

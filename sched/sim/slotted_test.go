@@ -86,6 +86,8 @@ func TestLoadSlottedErrorsNameFileLineAndField(t *testing.T) {
 	}{
 		{"syntax", "{\n\"capacity\": {\"cpu\": 1,}\n}", 2, "", "invalid JSON"},
 		{"unclosed", "{\n\"capacity\": {\"cpu\": 1}", 2, "", "ends early"},
+		// Without a bound, a few million "[" overflow the parser's stack.
+		{"nested too deep", strings.Repeat("[", maxJSONDepth+1), 1, "", "nest more than"},
 		{"trailing data", `{"capacity":{"cpu":1},"accounts":[{"name":"A","task":{"cpu":1}}],"slots":[]}` + "\n{}", 2, "", "after the top-level"},
 		{"not an object", "[1]", 1, "", "top level must be an object"},
 		{"unknown top field", "{\n\"capacity\":{\"cpu\":1},\n\"nodes\":3}", 3, "nodes", "unknown field"},
