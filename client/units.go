@@ -94,6 +94,9 @@ func ParseQuantity(s string) (float64, error) {
 	if v < 0 {
 		return 0, fmt.Errorf("quantity %q is negative: resources are counted from 0", s)
 	}
+	if math.IsInf(v*factor, 0) {
+		return 0, fmt.Errorf("quantity %q is too large to count: give a smaller number or unit", s)
+	}
 	return v * factor, nil
 }
 

@@ -77,7 +77,7 @@ func TestParseQuantityUnits(t *testing.T) {
 			t.Errorf("ParseQuantity(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"", "G", "-1", "NaN", "Inf", "4X", "4 G B"} {
+	for _, bad := range []string{"", "G", "-1", "NaN", "Inf", "4X", "4 G B", "1e300P"} {
 		if v, err := ParseQuantity(bad); err == nil {
 			t.Errorf("ParseQuantity(%q) = %v, want an error", bad, v)
 		}
