@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"fmt"
 	"iter"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
@@ -9,14 +10,15 @@ import (
 
 // pages walks a paged list: fetch returns one page and the token of the
 // next (empty at the end). The walk stops at the first error, which it
-// yields.
+// yields. A server that hands back the token it was given would make the
+// walk repeat one page forever, so that is an error too.
 func pages[T any](ctx context.Context, fetch func(ctx context.Context, token string) ([]T, string, error)) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
+		var zero T
 		token := ""
 		for {
 			items, next, err := fetch(ctx, token)
 			if err != nil {
-				var zero T
 				yield(zero, err)
 				return
 			}
@@ -26,6 +28,10 @@ func pages[T any](ctx context.Context, fetch func(ctx context.Context, token str
 				}
 			}
 			if next == "" {
+				return
+			}
+			if next == token {
+				yield(zero, fmt.Errorf("the server returned page token %q for the page it was asked for, so the list would never end: the server is faulty, upgrade or report it", token))
 				return
 			}
 			token = next
