@@ -112,8 +112,14 @@ func (c Config) WithDefaults() Config {
 // to change when it is wrong.
 func (c Config) Validate(resources []string) error {
 	if c.Weighting != "" {
-		if _, err := ParseWeighting(string(c.Weighting)); err != nil {
+		w, err := ParseWeighting(string(c.Weighting))
+		if err != nil {
 			return err
+		}
+		// Weights and Shares compare names exactly: "TD" would weigh
+		// nothing and act as neither td nor a baseline.
+		if w != c.Weighting {
+			return fmt.Errorf("fawkes weighting %q must be written in lower case, as ParseWeighting returns it: %q", c.Weighting, w)
 		}
 	}
 	if c.Interval < 0 {

@@ -30,6 +30,7 @@ func TestConfigValidation(t *testing.T) {
 	}
 	bad := map[string]Config{
 		"weighting":          {Weighting: "fifo"},
+		"upper-case name":    {Weighting: "TD"},
 		"negative interval":  {Interval: -time.Second},
 		"nan threshold":      {Threshold: math.NaN()},
 		"psi above 1":        {Psi: 1.5},
