@@ -33,9 +33,18 @@ type FawkesOptions struct {
 	Span time.Duration
 }
 
-// fawkesJobSizes are map tasks per job: small (1 GB = 8 blocks), medium
-// and large (50 and 100 GB, scaled to 40 and 80 blocks).
-var fawkesJobSizes = map[string]int{"small": 8, "medium": 40, "large": 80}
+// fawkesJobTasks is the number of map tasks of a job of a size: small
+// (1 GB = 8 blocks), medium and large (50 and 100 GB, scaled to 40 and 80
+// blocks).
+func fawkesJobTasks(size string) int {
+	switch size {
+	case "large":
+		return 80
+	case "medium":
+		return 40
+	}
+	return 8
+}
 
 // FawkesBursty generates the workload of FAWKES's §7.3 scenario 1
 // (WKLD-D): three equal accounts c-1, c-2, c-3 on 48 one-slot resources.
@@ -106,6 +115,6 @@ func (w *Workload) addFawkesJob(rng *rand.Rand, account int, size string, submit
 	runtime := time.Duration(20+rng.IntN(21)) * time.Second
 	w.Jobs = append(w.Jobs, Job{
 		ID: uint64(len(w.Jobs) + 1), Name: size, Account: account, Submit: submit,
-		Demand: ledger.Vector{1}, Tasks: fawkesJobSizes[size], Runtime: runtime,
+		Demand: ledger.Vector{1}, Tasks: fawkesJobTasks(size), Runtime: runtime,
 	})
 }

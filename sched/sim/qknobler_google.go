@@ -23,9 +23,10 @@ import (
 // finish at their own times. Requests are the trace's, normalized so that 1
 // is the largest machine's CPU or memory.
 
-// GoogleMachine is the most common machine of the 2011 cell (6,672 of
-// 12,583): half the largest machine's CPUs and memory.
-var GoogleMachine = ledger.Vector{0.5, 0.4995}
+// GoogleMachine is the capacity of the most common machine of the 2011
+// cell (6,672 of 12,583): half the largest machine's CPUs and memory. Each
+// call returns a new vector, so no caller can change another's machines.
+func GoogleMachine() ledger.Vector { return ledger.Vector{0.5, 0.4995} }
 
 // GoogleOptions shape a Google trace replay.
 type GoogleOptions struct {
@@ -155,7 +156,7 @@ func googleWorkload(name string, tasks map[string]*googleTask, machines int) (*W
 		Units:     []string{"machines", "machines"},
 	}
 	for i := range machines {
-		w.Nodes = append(w.Nodes, Node{ID: fmt.Sprintf("m%03d", i+1), Capacity: GoogleMachine.Clone()})
+		w.Nodes = append(w.Nodes, Node{ID: fmt.Sprintf("m%03d", i+1), Capacity: GoogleMachine()})
 	}
 	users := map[string]int{}
 	first := kept[0].submit
