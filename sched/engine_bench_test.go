@@ -41,32 +41,39 @@ func benchView(policy Policy) *View {
 	return v
 }
 
+// benchSchedule runs full passes over v and reports nanoseconds and
+// allocations per placement, and placements per pass.
+func benchSchedule(b *testing.B, v *View) {
+	b.Helper()
+	eng := NewEngine()
+	placed := 0
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for range b.N {
+		ps, err := eng.Schedule(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		placed += len(ps)
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	if placed == 0 {
+		b.Fatal("nothing placed")
+	}
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(placed), "allocs/placement")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(placed), "ns/placement")
+	b.ReportMetric(float64(placed)/float64(b.N), "placements/pass")
+}
+
 // BenchmarkPlacement measures a full pass at the scale and reports
 // nanoseconds and allocations per placement (goal: under 2 µs).
 func BenchmarkPlacement(b *testing.B) {
 	for _, p := range []Policy{HMRF, DRF, LTAF, Static} {
 		b.Run(string(p), func(b *testing.B) {
 			v := benchView(p)
-			eng := NewEngine()
-			placed := 0
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			b.ResetTimer()
-			for range b.N {
-				ps, err := eng.Schedule(v)
-				if err != nil {
-					b.Fatal(err)
-				}
-				placed += len(ps)
-			}
-			b.StopTimer()
-			runtime.ReadMemStats(&after)
-			if placed == 0 {
-				b.Fatal("nothing placed")
-			}
-			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(placed), "allocs/placement")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(placed), "ns/placement")
-			b.ReportMetric(float64(placed)/float64(b.N), "placements/pass")
+			benchSchedule(b, v)
 		})
 	}
 }

@@ -3,7 +3,6 @@ package sched
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 	"time"
 
@@ -29,26 +28,7 @@ func BenchmarkPlacementQKnoblerBPF(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			v := c.make()
-			eng := NewEngine()
-			placed := 0
-			var before, after runtime.MemStats
-			runtime.ReadMemStats(&before)
-			b.ResetTimer()
-			for range b.N {
-				ps, err := eng.Schedule(v)
-				if err != nil {
-					b.Fatal(err)
-				}
-				placed += len(ps)
-			}
-			b.StopTimer()
-			runtime.ReadMemStats(&after)
-			if placed == 0 {
-				b.Fatal("nothing placed")
-			}
-			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(placed), "allocs/placement")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(placed), "ns/placement")
-			b.ReportMetric(float64(placed)/float64(b.N), "placements/pass")
+			benchSchedule(b, v)
 		})
 	}
 }
