@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -28,23 +26,16 @@ type BPFComparison struct {
 func CompareBPF(lw *LatencyWorkload, cfg Config) (*BPFComparison, error) {
 	out := &BPFComparison{Workload: lw.Name, Runs: make([]*LatencyResult, len(bpfPolicies))}
 	errs := make([]error, len(bpfPolicies))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, p := range bpfPolicies {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			c := cfg
-			c.Settings.Policy = p
-			out.Runs[i], errs[i] = RunLatency(lw, c)
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("%s: %w", p, errs[i])
-			}
-		}()
-	}
-	wg.Wait()
+	cfg.Trace = serialized(cfg.Trace)
+	inParallel(len(bpfPolicies), func(i int) {
+		p := bpfPolicies[i]
+		c := cfg
+		c.Settings.Policy = p
+		out.Runs[i], errs[i] = RunLatency(lw, c)
+		if errs[i] != nil {
+			errs[i] = fmt.Errorf("%s: %w", p, errs[i])
+		}
+	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -17,7 +17,9 @@ type Config struct {
 	// MaxSamples bounds the β-over-time samples kept (about; 0 means 1000).
 	MaxSamples int
 	// Trace, when set, is told every arrival, task start and task end, in
-	// the order the replay applies them.
+	// the order the replay applies them. The experiments that replay
+	// several policies at once (CompareBPF, QKnoblerSweep) call it for one
+	// event at a time, the replays' events interleaved.
 	Trace func(TraceEvent)
 
 	// everyPass turns off skipping passes that provably place nothing; tests

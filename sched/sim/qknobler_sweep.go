@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -82,44 +80,37 @@ func QKnoblerSweep(w *Workload, cfg Config, rhos []float64) (*QKnoblerSweepResul
 		}
 	}
 	demands := MeanDemands(w)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for _, r := range runs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			c := cfg
-			c.Settings.Policy, c.Settings.QKnoblerRho = r.policy, r.rho
-			meter := NewQKnoblerMeter(w)
-			c.Trace = func(e TraceEvent) {
-				meter.Observe(e)
-				if e.Kind == Start {
-					r.starts = append(r.starts, e)
-				}
-				if cfg.Trace != nil {
-					cfg.Trace(e)
-				}
+	trace := serialized(cfg.Trace)
+	inParallel(len(runs), func(i int) {
+		r := runs[i]
+		c := cfg
+		c.Settings.Policy, c.Settings.QKnoblerRho = r.policy, r.rho
+		meter := NewQKnoblerMeter(w)
+		c.Trace = func(e TraceEvent) {
+			meter.Observe(e)
+			if e.Kind == Start {
+				r.starts = append(r.starts, e)
 			}
-			res, err := Run(w, c)
-			if err != nil {
-				r.err = fmt.Errorf("qknobler sweep, %s at ρ = %v: %w", r.policy, r.rho, err)
-				return
+			if trace != nil {
+				trace(e)
 			}
-			bound, err := sched.QKnoblerThetaBound(capacity, weights, demands, r.rho)
-			if err != nil {
-				r.err = fmt.Errorf("qknobler sweep, Theorem 1 at ρ = %v: %w", r.rho, err)
-				return
-			}
-			r.point = QKnoblerPoint{Rho: r.rho, Result: res, Theta: meter.MeanContended(), ThetaMax: meter.Max(), ThetaBound: bound,
-				Efficiency: meter.EfficiencyContended()}
-			for _, u := range res.Utilization {
-				r.point.Utilization += u
-			}
-		}()
-	}
-	wg.Wait()
+		}
+		res, err := Run(w, c)
+		if err != nil {
+			r.err = fmt.Errorf("qknobler sweep, %s at ρ = %v: %w", r.policy, r.rho, err)
+			return
+		}
+		bound, err := sched.QKnoblerThetaBound(capacity, weights, demands, r.rho)
+		if err != nil {
+			r.err = fmt.Errorf("qknobler sweep, Theorem 1 at ρ = %v: %w", r.rho, err)
+			return
+		}
+		r.point = QKnoblerPoint{Rho: r.rho, Result: res, Theta: meter.MeanContended(), ThetaMax: meter.Max(), ThetaBound: bound,
+			Efficiency: meter.EfficiencyContended()}
+		for _, u := range res.Utilization {
+			r.point.Utilization += u
+		}
+	})
 	var errs []error
 	for _, r := range runs {
 		errs = append(errs, r.err)
