@@ -106,30 +106,22 @@ func ratio(a, b time.Duration) float64 {
 // BPFByThroughputQueues replays the BPF scenario with each number of
 // throughput queues under drf, sp and bpf (the paper's Table 3).
 func BPFByThroughputQueues(opt BPFScenarioOptions, counts []int, cfg Config) ([]*BPFComparison, error) {
-	var out []*BPFComparison
-	for _, n := range counts {
-		o := opt
-		o.Throughput = n
-		lw, err := BPFScenario(o)
-		if err != nil {
-			return nil, err
-		}
-		c, err := CompareBPF(lw, cfg)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
+	return compareBPFScenarios(opt, counts, func(o *BPFScenarioOptions, n int) { o.Throughput = n }, cfg)
 }
 
 // BPFByBurstScale replays the BPF scenario with the latency queue's jobs
 // scaled beyond its declaration (the paper's Figures 7 and 8).
 func BPFByBurstScale(opt BPFScenarioOptions, scales []int, cfg Config) ([]*BPFComparison, error) {
+	return compareBPFScenarios(opt, scales, func(o *BPFScenarioOptions, s int) { o.Scale = s }, cfg)
+}
+
+// compareBPFScenarios compares the policies on the BPF scenario with each
+// of values set into opt by set.
+func compareBPFScenarios(opt BPFScenarioOptions, values []int, set func(*BPFScenarioOptions, int), cfg Config) ([]*BPFComparison, error) {
 	var out []*BPFComparison
-	for _, s := range scales {
+	for _, v := range values {
 		o := opt
-		o.Scale = s
+		set(&o, v)
 		lw, err := BPFScenario(o)
 		if err != nil {
 			return nil, err
