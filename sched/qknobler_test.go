@@ -341,18 +341,7 @@ func TestQKnoblerAndBPFPassesAreWorkConserving(t *testing.T) {
 		if err != nil {
 			t.Fatalf("iteration %d: %v", iter, err)
 		}
-		free, queues := applyPass(t, v, ps)
-		for a, q := range queues {
-			next := nextJob(q, 0)
-			if next == len(q) {
-				continue
-			}
-			for n := range free {
-				if free[n].Fits(q[next].Demand) {
-					t.Fatalf("iteration %d (%s): account %d's next task %v still fits node %d (free %v)", iter, policy, a, q[next].Demand, n, free[n])
-				}
-			}
-		}
+		checkWorkConserving(t, iter, v, ps, nil)
 	}
 }
 

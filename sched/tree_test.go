@@ -167,19 +167,7 @@ func TestTreePassesAreWorkConservingAndNeverOvercommit(t *testing.T) {
 		if err != nil {
 			t.Fatalf("iteration %d: %v", iter, err)
 		}
-		free, queues := applyPass(t, v, ps)
-		for a, q := range queues {
-			next := nextJob(q, 0)
-			if next == len(q) {
-				continue
-			}
-			for n := range free {
-				if free[n].Fits(q[next].Demand) {
-					t.Fatalf("iteration %d (%s/%s): account %s's next task %v still fits node %d (free %v) after the pass",
-						iter, policy, placement, v.Accounts[a].Name, q[next].Demand, n, free[n])
-				}
-			}
-		}
+		checkWorkConserving(t, iter, v, ps, nil)
 		again, err := NewEngine().Schedule(v)
 		if err != nil {
 			t.Fatal(err)
