@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
@@ -51,6 +52,12 @@ func (l submitLoad) run(ctx context.Context, b *testing.B, c *testCluster, targe
 		}
 		defer conn.Close()
 		conns[i] = conn
+	}
+	// Clients are measured in their steady state: each is connected before
+	// the clock starts, so no submission's latency includes a TCP and
+	// HTTP/2 handshake.
+	for _, conn := range conns {
+		waitReady(ctx, b, conn)
 	}
 	var (
 		next     atomic.Int64
@@ -93,6 +100,19 @@ func (l submitLoad) run(ctx context.Context, b *testing.B, c *testCluster, targe
 	}
 	slices.Sort(res.latencies)
 	return res
+}
+
+// waitReady connects conn and waits until it is ready.
+func waitReady(ctx context.Context, b *testing.B, conn *grpc.ClientConn) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn.Connect()
+	for st := conn.GetState(); st != connectivity.Ready; st = conn.GetState() {
+		if !conn.WaitForStateChange(ctx, st) {
+			b.Fatalf("connection to %s not ready: %s", conn.Target(), st)
+		}
+	}
 }
 
 func percentile(sorted []time.Duration, p float64) time.Duration {
