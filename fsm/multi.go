@@ -28,7 +28,9 @@ const MaxMultiCommands = 4096
 
 // Results is what the FSM answers for a multi-command entry (raft hands it
 // back as ApplyFuture.Response()): one *Result per command, in the order of
-// the entry. Response[T] unpacks each one.
+// the entry, each carrying the entry's log index. Response[T] unpacks each
+// one. An entry that cannot be split is answered with a single *Result
+// refusing it whole.
 type Results []*Result
 
 // EncodeMulti joins entries written by Encode into one multi-command entry.
