@@ -172,7 +172,7 @@ func (ag *Agent) shutdown(ctx context.Context) error {
 	ag.tasks.mu.Unlock()
 	if ag.runCtx != nil {
 		for _, a := range ag.tasks.running() {
-			ag.kill([]*longfairv1.AttemptRef{a.key.ref()}, false, "the worker is shutting down")
+			ag.stop([]*longfairv1.AttemptRef{a.key.ref()}, false, ag.cfg.KillGrace, "the worker is shutting down")
 		}
 		if !waitGroup(ctx, &ag.wg) {
 			errs = append(errs, errors.New("tasks were still running when the shutdown deadline passed"))

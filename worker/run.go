@@ -185,6 +185,17 @@ func taskEnv(environ []string) []string {
 // reported. Otherwise (a cancelled job) they get SIGTERM and the grace
 // period, and their exit is reported.
 func (ag *Agent) kill(refs []*longfairv1.AttemptRef, report bool, reason string) {
+	grace := ag.cfg.KillGrace
+	if !report {
+		grace = 0
+	}
+	ag.stop(refs, report, grace, reason)
+}
+
+// stop ends attempts: SIGTERM, then SIGKILL after grace (at once when
+// grace is zero); an attempt still waiting to start never starts. Their
+// ends are reported only with report.
+func (ag *Agent) stop(refs []*longfairv1.AttemptRef, report bool, grace time.Duration, reason string) {
 	for _, r := range refs {
 		k := keyOf(r)
 		ag.tasks.mu.Lock()
@@ -201,10 +212,8 @@ func (ag *Agent) kill(refs []*longfairv1.AttemptRef, report bool, reason string)
 		ag.tasks.mu.Unlock()
 		ag.log.Info("killing task", "job", k.job, "task", k.task, "attempt", k.attempt, "reason", reason, "reported", report)
 		switch {
-		case proc != nil && report:
-			proc.stop(ag.cfg.KillGrace)
 		case proc != nil:
-			proc.stop(0)
+			proc.stop(grace)
 		case cancel != nil:
 			cancel()
 		}
