@@ -203,6 +203,28 @@ func attemptState(t *testing.T, f *fsm.FSM, k attemptKey) fsm.TaskInfo {
 	return ti
 }
 
+// costOf is what the ledger should charge for one task of job running for
+// runtime: computed here from the job's demand and the cluster's billing
+// weights, not read back from the charge itself. (A lost attempt that ran a
+// few milliseconds may cost less than a micro-SU and round to nothing.)
+func costOf(t *testing.T, f *fsm.FSM, job uint64, runtime time.Duration) ledger.SU {
+	t.Helper()
+	ji, err := f.Job(job)
+	if err != nil {
+		t.Fatalf("job %d: %v", job, err)
+	}
+	s := f.Settings()
+	demand, weights := ledger.NewVector(len(s.Resources)), make(ledger.BillingWeights, len(s.Resources))
+	for j, name := range s.Resources {
+		demand[j], weights[j] = ji.Demand[name], s.BillingWeights[name]
+	}
+	cost, err := ledger.Cost(runtime, demand, weights)
+	if err != nil {
+		t.Fatalf("cost of job %d for %v: %v", job, runtime, err)
+	}
+	return cost
+}
+
 // Reconnecting: the same process gets again what it never received, an
 // attempt it ran and no longer holds is lost, one the ledger does not know
 // is killed; a new process loses everything it does not hold.
@@ -262,8 +284,8 @@ func TestReconcileResendsLosesAndKills(t *testing.T) {
 			t.Fatalf("got %v, want %+v among them", resent, k)
 		}
 	}
-	if lost := attemptState(t, leader.FSM(), t0); lost.State != fsm.TaskLostState || lost.Charged <= 0 {
-		t.Fatalf("task 0 attempt 1 = %+v, want lost and charged for the time it ran", lost)
+	if lost := attemptState(t, leader.FSM(), t0); lost.State != fsm.TaskLostState || lost.Runtime <= 0 || lost.Charged != costOf(t, leader.FSM(), job, lost.Runtime) {
+		t.Fatalf("task 0 attempt 1 = %+v, want lost and charged for the time it ran (%v)", lost, costOf(t, leader.FSM(), job, lost.Runtime))
 	}
 
 	// A new process on the node: what it does not hold is lost.
