@@ -182,16 +182,16 @@ func (t *leaderTerm) serve(stream longfairv1.Workers_ConnectServer) error {
 	}
 	log.Info("worker connected", "fresh", hello.GetFresh(), "held", len(hello.GetHeld()), "pending_events", len(hello.GetPending()))
 
-	recvDone := make(chan struct{})
+	// The receive loop ends when the stream does, which returning from
+	// this handler brings about: waiting for it here would leave the end
+	// of the stream to the worker.
 	go func() {
-		defer close(recvDone)
 		if err := c.recvLoop(stream); err != nil {
 			cancel(err)
 		}
 	}()
 	err = c.sendLoop(stream)
 	cancel(err)
-	<-recvDone
 	cause := context.Cause(ctx)
 	log.Info("worker stream ended", "reason", cause)
 	if t.ctx.Err() != nil {
