@@ -80,7 +80,7 @@ func newFawkesWeighting(in *fsm.FawkesInput) *fawkesWeighting {
 	}
 	// An account with work but no partition yet starts with the mean
 	// weight of the others, as one that gains work later does.
-	mean := w.meanWeight()
+	mean := fawkes.MeanActiveWeight(w.weights, w.active)
 	for i, on := range w.active {
 		if on && w.weights[i] <= 0 {
 			w.weights[i] = mean
@@ -130,11 +130,11 @@ func (w *fawkesWeighting) step(in *fsm.FawkesInput, ended func(id uint64) (done 
 		w.active[i] = on
 		w.weights[i] = 0
 		if on {
-			w.weights[i] = w.meanWeight()
+			w.weights[i] = fawkes.MeanActiveWeight(w.weights, w.active)
 		}
 	}
 	if changed {
-		out.Shares = fawkes.Shares(w.cfg, w.normalized(), mins, w.active)
+		out.Shares = fawkes.Shares(w.cfg, fawkes.NormalizeActive(w.weights, w.active), mins, w.active)
 	}
 	if out.Shares != nil {
 		copy(w.shares, out.Shares)
@@ -208,50 +208,13 @@ func (w *fawkesWeighting) sample(in *fsm.FawkesInput, i int) (fawkes.Sample, flo
 	return s, fawkes.Held(a.Running, in.Capacity)
 }
 
-// partitionUse is the fraction of a partition's resource k in use, at
-// most 1 (a shrunk partition may hold more until its tasks end).
+// partitionUse is the fraction of a partition's resource k in use (see
+// fawkes.PartitionUse); a resource the cluster does not have counts as unused.
 func partitionUse(running, capacity ledger.Vector, k int, share float64) float64 {
-	if k >= len(running) || k >= len(capacity) || running[k] <= 0 {
+	if k >= len(running) || k >= len(capacity) {
 		return 0
 	}
-	partition := share * capacity[k]
-	if partition <= 0 {
-		return 1
-	}
-	return min(1, running[k]/partition)
-}
-
-// meanWeight is the mean weight of the active accounts with one, the
-// weight an account that gains work starts with.
-func (w *fawkesWeighting) meanWeight() float64 {
-	sum, n := 0.0, 0
-	for i, on := range w.active {
-		if on && w.weights[i] > 0 {
-			sum += w.weights[i]
-			n++
-		}
-	}
-	if n == 0 {
-		return 1
-	}
-	return sum / float64(n)
-}
-
-// normalized is the weights over the active accounts' total.
-func (w *fawkesWeighting) normalized() []float64 {
-	total := 0.0
-	for i, on := range w.active {
-		if on {
-			total += w.weights[i]
-		}
-	}
-	out := make([]float64, len(w.weights))
-	for i, on := range w.active {
-		if on && total > 0 {
-			out[i] = w.weights[i] / total
-		}
-	}
-	return out
+	return fawkes.PartitionUse(running[k], share*capacity[k])
 }
 
 func hasWork(a *fsm.FawkesAccount) bool {

@@ -205,13 +205,13 @@ func (f *fawkesReplay) settled(r *replay, t ledger.Time) bool {
 		f.active[a] = on
 		f.disc.setActive(a, on, t)
 		if on {
-			f.weights[a] = f.meanWeight()
+			f.weights[a] = fawkes.MeanActiveWeight(f.weights, f.active)
 		} else {
 			f.weights[a] = 0
 		}
 	}
 	if changed {
-		f.apply(r, fawkes.Shares(f.cfg, f.normalized(), f.mins, f.active), t)
+		f.apply(r, fawkes.Shares(f.cfg, fawkes.NormalizeActive(f.weights, f.active), f.mins, f.active), t)
 	}
 	for a := range f.active {
 		s, held := f.sample(r, a, t)
@@ -236,39 +236,6 @@ func (f *fawkesReplay) tick(r *replay, t ledger.Time) bool {
 		Time: t, Weights: d.Weights, Shares: append([]float64(nil), f.shares...), Variance: d.Variance, Resized: d.Resize,
 	})
 	return d.Resize
-}
-
-// meanWeight is the mean weight of the active accounts with one, the
-// weight a newly admitted account starts with.
-func (f *fawkesReplay) meanWeight() float64 {
-	sum, n := 0.0, 0
-	for a, on := range f.active {
-		if on && f.weights[a] > 0 {
-			sum += f.weights[a]
-			n++
-		}
-	}
-	if n == 0 {
-		return 1
-	}
-	return sum / float64(n)
-}
-
-// normalized is the current weights over the active accounts' total.
-func (f *fawkesReplay) normalized() []float64 {
-	total := 0.0
-	for a, on := range f.active {
-		if on {
-			total += f.weights[a]
-		}
-	}
-	w := make([]float64, len(f.weights))
-	for a, on := range f.active {
-		if on && total > 0 {
-			w[a] = f.weights[a] / total
-		}
-	}
-	return w
 }
 
 // apply gives the accounts new partitions.
@@ -305,19 +272,7 @@ func (f *fawkesReplay) sample(r *replay, a int, t ledger.Time) (fawkes.Sample, f
 		s.Slowdown /= s.WaitingJobs
 		s.SlowdownGrowth /= s.WaitingJobs
 	}
-	s.ProcessorUse = partitionUse(va.Running[f.proc], f.shares[a]*r.capacity[f.proc])
-	s.DiskUse = partitionUse(va.Running[f.disk], f.shares[a]*r.capacity[f.disk])
+	s.ProcessorUse = fawkes.PartitionUse(va.Running[f.proc], f.shares[a]*r.capacity[f.proc])
+	s.DiskUse = fawkes.PartitionUse(va.Running[f.disk], f.shares[a]*r.capacity[f.disk])
 	return s, fawkes.Held(va.Running, r.capacity)
-}
-
-// partitionUse is the fraction of a partition's resource in use, at most 1
-// (a shrunk partition may hold more until its tasks end).
-func partitionUse(used, partition float64) float64 {
-	switch {
-	case used <= 0:
-		return 0
-	case partition <= 0:
-		return 1
-	}
-	return min(1, used/partition)
 }
