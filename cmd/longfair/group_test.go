@@ -1,23 +1,28 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCLIAccountTree arranges accounts in groups with the CLI and reads
 // the tree back as a table and as JSON; refusals are one line.
 func TestCLIAccountTree(t *testing.T) {
+	// Fresh names: the dev cluster outlives one run of the test (-count).
+	sfx := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	a, org := "tree-a-"+sfx, "tree-org-"+sfx
 	d := needDev(t)
-	d.ok(t, "account", "create", "tree-a", "--weight", "1")
-	if out := d.ok(t, "group", "set-weight", "tree-org/lab", "2"); !strings.Contains(out, "group tree-org/lab: weight 2") {
+	d.ok(t, "account", "create", a, "--weight", "1")
+	if out := d.ok(t, "group", "set-weight", org+"/lab", "2"); !strings.Contains(out, "group "+org+"/lab: weight 2") {
 		t.Fatalf("group set-weight printed %q", out)
 	}
-	if out := d.ok(t, "account", "set-group", "tree-a", "tree-org/lab"); !strings.Contains(out, "account tree-a is in group tree-org/lab") {
+	if out := d.ok(t, "account", "set-group", a, org+"/lab"); !strings.Contains(out, "account "+a+" is in group "+org+"/lab") {
 		t.Fatalf("account set-group printed %q", out)
 	}
 	list := d.ok(t, "group", "list")
-	if !strings.Contains(list, "tree-org/lab") || !strings.Contains(list, "tree-a") {
+	if !strings.Contains(list, org+"/lab") || !strings.Contains(list, a) {
 		t.Fatalf("group list:\n%s", list)
 	}
 	out := d.ok(t, "fairness", "--tree")
@@ -26,7 +31,7 @@ func TestCLIAccountTree(t *testing.T) {
 		t.Fatalf("fairness --tree:\n%s", out)
 	}
 	// tree-a is at depth 3, under tree-org and lab: indented twice.
-	if !strings.Contains(out, "\n    tree-a ") || !strings.Contains(out, "\n  lab ") {
+	if !strings.Contains(out, "\n    "+a+" ") || !strings.Contains(out, "\n  lab ") {
 		t.Fatalf("fairness --tree does not indent the tree:\n%s", out)
 	}
 	var tree struct {
@@ -41,35 +46,35 @@ func TestCLIAccountTree(t *testing.T) {
 	found := map[string]bool{}
 	for _, n := range tree.Nodes {
 		switch n.Path {
-		case "tree-org/lab/tree-a":
+		case org + "/lab/" + a:
 			found[n.Path] = n.IsAccount && n.Weight == 1
-		case "tree-org/lab":
+		case org + "/lab":
 			found[n.Path] = !n.IsAccount && n.Weight == 2
 		}
 	}
-	if !found["tree-org/lab/tree-a"] || !found["tree-org/lab"] {
+	if !found[org+"/lab/"+a] || !found[org+"/lab"] {
 		t.Fatalf("group tree --output json: %+v", tree)
 	}
 
-	_, stderr, code := d.run(t, "group", "remove", "tree-org/lab")
+	_, stderr, code := d.run(t, "group", "remove", org+"/lab")
 	if code != 1 {
 		t.Fatalf("removing a group with an account exited %d", code)
 	}
-	oneLine(t, "group remove", stderr, "tree-a", "set-group")
-	_, stderr, code = d.run(t, "account", "set-group", "tree-a")
+	oneLine(t, "group remove", stderr, a, "set-group")
+	_, stderr, code = d.run(t, "account", "set-group", a)
 	if code != 2 {
 		t.Fatalf("set-group without a group exited %d", code)
 	}
 	oneLine(t, "set-group without a group", stderr, "--root")
-	_, stderr, code = d.run(t, "group", "set-weight", "tree-org//x", "1")
+	_, stderr, code = d.run(t, "group", "set-weight", org+"//x", "1")
 	if code != 1 {
 		t.Fatalf("a bad group path exited %d", code)
 	}
 	oneLine(t, "bad group path", stderr, "empty name")
 
-	d.ok(t, "account", "set-group", "tree-a", "--root")
-	d.ok(t, "group", "remove", "tree-org/lab")
-	d.ok(t, "group", "remove", "tree-org")
+	d.ok(t, "account", "set-group", a, "--root")
+	d.ok(t, "group", "remove", org+"/lab")
+	d.ok(t, "group", "remove", org)
 }
 
 // TestCLIPaperPolicySettings sets qknobler's ρ and FAWKES weighting with
@@ -117,29 +122,32 @@ func TestCLIPaperPolicySettings(t *testing.T) {
 // TestCLILatencyQueues declares latency queues: admission control's class
 // and reason are printed, a rejection exits 1 with its reason.
 func TestCLILatencyQueues(t *testing.T) {
+	// Fresh names: the dev cluster outlives one run of the test (-count).
+	sfx := strconv.FormatInt(time.Now().UnixNano()%1e9, 36)
+	hard, late, heavy := "lq-hard-"+sfx, "lq-late-"+sfx, "lq-heavy-"+sfx
 	d := needDev(t)
 	// lq-hard outweighs every other account, so its fair share is about
 	// the whole cluster: a 1-cpu burst for half of each period fits.
-	d.ok(t, "account", "create", "lq-hard", "--weight", "1000000")
-	d.ok(t, "account", "create", "lq-late", "--weight", "0")
-	out := d.ok(t, "queue", "create", "lq-hard", "--period", "10m", "--deadline", "5m", "--burst", "cpu=1")
-	if !strings.Contains(out, "latency queue of lq-hard admitted as hard: safety, fairness") {
+	d.ok(t, "account", "create", hard, "--weight", "1000000")
+	d.ok(t, "account", "create", late, "--weight", "0")
+	out := d.ok(t, "queue", "create", hard, "--period", "10m", "--deadline", "5m", "--burst", "cpu=1")
+	if !strings.Contains(out, "latency queue of "+hard+" admitted as hard: safety, fairness") {
 		t.Fatalf("queue create printed %q", out)
 	}
 	// An account a thousand times heavier shrinks lq-hard's fair share
 	// below its guarantee: no more queues.
-	d.ok(t, "account", "create", "lq-heavy", "--weight", "1000000000")
-	_, stderr, code := d.run(t, "queue", "create", "lq-late", "--period", "1h", "--deadline", "1m", "--burst", "cpu=1")
+	d.ok(t, "account", "create", heavy, "--weight", "1000000000")
+	_, stderr, code := d.run(t, "queue", "create", late, "--period", "1h", "--deadline", "1m", "--burst", "cpu=1")
 	if code != 1 {
 		t.Fatalf("a rejected queue exited %d", code)
 	}
-	oneLine(t, "rejected queue", stderr, "rejects", "safety condition", "lq-hard")
-	_, stderr, code = d.run(t, "queue", "create", "lq-late", "--period", "1m", "--deadline", "5m", "--burst", "cpu=1")
+	oneLine(t, "rejected queue", stderr, "rejects", "safety condition", hard)
+	_, stderr, code = d.run(t, "queue", "create", late, "--period", "1m", "--deadline", "5m", "--burst", "cpu=1")
 	if code != 1 {
 		t.Fatalf("a deadline past the period exited %d", code)
 	}
 	oneLine(t, "deadline past the period", stderr, "deadline", "period")
-	_, stderr, code = d.run(t, "queue", "create", "lq-late", "--period", "1m")
+	_, stderr, code = d.run(t, "queue", "create", late, "--period", "1m")
 	if code != 2 {
 		t.Fatalf("queue create without --deadline and --burst exited %d", code)
 	}
@@ -151,14 +159,14 @@ func TestCLILatencyQueues(t *testing.T) {
 		Reason  string `json:"reason"`
 	}
 	d.okJSON(t, &queues, "queue", "list")
-	if len(queues) != 1 || queues[0].Account != "lq-hard" || queues[0].Class != "QUEUE_CLASS_HARD" || queues[0].Reason == "" {
+	if len(queues) != 1 || queues[0].Account != hard || queues[0].Class != "QUEUE_CLASS_HARD" || queues[0].Reason == "" {
 		t.Fatalf("queue list: %+v", queues)
 	}
-	if list := d.ok(t, "queue", "list"); !strings.Contains(list, "lq-hard") || !strings.Contains(list, "hard") {
+	if list := d.ok(t, "queue", "list"); !strings.Contains(list, hard) || !strings.Contains(list, "hard") {
 		t.Fatalf("queue list:\n%s", list)
 	}
 	// Leave the shared cluster as it was for the other tests.
-	d.ok(t, "queue", "remove", "lq-hard")
-	d.ok(t, "account", "set-weight", "lq-heavy", "0")
-	d.ok(t, "account", "set-weight", "lq-hard", "0")
+	d.ok(t, "queue", "remove", hard)
+	d.ok(t, "account", "set-weight", heavy, "0")
+	d.ok(t, "account", "set-weight", hard, "0")
 }
