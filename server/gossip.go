@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/longfair/longfair/ops"
 )
 
 // RoleServer is the gossip role of a longfair server.
@@ -101,7 +102,7 @@ func startGossip(cfg Config, self MemberMeta, logger *slog.Logger) (*gossip, err
 	}
 	mc.Delegate = g
 	mc.Events = g
-	mc.Logger = log.New(&bracketLevelWriter{logger: logger, component: "memberlist"}, "", 0)
+	mc.Logger = log.New(ops.NewBracketLogWriter(logger, "memberlist"), "", 0)
 
 	ml, err := memberlist.Create(mc)
 	if err != nil {

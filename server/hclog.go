@@ -1,16 +1,15 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/longfair/longfair/ops"
 )
 
 // hclogAdapter routes hashicorp/raft's hclog output into slog, so a server
@@ -25,7 +24,7 @@ type hclogAdapter struct {
 	level *atomic.Int32
 }
 
-const slogTrace = slog.LevelDebug - 4
+const slogTrace = ops.LevelTrace
 
 func newHclog(logger *slog.Logger, name string) hclog.Logger {
 	lvl := new(atomic.Int32)
@@ -138,47 +137,5 @@ func (h *hclogAdapter) StandardLogger(opts *hclog.StandardLoggerOptions) *log.Lo
 }
 
 func (h *hclogAdapter) StandardWriter(*hclog.StandardLoggerOptions) io.Writer {
-	return &bracketLevelWriter{logger: h.logger, component: h.name}
-}
-
-// bracketLevelWriter turns lines written through a standard library
-// *log.Logger in the "[LEVEL] component: message" style of hashicorp's
-// libraries (memberlist logs this way) into slog records at that level.
-type bracketLevelWriter struct {
-	logger    *slog.Logger
-	component string
-}
-
-func (w *bracketLevelWriter) Write(p []byte) (int, error) {
-	for _, line := range bytes.Split(bytes.TrimRight(p, "\n"), []byte("\n")) {
-		level, msg := parseBracketLevel(string(line))
-		if w.logger.Enabled(context.Background(), level) {
-			w.logger.Log(context.Background(), level, msg, "component", w.component)
-		}
-	}
-	return len(p), nil
-}
-
-func parseBracketLevel(line string) (slog.Level, string) {
-	line = strings.TrimSpace(line)
-	if !strings.HasPrefix(line, "[") {
-		return slog.LevelInfo, line
-	}
-	end := strings.IndexByte(line, ']')
-	if end < 0 {
-		return slog.LevelInfo, line
-	}
-	msg := strings.TrimSpace(line[end+1:])
-	switch strings.ToUpper(line[1:end]) {
-	case "TRACE":
-		return slogTrace, msg
-	case "DEBUG":
-		return slog.LevelDebug, msg
-	case "WARN", "WARNING":
-		return slog.LevelWarn, msg
-	case "ERR", "ERROR":
-		return slog.LevelError, msg
-	default:
-		return slog.LevelInfo, msg
-	}
+	return ops.NewBracketLogWriter(h.logger, h.name)
 }

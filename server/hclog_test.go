@@ -58,21 +58,3 @@ func TestHclogAdapterKeepsLevelsNamesAndArgs(t *testing.T) {
 		t.Fatal("SetLevel(Error) must silence warnings")
 	}
 }
-
-func TestBracketLevelWriterParsesMemberlistLines(t *testing.T) {
-	var buf bytes.Buffer
-	w := &bracketLevelWriter{logger: jsonLogger(&buf, slog.LevelInfo), component: "memberlist"}
-	if _, err := w.Write([]byte("[DEBUG] memberlist: dropped\n[WARN] memberlist: refuting a suspect message\nplain line\n")); err != nil {
-		t.Fatal(err)
-	}
-	lines := decodeLines(t, &buf)
-	if len(lines) != 2 {
-		t.Fatalf("got %d lines, want 2: %s", len(lines), buf.String())
-	}
-	if lines[0]["level"] != "WARN" || lines[0]["msg"] != "memberlist: refuting a suspect message" || lines[0]["component"] != "memberlist" {
-		t.Fatalf("warn line = %v", lines[0])
-	}
-	if lines[1]["level"] != "INFO" || lines[1]["msg"] != "plain line" {
-		t.Fatalf("plain line = %v", lines[1])
-	}
-}

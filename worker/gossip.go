@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/ops"
 )
 
 // RoleWorker is the role a worker advertises in the gossip pool.
@@ -87,7 +86,7 @@ func startGossip(cfg Config, advert *longfairv1.WorkerAdvert, logger *slog.Logge
 	}
 	mc.Delegate = g
 	mc.Events = g
-	mc.Logger = log.New(&levelWriter{logger: logger}, "", 0)
+	mc.Logger = log.New(ops.NewBracketLogWriter(logger, "memberlist"), "", 0)
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		return nil, fmt.Errorf("start gossip on %s: %w (is another process using the port? pick another with --gossip-addr)", cfg.GossipAddr, err)
@@ -174,29 +173,4 @@ func (g *gossip) upsert(n *memberlist.Node) {
 	g.mu.Lock()
 	g.servers[n.Name] = m.GRPC
 	g.mu.Unlock()
-}
-
-// levelWriter turns memberlist's "[LEVEL] memberlist: message" lines into
-// slog records at that level.
-type levelWriter struct{ logger *slog.Logger }
-
-func (w *levelWriter) Write(p []byte) (int, error) {
-	for _, line := range bytes.Split(bytes.TrimRight(p, "\n"), []byte("\n")) {
-		level, msg := slog.LevelInfo, strings.TrimSpace(string(line))
-		if rest, ok := strings.CutPrefix(msg, "["); ok {
-			if tag, text, ok := strings.Cut(rest, "]"); ok {
-				msg = strings.TrimSpace(text)
-				switch tag {
-				case "DEBUG", "TRACE":
-					level = slog.LevelDebug
-				case "WARN":
-					level = slog.LevelWarn
-				case "ERR", "ERROR":
-					level = slog.LevelError
-				}
-			}
-		}
-		w.logger.Log(context.Background(), level, msg, "component", "memberlist")
-	}
-	return len(p), nil
 }
