@@ -41,9 +41,7 @@ func (x *Index) split(nodes []int32, points []float64, slots []int32) {
 	for len(slots) > 1 && len(nodes) > 0 {
 		half := len(slots) / 2
 		left := (len(nodes) + 1) / 2
-		if j := x.widest(points); j >= 0 {
-			selectNth(nodes, points, k, j, left)
-		}
+		selectNth(nodes, points, k, x.widest(points), left)
 		x.split(nodes[:left], points[:left*k], slots[:half])
 		nodes, points, slots = nodes[left:], points[left*k:], slots[half:]
 	}
@@ -83,10 +81,22 @@ func (x *Index) widest(points []float64) int {
 }
 
 // selectNth reorders nodes and their points (k per node) so that the first
-// nth have no larger resource j than the rest: quickselect with a three-way
-// partition, so the many equal values of a resource most nodes lack (mic)
-// cost nothing extra.
+// nth come before the rest in the order of resource j (all equal when j < 0)
+// and then of node index: quickselect. Ordering equal vectors by index keeps
+// each group of identical nodes in index order across the leaves, so as the
+// lowest-indexed of them are filled first, the filled ones and the idle ones
+// occupy separate subtrees and the search's tie test prunes the idle ones.
 func selectNth(nodes []int32, points []float64, k, j, nth int) {
+	value := func(i int) float64 {
+		if j < 0 {
+			return 0
+		}
+		return points[i*k+j]
+	}
+	less := func(a, b int) bool {
+		va, vb := value(a), value(b)
+		return va < vb || va == vb && nodes[a] < nodes[b]
+	}
 	swap := func(a, b int) {
 		nodes[a], nodes[b] = nodes[b], nodes[a]
 		pa, pb := points[a*k:a*k+k], points[b*k:b*k+k]
@@ -96,28 +106,30 @@ func selectNth(nodes []int32, points []float64, k, j, nth int) {
 	}
 	lo, hi := 0, len(nodes) // the split point lies in [lo, hi)
 	for hi-lo > 1 {
-		a, b, c := points[lo*k+j], points[(lo+(hi-lo)/2)*k+j], points[(hi-1)*k+j]
-		pivot := max(min(a, b), min(max(a, b), c))
-		// [lo,lt) < pivot, [lt,i) == pivot, [gt,hi) > pivot.
-		lt, i, gt := lo, lo, hi
-		for i < gt {
-			switch v := points[i*k+j]; {
-			case v < pivot:
-				swap(lt, i)
-				lt++
-				i++
-			case v > pivot:
-				gt--
-				swap(gt, i)
-			default:
-				i++
+		// Median of three to the end of the range, then Lomuto.
+		mid := lo + (hi-lo)/2
+		if less(mid, lo) {
+			swap(mid, lo)
+		}
+		if less(hi-1, lo) {
+			swap(hi-1, lo)
+		}
+		if less(mid, hi-1) {
+			swap(mid, hi-1)
+		}
+		p := lo
+		for i := lo; i < hi-1; i++ {
+			if less(i, hi-1) {
+				swap(p, i)
+				p++
 			}
 		}
+		swap(p, hi-1)
 		switch {
-		case nth < lt:
-			hi = lt
-		case nth > gt:
-			lo = gt
+		case nth < p:
+			hi = p
+		case nth > p:
+			lo = p + 1
 		default:
 			return
 		}
@@ -131,11 +143,13 @@ func selectNth(nodes []int32, points []float64, k, j, nth int) {
 // more per search than a tight layout needs, the nodes are arranged afresh
 // from their current free vectors. Answers do not change; only speed.
 const (
-	// relayoutBudget is the visits, per leaf slot, that pay for a layout.
-	relayoutBudget = 48
+	// relayoutBudget is the visits, per leaf slot, that pay for a layout,
+	// measured: a layout costs ~450 ns per node (BenchmarkReset), a visit
+	// 20–30 ns.
+	relayoutBudget = 24
 	// relayoutDepths is how many tree depths of visits per search count
 	// as a loose layout.
-	relayoutDepths = 8
+	relayoutDepths = 4
 )
 
 // noteSearch counts one search's visits and rearranges the nodes when the

@@ -26,8 +26,13 @@ import (
 // trees asked for in turn would evict each tree before it paid for itself.
 //
 // Catch-ups are not free: when many demands are asked for in turn, each tree
-// replays many Takes per ask, and trees save less (see
-// BenchmarkBestTakeInterleaved).
+// replays every Take made since its demand was last asked for. So a tree
+// must also pay per ask: a demand gets one only while the Takes between its
+// asks (a moving average), at replayVisits each, cost less than its searches
+// visited, and a tree whose replays grow to evictAfter times that is given
+// up, its demand going back to searches. In the engine's worst case (1,000
+// accounts served in turn, BenchmarkBestTakeInterleaved) that leaves few
+// trees, where trees replaying ~100 Takes per ask made passes slower.
 const (
 	// promoteCost is a tree's cost in search visits per leaf slot,
 	// measured: a build spends 6–14 ns per slot, a visit about 30 ns.
@@ -42,6 +47,16 @@ const (
 	recentSlots = 256
 	// agePeriod is how many asks pass between halvings of the counts.
 	agePeriod = 4096
+	// replayVisits is what a tree's catch-up costs per Take it replays,
+	// in search visits, measured.
+	replayVisits = 4
+	// evictAfter is how many times the search visits it replaced a tree's
+	// catch-ups must cost before the tree is given up (hysteresis: a
+	// demand's spacing varies).
+	evictAfter = 2
+	// gapSmoothing is the span of the moving average of Takes between
+	// asks.
+	gapSmoothing = 8
 )
 
 // hotShape is one demand's tournament tree.
@@ -57,6 +72,25 @@ type hotShape struct {
 	follower
 	// asks counts (with ageing) the Bests this tree answered.
 	asks int
+	// spacing is the Takes between asks; searchVisits what a search
+	// for the demand visited on average before it got the tree.
+	spacing
+	searchVisits float64
+}
+
+// spacing follows how many Takes go by between asks for one demand: a
+// tree replays them all at its next ask.
+type spacing struct {
+	// lastTake is Index.takes at the last ask; gap the moving average of
+	// Takes between asks.
+	lastTake uint64
+	gap      float64
+}
+
+// ask records an ask at Take count takes.
+func (p *spacing) ask(takes uint64) {
+	p.gap += (float64(takes-p.lastTake) - p.gap) / gapSmoothing
+	p.lastTake = takes
 }
 
 // entry is a tournament tree slot: a node and its key, or none.
@@ -76,6 +110,9 @@ type recentShape struct {
 	// often it was asked for.
 	visits, asks int
 	used         bool
+	// searches counts its searches, spacing its asks.
+	searches int
+	spacing
 }
 
 // hotCache holds the index's hot shapes and what it needs to pick them.
@@ -116,27 +153,49 @@ func (x *Index) bestHot(demand ledger.Vector) (node int, ok, handled bool) {
 	}
 	h.age()
 	hash := hashDemand(demand)
+	var dropped *spacing // the spacing of a demand whose tree was given up
 	for i := range h.shapes {
 		s := &h.shapes[i]
 		if s.hash == hash && equal(s.demand, demand) {
 			s.asks++
-			return x.answer(s)
+			s.ask(x.takes)
+			if !x.replayCosts(s.gap, evictAfter*s.searchVisits) {
+				return x.answer(s)
+			}
+			// Its catch-ups now cost more than searches: the demand
+			// goes back to searches, and its tree to other demands.
+			sp := s.spacing
+			dropped = &sp
+			last := len(h.shapes) - 1
+			h.shapes[i], h.shapes[last] = h.shapes[last], h.shapes[i]
+			h.shapes = h.shapes[:last] // keeps the tree's memory for reuse
+			break
 		}
 	}
 	slot := int(hash & (recentSlots - 1))
 	r := &h.recent[slot]
 	seen := h.recentDemand[slot*x.k : slot*x.k+x.k]
-	if !r.used || r.hash != hash || !equal(seen, demand) {
-		*r = recentShape{hash: hash, used: true}
+	switch {
+	case !r.used || r.hash != hash || !equal(seen, demand):
+		*r = recentShape{hash: hash, used: true, spacing: spacing{lastTake: x.takes}}
 		copy(seen, demand)
+		if dropped != nil {
+			r.spacing = *dropped
+		}
+	case dropped == nil:
+		r.ask(x.takes)
 	}
 	r.asks++
 	if r.visits >= x.promoteVisits() {
-		if s := x.treeFor(r.asks); s != nil {
+		perSearch := float64(r.visits) / float64(max(r.searches, 1))
+		if x.replayCosts(r.gap, perSearch) {
+			r.visits, r.searches = 0, 0 // earn it again, asked closer together
+		} else if s := x.treeFor(r.asks); s != nil {
 			s.hash, s.asks = hash, r.asks
 			s.demand = append(s.demand[:0], demand...)
 			s.weight = grow(s.weight, x.k)
 			s.fresh = false // the first catch-up builds it
+			s.spacing, s.searchVisits = r.spacing, perSearch
 			r.used = false
 			return x.answer(s)
 		}
@@ -197,7 +256,15 @@ func (x *Index) noteVisits(visits int) {
 	x.hot.searched += visits
 	if x.hot.last >= 0 {
 		x.hot.recent[x.hot.last].visits += visits
+		x.hot.recent[x.hot.last].searches++
 	}
+}
+
+// replayCosts reports whether a tree for a demand asked every gap Takes
+// would cost more in catch-ups than searches that visit searchVisits tree
+// nodes. Tests that force demands onto trees (promote) skip the test.
+func (x *Index) replayCosts(gap, searchVisits float64) bool {
+	return x.hot.promote == 0 && gap*replayVisits > searchVisits
 }
 
 // promoteVisits is how many search visits earn a demand its tree.

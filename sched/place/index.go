@@ -56,6 +56,8 @@ type Index struct {
 	// nodes above (hi, lo, hiIdle, loIdle) have caught up (changes.go).
 	changes []int32
 	tree    follower
+	// takes counts Takes since Reset (hot.go spaces asks by it).
+	takes uint64
 
 	// hot holds the tournament trees of often-asked demands (hot.go).
 	hot hotCache

@@ -80,6 +80,7 @@ func (x *Index) Reset(s Strategy, capacity, free []ledger.Vector) error {
 	x.layout()
 	x.resetTwins()
 	x.hot.reset(k)
+	x.takes = 0
 	return nil
 }
 

@@ -51,4 +51,5 @@ func (x *Index) take(node int, demand ledger.Vector) {
 	x.loIdle[t] = x.hiIdle[t]
 	x.joinTwins(node)
 	x.recordChange(node)
+	x.takes++
 }
