@@ -87,16 +87,7 @@ func (x *Index) widest(points []float64) int {
 // lowest-indexed of them are filled first, the filled ones and the idle ones
 // occupy separate subtrees and the search's tie test prunes the idle ones.
 func selectNth(nodes []int32, points []float64, k, j, nth int) {
-	value := func(i int) float64 {
-		if j < 0 {
-			return 0
-		}
-		return points[i*k+j]
-	}
-	less := func(a, b int) bool {
-		va, vb := value(a), value(b)
-		return va < vb || va == vb && nodes[a] < nodes[b]
-	}
+	j = max(j, 0) // all equal: any resource orders them by index alone
 	swap := func(a, b int) {
 		nodes[a], nodes[b] = nodes[b], nodes[a]
 		pa, pb := points[a*k:a*k+k], points[b*k:b*k+k]
@@ -106,21 +97,24 @@ func selectNth(nodes []int32, points []float64, k, j, nth int) {
 	}
 	lo, hi := 0, len(nodes) // the split point lies in [lo, hi)
 	for hi-lo > 1 {
-		// Median of three to the end of the range, then Lomuto.
+		// Median of three to hi-1 as the pivot, then Lomuto.
 		mid := lo + (hi-lo)/2
-		if less(mid, lo) {
+		if before(points[mid*k+j], nodes[mid], points[lo*k+j], nodes[lo]) {
 			swap(mid, lo)
 		}
-		if less(hi-1, lo) {
+		if before(points[(hi-1)*k+j], nodes[hi-1], points[lo*k+j], nodes[lo]) {
 			swap(hi-1, lo)
 		}
-		if less(mid, hi-1) {
+		if before(points[mid*k+j], nodes[mid], points[(hi-1)*k+j], nodes[hi-1]) {
 			swap(mid, hi-1)
 		}
+		pv, pn := points[(hi-1)*k+j], nodes[hi-1]
 		p := lo
 		for i := lo; i < hi-1; i++ {
-			if less(i, hi-1) {
-				swap(p, i)
+			if before(points[i*k+j], nodes[i], pv, pn) {
+				if i != p {
+					swap(p, i)
+				}
 				p++
 			}
 		}
@@ -134,6 +128,11 @@ func selectNth(nodes []int32, points []float64, k, j, nth int) {
 			return
 		}
 	}
+}
+
+// before orders nodes by a quantity, then by index.
+func before(va float64, na int32, vb float64, nb int32) bool {
+	return va < vb || va == vb && na < nb
 }
 
 // Relayout. Take changes free vectors after arrange placed the nodes, so a
