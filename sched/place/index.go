@@ -28,6 +28,9 @@ type Index struct {
 	// hiIdle and loIdle are the max and min below t of a node's idle sum
 	// Σ_j free_j/M_j, the key spread maximizes and best-fit minimizes;
 	// hiTie and loTie are the lowest indices of nodes below t with those sums.
+	// Leaves hold all of these, but inner nodes keep only what the
+	// strategy's bound reads (pull): lo, loIdle and loTie for best-fit,
+	// hiIdle and hiTie for spread; the rest of them is left stale.
 	hiIdle, loIdle []float64
 	hiTie, loTie   []int32
 	// first is the lowest node index below t (noNode for padding only), so

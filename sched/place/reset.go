@@ -177,30 +177,46 @@ func (x *Index) layout() {
 func (x *Index) idle(free []float64) float64 { return dot(x.inv, free) }
 
 // pull recomputes tree node t from its children and reports whether anything
-// changed (when nothing did, no ancestor changes either).
+// changed (when nothing did, no ancestor changes either). It keeps only what
+// the strategy's bounds read: the max vector always (it prunes by fit), the
+// max idle sum for spread, the min vector and idle sum for best-fit.
 func (x *Index) pull(t int) bool {
 	k := x.k
 	l, r := 2*t, 2*t+1
 	changed := false
-	hi, lo := x.hi[t*k:t*k+k], x.lo[t*k:t*k+k]
+	hi := x.hi[t*k : t*k+k]
 	lhi, rhi := x.hi[l*k:l*k+k], x.hi[r*k:r*k+k]
-	llo, rlo := x.lo[l*k:l*k+k], x.lo[r*k:r*k+k]
 	for j := range hi {
-		h, m := lhi[j], llo[j]
+		h := lhi[j]
 		if rhi[j] > h {
 			h = rhi[j]
 		}
-		if rlo[j] < m {
-			m = rlo[j]
-		}
-		if h != hi[j] || m != lo[j] {
-			hi[j], lo[j], changed = h, m, true
+		if h != hi[j] {
+			hi[j], changed = h, true
 		}
 	}
-	h, ht := pick(x.hiIdle[l], x.hiTie[l], x.hiIdle[r], x.hiTie[r], x.hiIdle[r] > x.hiIdle[l])
-	m, mt := pick(x.loIdle[l], x.loTie[l], x.loIdle[r], x.loTie[r], x.loIdle[r] < x.loIdle[l])
-	if h != x.hiIdle[t] || ht != x.hiTie[t] || m != x.loIdle[t] || mt != x.loTie[t] {
-		x.hiIdle[t], x.hiTie[t], x.loIdle[t], x.loTie[t], changed = h, ht, m, mt, true
+	switch x.kind {
+	case kindSpread:
+		h, ht := pick(x.hiIdle[l], x.hiTie[l], x.hiIdle[r], x.hiTie[r], x.hiIdle[r] > x.hiIdle[l])
+		if h != x.hiIdle[t] || ht != x.hiTie[t] {
+			x.hiIdle[t], x.hiTie[t], changed = h, ht, true
+		}
+	case kindBestFit:
+		lo := x.lo[t*k : t*k+k]
+		llo, rlo := x.lo[l*k:l*k+k], x.lo[r*k:r*k+k]
+		for j := range lo {
+			m := llo[j]
+			if rlo[j] < m {
+				m = rlo[j]
+			}
+			if m != lo[j] {
+				lo[j], changed = m, true
+			}
+		}
+		m, mt := pick(x.loIdle[l], x.loTie[l], x.loIdle[r], x.loTie[r], x.loIdle[r] < x.loIdle[l])
+		if m != x.loIdle[t] || mt != x.loTie[t] {
+			x.loIdle[t], x.loTie[t], changed = m, mt, true
+		}
 	}
 	return changed
 }
