@@ -3,12 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"log"
 	"log/slog"
-	"net"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -72,72 +68,28 @@ func startGossip(cfg Config, self MemberMeta, logger *slog.Logger) (*gossip, err
 		servers:     make(map[string]ServerMember),
 		subscribers: make(map[chan struct{}]struct{}),
 	}
-	host, port, err := net.SplitHostPort(cfg.GossipAddr)
+	ml, addr, err := ops.StartGossip(ops.GossipConfig{
+		Name: self.ID, Addr: cfg.GossipAddr, Advertise: cfg.GossipAdvertise, Key: cfg.GossipKey,
+		// A server that comes back on a new address (port 0, a new host)
+		// must be able to take its name back from its dead former self.
+		// Names are node ids, which a data dir pins, so two live servers
+		// never share one.
+		ReclaimDeadNames: time.Second,
+		Delegate:         g, Events: g,
+	}, logger)
 	if err != nil {
-		return nil, fmt.Errorf("gossip address %q: %w", cfg.GossipAddr, err)
+		return nil, err
 	}
-	p, _ := strconv.Atoi(port) // checked by Config.Validate
-
-	mc := memberlist.DefaultLANConfig()
-	tuneGossip(mc) // workers_gossip.go
-	mc.Name = self.ID
-	mc.BindAddr = host
-	mc.BindPort = p
-	mc.AdvertisePort = p
-	if cfg.GossipAdvertise != "" {
-		ah, ap, _ := net.SplitHostPort(cfg.GossipAdvertise)
-		mc.AdvertiseAddr = ah
-		mc.AdvertisePort, _ = strconv.Atoi(ap)
-	}
-	// A server that comes back on a new address (port 0, a new host)
-	// must be able to take its name back from its dead former self;
-	// otherwise memberlist refuses it until the dead entry is reaped.
-	// Names are node ids, which a data dir pins, so two live servers never
-	// share one.
-	mc.DeadNodeReclaimTime = time.Second
-	if len(cfg.GossipKey) > 0 {
-		// Every message is encrypted and authenticated with the pool's
-		// key; a member without it can neither join nor read the pool.
-		mc.SecretKey = slices.Clone(cfg.GossipKey)
-	}
-	mc.Delegate = g
-	mc.Events = g
-	mc.Logger = log.New(ops.NewBracketLogWriter(logger, "memberlist"), "", 0)
-
-	ml, err := memberlist.Create(mc)
-	if err != nil {
-		return nil, fmt.Errorf("start gossip on %s: %w (is another process using the port? pick another with --gossip-addr)", cfg.GossipAddr, err)
-	}
-	g.ml = ml
-	// Read once, before any gossip runs: memberlist hands out its own
-	// node record, which it rewrites when the metadata changes.
-	n := ml.LocalNode()
-	g.addr = net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
+	g.ml, g.addr = ml, addr
 	return g, nil
 }
 
 // Addr is the gossip address other servers and workers join.
 func (g *gossip) Addr() string { return g.addr }
 
-// joinLoop keeps trying to join the given addresses until one answers or
-// ctx ends. Servers can start in any order, so a failed join is expected
-// for a while and logged as a warning with a growing interval.
+// joinLoop joins the given addresses (see ops.JoinGossip).
 func (g *gossip) joinLoop(ctx context.Context, addrs []string) {
-	wait := 200 * time.Millisecond
-	for {
-		n, err := g.ml.Join(addrs)
-		if n > 0 {
-			g.logger.Info("joined gossip pool", "contacted", n, "addresses", addrs)
-			return
-		}
-		g.logger.Warn("cannot join gossip pool yet; retrying", "addresses", addrs, "error", err, "retry_in", wait)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		wait = min(wait*2, 5*time.Second)
-	}
+	ops.JoinGossip(ctx, g.ml, addrs, g.logger)
 }
 
 // join contacts the given addresses once; see joinLoop.

@@ -107,21 +107,3 @@ func (t *workerTable) unsubscribe(ch chan struct{}) {
 	delete(t.subs, ch)
 	t.mu.Unlock()
 }
-
-// tuneGossip sets memberlist's failure detection for a cluster on one
-// LAN: probes every 500ms and a suspicion timeout of 1.5s (memberlist
-// scales it with log10 of the pool size), so a dead worker is declared in
-// about two to four seconds instead of memberlist's LAN default of ten or
-// more. Workers use the same timings (worker.TuneGossip); the stream each
-// worker keeps to the leader is the faster, second signal.
-func tuneGossip(mc *memberlist.Config) {
-	mc.ProbeInterval = 500 * time.Millisecond
-	mc.ProbeTimeout = 300 * time.Millisecond
-	mc.SuspicionMult = 3
-	mc.GossipInterval = 100 * time.Millisecond
-	mc.TCPTimeout = 2 * time.Second
-	// A worker restarted on another port comes back under the same name;
-	// memberlist refuses the new address of a dead member until this long
-	// after it died (by default, forever).
-	mc.DeadNodeReclaimTime = 5 * time.Second
-}

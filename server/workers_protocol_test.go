@@ -16,6 +16,7 @@ import (
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
 	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/ops"
 )
 
 // protoWorker speaks the worker protocol by hand, so that a test can say
@@ -58,7 +59,7 @@ func newProtoWorker(t *testing.T, c *testCluster, id string, resources map[strin
 		t.Fatal(err)
 	}
 	mc := memberlist.DefaultLANConfig()
-	tuneGossip(mc)
+	ops.TuneGossip(mc)
 	mc.Name, mc.BindAddr, mc.BindPort = id, "127.0.0.1", 0
 	mc.Delegate = protoDelegate{meta: meta}
 	mc.Logger = log.New(io.Discard, "", 0)

@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log"
 	"log/slog"
-	"net"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -46,19 +43,6 @@ type gossip struct {
 	servers map[string]string // node id → gRPC address
 }
 
-// TuneGossip sets memberlist's failure detection for a cluster on one
-// LAN: probes every 500ms and a suspicion timeout of 1.5s (scaled by
-// memberlist with log10 of the pool size), so a dead member is declared
-// in about two to four seconds instead of memberlist's LAN default of ten
-// or more. Servers use the same timings.
-func TuneGossip(mc *memberlist.Config) {
-	mc.ProbeInterval = 500 * time.Millisecond
-	mc.ProbeTimeout = 300 * time.Millisecond
-	mc.SuspicionMult = 3
-	mc.GossipInterval = 100 * time.Millisecond
-	mc.TCPTimeout = 2 * time.Second
-}
-
 func startGossip(cfg Config, advert *longfairv1.WorkerAdvert, logger *slog.Logger) (*gossip, error) {
 	meta, err := proto.Marshal(advert)
 	if err != nil {
@@ -68,57 +52,23 @@ func startGossip(cfg Config, advert *longfairv1.WorkerAdvert, logger *slog.Logge
 		return nil, fmt.Errorf("the node's advertisement is %d bytes, more than the %d gossip allows: use fewer or shorter resource names, or a shorter node class", len(meta), memberlist.MetaMaxSize)
 	}
 	g := &gossip{logger: logger.With("component", "gossip"), meta: meta, servers: make(map[string]string)}
-	host, port, _ := net.SplitHostPort(cfg.GossipAddr) // checked by Validate
-	p, _ := strconv.Atoi(port)
-	mc := memberlist.DefaultLANConfig()
-	TuneGossip(mc)
-	mc.Name = cfg.NodeID
-	mc.BindAddr = host
-	mc.BindPort = p
-	mc.AdvertisePort = p
-	if cfg.GossipAdvertise != "" {
-		ah, ap, _ := net.SplitHostPort(cfg.GossipAdvertise)
-		mc.AdvertiseAddr = ah
-		mc.AdvertisePort, _ = strconv.Atoi(ap)
-	}
-	if len(cfg.GossipKey) > 0 {
-		mc.SecretKey = slices.Clone(cfg.GossipKey)
-	}
-	mc.Delegate = g
-	mc.Events = g
-	mc.Logger = log.New(ops.NewBracketLogWriter(logger, "memberlist"), "", 0)
-	ml, err := memberlist.Create(mc)
+	ml, addr, err := ops.StartGossip(ops.GossipConfig{
+		Name: cfg.NodeID, Addr: cfg.GossipAddr, Advertise: cfg.GossipAdvertise, Key: cfg.GossipKey,
+		Delegate: g, Events: g,
+	}, logger)
 	if err != nil {
-		return nil, fmt.Errorf("start gossip on %s: %w (is another process using the port? pick another with --gossip-addr)", cfg.GossipAddr, err)
+		return nil, err
 	}
-	g.ml = ml
-	// Read once, before any gossip runs: memberlist hands out its own
-	// node record, which it rewrites as the pool's view of it changes.
-	n := ml.LocalNode()
-	g.addr = net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port)))
+	g.ml, g.addr = ml, addr
 	return g, nil
 }
 
 // Addr is the gossip address others join.
 func (g *gossip) Addr() string { return g.addr }
 
-// joinLoop keeps trying the join addresses until one answers or ctx ends.
+// joinLoop joins the servers' pool (see ops.JoinGossip).
 func (g *gossip) joinLoop(ctx context.Context, addrs []string) {
-	wait := 100 * time.Millisecond
-	for {
-		n, err := g.ml.Join(addrs)
-		if n > 0 {
-			g.logger.Info("joined gossip pool", "contacted", n)
-			return
-		}
-		g.logger.Warn("cannot join gossip pool yet; retrying", "addresses", addrs, "error", err, "retry_in", wait)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		wait = min(wait*2, 5*time.Second)
-	}
+	ops.JoinGossip(ctx, g.ml, addrs, g.logger)
 }
 
 // serverAddrs returns the gRPC addresses of the live servers.

@@ -1,0 +1,111 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// TuneGossip sets memberlist's failure detection for a cluster on one LAN:
+// probes every 500ms and a suspicion timeout of 1.5s (memberlist scales it
+// with log10 of the pool size), so a dead member is declared in about two
+// to four seconds instead of memberlist's LAN default of ten or more.
+// Servers and workers use the same timings; the stream each worker keeps
+// to the leader is the faster, second signal.
+func TuneGossip(mc *memberlist.Config) {
+	mc.ProbeInterval = 500 * time.Millisecond
+	mc.ProbeTimeout = 300 * time.Millisecond
+	mc.SuspicionMult = 3
+	mc.GossipInterval = 100 * time.Millisecond
+	mc.TCPTimeout = 2 * time.Second
+}
+
+// GossipConfig is what a server or worker needs to be a gossip member.
+type GossipConfig struct {
+	// Name is the member's node id.
+	Name string
+	// Addr is the host:port to bind; Advertise, when set, is the host:port
+	// others should use instead (behind NAT, or when binding 0.0.0.0).
+	Addr, Advertise string
+	// Key, when set, encrypts and authenticates every message: a member
+	// without it can neither join nor read the pool.
+	Key []byte
+	// ReclaimDeadNames is how soon a member that died may come back under
+	// its name from another address; zero means memberlist's default
+	// (never, until the dead entry is reaped).
+	ReclaimDeadNames time.Duration
+	Delegate         memberlist.Delegate
+	Events           memberlist.EventDelegate
+}
+
+// StartGossip creates the memberlist member and binds its address at once;
+// joining others is separate (JoinGossip). It returns the member and the
+// host:port others join it at.
+func StartGossip(c GossipConfig, logger *slog.Logger) (*memberlist.Memberlist, string, error) {
+	host, port, err := net.SplitHostPort(c.Addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("gossip address %q: %w", c.Addr, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return nil, "", fmt.Errorf("gossip address %q: port %q is not a number", c.Addr, port)
+	}
+	mc := memberlist.DefaultLANConfig()
+	TuneGossip(mc)
+	mc.Name = c.Name
+	mc.BindAddr, mc.BindPort, mc.AdvertisePort = host, p, p
+	if c.Advertise != "" {
+		ah, ap, err := net.SplitHostPort(c.Advertise)
+		if err != nil {
+			return nil, "", fmt.Errorf("gossip advertise address %q: %w", c.Advertise, err)
+		}
+		mc.AdvertiseAddr = ah
+		if mc.AdvertisePort, err = strconv.Atoi(ap); err != nil {
+			return nil, "", fmt.Errorf("gossip advertise address %q: port %q is not a number", c.Advertise, ap)
+		}
+	}
+	if c.ReclaimDeadNames > 0 {
+		mc.DeadNodeReclaimTime = c.ReclaimDeadNames
+	}
+	if len(c.Key) > 0 {
+		mc.SecretKey = slices.Clone(c.Key)
+	}
+	mc.Delegate, mc.Events = c.Delegate, c.Events
+	mc.Logger = log.New(NewBracketLogWriter(logger, "memberlist"), "", 0)
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		return nil, "", fmt.Errorf("start gossip on %s: %w (is another process using the port? pick another with --gossip-addr)", c.Addr, err)
+	}
+	// Read once, before any gossip runs: memberlist hands out its own node
+	// record, which it rewrites when the metadata changes.
+	n := ml.LocalNode()
+	return ml, net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port))), nil
+}
+
+// JoinGossip keeps trying to join the given addresses until one answers or
+// ctx ends. Members start in any order, so a failed join is expected for a
+// while: it is logged as a warning and retried with a growing interval.
+func JoinGossip(ctx context.Context, ml *memberlist.Memberlist, addrs []string, logger *slog.Logger) {
+	wait := 100 * time.Millisecond
+	for {
+		n, err := ml.Join(addrs)
+		if n > 0 {
+			logger.Info("joined gossip pool", "contacted", n, "addresses", addrs)
+			return
+		}
+		logger.Warn("cannot join gossip pool yet; retrying", "addresses", addrs, "error", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 5*time.Second)
+	}
+}
