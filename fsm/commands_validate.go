@@ -57,17 +57,7 @@ func (c *CreateUser) validate() *Error {
 	if len(c.Accounts) > MaxMemberships {
 		return invalid("%d accounts given: a user can be a member of at most %d", len(c.Accounts), MaxMemberships)
 	}
-	seen := make(map[string]bool, len(c.Accounts))
-	for _, a := range c.Accounts {
-		if err := checkName("account name", a); err != nil {
-			return err
-		}
-		if seen[a] {
-			return invalid("account %q is listed twice: list each account once", a)
-		}
-		seen[a] = true
-	}
-	return nil
+	return checkDistinctNames("account", c.Accounts)
 }
 
 func (c *AddMembership) validate() *Error    { return checkMembership(c.User, c.Account) }
@@ -144,15 +134,21 @@ func (c *UpdateSettings) validate() *Error {
 	if len(c.AddResources) > MaxResources {
 		return invalid("%d resources to add: a cluster has at most %d", len(c.AddResources), MaxResources)
 	}
-	seen := make(map[string]bool, len(c.AddResources))
-	for _, r := range c.AddResources {
-		if err := checkName("resource name", r); err != nil {
+	return checkDistinctNames("resource", c.AddResources)
+}
+
+// checkDistinctNames checks each name of a list of kind (account,
+// resource) and that none is listed twice.
+func checkDistinctNames(kind string, names []string) *Error {
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if err := checkName(kind+" name", n); err != nil {
 			return err
 		}
-		if seen[r] {
-			return invalid("resource %q is listed twice: list each new resource once", r)
+		if seen[n] {
+			return invalid("%s %q is listed twice: list each %s once", kind, n, kind)
 		}
-		seen[r] = true
+		seen[n] = true
 	}
 	return nil
 }

@@ -88,6 +88,8 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		{"update unknown account", cmd(&UpdateAccount{Name: "bio", Weight: f64(1)}), codes.NotFound, []string{"bio"}},
 		{"user exists", cmd(&CreateUser{Name: "ann"}), codes.AlreadyExists, []string{"ann"}},
 		{"user of unknown account", cmd(&CreateUser{Name: "bob", Accounts: []string{"bio"}}), codes.NotFound, []string{"bio", "create it"}},
+		{"account listed twice", cmd(&CreateUser{Name: "bob", Accounts: []string{"phys", "phys"}}), codes.InvalidArgument, []string{`account "phys" is listed twice`}},
+		{"resource listed twice", cmd(&UpdateSettings{AddResources: []string{"gpu", "gpu"}}), codes.InvalidArgument, []string{`resource "gpu" is listed twice`}},
 		{"membership of unknown user", cmd(&AddMembership{User: "bob", Account: "phys"}), codes.NotFound, []string{"bob"}},
 		{"grant to unknown account", cmd(&Grant{Account: "bio", Amount: 1}), codes.NotFound, []string{"bio"}},
 		{"grant id reused", cmd(&Grant{ID: "g1", Account: "phys", Amount: 7}), codes.AlreadyExists, []string{"g1", "new id"}},
