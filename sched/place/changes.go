@@ -1,11 +1,12 @@
 package place
 
-// The change log. Take updates a node's leaf at once but leaves the rest to
-// whoever needs it: the search tree's inner nodes and every hot shape's
-// tournament tree catch up when they are next asked, from this list of nodes
-// whose free vectors shrank. A pass that places most tasks from hot shapes so
-// barely touches the search tree, and a hot shape pays only for the Takes
-// since its last use.
+// The change logs. Take updates a node's free vector and the leaves it
+// affects at once but leaves the rest to whoever needs it: every hot shape's
+// tournament tree catches up when it is next asked, from the list of nodes
+// whose free vectors shrank, and the search tree's inner nodes catch up at the
+// next search from the list of leaves rewritten. A pass that places most
+// tasks from hot shapes so barely touches the search tree, and a hot shape
+// pays only for the Takes since its last use.
 
 // follower is a structure that catches up from the change log.
 type follower struct {
@@ -52,26 +53,30 @@ func (x *Index) recordChange(node int) {
 }
 
 func (x *Index) eachFollower(do func(*follower)) {
-	do(&x.tree)
 	for i := range x.hot.shapes {
 		do(&x.hot.shapes[i].follower)
 	}
 }
 
+// markLeaf logs that leaf slot t was rewritten, for the search tree to
+// catch up; past rebuildAfter leaves it rebuilds the inner nodes instead.
+func (x *Index) markLeaf(t int) {
+	if len(x.dirty) <= x.rebuildAfter() {
+		x.dirty = append(x.dirty, int32(t))
+	}
+}
+
 // syncTree brings the search tree's inner nodes up to date.
 func (x *Index) syncTree() {
-	changed, ok := x.pending(&x.tree)
-	if !ok {
+	if len(x.dirty) > x.rebuildAfter() {
 		for t := x.leaves - 1; t >= 1; t-- {
 			x.pull(t)
 		}
 	} else {
-		for _, v := range changed {
-			t := (x.leaves + int(x.slot[v])) / 2
-			for t >= 1 && x.pull(t) {
-				t /= 2
+		for _, leaf := range x.dirty {
+			for t := int(leaf) / 2; t >= 1 && x.pull(t); t /= 2 {
 			}
 		}
 	}
-	x.caughtUp(&x.tree)
+	x.dirty = x.dirty[:0]
 }

@@ -331,7 +331,7 @@ func (x *Index) leafEntry(s *hotShape, v int) entry {
 	if v >= x.n || !x.Free(v).Fits(s.demand) {
 		return none()
 	}
-	return entry{key: x.leafKey(x.leaves+int(x.slot[v]), s.weight), node: int32(v)}
+	return entry{key: x.nodeKey(v, s.weight), node: int32(v)}
 }
 
 // better returns the better of a, from a left subtree (so on equal keys the

@@ -55,10 +55,10 @@ type Index struct {
 	// (best-fit).
 	scale, weight, floor []float64
 
-	// changes lists the nodes Take changed; tree says how far the inner
-	// nodes above (hi, lo, hiIdle, loIdle) have caught up (changes.go).
-	changes []int32
-	tree    follower
+	// changes lists the nodes Take changed, for the hot trees; dirty the
+	// leaves it rewrote that the search tree's inner nodes have not caught
+	// up with (changes.go).
+	changes, dirty []int32
 	// takes counts Takes since Reset (hot.go spaces asks by it).
 	takes uint64
 

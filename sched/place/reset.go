@@ -77,8 +77,9 @@ func (x *Index) Reset(s Strategy, capacity, free []ledger.Vector) error {
 	}
 	// Room for the whole log up front, so Take never allocates.
 	x.changes = grow(x.changes, 2*x.rebuildAfter()+1)[:0]
+	x.dirty = grow(x.dirty, x.rebuildAfter()+1)[:0]
+	x.resetTwins() // before the layout: it makes only representatives live
 	x.layout()
-	x.resetTwins()
 	x.hot.reset(k)
 	x.takes = 0
 	return nil
@@ -144,32 +145,37 @@ func (x *Index) layout() {
 	x.first = grow(x.first, size)
 	x.hiTie = grow(x.hiTie, size)
 	x.loTie = grow(x.loTie, size)
-	for p := range x.leaves {
-		t := x.leaves + p
-		hi, lo := x.hi[t*k:t*k+k], x.lo[t*k:t*k+k]
-		node := x.bySlot[p]
-		if node < 0 {
-			for j := range hi {
-				hi[j], lo[j] = math.Inf(-1), math.Inf(1)
-			}
-			x.hiIdle[t], x.loIdle[t] = math.Inf(-1), math.Inf(1)
-			x.first[t], x.hiTie[t], x.loTie[t] = noNode, noNode, noNode
-			continue
-		}
-		free := x.nodeFree[int(node)*k : int(node)*k+k]
-		copy(hi, free)
-		copy(lo, free)
-		x.first[t], x.hiTie[t], x.loTie[t] = node, node, node
-		x.hiIdle[t] = x.idle(hi)
-		x.loIdle[t] = x.hiIdle[t]
+	for p, node := range x.bySlot {
+		x.writeLeaf(x.leaves+p, node)
 	}
 	for t := x.leaves - 1; t >= 1; t-- {
 		x.pull(t)
-		x.first[t] = min(x.first[2*t], x.first[2*t+1])
 	}
-	x.caughtUp(&x.tree)
+	x.dirty = x.dirty[:0]
 	x.searched, x.visited = 0, 0
 	x.layouts++
+}
+
+// writeLeaf fills leaf t with node's free vector when node represents its
+// twins (twins.go), and with padding that holds no node otherwise (node < 0
+// is an unused slot).
+func (x *Index) writeLeaf(t int, node int32) {
+	k := x.k
+	hi, lo := x.hi[t*k:t*k+k], x.lo[t*k:t*k+k]
+	if node < 0 || !x.isRepresentative(int(node)) {
+		for j := range hi {
+			hi[j], lo[j] = math.Inf(-1), math.Inf(1)
+		}
+		x.hiIdle[t], x.loIdle[t] = math.Inf(-1), math.Inf(1)
+		x.first[t], x.hiTie[t], x.loTie[t] = noNode, noNode, noNode
+		return
+	}
+	free := x.nodeFree[int(node)*k : int(node)*k+k]
+	copy(hi, free)
+	copy(lo, free)
+	x.first[t], x.hiTie[t], x.loTie[t] = node, node, node
+	x.hiIdle[t] = x.idle(free)
+	x.loIdle[t] = x.hiIdle[t]
 }
 
 // idle is a node's idle sum Σ_j free_j/M_j, the key of spread and best-fit.
@@ -178,12 +184,16 @@ func (x *Index) idle(free []float64) float64 { return dot(x.inv, free) }
 
 // pull recomputes tree node t from its children and reports whether anything
 // changed (when nothing did, no ancestor changes either). It keeps only what
-// the strategy's bounds read: the max vector always (it prunes by fit), the
+// the strategy's bounds read: the lowest live index and the max vector always
+// (they prune by fit and ties), the
 // max idle sum for spread, the min vector and idle sum for best-fit.
 func (x *Index) pull(t int) bool {
 	k := x.k
 	l, r := 2*t, 2*t+1
 	changed := false
+	if f := min(x.first[l], x.first[r]); f != x.first[t] {
+		x.first[t], changed = f, true
+	}
 	hi := x.hi[t*k : t*k+k]
 	lhi, rhi := x.hi[l*k:l*k+k], x.hi[r*k:r*k+k]
 	for j := range hi {

@@ -83,9 +83,9 @@ func (x *Index) search(demand ledger.Vector) (node int, ok bool) {
 			continue
 		}
 		if t >= x.leaves {
-			// A leaf's bound is its key and it fits: it is the new best,
-			// or rather its lowest-indexed twin is (twins.go).
-			bestKey, bestNode = f.bound, x.lowestTwin(x.first[t])
+			// A leaf's bound is its key and it fits: it is the new best
+			// (and the lowest-indexed of its twins, twins.go).
+			bestKey, bestNode = f.bound, f.tie
 			continue
 		}
 		l, r := 2*t, 2*t+1
@@ -160,9 +160,23 @@ func (x *Index) prepare(demand ledger.Vector, weight, floor []float64) {
 	}
 }
 
-// leafKey is the key of the node in leaf t; weight is the demand's, from
-// prepare. Both searches rank nodes by this one function, so they agree to
+// nodeKey is node v's key; weight is the demand's, from prepare. It and
+// leafKey do the same arithmetic on the same numbers (a live leaf holds its
+// node's free vector and idle sum), so the search and the hot trees agree to
 // the last bit.
+func (x *Index) nodeKey(v int, weight []float64) float64 {
+	free := x.nodeFree[v*x.k : v*x.k+x.k]
+	switch x.kind {
+	case kindAffinity:
+		return dot(weight, free)
+	case kindSpread:
+		return x.idle(free)
+	default:
+		return -x.idle(free)
+	}
+}
+
+// leafKey is the key of the node in the live leaf t (see nodeKey).
 func (x *Index) leafKey(t int, weight []float64) float64 {
 	switch x.kind {
 	case kindAffinity:

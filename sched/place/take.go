@@ -44,12 +44,36 @@ func (x *Index) take(node int, demand ledger.Vector) {
 	k := x.k
 	free := ledger.Vector(x.nodeFree[node*k : node*k+k])
 	free.Sub(demand)
-	t := x.leaves + int(x.slot[node])
-	copy(x.hi[t*k:t*k+k], free)
-	copy(x.lo[t*k:t*k+k], free)
-	x.hiIdle[t] = x.idle(free)
-	x.loIdle[t] = x.hiIdle[t]
-	x.joinTwins(node)
-	x.recordChange(node)
 	x.takes++
+	x.recordChange(node) // every hot tree must see the new vector
+	from, to := x.twins.group[node], x.twinGroup(free)
+	if from == to {
+		return // a zero or vanishing demand changed nothing
+	}
+	v := int32(node)
+	wasLive := x.representative(from) == v
+	displaced := x.representative(to)
+	x.joinTwins(node, to)
+	if wasLive { // the next member of the group it left represents it now
+		if next := x.representative(from); next != noNode {
+			x.setLeaf(next)
+		}
+	}
+	switch {
+	case v < displaced: // it represents the group it joined
+		x.setLeaf(v)
+		if displaced != noNode {
+			x.setLeaf(displaced)
+		}
+	case wasLive:
+		x.setLeaf(v)
+	}
+}
+
+// setLeaf rewrites node v's leaf from its free vector and its standing as a
+// representative, and logs it for the search tree to catch up.
+func (x *Index) setLeaf(v int32) {
+	t := x.leaves + int(x.slot[v])
+	x.writeLeaf(t, v)
+	x.markLeaf(t)
 }
