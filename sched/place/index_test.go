@@ -463,6 +463,46 @@ func TestRelayoutKeepsAnswers(t *testing.T) {
 	}
 }
 
+// TestTwinsStayExactWhenTakesLandAnywhere starts from idle nodes of a few
+// classes, so most nodes are twins and only one of each group is live in the
+// search tree, then takes from random nodes as well as from Best's choices:
+// a Take on a twin that is not its group's lowest index, or on the lowest,
+// must leave every answer the one a scan of all nodes gives.
+func TestTwinsStayExactWhenTakesLandAnywhere(t *testing.T) {
+	for _, mode := range searchModes {
+		for _, s := range Strategies() {
+			t.Run(mode.name+"/"+string(s), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(21, 5))
+				c := newCluster(rng, 200, dyadicClasses, 0, true)
+				x, err := NewIndex(s, c.capacity, c.free)
+				if err != nil {
+					t.Fatal(err)
+				}
+				x.hot.promote = mode.promote
+				if x.twins.groups != len(dyadicClasses) {
+					t.Fatalf("%d groups of twins among idle nodes of %d classes", x.twins.groups, len(dyadicClasses))
+				}
+				bf := newBruteForce(s, c)
+				elsewhere := 0
+				replayWith(t, x, bf, rng, dyadicShapes, 3000, true, func(int) {
+					node, d := rng.IntN(len(bf.free)), dyadicShapes[rng.IntN(len(dyadicShapes))]
+					if !bf.free[node].Fits(d) {
+						return
+					}
+					if err := x.TryTake(node, d); err != nil {
+						t.Fatal(err)
+					}
+					bf.free[node].Sub(d)
+					elsewhere++
+				})
+				if elsewhere < 100 {
+					t.Fatalf("only %d takes landed off Best's choices: the test exercises little", elsewhere)
+				}
+			})
+		}
+	}
+}
+
 // TestLooseLayoutIsRearranged: as Takes scatter similar nodes, searches
 // visit more of the tree, and the index must notice and rearrange.
 func TestLooseLayoutIsRearranged(t *testing.T) {
