@@ -5,37 +5,38 @@ import "math/bits"
 // widestSample is how many nodes widest looks at to choose a split.
 const widestSample = 128
 
-// arrange chooses which leaf slot each node gets, like a k-d tree: the nodes
-// of every subtree are split in half at the median of the resource whose
-// normalized free quantity varies most among them. A subtree then holds nodes
-// with similar free vectors, so its max and min vectors are close to every
-// node in it and the search's bounds prune well. The layout only affects
-// speed: which node Best returns depends on the nodes alone.
-func (x *Index) arrange() {
+// arrange chooses which leaf slot each group of twins gets, like a k-d
+// tree: the groups of every subtree are split in half at the median of the
+// resource whose normalized free quantity varies most among them. A subtree
+// then holds similar free vectors, so its max and min vectors are close to
+// every group in it and the search's bounds prune well. The slots no group
+// gets are spread through the tree and kept for groups that gain their first
+// member later. The layout only affects speed: which node Best returns
+// depends on the nodes alone.
+func (x *Index) arrange(groups []int32) {
 	k := x.k
 	x.bySlot = grow(x.bySlot, x.leaves)
-	x.slot = grow(x.slot, x.n)
-	x.order = grow(x.order, x.n)
-	// points[i*k:i*k+k] is order[i]'s normalized free vector; the two move
+	// points[i*k:i*k+k] is groups[i]'s normalized free vector; the two move
 	// together, so every split scans memory in sequence.
-	x.points = grow(x.points, x.n*k)
+	x.points = grow(x.points, len(groups)*k)
 	x.span = grow(x.span, 2*k)
-	for v := range x.order {
-		x.order[v] = int32(v)
-		for j, f := range x.nodeFree[v*k : v*k+k] {
-			x.points[v*k+j] = f * x.inv[j]
+	for i, g := range groups {
+		for j, f := range x.groupVector(g) {
+			x.points[i*k+j] = f * x.inv[j]
 		}
 	}
-	x.split(x.order, x.points, x.bySlot)
-	for p, node := range x.bySlot {
-		if node >= 0 {
-			x.slot[node] = int32(p)
+	x.split(groups, x.points, x.bySlot)
+	for p, g := range x.bySlot {
+		if g >= 0 {
+			x.twins.slotOf[g] = int32(p)
+		} else {
+			x.freeSlots = append(x.freeSlots, int32(p))
 		}
 	}
 }
 
-// split places nodes (with their points) into slots, a subtree's
-// power-of-two run of leaf slots, filling the slots nodes do not use with -1.
+// split places groups (nodes, with their points) into slots, a subtree's
+// power-of-two run of leaf slots, filling the slots they do not use with -1.
 func (x *Index) split(nodes []int32, points []float64, slots []int32) {
 	k := x.k
 	for len(slots) > 1 && len(nodes) > 0 {
@@ -80,12 +81,9 @@ func (x *Index) widest(points []float64) int {
 	return best
 }
 
-// selectNth reorders nodes and their points (k per node) so that the first
-// nth come before the rest in the order of resource j (all equal when j < 0)
-// and then of node index: quickselect. Ordering equal vectors by index keeps
-// each group of identical nodes in index order across the leaves, so as the
-// lowest-indexed of them are filled first, the filled ones and the idle ones
-// occupy separate subtrees and the search's tie test prunes the idle ones.
+// selectNth reorders groups (nodes) and their points (k per group) so that
+// the first nth come before the rest in the order of resource j (all equal
+// when j < 0) and then of group number: quickselect.
 func selectNth(nodes []int32, points []float64, k, j, nth int) {
 	j = max(j, 0) // all equal: any resource orders them by index alone
 	swap := func(a, b int) {
@@ -130,21 +128,22 @@ func selectNth(nodes []int32, points []float64, k, j, nth int) {
 	}
 }
 
-// before orders nodes by a quantity, then by index.
+// before orders groups by a quantity, then by number.
 func before(va float64, na int32, vb float64, nb int32) bool {
 	return va < vb || va == vb && na < nb
 }
 
-// Relayout. Take changes free vectors after arrange placed the nodes, so a
-// layout that grouped similar nodes drifts (a node that was idle is now full
-// amid idle ones) and the search visits more of the tree. When searches have
-// together visited as many tree nodes as a new layout costs, and visited far
-// more per search than a tight layout needs, the nodes are arranged afresh
-// from their current free vectors. Answers do not change; only speed.
+// Relayout. Take changes free vectors after arrange placed the groups, so a
+// layout that put similar vectors together drifts (a group whose nodes were
+// idle now holds full ones amid idle ones) and the search visits more of the
+// tree. When searches have together visited as many tree nodes as a new
+// layout costs, and visited far more per search than a tight layout needs,
+// the groups are arranged afresh. A Take that gives a group its first member
+// when no slot is free does the same, with a larger tree. Answers do not
+// change; only speed.
 const (
 	// relayoutBudget is the visits, per leaf slot, that pay for a layout,
-	// measured: a layout costs ~450 ns per node (BenchmarkReset), a visit
-	// 20–30 ns.
+	// measured: a layout costs ~450 ns per group, a visit 20–30 ns.
 	relayoutBudget = 24
 	// relayoutDepths is how many tree depths of visits per search count
 	// as a loose layout.
@@ -161,10 +160,22 @@ func (x *Index) noteSearch(visits int) {
 	}
 	depth := bits.Len(uint(x.leaves))
 	if x.visited >= x.searched*relayoutDepths*depth {
-		x.relayout()
+		x.relayout(-1)
 	}
 	x.searched, x.visited = 0, 0
 }
 
-// relayout arranges the nodes afresh from their current free vectors.
-func (x *Index) relayout() { x.layout() }
+// relayout lays the groups with members out afresh: those with leaves, and
+// pending (unless it is -1), which has just gained its first member.
+func (x *Index) relayout(pending int32) {
+	groups := x.order[:0]
+	for _, g := range x.bySlot {
+		if g >= 0 {
+			groups = append(groups, g)
+		}
+	}
+	if pending >= 0 {
+		groups = append(groups, pending)
+	}
+	x.layout(groups)
+}

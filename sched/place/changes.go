@@ -2,9 +2,9 @@ package place
 
 // The change logs. Take updates a node's free vector and the leaves it
 // affects at once but leaves the rest to whoever needs it: every hot shape's
-// tournament tree catches up when it is next asked, from the list of nodes
-// whose free vectors shrank, and the search tree's inner nodes catch up at the
-// next search from the list of leaves rewritten. A pass that places most
+// tournament tree catches up when it is next asked, and the search tree's
+// inner nodes at the next search, each from its own list of the leaf slots
+// rewritten since. A pass that places most
 // tasks from hot shapes so barely touches the search tree, and a hot shape
 // pays only for the Takes since its last use.
 
@@ -31,12 +31,21 @@ func (x *Index) caughtUp(f *follower) { f.fresh, f.applied = true, len(x.changes
 
 // rebuildAfter is how many changes make rebuilding a structure (O(N))
 // cheaper than replaying them (O(log N) each).
-func (x *Index) rebuildAfter() int { return max(x.n/4, 64) }
+func (x *Index) rebuildAfter() int { return rebuildAfter(x.leaves) }
 
-// recordChange logs that node's free vector shrank. When the log grows long,
+func rebuildAfter(leaves int) int { return max(leaves/4, 64) }
+
+// restartLog empties the hot trees' log and leaves every tree to be rebuilt
+// (after a layout moved the groups between slots).
+func (x *Index) restartLog() {
+	x.changes = x.changes[:0]
+	x.eachFollower(func(f *follower) { f.fresh, f.applied = false, 0 })
+}
+
+// recordChange logs that leaf slot p was rewritten. When the log grows long,
 // followers too far behind are marked stale and the part every other
 // follower has applied is dropped, so the log stays O(N).
-func (x *Index) recordChange(node int) {
+func (x *Index) recordChange(p int) {
 	if len(x.changes) >= 2*x.rebuildAfter() {
 		keep := len(x.changes)
 		x.eachFollower(func(f *follower) {
@@ -49,7 +58,7 @@ func (x *Index) recordChange(node int) {
 		x.changes = x.changes[:copy(x.changes, x.changes[keep:])]
 		x.eachFollower(func(f *follower) { f.applied = max(f.applied-keep, 0) })
 	}
-	x.changes = append(x.changes, int32(node))
+	x.changes = append(x.changes, int32(p))
 }
 
 func (x *Index) eachFollower(do func(*follower)) {

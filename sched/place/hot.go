@@ -8,12 +8,13 @@ import (
 
 // Hot shapes. A pass places many tasks of few shapes (a job is an array of
 // identical tasks), so a demand asked for again and again can get a
-// tournament tree of its own: winner[t] is the best node below t that the
-// demand fits, which makes Best one look-up. The tree is brought up to date
-// lazily, when its shape is asked for, from the change log. Free vectors only
-// shrink between Resets, so a Take on node v changes only the ancestors whose
-// winner was v (its key fell) or becomes v (best-fit: it got fuller), usually
-// a few levels. The branch-and-bound search serves the other shapes.
+// tournament tree of its own over the search tree's leaf slots (groups of
+// twins): winner[t] is the best node below t that the demand fits, which
+// makes Best one look-up. The tree is brought up to date lazily, when its
+// shape is asked for, from the change log of rewritten leaves; a change
+// climbs only as far as it changes a winner, usually a few levels. A
+// relayout moves groups between slots, so it leaves every tree to be rebuilt.
+// The branch-and-bound search serves the other shapes.
 //
 // Which demands get trees. Building one costs O(N), about promoteCost search
 // visits per leaf slot, so a demand qualifies once its searches have together
@@ -64,9 +65,10 @@ type hotShape struct {
 	hash   uint64
 	demand []float64
 	weight []float64 // prepared as for search, so keys match bit for bit
-	// winner[leaves+v] is node v if the demand fits it, else none;
-	// winner[t] is the better of its children's winners. Keeping the key
-	// beside the node means a catch-up reads one cache line per level.
+	// winner[leaves+p] is the representative of the group in leaf slot p
+	// if the demand fits it, else none; winner[t] is the better of its
+	// children's winners. Keeping the key beside the node means a
+	// catch-up reads one cache line per level.
 	winner []entry
 	// follower says how much of the change log the tree reflects.
 	follower
@@ -128,9 +130,9 @@ type hotCache struct {
 	// promote overrides the visits that earn a tree when positive (tests
 	// use it to force demands onto one path).
 	promote int
-	// builds and searched count tree builds and all search visits, for
-	// tests.
-	builds, searched int
+	// grants and searched count trees given to demands and all search
+	// visits, for tests.
+	grants, searched int
 }
 
 // reset forgets every shape (node data changed under them) but keeps the
@@ -153,7 +155,10 @@ func (x *Index) bestHot(demand ledger.Vector) (node int, ok, handled bool) {
 	}
 	h.age()
 	hash := hashDemand(demand)
-	var dropped *spacing // the spacing of a demand whose tree was given up
+	// dropped is the spacing of a demand whose tree was just given up (a
+	// value and a flag, not a pointer, which would escape and allocate).
+	var dropped spacing
+	wasDropped := false
 	for i := range h.shapes {
 		s := &h.shapes[i]
 		if s.hash == hash && equal(s.demand, demand) {
@@ -164,8 +169,7 @@ func (x *Index) bestHot(demand ledger.Vector) (node int, ok, handled bool) {
 			}
 			// Its catch-ups now cost more than searches: the demand
 			// goes back to searches, and its tree to other demands.
-			sp := s.spacing
-			dropped = &sp
+			dropped, wasDropped = s.spacing, true
 			last := len(h.shapes) - 1
 			h.shapes[i], h.shapes[last] = h.shapes[last], h.shapes[i]
 			h.shapes = h.shapes[:last] // keeps the tree's memory for reuse
@@ -179,10 +183,10 @@ func (x *Index) bestHot(demand ledger.Vector) (node int, ok, handled bool) {
 	case !r.used || r.hash != hash || !equal(seen, demand):
 		*r = recentShape{hash: hash, used: true, spacing: spacing{lastTake: x.takes}}
 		copy(seen, demand)
-		if dropped != nil {
-			r.spacing = *dropped
+		if wasDropped {
+			r.spacing = dropped
 		}
-	case dropped == nil:
+	case !wasDropped:
 		r.ask(x.takes)
 	}
 	r.asks++
@@ -195,6 +199,7 @@ func (x *Index) bestHot(demand ledger.Vector) (node int, ok, handled bool) {
 			s.demand = append(s.demand[:0], demand...)
 			s.weight = grow(s.weight, x.k)
 			s.fresh = false // the first catch-up builds it
+			h.grants++
 			s.spacing, s.searchVisits = r.spacing, perSearch
 			r.used = false
 			return x.answer(s)
@@ -296,12 +301,13 @@ func (x *Index) catchUp(s *hotShape) {
 
 // buildShape builds s's tree from scratch.
 func (x *Index) buildShape(s *hotShape) {
-	x.hot.builds++
 	x.prepare(s.demand, s.weight, x.floor)
 	span := x.leaves
-	s.winner = grow(s.winner, 2*span)
-	for v := range span {
-		s.winner[span+v] = x.leafEntry(s, v)
+	// Room for the largest tree the nodes can need, so a tree rebuilt
+	// after a layout that grew the search tree does not allocate.
+	s.winner = grow(reserve(s.winner, 2*leavesFor(x.n)), 2*span)
+	for p := range span {
+		s.winner[span+p] = x.leafEntry(s, p)
 	}
 	for t := span - 1; t >= 1; t-- {
 		s.winner[t] = better(s.winner[2*t], s.winner[2*t+1])
@@ -309,36 +315,34 @@ func (x *Index) buildShape(s *hotShape) {
 	x.caughtUp(&s.follower)
 }
 
-// refresh updates s's tree after node v's free vector shrank.
-func (x *Index) refresh(s *hotShape, v int) {
-	t := x.leaves + v
-	s.winner[t] = x.leafEntry(s, v)
+// refresh updates s's tree after leaf slot p was rewritten.
+func (x *Index) refresh(s *hotShape, p int) {
+	t := x.leaves + p
+	s.winner[t] = x.leafEntry(s, p)
 	for t > 1 {
 		t /= 2
-		old := s.winner[t]
 		w := better(s.winner[2*t], s.winner[2*t+1])
-		s.winner[t] = w
-		// Unchanged winner that is not v: its key is unchanged too, so
-		// nothing above changes.
-		if w.node == old.node && old.node != int32(v) {
-			return
+		if w == s.winner[t] {
+			return // nothing above depends on more than this
 		}
+		s.winner[t] = w
 	}
 }
 
-// leafEntry is node v's tournament slot for s (none past the last node).
-func (x *Index) leafEntry(s *hotShape, v int) entry {
-	if v >= x.n || !x.Free(v).Fits(s.demand) {
+// leafEntry is leaf slot p's tournament entry for s.
+func (x *Index) leafEntry(s *hotShape, p int) entry {
+	g := x.bySlot[p]
+	if g < 0 || !ledger.Vector(x.groupVector(g)).Fits(s.demand) {
 		return none()
 	}
-	return entry{key: x.nodeKey(v, s.weight), node: int32(v)}
+	return entry{key: x.groupKey(g, s.weight), node: x.representative(g)}
 }
 
-// better returns the better of a, from a left subtree (so on equal keys the
-// lower index), and b, from the right one. Keys are finite, so none() (key
-// -Inf) loses to any node, and two nones give none.
+// better returns the better of two entries: the higher key, and on equal
+// keys the lower node index. Keys are finite, so none() (key -Inf, node
+// noNode) loses to any node, and two nones give none.
 func better(a, b entry) entry {
-	if b.key > a.key {
+	if b.key > a.key || b.key == a.key && b.node < a.node {
 		return b
 	}
 	return a

@@ -36,10 +36,11 @@ type Index struct {
 	// first is the lowest node index below t (noNode for padding only), so
 	// ties can go to the lowest index even though leaves are not in index order.
 	first []int32
-	// slot maps a node index to its leaf slot; bySlot maps back (-1 for
-	// padding). order, points and span are arrange's scratch.
-	slot, bySlot, order []int32
-	points, span        []float64
+	// bySlot is the group of twins in each leaf slot (-1: none); freeSlots
+	// lists the slots without one. order, points and span are arrange's
+	// scratch.
+	bySlot, freeSlots, order []int32
+	points, span             []float64
 	// nodeFree holds the free vectors in node order, k each: the index's
 	// own copy, which Take changes first and then copies to the node's leaf.
 	nodeFree []float64
@@ -55,9 +56,9 @@ type Index struct {
 	// (best-fit).
 	scale, weight, floor []float64
 
-	// changes lists the nodes Take changed, for the hot trees; dirty the
-	// leaves it rewrote that the search tree's inner nodes have not caught
-	// up with (changes.go).
+	// changes lists the leaf slots Take rewrote, for the hot trees; dirty
+	// the leaves the search tree's inner nodes have not caught up with
+	// (changes.go).
 	changes, dirty []int32
 	// takes counts Takes since Reset (hot.go spaces asks by it).
 	takes uint64

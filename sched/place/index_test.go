@@ -152,7 +152,7 @@ func TestMoreDemandsThanTrees(t *testing.T) {
 }
 
 // TestTreesAreNotThrashed: demands asked for in turn, more of them than
-// trees, must not get trees built over and over. Every build must have been
+// trees, must not get trees built over and over. Every tree given must have been
 // paid for by searches for its demand (rent or buy), and no demand gets a
 // tree more than a few times.
 func TestTreesAreNotThrashed(t *testing.T) {
@@ -174,13 +174,13 @@ func TestTreesAreNotThrashed(t *testing.T) {
 			}
 		}
 		h := &x.hot
-		if h.builds*x.promoteVisits() > h.searched {
-			t.Errorf("used %v: %d trees built, each worth %d search visits, but searches only visited %d", used, h.builds, x.promoteVisits(), h.searched)
+		if h.grants*x.promoteVisits() > h.searched {
+			t.Errorf("used %v: %d trees given, each worth %d search visits, but searches only visited %d", used, h.grants, x.promoteVisits(), h.searched)
 		}
-		if h.builds > 3*len(shapes) {
-			t.Errorf("used %v: %d trees built for %d demands asked for in turn: trees are thrashed", used, h.builds, len(shapes))
+		if h.grants > 3*len(shapes) {
+			t.Errorf("used %v: %d trees given to %d demands asked for in turn: trees are thrashed", used, h.grants, len(shapes))
 		}
-		t.Logf("used %v: %d trees built, %d search visits", used, h.builds, h.searched)
+		t.Logf("used %v: %d trees given, %d search visits", used, h.grants, h.searched)
 	}
 }
 
@@ -457,7 +457,7 @@ func TestRelayoutKeepsAnswers(t *testing.T) {
 		x.hot.promote = math.MaxInt
 		replayWith(t, x, newBruteForce(s, c), rng, dyadicShapes, 5000, true, func(step int) {
 			if step%5 == 4 {
-				x.relayout()
+				x.relayout(-1)
 			}
 		})
 	}

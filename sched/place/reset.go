@@ -75,12 +75,14 @@ func (x *Index) Reset(s Strategy, capacity, free []ledger.Vector) error {
 	for v, f := range free {
 		copy(x.nodeFree[v*k:v*k+k], f)
 	}
-	// Room for the whole log up front, so Take never allocates.
-	x.changes = grow(x.changes, 2*x.rebuildAfter()+1)[:0]
-	x.dirty = grow(x.dirty, x.rebuildAfter()+1)[:0]
-	x.resetTwins() // before the layout: it makes only representatives live
-	x.layout()
+	x.reserve()
+	x.resetTwins()
+	x.order = x.order[:x.twins.groups]
+	for g := range x.order {
+		x.order[g] = int32(g)
+	}
 	x.hot.reset(k)
+	x.layout(x.order)
 	x.takes = 0
 	return nil
 }
@@ -124,19 +126,46 @@ func largestCapacity(dst []float64, k int, capacity []ledger.Vector) []float64 {
 	return dst
 }
 
-// layout arranges the nodes (arrange.go) and builds the search tree from
-// their free vectors in x.nodeFree.
-func (x *Index) layout() {
+// reserve gives every buffer room for the largest tree the nodes can need
+// (every node in a group of its own), so a Take that grows the tree does not
+// allocate.
+func (x *Index) reserve() {
+	k, leaves := x.k, leavesFor(x.n)
+	size := 2 * leaves
+	x.hi, x.lo = reserve(x.hi, size*k), reserve(x.lo, size*k)
+	x.hiIdle, x.loIdle = reserve(x.hiIdle, size), reserve(x.loIdle, size)
+	x.first = reserve(x.first, size)
+	x.hiTie, x.loTie = reserve(x.hiTie, size), reserve(x.loTie, size)
+	x.bySlot, x.freeSlots = reserve(x.bySlot, leaves), reserve(x.freeSlots, leaves)[:0]
+	x.order, x.points = reserve(x.order, x.n), reserve(x.points, x.n*k)
+	// The logs, whole: past rebuildAfter their followers rebuild instead.
+	room := rebuildAfter(leaves)
+	x.changes = reserve(x.changes, 2*room+1)[:0]
+	x.dirty = reserve(x.dirty, room+1)[:0]
+}
+
+// leavesFor is the number of leaf slots a tree over groups of twins gets:
+// a power of two with a quarter to spare, for groups that gain their first
+// member later.
+func leavesFor(groups int) int {
+	leaves := 1
+	for leaves < groups+groups/4+1 {
+		leaves *= 2
+	}
+	return leaves
+}
+
+// layout lays groups out afresh (arrange.go), gives each a leaf and builds
+// the search tree over them. groups must list every group with members.
+func (x *Index) layout(groups []int32) {
 	k := x.k
 	x.leaves = 0
+	x.freeSlots = x.freeSlots[:0]
 	if x.n == 0 {
 		return
 	}
-	x.leaves = 1
-	for x.leaves < x.n {
-		x.leaves *= 2
-	}
-	x.arrange()
+	x.leaves = leavesFor(len(groups))
+	x.arrange(groups)
 	size := 2 * x.leaves
 	x.hi = grow(x.hi, size*k)
 	x.lo = grow(x.lo, size*k)
@@ -145,24 +174,24 @@ func (x *Index) layout() {
 	x.first = grow(x.first, size)
 	x.hiTie = grow(x.hiTie, size)
 	x.loTie = grow(x.loTie, size)
-	for p, node := range x.bySlot {
-		x.writeLeaf(x.leaves+p, node)
+	for p, g := range x.bySlot {
+		x.writeLeaf(x.leaves+p, g)
 	}
 	for t := x.leaves - 1; t >= 1; t-- {
 		x.pull(t)
 	}
 	x.dirty = x.dirty[:0]
+	x.restartLog() // the hot trees index leaf slots, which moved
 	x.searched, x.visited = 0, 0
 	x.layouts++
 }
 
-// writeLeaf fills leaf t with node's free vector when node represents its
-// twins (twins.go), and with padding that holds no node otherwise (node < 0
-// is an unused slot).
-func (x *Index) writeLeaf(t int, node int32) {
+// writeLeaf fills leaf t with group g's free vector and representative, or
+// with padding that holds no node when g < 0 (an unused slot).
+func (x *Index) writeLeaf(t int, g int32) {
 	k := x.k
 	hi, lo := x.hi[t*k:t*k+k], x.lo[t*k:t*k+k]
-	if node < 0 || !x.isRepresentative(int(node)) {
+	if g < 0 {
 		for j := range hi {
 			hi[j], lo[j] = math.Inf(-1), math.Inf(1)
 		}
@@ -170,9 +199,10 @@ func (x *Index) writeLeaf(t int, node int32) {
 		x.first[t], x.hiTie[t], x.loTie[t] = noNode, noNode, noNode
 		return
 	}
-	free := x.nodeFree[int(node)*k : int(node)*k+k]
+	free := x.groupVector(g)
 	copy(hi, free)
 	copy(lo, free)
+	node := x.representative(g)
 	x.first[t], x.hiTie[t], x.loTie[t] = node, node, node
 	x.hiIdle[t] = x.idle(free)
 	x.loIdle[t] = x.hiIdle[t]
@@ -242,6 +272,15 @@ func pick(left float64, leftTie int32, right float64, rightTie int32, rightWins 
 		return left, min(leftTie, rightTie)
 	}
 	return left, leftTie
+}
+
+// reserve returns s with room for n elements, reusing its memory when it is
+// large enough. The contents are unspecified.
+func reserve[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s
+	}
+	return make([]T, n)
 }
 
 // grow returns s resized to n, reusing its memory when it is large enough.

@@ -160,12 +160,12 @@ func (x *Index) prepare(demand ledger.Vector, weight, floor []float64) {
 	}
 }
 
-// nodeKey is node v's key; weight is the demand's, from prepare. It and
-// leafKey do the same arithmetic on the same numbers (a live leaf holds its
-// node's free vector and idle sum), so the search and the hot trees agree to
-// the last bit.
-func (x *Index) nodeKey(v int, weight []float64) float64 {
-	free := x.nodeFree[v*x.k : v*x.k+x.k]
+// groupKey is the key of group g's nodes; weight is the demand's, from
+// prepare. It and leafKey do the same arithmetic on the same numbers (a leaf
+// holds its group's free vector and idle sum), so the search and the hot
+// trees agree to the last bit.
+func (x *Index) groupKey(g int32, weight []float64) float64 {
+	free := x.groupVector(g)
 	switch x.kind {
 	case kindAffinity:
 		return dot(weight, free)
@@ -176,7 +176,7 @@ func (x *Index) nodeKey(v int, weight []float64) float64 {
 	}
 }
 
-// leafKey is the key of the node in the live leaf t (see nodeKey).
+// leafKey is the key of the group in leaf t (see groupKey).
 func (x *Index) leafKey(t int, weight []float64) float64 {
 	switch x.kind {
 	case kindAffinity:

@@ -45,35 +45,50 @@ func (x *Index) take(node int, demand ledger.Vector) {
 	free := ledger.Vector(x.nodeFree[node*k : node*k+k])
 	free.Sub(demand)
 	x.takes++
-	x.recordChange(node) // every hot tree must see the new vector
 	from, to := x.twins.group[node], x.twinGroup(free)
 	if from == to {
 		return // a zero or vanishing demand changed nothing
 	}
 	v := int32(node)
-	wasLive := x.representative(from) == v
-	displaced := x.representative(to)
+	slotOf := x.twins.slotOf
+	wasFirst := x.representative(from) == v
+	joinedFirst := x.representative(to) // noNode: the group had no members
 	x.joinTwins(node, to)
-	if wasLive { // the next member of the group it left represents it now
-		if next := x.representative(from); next != noNode {
-			x.setLeaf(next)
+	slotOf = x.twins.slotOf
+	if left := slotOf[from]; x.representative(from) == noNode {
+		// Its group is empty now. The group it joined, if it was empty
+		// too, takes over the leaf: its vector is close to the old one,
+		// which keeps the layout's subtrees tight.
+		slotOf[from] = -1
+		x.bySlot[left] = -1
+		if joinedFirst == noNode {
+			x.bySlot[left], slotOf[to] = to, left
+		} else {
+			x.freeSlots = append(x.freeSlots, left)
 		}
+		x.setLeaf(left)
+	} else if wasFirst {
+		x.setLeaf(left) // the next member represents it
 	}
 	switch {
-	case v < displaced: // it represents the group it joined
-		x.setLeaf(v)
-		if displaced != noNode {
-			x.setLeaf(displaced)
+	case slotOf[to] < 0: // its first member: give it a leaf
+		if len(x.freeSlots) == 0 {
+			x.relayout(to) // a larger tree, laid out afresh
+			return
 		}
-	case wasLive:
-		x.setLeaf(v)
+		at := x.freeSlots[len(x.freeSlots)-1]
+		x.freeSlots = x.freeSlots[:len(x.freeSlots)-1]
+		x.bySlot[at], slotOf[to] = to, at
+		x.setLeaf(at)
+	case v < joinedFirst && joinedFirst != noNode:
+		x.setLeaf(slotOf[to]) // it represents the group now
 	}
 }
 
-// setLeaf rewrites node v's leaf from its free vector and its standing as a
-// representative, and logs it for the search tree to catch up.
-func (x *Index) setLeaf(v int32) {
-	t := x.leaves + int(x.slot[v])
-	x.writeLeaf(t, v)
-	x.markLeaf(t)
+// setLeaf rewrites leaf slot p from the group it holds and logs it for the
+// search tree and the hot trees to catch up.
+func (x *Index) setLeaf(p int32) {
+	x.writeLeaf(x.leaves+int(p), x.bySlot[p])
+	x.markLeaf(x.leaves + int(p))
+	x.recordChange(int(p))
 }

@@ -3,20 +3,20 @@ package place
 // Twins. Nodes of one class that ran the same tasks have identical free
 // vectors, so they tie under every strategy, and there are often hundreds of
 // them: 10,000 nodes in the middle of a pass hold only 100–200 distinct free
-// vectors (BenchmarkPlacement's cluster). The index groups nodes by identical
-// free vector and keeps only the lowest-indexed member of each group, its
-// representative, live in the search tree; the others' leaves hold nothing,
-// like padding. A twin has the same key and fits the same demands as its
-// representative, which wins their tie, so the search answers exactly as if
-// every node were live while it ranks groups instead of nodes, and never has
-// to prove that a twin with a lower index does not exist.
+// vectors (BenchmarkPlacement's cluster). So the search tree's leaves are not
+// nodes but groups of nodes with identical free vectors, each standing for
+// its lowest-indexed member, its representative. A twin has the same key and
+// fits the same demands as its representative, which wins their tie, so the
+// search answers exactly as if every node had a leaf, while it ranks far
+// fewer leaves in a smaller tree, and never has to prove that a twin with a
+// lower index does not exist.
 //
-// A Take moves one node from its group to another, so it changes at most
-// three leaves: the node's, the next member of the group it left (when the
-// node represented it), and the representative of the group it joins (when
-// the node's index is lower). Free vectors only shrink, so a node joins each
-// group at most once and leaves it for good; groups are never removed before
-// Reset.
+// A Take moves one node from its group to another, so it rewrites at most
+// two leaves: the group it left (a new representative, or no members and no
+// leaf) and the group it joined (a new representative, or its first member
+// and a leaf). Free vectors only shrink, so a node joins each group at most
+// once and leaves it for good; groups are never removed before Reset, but an
+// emptied group can gain members again (another node reaching its vector).
 
 // twins groups nodes by identical free vector.
 type twins struct {
@@ -33,6 +33,9 @@ type twins struct {
 	// group is each node's group.
 	group  []int32
 	groups int
+	// slotOf is each group's leaf slot in the search tree, -1 while it has
+	// none (it has no members, or a Take just gave it its first).
+	slotOf []int32
 }
 
 type twinSlot struct {
@@ -117,9 +120,10 @@ func (x *Index) representative(g int32) int32 {
 	return h[0]
 }
 
-// isRepresentative reports whether node v is live in the search tree.
-func (x *Index) isRepresentative(v int) bool {
-	return x.representative(x.twins.group[v]) == int32(v)
+// groupVector is group g's free vector.
+func (x *Index) groupVector(g int32) []float64 {
+	at := int(g) * x.k
+	return x.twins.vectors[at : at+x.k : at+x.k]
 }
 
 // twinGroup returns the group of free vector f, creating it if new.
@@ -145,6 +149,8 @@ func (x *Index) twinGroup(f []float64) int32 {
 	tw.hashes[g] = hash
 	tw.heaps = growKeep(tw.heaps, tw.groups)
 	tw.heaps[g] = heapRegion{}
+	tw.slotOf = growKeep(tw.slotOf, tw.groups)
+	tw.slotOf[g] = -1
 	tw.insert(hash, int32(g))
 	return int32(g)
 }
