@@ -282,7 +282,7 @@ func (x *Index) promoteVisits() int {
 
 // maxHot is how many trees the index keeps for its size.
 func (x *Index) maxHot() int {
-	return min(maxHot, max(1, hotMemory/(32*max(1, x.leaves))))
+	return min(maxHot, max(1, hotMemory/(32*leavesFor(x.n))))
 }
 
 // catchUp applies the Takes s has not seen, or rebuilds s when that is

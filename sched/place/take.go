@@ -50,11 +50,10 @@ func (x *Index) take(node int, demand ledger.Vector) {
 		return // a zero or vanishing demand changed nothing
 	}
 	v := int32(node)
-	slotOf := x.twins.slotOf
 	wasFirst := x.representative(from) == v
 	joinedFirst := x.representative(to) // noNode: the group had no members
 	x.joinTwins(node, to)
-	slotOf = x.twins.slotOf
+	slotOf := x.twins.slotOf
 	if left := slotOf[from]; x.representative(from) == noNode {
 		// Its group is empty now. The group it joined, if it was empty
 		// too, takes over the leaf: its vector is close to the old one,
