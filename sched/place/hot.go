@@ -329,13 +329,14 @@ func (x *Index) refresh(s *hotShape, p int) {
 	}
 }
 
-// leafEntry is leaf slot p's tournament entry for s.
+// leafEntry is leaf slot p's tournament entry for s, read from the search
+// tree's leaf (its group's vector, idle sum and representative).
 func (x *Index) leafEntry(s *hotShape, p int) entry {
-	g := x.bySlot[p]
-	if g < 0 || !ledger.Vector(x.groupVector(g)).Fits(s.demand) {
+	t := x.leaves + p
+	if x.first[t] == noNode || !x.maxFree(t).Fits(s.demand) {
 		return none()
 	}
-	return entry{key: x.groupKey(g, s.weight), node: x.representative(g)}
+	return entry{key: x.leafKey(t, s.weight), node: x.first[t]}
 }
 
 // better returns the better of two entries: the higher key, and on equal

@@ -160,23 +160,9 @@ func (x *Index) prepare(demand ledger.Vector, weight, floor []float64) {
 	}
 }
 
-// groupKey is the key of group g's nodes; weight is the demand's, from
-// prepare. It and leafKey do the same arithmetic on the same numbers (a leaf
-// holds its group's free vector and idle sum), so the search and the hot
-// trees agree to the last bit.
-func (x *Index) groupKey(g int32, weight []float64) float64 {
-	free := x.groupVector(g)
-	switch x.kind {
-	case kindAffinity:
-		return dot(weight, free)
-	case kindSpread:
-		return x.idle(free)
-	default:
-		return -x.idle(free)
-	}
-}
-
-// leafKey is the key of the group in leaf t (see groupKey).
+// leafKey is the key of the group in leaf t; weight is the demand's, from
+// prepare. The search and the hot trees both rank leaves by this one
+// function, so they agree to the last bit.
 func (x *Index) leafKey(t int, weight []float64) float64 {
 	switch x.kind {
 	case kindAffinity:
