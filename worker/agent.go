@@ -140,6 +140,7 @@ func (ag *Agent) Start(ctx context.Context) (err error) {
 	})
 	ag.goLoop(func() { ag.gossip.joinLoop(ag.runCtx, ag.cfg.Join) })
 	ag.goLoop(func() { ag.connectLoop(ag.runCtx) })
+	ag.goLoop(func() { ag.pruneLoop(ag.runCtx) })
 	ag.log.Info("worker started", "gossip", ag.GossipAddr(), "grpc", ag.GRPCAddr(),
 		"resources", ag.cfg.Resources, "class", ag.cfg.Class, "account", ag.cfg.Account, "work_dir", ag.cfg.WorkDir)
 	return nil

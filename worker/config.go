@@ -59,6 +59,10 @@ type Config struct {
 
 	// WorkDir holds each attempt's working directory and output files.
 	WorkDir string
+	// OutputRetention is how long the output files and leftover working
+	// directory of an attempt that ended are kept after they were last
+	// written; 0 keeps them forever (janitor.go).
+	OutputRetention time.Duration
 	// KillGrace is how long a task gets between SIGTERM and SIGKILL when
 	// its walltime is over or its job is cancelled.
 	KillGrace time.Duration
@@ -84,6 +88,8 @@ func DefaultConfig() Config {
 		GossipAddr: DefaultGossipAddr,
 		GRPCAddr:   DefaultGRPCAddr,
 		KillGrace:  10 * time.Second,
+
+		OutputRetention: DefaultOutputRetention,
 	}
 }
 
@@ -145,6 +151,9 @@ func (c Config) Validate() error {
 	errs = append(errs, c.checkSecurity()...)
 	if c.KillGrace < 0 {
 		errs = append(errs, fmt.Errorf("kill grace is %v: give zero or a positive duration", c.KillGrace))
+	}
+	if c.OutputRetention < 0 {
+		errs = append(errs, fmt.Errorf("output retention is %v: give a positive duration, or 0 to keep task output forever", c.OutputRetention))
 	}
 	return errors.Join(errs...)
 }

@@ -2,8 +2,11 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -119,15 +122,24 @@ func (ag *Agent) lose(a *attempt, err error) {
 
 // openOutput creates the attempt's stdout and stderr files.
 func (ag *Agent) openOutput(k attemptKey) (stdout, stderr *os.File, err error) {
-	if err := os.MkdirAll(outputDir(ag.cfg.WorkDir, k.job), 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create output directory: %w", err)
-	}
 	open := func(s longfairv1.OutputStream) (*os.File, error) {
-		f, err := os.OpenFile(outputPath(ag.cfg.WorkDir, k, s), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("create output file: %w", err)
+		path := outputPath(ag.cfg.WorkDir, k, s)
+		// Twice: the janitor may remove the job's empty output directory
+		// after it looked for attempts of the job and before this one was
+		// held (janitor.go); it cannot again, as it is held now.
+		for try := 0; ; try++ {
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				return nil, fmt.Errorf("create output directory: %w", err)
+			}
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			if errors.Is(err, fs.ErrNotExist) && try == 0 {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("create output file: %w", err)
+			}
+			return f, nil
 		}
-		return f, nil
 	}
 	if stdout, err = open(longfairv1.OutputStream_OUTPUT_STREAM_STDOUT); err != nil {
 		return nil, nil, err

@@ -171,6 +171,27 @@ func compareKeys(a, b attemptKey) int {
 	return cmp.Compare(a.attempt, b.attempt)
 }
 
+// holds reports whether the agent holds attempt k: it has not ended, or its
+// end is not yet acknowledged.
+func (t *table) holds(k attemptKey) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, ok := t.attempts[k]
+	return ok
+}
+
+// holdsJob reports whether the agent holds an attempt of job.
+func (t *table) holdsJob(job uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k := range t.attempts {
+		if k.job == job {
+			return true
+		}
+	}
+	return false
+}
+
 // running returns the attempts that have not ended.
 func (t *table) running() []*attempt {
 	t.mu.Lock()
