@@ -18,7 +18,11 @@
 //     (SIGTERM, then SIGKILL after a grace period);
 //   - reports each attempt's start and exit (code and runtime, measured
 //     here) on the stream, and keeps reporting an event until the leader
-//     acknowledges it has been committed.
+//     acknowledges it has been committed;
+//   - serves the attempts' output to the servers (`longfair logs`) and
+//     removes it, with what tasks left in their working directories, once
+//     the attempt is over and the output retention has passed (a week by
+//     default).
 //
 // Exactly once. Attempts are named by (job, task, attempt). The agent never
 // starts an attempt twice; when it reconnects it tells the leader every
