@@ -92,7 +92,11 @@ type Token struct {
 	// revoked_at is set once the token is revoked.
 	RevokedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=revoked_at,json=revokedAt,proto3" json:"revoked_at,omitempty"`
 	// bootstrap marks the cluster's first admin token.
-	Bootstrap     bool `protobuf:"varint,8,opt,name=bootstrap,proto3" json:"bootstrap,omitempty"`
+	Bootstrap bool `protobuf:"varint,8,opt,name=bootstrap,proto3" json:"bootstrap,omitempty"`
+	// node is the node id a WORKER token is bound to: it may connect only
+	// as that node. Empty: an unbound worker token, which may connect as
+	// any node (binding is recommended), or a token of another role.
+	Node          string `protobuf:"bytes,9,opt,name=node,proto3" json:"node,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -181,6 +185,13 @@ func (x *Token) GetBootstrap() bool {
 		return x.Bootstrap
 	}
 	return false
+}
+
+func (x *Token) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
 }
 
 type CreatedToken struct {
@@ -282,7 +293,13 @@ type CreateTokenRequest struct {
 	// description is free text for humans (at most 256 bytes).
 	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
 	// ttl, when set, is how long the token works (at least one second).
-	Ttl           *durationpb.Duration `protobuf:"bytes,4,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	Ttl *durationpb.Duration `protobuf:"bytes,4,opt,name=ttl,proto3" json:"ttl,omitempty"`
+	// node binds a WORKER token to one node id (the worker's --node-id:
+	// letters, digits, '.', '_', '-' or ':', starting with a letter or
+	// digit, at most 255 bytes): the token may then open Workers.Connect
+	// only as that node. Only WORKER tokens may be bound. Recommended: one
+	// bound token per node.
+	Node          string `protobuf:"bytes,5,opt,name=node,proto3" json:"node,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -343,6 +360,13 @@ func (x *CreateTokenRequest) GetTtl() *durationpb.Duration {
 		return x.Ttl
 	}
 	return nil
+}
+
+func (x *CreateTokenRequest) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
 }
 
 type ListTokensRequest struct {
@@ -533,7 +557,7 @@ var File_longfair_v1_acl_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_acl_proto_rawDesc = "" +
 	"\n" +
-	"\x15longfair/v1/acl.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc8\x02\n" +
+	"\x15longfair/v1/acl.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xdc\x02\n" +
 	"\x05Token\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12*\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x16.longfair.v1.TokenRoleR\x04role\x12\x12\n" +
@@ -545,16 +569,18 @@ const file_longfair_v1_acl_proto_rawDesc = "" +
 	"expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x129\n" +
 	"\n" +
 	"revoked_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\trevokedAt\x12\x1c\n" +
-	"\tbootstrap\x18\b \x01(\bR\tbootstrap\"P\n" +
+	"\tbootstrap\x18\b \x01(\bR\tbootstrap\x12\x12\n" +
+	"\x04node\x18\t \x01(\tR\x04node\"P\n" +
 	"\fCreatedToken\x12(\n" +
 	"\x05token\x18\x01 \x01(\v2\x12.longfair.v1.TokenR\x05token\x12\x16\n" +
 	"\x06secret\x18\x02 \x01(\tR\x06secret\"\x15\n" +
-	"\x13BootstrapACLRequest\"\xa3\x01\n" +
+	"\x13BootstrapACLRequest\"\xb7\x01\n" +
 	"\x12CreateTokenRequest\x12*\n" +
 	"\x04role\x18\x01 \x01(\x0e2\x16.longfair.v1.TokenRoleR\x04role\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12+\n" +
-	"\x03ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\"O\n" +
+	"\x03ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\x03ttl\x12\x12\n" +
+	"\x04node\x18\x05 \x01(\tR\x04node\"O\n" +
 	"\x11ListTokensRequest\x12\x1b\n" +
 	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +

@@ -36,7 +36,10 @@ const (
 //
 // Roles: an admin may call everything; a user reads and charges only the
 // accounts it is a member of and submits jobs only as itself; a worker
-// may only hold a worker stream and find the leader.
+// may only hold a worker stream and find the leader. A worker token bound
+// to a node (CreateTokenRequest.node) holds only that node's stream, so
+// a token leaked from one node cannot act as another; give each node its
+// own bound token.
 type ACLClient interface {
 	// Bootstrap creates the first admin token and returns its secret. It
 	// needs no token and works once in the life of the cluster (as does a
@@ -122,7 +125,10 @@ func (c *aCLClient) WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.
 //
 // Roles: an admin may call everything; a user reads and charges only the
 // accounts it is a member of and submits jobs only as itself; a worker
-// may only hold a worker stream and find the leader.
+// may only hold a worker stream and find the leader. A worker token bound
+// to a node (CreateTokenRequest.node) holds only that node's stream, so
+// a token leaked from one node cannot act as another; give each node its
+// own bound token.
 type ACLServer interface {
 	// Bootstrap creates the first admin token and returns its secret. It
 	// needs no token and works once in the life of the cluster (as does a

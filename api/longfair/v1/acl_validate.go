@@ -28,6 +28,14 @@ func (r *CreateTokenRequest) Validate() error {
 	default:
 		return bad("role is %v: give TOKEN_ROLE_ADMIN, TOKEN_ROLE_USER or TOKEN_ROLE_WORKER", r.GetRole())
 	}
+	if r.GetNode() != "" {
+		if r.GetRole() != TokenRole_TOKEN_ROLE_WORKER {
+			return bad("node %q is set for a %s token: only WORKER tokens are bound to a node; leave node empty, or give role TOKEN_ROLE_WORKER", r.GetNode(), r.GetRole())
+		}
+		if err := CheckNodeID("node", r.GetNode()); err != nil {
+			return err
+		}
+	}
 	if err := checkText("description", r.GetDescription(), MaxTokenDescriptionBytes); err != nil {
 		return err
 	}
@@ -37,6 +45,27 @@ func (r *CreateTokenRequest) Validate() error {
 		}
 		if r.GetTtl().AsDuration() < time.Second {
 			return bad("ttl is %v: give at least one second, or leave it unset for a token that does not expire", r.GetTtl().AsDuration())
+		}
+	}
+	return nil
+}
+
+// CheckNodeID checks a node id by the rule workers and servers follow for
+// their --node-id: 1–255 bytes of letters, digits, '.', '_', '-' or ':',
+// starting with a letter or digit. Its error is InvalidArgument and names
+// field.
+func CheckNodeID(field, id string) error {
+	if id == "" {
+		return bad("%s is empty: give the node's id (its --node-id, usually the host name)", field)
+	}
+	if len(id) > MaxNodeIDBytes {
+		return bad("%s is %d bytes long: use at most %d", field, len(id), MaxNodeIDBytes)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-' && c != ':') {
+			return bad("%s %q has %q at position %d: a node id is letters, digits, '.', '_', '-' or ':', starting with a letter or digit (the worker's --node-id)", field, id, c, i)
 		}
 	}
 	return nil
