@@ -28,7 +28,7 @@ func (b *batch) createToken(c *CreateToken, t ledger.Time) (any, error) {
 	}
 	r := &tokenRecord{
 		ID: c.ID, SecretHash: c.SecretHash, Role: c.Role, User: c.User, Description: c.Description,
-		CreatedAt: t, ExpiresAt: c.ExpiresAt, Bootstrap: c.Bootstrap,
+		CreatedAt: t, ExpiresAt: c.ExpiresAt, Bootstrap: c.Bootstrap, Node: c.Node,
 	}
 	if err := putJSON(b.bucket(bucketTokens), []byte(r.ID), r); err != nil {
 		return nil, err

@@ -27,6 +27,8 @@ const MaxTokenDescriptionBytes = 256
 // the state and every snapshot hold nothing a caller could present.
 // Bootstrap marks the cluster's first admin token: it is refused once any
 // bootstrap token exists, which is what makes bootstrapping work once.
+// Node binds a worker token to one node id; empty (as in every entry
+// written before binding existed) leaves it unbound.
 type CreateToken struct {
 	ID          string      `json:"id"`
 	SecretHash  string      `json:"secret_hash"`
@@ -35,6 +37,7 @@ type CreateToken struct {
 	Description string      `json:"description,omitempty"`
 	ExpiresAt   ledger.Time `json:"expires_at,omitempty"`
 	Bootstrap   bool        `json:"bootstrap,omitempty"`
+	Node        string      `json:"node,omitempty"`
 }
 
 // RevokeToken revokes the token with id ID; revoking a revoked token
@@ -58,6 +61,14 @@ func (c *CreateToken) validate() *Error {
 	}
 	if c.Role == RoleUser || c.User != "" {
 		if err := checkName("token user", c.User); err != nil {
+			return err
+		}
+	}
+	if c.Node != "" {
+		if c.Role != RoleWorker {
+			return invalid("token node %q is set for a %s token: only worker tokens are bound to a node", c.Node, c.Role)
+		}
+		if err := checkNodeID("token node", c.Node); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,9 @@ type TokenInfo struct {
 	ExpiresAt   ledger.Time // 0: never
 	RevokedAt   ledger.Time // 0: not revoked
 	Bootstrap   bool
+	// Node is the node id a worker token is bound to; "" is unbound (any
+	// node).
+	Node string
 }
 
 // UsableAt reports whether the token lets calls through at t.
@@ -27,7 +30,7 @@ func (i TokenInfo) UsableAt(t ledger.Time) bool {
 func tokenInfo(r *tokenRecord) TokenInfo {
 	return TokenInfo{
 		ID: r.ID, Role: r.Role, User: r.User, Description: r.Description,
-		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, RevokedAt: r.RevokedAt, Bootstrap: r.Bootstrap,
+		CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt, RevokedAt: r.RevokedAt, Bootstrap: r.Bootstrap, Node: r.Node,
 	}
 }
 

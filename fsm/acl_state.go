@@ -24,6 +24,9 @@ type tokenRecord struct {
 	ExpiresAt   ledger.Time `json:"expires_at,omitempty"`
 	RevokedAt   ledger.Time `json:"revoked_at,omitempty"`
 	Bootstrap   bool        `json:"bootstrap,omitempty"`
+	// Node is the node a worker token is bound to; "" (and absent, in
+	// records written before binding existed) is unbound.
+	Node string `json:"node,omitempty"`
 }
 
 // usableAt reports whether the token lets calls through at t: not
