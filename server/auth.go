@@ -22,6 +22,9 @@ type Identity struct {
 	Role    fsm.TokenRole
 	// User is the user a user token acts as (for other roles, who holds it).
 	User string
+	// Node is the node id a worker token is bound to; "" for an unbound
+	// worker token (any node) and for the other roles.
+	Node string
 }
 
 type identityKey struct{}
@@ -121,7 +124,7 @@ func (a *authenticator) authenticate(ctx context.Context, now time.Time) (Identi
 		return Identity{}, status.Errorf(codes.Unauthenticated, "token %s expired at %s: ask an admin for a new one",
 			t.ID, time.Unix(0, int64(t.ExpiresAt)).UTC().Format(time.RFC3339))
 	}
-	return Identity{TokenID: t.ID, Role: t.Role, User: t.User}, nil
+	return Identity{TokenID: t.ID, Role: t.Role, User: t.User, Node: t.Node}, nil
 }
 
 // mayHaveExpired reports whether the token of the call in ctx has an

@@ -49,7 +49,7 @@ func tokenProto(t fsm.TokenInfo) *longfairv1.Token {
 	return &longfairv1.Token{
 		Id: t.ID, Role: roleProto(t.Role), User: t.User, Description: t.Description,
 		CreatedAt: timestamp(t.CreatedAt), ExpiresAt: timestamp(t.ExpiresAt), RevokedAt: timestamp(t.RevokedAt),
-		Bootstrap: t.Bootstrap,
+		Bootstrap: t.Bootstrap, Node: t.Node,
 	}
 }
 
@@ -72,7 +72,7 @@ func (a *aclService) createToken(ctx context.Context, cmd fsm.CreateToken) (*lon
 		if err != nil {
 			return nil, err
 		}
-		a.s.logger.Info("acl token created", "token_id", info.ID, "role", info.Role, "user", info.User, "bootstrap", info.Bootstrap)
+		a.s.logger.Info("acl token created", "token_id", info.ID, "role", info.Role, "user", info.User, "node", info.Node, "bootstrap", info.Bootstrap)
 		return &longfairv1.CreatedToken{Token: tokenProto(info), Secret: secret}, nil
 	}
 }
@@ -90,7 +90,7 @@ func (a *aclService) CreateToken(ctx context.Context, req *longfairv1.CreateToke
 	if err != nil {
 		return nil, err
 	}
-	cmd := fsm.CreateToken{Role: role, User: req.GetUser(), Description: req.GetDescription()}
+	cmd := fsm.CreateToken{Role: role, User: req.GetUser(), Description: req.GetDescription(), Node: req.GetNode()}
 	if ttl := req.GetTtl(); ttl != nil {
 		cmd.ExpiresAt = ledger.Time(time.Now().Add(ttl.AsDuration()).UnixNano())
 	}

@@ -161,6 +161,11 @@ func (t *leaderTerm) serve(stream longfairv1.Workers_ConnectServer) error {
 	if err := validateHello(hello); err != nil {
 		return err
 	}
+	// Before the stream replaces the node's current one or touches the
+	// ledger: a refused hello changes nothing.
+	if err := t.checkNodeBinding(stream.Context(), hello.GetAdvert().GetNodeId()); err != nil {
+		return err
+	}
 	ad := hello.GetAdvert()
 	ctx, cancel := context.WithCancelCause(t.ctx)
 	defer cancel(nil)
