@@ -42,15 +42,27 @@ func roleName(r longfairv1.TokenRole) string {
 }
 
 func tokensTable(list []*longfairv1.Token) table {
-	t := table{header: []string{"TOKEN", "ROLE", "USER", "DESCRIPTION", "CREATED", "EXPIRES", "REVOKED"}}
+	t := table{header: []string{"TOKEN", "ROLE", "USER", "NODE", "DESCRIPTION", "CREATED", "EXPIRES", "REVOKED"}}
 	for _, k := range list {
 		role := roleName(k.GetRole())
 		if k.GetBootstrap() {
 			role += " (bootstrap)"
 		}
-		t.add(k.GetId(), role, orDash(k.GetUser()), orDash(k.GetDescription()), fmtTime(k.GetCreatedAt()), fmtTime(k.GetExpiresAt()), fmtTime(k.GetRevokedAt()))
+		t.add(k.GetId(), role, orDash(k.GetUser()), nodeOrAny(k), orDash(k.GetDescription()), fmtTime(k.GetCreatedAt()), fmtTime(k.GetExpiresAt()), fmtTime(k.GetRevokedAt()))
 	}
 	return t
+}
+
+// nodeOrAny is the NODE column: the node a worker token is bound to,
+// "any" for an unbound worker token, "-" for the other roles.
+func nodeOrAny(k *longfairv1.Token) string {
+	switch {
+	case k.GetNode() != "":
+		return k.GetNode()
+	case k.GetRole() == longfairv1.TokenRole_TOKEN_ROLE_WORKER:
+		return "any"
+	}
+	return "-"
 }
 
 // printCreated shows a new token and its secret, which is shown only once.
@@ -68,6 +80,9 @@ func printCreated(out cmdIO, format string, c *longfairv1.CreatedToken) error {
 	fmt.Fprintf(out.stdout, "created %s token %s", roleName(k.GetRole()), k.GetId())
 	if k.GetUser() != "" {
 		fmt.Fprintf(out.stdout, " for %s", k.GetUser())
+	}
+	if k.GetNode() != "" {
+		fmt.Fprintf(out.stdout, " bound to node %s", k.GetNode())
 	}
 	if k.GetExpiresAt() != nil {
 		fmt.Fprintf(out.stdout, ", expires %s", fmtTime(k.GetExpiresAt()))
@@ -132,20 +147,27 @@ Creates an API token. Its secret is printed once; give it to its holder,
 who sets it in LONGFAIR_TOKEN. A user token acts as one user: it sees and
 charges only that user's accounts. A worker token may only run a worker.
 
+Bind each worker token to its node with --node (the worker's --node-id):
+the token then connects only as that node, so a token leaked from one node
+cannot take another node's tasks, report their exits or mark it down. An
+unbound worker token (no --node) works for any node; create one bound
+token per node instead.
+
 Examples:
   longfair acl token create --role user --user ann --expires 90d
   longfair acl token create --role admin --description "ops on-call"
-  longfair acl token create --role worker --description "rack 12"
+  longfair acl token create --role worker --node c01 --description "rack 12"
 `
 
 func aclTokenCreateCommand() func(args []string, stdout, stderr io.Writer) error {
 	var (
-		role, user, description string
-		expires                 optionalDuration
+		role, user, node, description string
+		expires                       optionalDuration
 	)
 	setup := func(fs *flag.FlagSet) {
 		fs.StringVar(&role, "role", "user", "`role`: user, admin or worker")
 		fs.StringVar(&user, "user", "", "the `user` a user token acts as (for other roles: who holds it)")
+		fs.StringVar(&node, "node", "", "bind a worker token to this `node-id`: it may then connect only as that node (recommended: one bound token per node)")
 		fs.StringVar(&description, "description", "", "free `text` saying what the token is for")
 		fs.Var(&expires, "expires", "the token stops working after this `duration` (e.g. 90d)")
 	}
@@ -153,7 +175,7 @@ func aclTokenCreateCommand() func(args []string, stdout, stderr io.Writer) error
 		if err := wantArgs("acl token create", args, 0, 0, ""); err != nil {
 			return err
 		}
-		req := &longfairv1.CreateTokenRequest{User: user, Description: description}
+		req := &longfairv1.CreateTokenRequest{User: user, Node: node, Description: description}
 		switch role {
 		case "user":
 			req.Role = longfairv1.TokenRole_TOKEN_ROLE_USER
@@ -166,6 +188,9 @@ func aclTokenCreateCommand() func(args []string, stdout, stderr io.Writer) error
 			req.Role = longfairv1.TokenRole_TOKEN_ROLE_WORKER
 		default:
 			return usagef("--role %q: use user, admin or worker", role)
+		}
+		if node != "" && req.Role != longfairv1.TokenRole_TOKEN_ROLE_WORKER {
+			return usagef("--node binds a worker token to its node: give --role worker, or leave --node out for a %s token", role)
 		}
 		if expires.set {
 			if expires.v < time.Second {
@@ -185,8 +210,9 @@ func aclTokenCreateCommand() func(args []string, stdout, stderr io.Writer) error
 
 const aclTokenListHelp = `Usage: longfair acl token list [flags]
 
-Lists tokens: id, role, user, description, expiry, revocation. Secrets are
-never shown.
+Lists tokens: id, role, user, the node a worker token is bound to ("any"
+for an unbound one), description, expiry, revocation. Secrets are never
+shown.
 
 Example:
   longfair acl token list

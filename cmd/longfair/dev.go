@@ -21,9 +21,9 @@ Runs a whole longfair cluster on this machine, on loopback, to try it: three
 servers forming one Raft group and three workers (two CPU nodes and one
 node with two MIC devices), each its own process, with ports chosen free.
 It bootstraps the ACL with an admin token (kept in admin.token), gives each
-worker a worker token, creates two accounts with users and SU grants (astro
-with user ann, bio with user bob), prints how to use the CLI against it,
-and writes into its directory:
+worker a worker token bound to its node id, creates two accounts with users
+and SU grants (astro with user ann, bio with user bob), prints how to use
+the CLI against it, and writes into its directory:
 
   dev.env    exports of LONGFAIR_ADDR and LONGFAIR_TOKEN (and a default
              LONGFAIR_ACCOUNT and LONGFAIR_USER): 'source dev.env'

@@ -152,11 +152,11 @@ func (d *devCluster) startWorkers(ctx context.Context, c *client.Client, acl boo
 		dir := filepath.Join(d.Dir, w.id)
 		var env []string
 		if acl {
-			// A worker holds a token of the worker role: in a file when
-			// the worker takes one, else as a flag; in its environment
-			// too.
+			// A worker holds a token of the worker role bound to its own
+			// node id, as production workers should: in a file when the
+			// worker takes one, else as a flag; in its environment too.
 			created, err := c.ACL().CreateToken(ctx, &longfairv1.CreateTokenRequest{Role: longfairv1.TokenRole_TOKEN_ROLE_WORKER,
-				Description: "longfair dev worker " + w.id})
+				Node: w.id, Description: "longfair dev worker " + w.id})
 			if err != nil {
 				return fmt.Errorf("create the token of worker %s: %w", w.id, err)
 			}

@@ -12,8 +12,11 @@ import (
 
 // workerSecurityHelp is the security part of 'longfair worker --help'.
 const workerSecurityHelp = `Token and TLS: servers that check tokens accept a worker holding a token
-of the worker role (longfair acl token create --role worker), read from
---token-file or LONGFAIR_TOKEN. With --tls-cert, --tls-key and --tls-ca the
+of the worker role, read from --token-file or LONGFAIR_TOKEN. Give each
+node its own token bound to its --node-id (longfair acl token create
+--role worker --node ID): the servers refuse a bound token whose node is
+not this worker's, so a token leaked from one node cannot act as another;
+an unbound worker token works for any node. With --tls-cert, --tls-key and --tls-ca the
 worker calls the servers over mutual TLS and serves task output to them
 only over TLS, to callers whose certificate the CA signed.
 
