@@ -1,6 +1,7 @@
 package place
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -128,26 +129,30 @@ func (b *fuzzBytes) cluster() cluster {
 			classes[i][j] = capacities[b.next()%8]
 		}
 	}
+	n := 1 + int(b.next()%64)
+	picks := make([]int, n)
+	used := make([]bool, len(classes))
+	for v := range picks {
+		picks[v] = int(b.next())
+		used[picks[v]%len(classes)] = true
+	}
 	for j := range k { // a power-of-two maximum keeps scores exact
-		top := 0
+		top := -1
 		for i := range classes {
-			if classes[i][j] > classes[top][j] {
+			if used[i] && (top < 0 || classes[i][j] > classes[top][j]) {
 				top = i
 			}
 		}
-		m := classes[top][j]
 		p := 1.0
-		for p < m {
+		for p < classes[top][j] {
 			p *= 2
 		}
-		if m > 0 {
+		if classes[top][j] > 0 {
 			classes[top][j] = p
 		}
 	}
-	n := 1 + int(b.next()%64)
 	c := cluster{capacity: make([]ledger.Vector, n), free: make([]ledger.Vector, n)}
-	for v := range n {
-		x := int(b.next())
+	for v, x := range picks {
 		cl := classes[x%len(classes)]
 		c.capacity[v] = cl.Clone()
 		free := cl.Clone()
@@ -199,10 +204,22 @@ type fuzzRun struct {
 	// in order of first appearance: the index keeps a group for each.
 	seen    []ledger.Vector
 	seenKey map[string]bool
+	key     []byte // scratch for seenKey look-ups
 	events  map[string]int
-	// trace describes the operations so far, for failure messages.
-	trace []string
+	// trace holds the last operations, formatted only for a failure
+	// message (the vectors they name are never changed in place); ops
+	// counts them all.
+	trace []traceEntry
+	ops   int
 }
+
+type traceEntry struct {
+	format string
+	args   []any
+}
+
+// traceLength is how many operations a failure message lists.
+const traceLength = 30
 
 // runFuzzOps runs the operations data encodes and returns how often each
 // event (fuzzEvents) happened.
@@ -228,12 +245,19 @@ func runFuzzOps(t *testing.T, data []byte) map[string]int {
 
 func (r *fuzzRun) fail(format string, args ...any) {
 	r.t.Helper()
-	start := max(0, len(r.trace)-30)
-	r.t.Fatalf("%s\nlast operations (of %d):\n  %s", fmt.Sprintf(format, args...), len(r.trace), strings.Join(r.trace[start:], "\n  "))
+	var ops strings.Builder
+	for _, e := range r.trace {
+		fmt.Fprintf(&ops, "\n  "+e.format, e.args...)
+	}
+	r.t.Fatalf("%s\nlast operations (of %d):%s", fmt.Sprintf(format, args...), r.ops, ops.String())
 }
 
 func (r *fuzzRun) note(format string, args ...any) {
-	r.trace = append(r.trace, fmt.Sprintf(format, args...))
+	if len(r.trace) == traceLength {
+		r.trace = append(r.trace[:0], r.trace[1:]...)
+	}
+	r.trace = append(r.trace, traceEntry{format, args})
+	r.ops++
 }
 
 // reset resets the index to c for strategy s, and the brute force with it.
@@ -242,6 +266,11 @@ func (r *fuzzRun) reset(s Strategy, c cluster) {
 		r.fail("Reset(%s, %d nodes): %v", s, len(c.free), err)
 	}
 	r.bf = newBruteForce(s, c)
+	for j, m := range r.bf.scale {
+		if _, e := math.Frexp(m); m != 0 && m != math.Ldexp(0.5, e) {
+			r.fail("resource %d: the largest capacity %v is not a power of two, so scores would round", j, m)
+		}
+	}
 	r.capacity = c.clone().capacity
 	r.seen, r.seenKey = nil, map[string]bool{}
 	for _, f := range r.bf.free {
@@ -250,11 +279,23 @@ func (r *fuzzRun) reset(s Strategy, c cluster) {
 	r.note("Reset %s: capacity %v free %v", s, c.capacity, c.free)
 }
 
-func vectorKey(v ledger.Vector) string { return fmt.Sprint([]float64(v)) }
+// appendKey appends v's exact bits to b: seenKey's key for v.
+func appendKey(b []byte, v []float64) []byte {
+	for _, f := range v {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+	}
+	return b
+}
+
+// wasSeen reports whether a node has had free vector v since Reset.
+func (r *fuzzRun) wasSeen(v []float64) bool {
+	r.key = appendKey(r.key[:0], v)
+	return r.seenKey[string(r.key)]
+}
 
 func (r *fuzzRun) see(f ledger.Vector) {
-	if key := vectorKey(f); !r.seenKey[key] {
-		r.seenKey[key] = true
+	if !r.wasSeen(f) {
+		r.seenKey[string(r.key)] = true
 		r.seen = append(r.seen, f.Clone())
 	}
 }
@@ -408,7 +449,7 @@ func (r *fuzzRun) take(v int, d ledger.Vector, try bool) {
 			r.events["twin left its group"]++
 		}
 		switch {
-		case joined == 0 && r.seenKey[vectorKey(after)]:
+		case joined == 0 && r.wasSeen(after):
 			r.events["joined an emptied group"]++
 		case joined == 0:
 			r.events["joined a new group"]++
@@ -520,7 +561,6 @@ func (r *fuzzRun) badReset(b byte) {
 // compare asks the index and the brute force for d's best node; they must
 // agree exactly.
 func (r *fuzzRun) compare(d ledger.Vector) (int, bool) {
-	r.t.Helper()
 	want, _, wantOK := r.bf.best(d)
 	grants := r.x.hot.grants
 	trees := len(r.x.hot.shapes)
@@ -574,7 +614,6 @@ func (r *fuzzRun) compareBest(d ledger.Vector, b byte) {
 // checkIndex checks the index against the brute force and its own
 // invariants.
 func (r *fuzzRun) checkIndex() {
-	r.t.Helper()
 	r.checkTwins()
 	r.checkSlots()
 	r.checkSearchTree()
@@ -602,7 +641,6 @@ func (r *fuzzRun) checkTwins() {
 			r.fail("node %d (free %v) is in group %d of %d", v, r.bf.free[v], g, tw.groups)
 		}
 	}
-	byVector := map[string]int32{}
 	occupied := 0
 	for _, s := range tw.table {
 		if s.group >= 0 {
@@ -614,40 +652,44 @@ func (r *fuzzRun) checkTwins() {
 	}
 	type span struct{ at, end int32 }
 	var spans []span
+	members := make([]int, tw.groups)
+	for v := range n {
+		members[tw.group[v]]++
+	}
+	// mark[v] is g+1 once group g's heap listed v, to find it listed twice.
+	mark := make([]int32, n)
 	for g := range int32(tw.groups) {
-		key := vectorKey(x.groupVector(g))
-		if other, dup := byVector[key]; dup {
-			r.fail("groups %d and %d both hold free vector %s", other, g, key)
-		}
-		byVector[key] = g
-		if !r.seenKey[key] {
-			r.fail("group %d holds %s, which no node has had since Reset", g, key)
-		}
+		// Two groups with one vector would have the table find the
+		// same group for both: one of them fails here.
 		if found := r.lookup(g); found != g {
-			r.fail("the twin table finds group %d for group %d's vector", found, g)
+			r.fail("the twin table finds group %d for group %d's vector %v", found, g, x.groupVector(g))
+		}
+		if !r.wasSeen(x.groupVector(g)) {
+			r.fail("group %d holds %v, which no node has had since Reset", g, x.groupVector(g))
 		}
 		h := tw.heaps[g]
-		if h.len < 0 || h.len > h.size || int(h.at+h.size) > len(tw.arena) {
+		if h.at < 0 || h.len < 0 || h.len > h.size || int(h.at+h.size) > len(tw.arena) {
 			r.fail("group %d heap %+v outside arena of %d", g, h, len(tw.arena))
 		}
 		if h.size > 0 {
 			spans = append(spans, span{h.at, h.at + h.size})
 		}
 		heap := tw.arena[h.at : h.at+h.len]
-		seen := map[int32]bool{}
+		listed := 0
 		for i, v := range heap {
 			if i > 0 && heap[(i-1)/2] > v {
 				r.fail("group %d heap %v is out of order at %d", g, heap, i)
 			}
-			if seen[v] || v < 0 || int(v) >= n {
+			if v < 0 || int(v) >= n || mark[v] == g+1 {
 				r.fail("group %d heap %v holds node %d twice or out of range", g, heap, v)
 			}
-			seen[v] = true
-		}
-		for v := range n {
-			if tw.group[v] == g && !seen[int32(v)] {
-				r.fail("node %d is in group %d but not in its heap %v", v, g, heap)
+			mark[v] = g + 1
+			if tw.group[v] == g {
+				listed++
 			}
+		}
+		if listed != members[g] {
+			r.fail("group %d has %d members but its heap %v lists %d of them", g, members[g], heap, listed)
 		}
 	}
 	slices.SortFunc(spans, func(a, b span) int { return int(a.at - b.at) })
