@@ -108,6 +108,13 @@ func (c *aclCluster) createToken(ctx context.Context, role longfairv1.TokenRole,
 	if ttl > 0 {
 		req.Ttl = durationpb.New(ttl)
 	}
+	return c.createTokenFrom(ctx, req)
+}
+
+// createTokenFrom sends req with the admin secret and returns the new
+// token's secret and record.
+func (c *aclCluster) createTokenFrom(ctx context.Context, req *longfairv1.CreateTokenRequest) (string, *longfairv1.Token) {
+	c.tb.Helper()
 	var resp *longfairv1.CreatedToken
 	err := retryUnavailable(ctx, c.tb, func() error {
 		var err error
@@ -115,7 +122,7 @@ func (c *aclCluster) createToken(ctx context.Context, role longfairv1.TokenRole,
 		return err
 	})
 	if err != nil {
-		c.tb.Fatalf("create %v token for %q: %v", role, user, err)
+		c.tb.Fatalf("create token %v: %v", req, err)
 	}
 	return resp.GetSecret(), resp.GetToken()
 }

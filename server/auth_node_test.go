@@ -18,17 +18,7 @@ import (
 // secret and record.
 func (c *aclCluster) createBoundToken(ctx context.Context, node string) (string, *longfairv1.Token) {
 	c.tb.Helper()
-	req := &longfairv1.CreateTokenRequest{Role: longfairv1.TokenRole_TOKEN_ROLE_WORKER, Node: node, Description: "worker " + node}
-	var resp *longfairv1.CreatedToken
-	err := retryUnavailable(ctx, c.tb, func() error {
-		var err error
-		resp, err = longfairv1.NewACLClient(c.conn(c.waitLeader(ctx))).CreateToken(as(ctx, aclTestSecret), req)
-		return err
-	})
-	if err != nil {
-		c.tb.Fatalf("create a worker token bound to %s: %v", node, err)
-	}
-	return resp.GetSecret(), resp.GetToken()
+	return c.createTokenFrom(ctx, &longfairv1.CreateTokenRequest{Role: longfairv1.TokenRole_TOKEN_ROLE_WORKER, Node: node, Description: "worker " + node})
 }
 
 // helloAs opens a worker stream to the leader with secret, says hello as
