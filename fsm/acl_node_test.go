@@ -47,15 +47,7 @@ func TestWorkerTokenKeepsItsNode(t *testing.T) {
 	}
 	check("live", h.f)
 
-	snap, err := h.f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink memSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
+	sink := snapshotOf(t, h.f)
 	restored := openFSM(t, t.TempDir())
 	if err := restored.Restore(sink.reader()); err != nil {
 		t.Fatal(err)

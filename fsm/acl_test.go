@@ -220,15 +220,7 @@ func TestTokensListInIDOrderAndSurviveRestartAndRestore(t *testing.T) {
 	check("live", h.f)
 
 	// A snapshot restored into a fresh FSM holds the same tokens.
-	snap, err := h.f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sink memSink
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
+	sink := snapshotOf(t, h.f)
 	other := openFSM(t, t.TempDir())
 	g := other.ACLGeneration()
 	if err := other.Restore(sink.reader()); err != nil {
@@ -258,15 +250,7 @@ func TestTokenSecretsNeverReachTheState(t *testing.T) {
 	h.setup(10)
 	secret := "plain-secret-that-must-not-be-stored"
 	h.ok(&CreateToken{ID: "t", SecretHash: hashOf(secret), Role: RoleUser, User: "ann", Description: "ann's laptop"})
-	var sink memSink
-	snap, err := h.f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := snap.Persist(&sink); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
+	sink := snapshotOf(t, h.f)
 	if containsBytes(sink.Bytes(), []byte(secret)) {
 		t.Fatal("the snapshot holds the token's secret")
 	}
