@@ -133,10 +133,10 @@ func before(va float64, na int32, vb float64, nb int32) bool {
 	return va < vb || va == vb && na < nb
 }
 
-// Relayout. Take changes free vectors after arrange placed the groups, so a
-// layout that put similar vectors together drifts (a group whose nodes were
-// idle now holds full ones amid idle ones) and the search visits more of the
-// tree. When searches have together visited as many tree nodes as a new
+// Relayout. Takes make new groups after arrange placed the groups, and a new
+// group takes its emptied predecessor's slot or whichever slot is free, so a
+// layout that put similar vectors together drifts (a nearly full vector amid
+// idle ones) and the search visits more of the tree. When searches have together visited as many tree nodes as a new
 // layout costs, and visited far more per search than a tight layout needs,
 // the groups are arranged afresh. A Take that gives a group its first member
 // when no slot is free does the same, with a larger tree. Answers do not

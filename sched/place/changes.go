@@ -4,9 +4,9 @@ package place
 // affects at once but leaves the rest to whoever needs it: every hot shape's
 // tournament tree catches up when it is next asked, and the search tree's
 // inner nodes at the next search, each from its own list of the leaf slots
-// rewritten since. A pass that places most
-// tasks from hot shapes so barely touches the search tree, and a hot shape
-// pays only for the Takes since its last use.
+// rewritten since. A pass that places most tasks from hot shapes so barely
+// touches the search tree, and a hot shape pays only for the Takes since its
+// last use.
 
 // follower is a structure that catches up from the change log.
 type follower struct {

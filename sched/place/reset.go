@@ -214,9 +214,9 @@ func (x *Index) idle(free []float64) float64 { return dot(x.inv, free) }
 
 // pull recomputes tree node t from its children and reports whether anything
 // changed (when nothing did, no ancestor changes either). It keeps only what
-// the strategy's bounds read: the lowest live index and the max vector always
-// (they prune by fit and ties), the
-// max idle sum for spread, the min vector and idle sum for best-fit.
+// the strategy's bounds read: the lowest node index and the max vector
+// always (they prune by ties and fit), the max idle sum for spread, the min
+// vector and idle sum for best-fit.
 func (x *Index) pull(t int) bool {
 	k := x.k
 	l, r := 2*t, 2*t+1
