@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"time"
 
+	"google.golang.org/grpc/status"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/ops"
 )
 
@@ -94,8 +97,7 @@ func DefaultConfig() Config {
 }
 
 var (
-	nodeIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,254}$`)
-	namePattern   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 )
 
 // Validate checks the configuration and says what to change when it is
@@ -104,8 +106,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.NodeID == "" {
 		errs = append(errs, errors.New("node id is empty: set --node-id to a name unique among servers and workers (usually the host name)"))
-	} else if !nodeIDPattern.MatchString(c.NodeID) {
-		errs = append(errs, fmt.Errorf("node id %q is not valid: use letters, digits, '.', '_', '-' or ':', starting with a letter or digit, at most 255 bytes", c.NodeID))
+	} else if err := longfairv1.CheckNodeID("node id", c.NodeID); err != nil {
+		// The rule worker tokens are bound by, so every worker's id can be.
+		errs = append(errs, errors.New(status.Convert(err).Message()))
 	}
 	if len(c.Join) == 0 {
 		errs = append(errs, errors.New("no join address: give --join with the gossip address of a server (host:port)"))

@@ -59,10 +59,9 @@ func TestCreateTokenRequestValidation(t *testing.T) {
 	}
 }
 
-// The node id rule is the worker's --node-id rule, written there as a
-// regular expression; the two must accept the same ids, or a worker could
-// run under an id no token can be bound to.
-func TestCheckNodeIDAgreesWithTheWorkersRule(t *testing.T) {
+// CheckNodeID (which the worker's --node-id check calls too) accepts exactly
+// the ids of the documented rule, written here as a regular expression.
+func TestCheckNodeIDFollowsTheDocumentedRule(t *testing.T) {
 	rule := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]{0,254}$`)
 	ids := []string{"", "c01", "C", "9", "a.b_c-d:e", ".a", "_a", ":a", "-a", "a b", "a/b", "a\x00", "é", "aé",
 		strings.Repeat("a", MaxNodeIDBytes), strings.Repeat("a", MaxNodeIDBytes+1)}
@@ -78,7 +77,7 @@ func TestCheckNodeIDAgreesWithTheWorkersRule(t *testing.T) {
 	for _, id := range ids {
 		err := CheckNodeID("node", id)
 		if (err == nil) != rule.MatchString(id) {
-			t.Fatalf("node id %q: CheckNodeID says %v, the worker's rule says valid=%v", id, err, rule.MatchString(id))
+			t.Fatalf("node id %q: CheckNodeID says %v, the documented rule says valid=%v", id, err, rule.MatchString(id))
 		}
 		if err != nil && status.Code(err) != codes.InvalidArgument {
 			t.Fatalf("node id %q: %v, want InvalidArgument", id, err)
