@@ -25,6 +25,8 @@ type serverProc struct {
 	*proc
 	id, grpc, gossip string
 	dead             bool
+	// args started it; a restart reuses them on the same addresses.
+	args []string
 }
 
 // cluster is servers and workers started by one test.
@@ -64,7 +66,7 @@ func startCluster(ctx context.Context, t testing.TB, n int) *cluster {
 		}
 		p := startProc(t, c.dir, id, args...)
 		fields := p.waitLog(ctx, t, "server started")
-		s := &serverProc{proc: p, id: id, grpc: str(fields, "grpc"), gossip: str(fields, "gossip")}
+		s := &serverProc{proc: p, id: id, grpc: str(fields, "grpc"), gossip: str(fields, "gossip"), args: args}
 		c.servers = append(c.servers, s)
 		join = append(join, s.gossip)
 	}
