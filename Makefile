@@ -39,10 +39,12 @@ test: tools
 # request type (FuzzAPI) and scripts over the worker stream
 # (FuzzWorkerStream). `make test` runs only their seeds. New failing inputs
 # land in server/testdata/fuzz/ and then run in every `make test`.
+# Each input costs a few calls to the server, so minimizing a new
+# interesting input is capped well below Go's default minute.
 FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) ./server
-	$(GO) test -run '^$$' -fuzz '^FuzzWorkerStream$$' -fuzztime $(FUZZTIME) ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzWorkerStream$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./server
 
 # lin runs the linearizability check under faults for LIN_DURATION
 # (`make test` runs it for 40s).

@@ -475,6 +475,12 @@ func (m *matrix) log(t *testing.T, h *history, end time.Duration) {
 		}
 	}
 	slices.Sort(acks)
+	type row struct {
+		n, acked, lost, dup, double, unknown int
+		gap                                  time.Duration
+	}
+	kinds := map[string]*row{}
+	var order []string
 	var b strings.Builder
 	fmt.Fprintf(&b, "fault matrix (%d clients, %v):\n", *linClients, end.Round(time.Second))
 	fmt.Fprintf(&b, "| %-20s | %-6s | %-12s | %-6s | %-10s | %-16s | %-16s | %-14s |\n", "fault", "victim", "acked writes", "lost", "duplicated", "double-run tasks", "max gap w/o acks", "unknown writes")
@@ -488,6 +494,23 @@ func (m *matrix) log(t *testing.T, h *history, end time.Duration) {
 		}
 		gap = max(gap, w.end-prev)
 		fmt.Fprintf(&b, "| %-20s | %-6s | %12d | %6d | %10d | %16d | %16v | %14d |\n", w.fault.name, w.victim, m.acked[i], m.lost[i], m.dup[i], m.double[i], gap.Round(time.Millisecond), m.unknown[i])
+		k := kinds[w.fault.name]
+		if k == nil {
+			k = &row{}
+			kinds[w.fault.name] = k
+			order = append(order, w.fault.name)
+		}
+		k.n++
+		k.acked, k.lost, k.dup, k.double, k.unknown = k.acked+m.acked[i], k.lost+m.lost[i], k.dup+m.dup[i], k.double+m.double[i], k.unknown+m.unknown[i]
+		k.gap = max(k.gap, gap)
+	}
+	if len(order) < len(m.windows) {
+		// A long run repeats the kinds: the totals per kind.
+		fmt.Fprintf(&b, "per fault kind (max gap: the longest of its windows):\n")
+		for _, name := range order {
+			k := kinds[name]
+			fmt.Fprintf(&b, "| %-20s | %5dx | %12d | %6d | %10d | %16d | %16v | %14d |\n", name, k.n, k.acked, k.lost, k.dup, k.double, k.gap.Round(time.Millisecond), k.unknown)
+		}
 	}
 	t.Log(b.String())
 }
