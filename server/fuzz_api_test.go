@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
@@ -244,7 +245,7 @@ func fuzzSeeds() map[string][]proto.Message {
 }
 
 // FuzzAPI sends every public request type, decoded from the fuzzer's
-// bytes, to a real server with an admin token, a user token and no token,
+// bytes (protobuf, or JSON when they start with '{'), to a real server with an admin token, a user token and no token,
 // and checks that each answer is a refusal that tells the caller what was
 // wrong (never Internal or Unknown), that the server keeps serving and
 // that its ledger still verifies. `go test` runs the seeds: a well-formed
@@ -263,13 +264,24 @@ func FuzzAPI(f *testing.F) {
 				f.Fatal(err)
 			}
 			f.Add(uint16(i), b)
+			// The same request as JSON: mutating its text changes field
+			// values and names as a person typing a request would.
+			j, err := protojson.Marshal(r)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(uint16(i), j)
 		}
 	}
 	f.Cleanup(func() { fs.verify(f) })
 	f.Fuzz(func(t *testing.T, which uint16, body []byte) {
 		m := fs.methods[int(which)%len(fs.methods)]
 		req := m.request.New().Interface()
-		if err := proto.Unmarshal(body, req); err != nil {
+		decode := proto.Unmarshal
+		if len(body) > 0 && body[0] == '{' {
+			decode = protojson.Unmarshal
+		}
+		if err := decode(body, req); err != nil {
 			// Not a request a gRPC client could send: grpc-go refuses
 			// undecodable bytes before any longfair code runs.
 			return
