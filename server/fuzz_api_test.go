@@ -21,6 +21,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/ledger"
 )
 
 // fuzzMethod is one RPC the running server registered, with its request
@@ -207,6 +208,25 @@ func (fs *fuzzServer) verify(tb testing.TB) {
 	}
 	if _, err := fs.s.FSM().Verify(); err != nil {
 		tb.Fatalf("FSM verify: %v", err)
+	}
+	// However the worker stream reported an attempt (twice, late, out of
+	// order), it is charged at most once.
+	charged := map[string]bool{}
+	for after := uint64(0); ; {
+		page, next := fs.s.FSM().Journal("", after, 0)
+		for _, e := range page {
+			if e.Kind != ledger.EntryCharge {
+				continue
+			}
+			if charged[e.ID] {
+				tb.Fatalf("attempt %s was charged twice", e.ID)
+			}
+			charged[e.ID] = true
+		}
+		if next == 0 || len(page) == 0 {
+			break
+		}
+		after = next
 	}
 }
 
