@@ -174,6 +174,9 @@ func (fs *fuzzServer) play(secret string, steps []streamStep) (codes.Code, strin
 		}
 	}()
 	var refs []*longfairv1.AttemptRef
+	// The leader assigns after a hello, within a scheduling pass; a script
+	// waits for that at most once, and only after it said hello.
+	hello, waited := false, false
 	for _, s := range steps {
 		var m *longfairv1.WorkerMessage
 		switch s.kind {
@@ -182,6 +185,7 @@ func (fs *fuzzServer) play(secret string, steps []streamStep) (codes.Code, strin
 			if proto.Unmarshal(s.data, h) != nil {
 				continue
 			}
+			hello = true
 			m = &longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Hello{Hello: h}}
 		case stepEvents:
 			e := &longfairv1.WorkerEvents{}
@@ -200,19 +204,26 @@ func (fs *fuzzServer) play(secret string, steps []streamStep) (codes.Code, strin
 		case stepReport:
 			d := append(s.data, make([]byte, 19)...)
 			i := int(d[0])
-			// Wait (briefly) for the leader to have assigned that many
-			// attempts on this stream.
-			wait := time.After(1500 * time.Millisecond)
-		collect:
-			for len(refs) <= i%4 {
+			if len(refs) == 0 && hello && !waited {
+				waited = true
+				select {
+				case a, ok := <-assigned:
+					if ok {
+						refs = append(refs, a)
+					}
+				case <-time.After(1500 * time.Millisecond):
+				}
+			}
+		drain:
+			for {
 				select {
 				case a, ok := <-assigned:
 					if !ok {
-						break collect
+						break drain
 					}
 					refs = append(refs, a)
-				case <-wait:
-					break collect
+				default:
+					break drain
 				}
 			}
 			if len(refs) == 0 {
