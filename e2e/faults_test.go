@@ -45,16 +45,19 @@ type faultWindow struct {
 }
 
 // inject does f to one server, waits out its hold, brings the server back
-// and waits until the group has a leader again. It returns the victim.
-func (c *cluster) inject(ctx context.Context, t *testing.T, f fault) *serverProc {
+// and waits until the group has a leader again. It returns the victim. A
+// follower fault spares the previous victim when it can: clients moved
+// away from that one, and the fault should meet clients that use its
+// target.
+func (c *cluster) inject(ctx context.Context, t *testing.T, f fault, previous *serverProc) *serverProc {
 	t.Helper()
 	leader := c.leader(ctx)
 	victim := leader
 	if !f.leader {
+		victim = nil
 		for _, s := range c.live() {
-			if s != leader {
+			if s != leader && (victim == nil || victim == previous) {
 				victim = s
-				break
 			}
 		}
 	}

@@ -51,6 +51,7 @@ type linOp struct {
 	in        linInput
 	out       linOutput
 	call, ret time.Duration // since the history started; ret < 0: unknown
+	end       time.Duration // when the call returned, whatever it answered
 }
 
 // history is what the clients did, in order of return.
@@ -171,6 +172,7 @@ func (lc *linClient) call(ctx context.Context, in linInput) linOutput {
 	}
 	op.out.result, op.out.code, op.out.msg = classify(err)
 	op.ret = lc.h.now()
+	op.end = op.ret
 	if op.out.result == resUnknown {
 		op.ret = -1
 	}
@@ -242,7 +244,10 @@ func TestLinearizableUnderFaults(t *testing.T) {
 	stop, stopClients := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for i := range *linClients {
-		cl, err := client.New(addrs, client.WithRetry(opTimeout, opTimeout))
+		// Each client lists the servers in its own order, as users' LONGFAIR_ADDR
+		// do, so whichever server a fault hits is some clients' first.
+		own := append(slices.Clone(addrs[i%len(addrs):]), addrs[:i%len(addrs)]...)
+		cl, err := client.New(own, client.WithRetry(opTimeout, opTimeout))
 		must(t, err, "client %d", i)
 		defer cl.Close()
 		lc := &linClient{id: i, account: accounts[i%linAccounts], c: cl, h: h, hold: hold,
@@ -261,11 +266,12 @@ func TestLinearizableUnderFaults(t *testing.T) {
 	// group is whole again.
 	windows := []faultWindow{{fault: fault{name: "none (baseline)"}, start: 0}}
 	sleepCtx(ctx, 3*time.Second)
+	var victim *serverProc
 	for i := 0; h.now() < *linDuration && ctx.Err() == nil; i++ {
 		f := faultKinds[i%len(faultKinds)]
 		windows[len(windows)-1].end = h.now()
 		w := faultWindow{fault: f, start: h.now()}
-		victim := c.inject(ctx, t, f)
+		victim = c.inject(ctx, t, f, victim)
 		w.victim = victim.id
 		t.Logf("%v: %s on %s, group whole again after %v", w.start.Round(time.Millisecond), f.name, victim.id, (h.now() - w.start).Round(time.Millisecond))
 		windows = append(windows, w)
@@ -441,8 +447,9 @@ type matrix struct {
 	acked   []int // per window: acknowledged writes
 	lost    []int
 	dup     []int
-	double  []int // tasks that ran twice in one attempt or at once
-	unknown []int // writes whose outcome the client never learned
+	double  []int           // tasks that ran twice in one attempt or at once
+	unknown []int           // writes whose outcome the client never learned
+	stall   []time.Duration // the longest write call, whatever its answer
 }
 
 func (m *matrix) window(at time.Duration) int {
@@ -458,6 +465,7 @@ func (m *matrix) init() {
 	if m.acked == nil {
 		n := len(m.windows)
 		m.acked, m.lost, m.dup, m.double, m.unknown = make([]int, n), make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+		m.stall = make([]time.Duration, n)
 	}
 }
 
@@ -466,6 +474,10 @@ func (m *matrix) log(t *testing.T, h *history, end time.Duration) {
 	m.init()
 	var acks []time.Duration
 	for _, op := range h.ops {
+		if op.in.kind != opRead {
+			w := m.window(op.call)
+			m.stall[w] = max(m.stall[w], op.end-op.call)
+		}
 		switch {
 		case op.in.kind == opRead:
 		case op.out.result == resOK:
@@ -477,13 +489,13 @@ func (m *matrix) log(t *testing.T, h *history, end time.Duration) {
 	slices.Sort(acks)
 	type row struct {
 		n, acked, lost, dup, double, unknown int
-		gap                                  time.Duration
+		gap, stall                           time.Duration
 	}
 	kinds := map[string]*row{}
 	var order []string
 	var b strings.Builder
 	fmt.Fprintf(&b, "fault matrix (%d clients, %v):\n", *linClients, end.Round(time.Second))
-	fmt.Fprintf(&b, "| %-20s | %-6s | %-12s | %-6s | %-10s | %-16s | %-16s | %-14s |\n", "fault", "victim", "acked writes", "lost", "duplicated", "double-run tasks", "max gap w/o acks", "unknown writes")
+	fmt.Fprintf(&b, "| %-20s | %-6s | %-12s | %-6s | %-10s | %-16s | %-16s | %-14s | %-13s |\n", "fault", "victim", "acked writes", "lost", "duplicated", "double-run tasks", "max gap w/o acks", "unknown writes", "longest write")
 	for i, w := range m.windows {
 		gap, prev := time.Duration(0), w.start
 		for _, a := range acks {
@@ -493,7 +505,7 @@ func (m *matrix) log(t *testing.T, h *history, end time.Duration) {
 			gap, prev = max(gap, a-prev), a
 		}
 		gap = max(gap, w.end-prev)
-		fmt.Fprintf(&b, "| %-20s | %-6s | %12d | %6d | %10d | %16d | %16v | %14d |\n", w.fault.name, w.victim, m.acked[i], m.lost[i], m.dup[i], m.double[i], gap.Round(time.Millisecond), m.unknown[i])
+		fmt.Fprintf(&b, "| %-20s | %-6s | %12d | %6d | %10d | %16d | %16v | %14d | %13v |\n", w.fault.name, w.victim, m.acked[i], m.lost[i], m.dup[i], m.double[i], gap.Round(time.Millisecond), m.unknown[i], m.stall[i].Round(time.Millisecond))
 		k := kinds[w.fault.name]
 		if k == nil {
 			k = &row{}
@@ -502,14 +514,14 @@ func (m *matrix) log(t *testing.T, h *history, end time.Duration) {
 		}
 		k.n++
 		k.acked, k.lost, k.dup, k.double, k.unknown = k.acked+m.acked[i], k.lost+m.lost[i], k.dup+m.dup[i], k.double+m.double[i], k.unknown+m.unknown[i]
-		k.gap = max(k.gap, gap)
+		k.gap, k.stall = max(k.gap, gap), max(k.stall, m.stall[i])
 	}
 	if len(order) < len(m.windows) {
 		// A long run repeats the kinds: the totals per kind.
 		fmt.Fprintf(&b, "per fault kind (max gap: the longest of its windows):\n")
 		for _, name := range order {
 			k := kinds[name]
-			fmt.Fprintf(&b, "| %-20s | %5dx | %12d | %6d | %10d | %16d | %16v | %14d |\n", name, k.n, k.acked, k.lost, k.dup, k.double, k.gap.Round(time.Millisecond), k.unknown)
+			fmt.Fprintf(&b, "| %-20s | %5dx | %12d | %6d | %10d | %16d | %16v | %14d | %13v |\n", name, k.n, k.acked, k.lost, k.dup, k.double, k.gap.Round(time.Millisecond), k.unknown, k.stall.Round(time.Millisecond))
 		}
 	}
 	t.Log(b.String())
