@@ -48,10 +48,12 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzWorkerStream$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x ./server
 
 # lin runs the linearizability check under faults for LIN_DURATION
-# (`make test` runs it for 40s).
+# (`make test` runs it for 40s); LIN_FLAGS=-lin.worker-faults adds a
+# worker pause (issue 10 item 3).
 LIN_DURATION ?= 10m
+LIN_FLAGS    ?=
 lin:
-	$(GO) test -count=1 -timeout 60m ./e2e -run '^TestLinearizableUnderFaults$$' -v -lin.duration=$(LIN_DURATION)
+	$(GO) test -count=1 -timeout 90m ./e2e -run '^TestLinearizableUnderFaults$$' -v -lin.duration=$(LIN_DURATION) $(LIN_FLAGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 30m ./...

@@ -24,6 +24,22 @@ type fault struct {
 	signal syscall.Signal // SIGKILL, SIGSTOP or SIGTERM
 	leader bool           // the leader, else a follower
 	hold   time.Duration  // how long it stays down or paused
+	worker bool           // a worker (w1) instead of a server
+}
+
+// workerPause stops the worker w1 long enough for the leader to declare
+// its node lost while its tasks keep running: issue 10 item 3 (tasks run
+// twice at once) is what it finds until workers fence themselves.
+var workerPause = fault{name: "pause worker 12s", signal: syscall.SIGSTOP, worker: true, hold: 12 * time.Second}
+
+// pauseWorker does a worker fault and waits until the node is up again.
+func (c *cluster) pauseWorker(ctx context.Context, f fault) string {
+	w := c.workers["w1"]
+	w.signal(syscall.SIGSTOP)
+	sleepCtx(ctx, f.hold)
+	w.signal(syscall.SIGCONT)
+	c.waitNodes(ctx, map[string]bool{"w1": true})
+	return "w1"
 }
 
 // faultKinds is the schedule's cycle, as an operator meets them: the
