@@ -273,7 +273,9 @@ func TestLinearizableUnderFaults(t *testing.T) {
 	tc, err := client.New(addrs)
 	must(t, err, "tasks client")
 	defer tc.Close()
-	wg.Go(func() { submitTasks(stop, tc, tasksAccount, tasksUser, stoppableRecordScript(runs, taskSleep), taskEvery) })
+	wg.Go(func() {
+		submitTasks(stop, tc, tasksAccount, tasksUser, stoppableRecordScript(runs, taskSleep), taskEvery)
+	})
 
 	// The schedule: a quiet start, then every fault kind in turn until
 	// the duration is spent, each followed by a quiet spell in which the
