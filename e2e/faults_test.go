@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
 )
@@ -33,7 +35,37 @@ type fault struct {
 var workerPause = fault{name: "pause worker 12s", signal: syscall.SIGSTOP, worker: true, hold: 12 * time.Second}
 
 // pauseWorker does a worker fault and waits until the node is up again.
-func (c *cluster) pauseWorker(ctx context.Context, f fault) string {
+// It first waits (up to a minute) until w1 runs a task of account that
+// started in the last two seconds, so that the task outlasts the time the
+// leader takes to declare the node lost.
+func (c *cluster) pauseWorker(ctx context.Context, t *testing.T, f fault, account string) string {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	found := false
+	for !found && wctx.Err() == nil {
+		resp, err := do(wctx, c, func(ctx context.Context, conn *grpc.ClientConn) (*longfairv1.ListJobsResponse, error) {
+			return longfairv1.NewJobsClient(conn).ListJobs(consistent(ctx), &longfairv1.ListJobsRequest{
+				Account: account, States: []longfairv1.JobState{longfairv1.JobState_JOB_STATE_RUNNING}})
+		})
+		for _, j := range resp.GetJobs() {
+			tasks, err := do(wctx, c, func(ctx context.Context, conn *grpc.ClientConn) (*longfairv1.ListTasksResponse, error) {
+				return longfairv1.NewJobsClient(conn).ListTasks(consistent(ctx), &longfairv1.ListTasksRequest{JobId: j.GetId()})
+			})
+			for _, task := range tasks.GetTasks() {
+				if err == nil && task.GetNode() == "w1" && task.GetState() == longfairv1.TaskState_TASK_STATE_RUNNING &&
+					time.Since(task.GetStartedAt().AsTime()) < 2*time.Second {
+					found = true
+				}
+			}
+		}
+		if err != nil || !found {
+			sleepCtx(wctx, 100*time.Millisecond)
+		}
+	}
+	if !found {
+		t.Logf("no task had just started on w1; pausing it anyway")
+	}
 	w := c.workers["w1"]
 	w.signal(syscall.SIGSTOP)
 	sleepCtx(ctx, f.hold)

@@ -288,7 +288,7 @@ func TestLinearizableUnderFaults(t *testing.T) {
 		windows[len(windows)-1].end = h.now()
 		w := faultWindow{fault: f, start: h.now()}
 		if f.worker {
-			w.victim = c.pauseWorker(ctx, f)
+			w.victim = c.pauseWorker(ctx, t, f, tasksAccount)
 		} else {
 			victim = c.inject(ctx, t, f, victim)
 			w.victim = victim.id
@@ -685,6 +685,12 @@ func (c *cluster) checkTasks(ctx context.Context, t *testing.T, h *history, acco
 			tasks++
 			if task.GetAttempt() > 1 {
 				retried++
+				var seen []string
+				for _, r := range byTask[fmt.Sprintf("%d.%d", id, task.GetIndex())] {
+					seen = append(seen, fmt.Sprintf("attempt %d on %s [%v, %v]", r.attempt, r.node,
+						time.Unix(0, r.start).Sub(h.start).Round(time.Millisecond), time.Unix(0, r.end).Sub(h.start).Round(time.Millisecond)))
+				}
+				t.Logf("task %d.%d: %d attempts, now %v on %s; runs logged: %s", id, task.GetIndex(), task.GetAttempt(), task.GetState(), task.GetNode(), strings.Join(seen, "; "))
 			}
 			name := fmt.Sprintf("%d.%d", id, task.GetIndex())
 			rs := byTask[name]
