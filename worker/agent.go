@@ -118,21 +118,26 @@ func (ag *Agent) Start(ctx context.Context) (err error) {
 	if ag.advert.Address == "" {
 		ag.advert.Address = ag.grpcLis.Addr().String()
 	}
-	serverOpts, err := ag.cfg.serverOptions()
-	if err != nil {
-		return err
-	}
 	dialOpts, err := ag.cfg.dialOptions()
 	if err != nil {
 		return err
 	}
-	ag.grpc = grpc.NewServer(serverOpts...)
-	longfairv1.RegisterTaskOutputServer(ag.grpc, &outputService{ag: ag})
+	checkDialOpts, err := ag.cfg.transportDialOptions()
+	if err != nil {
+		return err
+	}
 	if ag.gossip, err = startGossip(ag.cfg, ag.advert, ag.log); err != nil {
 		return err
 	}
 	ag.leaders = newLeaderFinder(ag.gossip, ag.log)
 	ag.leaders.dial = dialOpts
+	ag.leaders.checkDial = checkDialOpts
+	serverOpts, err := ag.cfg.serverOptions(newCallerAuth(ag.leaders, ag.log))
+	if err != nil {
+		return err
+	}
+	ag.grpc = grpc.NewServer(serverOpts...)
+	longfairv1.RegisterTaskOutputServer(ag.grpc, &outputService{ag: ag})
 	ag.goLoop(func() {
 		if err := ag.grpc.Serve(ag.grpcLis); err != nil {
 			ag.log.Error("gRPC server stopped", "error", err)

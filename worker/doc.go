@@ -19,7 +19,9 @@
 //   - reports each attempt's start and exit (code and runtime, measured
 //     here) on the stream, and keeps reporting an event until the leader
 //     acknowledges it has been committed;
-//   - serves the attempts' output to the servers (`longfair logs`) and
+//   - serves the attempts' output (`longfair logs`) to callers whose token
+//     the servers let read the job, asking them on each new caller and job
+//     (caller_auth.go: the worker keeps no tokens or rules of its own), and
 //     removes it, with what tasks left in their working directories, once
 //     the attempt is over and the output retention has passed (a week by
 //     default).

@@ -26,20 +26,37 @@ type leaderFinder struct {
 	last  string // the last leader address found
 	// dial are the options of every connection (auth.go: TLS, token).
 	dial []grpc.DialOption
+	// checkDial and checkConns are for the questions the worker asks
+	// as its callers (caller_auth.go): TLS but not the worker's token,
+	// since the caller's goes with them.
+	checkDial  []grpc.DialOption
+	checkConns map[string]*grpc.ClientConn
 }
 
 func newLeaderFinder(g *gossip, logger *slog.Logger) *leaderFinder {
-	return &leaderFinder{gossip: g, log: logger, conns: make(map[string]*grpc.ClientConn)}
+	return &leaderFinder{gossip: g, log: logger, conns: make(map[string]*grpc.ClientConn), checkConns: make(map[string]*grpc.ClientConn)}
 }
 
 // conn returns the client connection to addr.
 func (f *leaderFinder) conn(addr string) (*grpc.ClientConn, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if c, ok := f.conns[addr]; ok {
+	return dialOnce(f.conns, addr, f.dial)
+}
+
+// checkConn returns the connection to addr that carries no token of the
+// worker's own.
+func (f *leaderFinder) checkConn(addr string) (*grpc.ClientConn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return dialOnce(f.checkConns, addr, f.checkDial)
+}
+
+// dialOnce returns conns[addr], creating it with dial first.
+func dialOnce(conns map[string]*grpc.ClientConn, addr string, dial []grpc.DialOption) (*grpc.ClientConn, error) {
+	if c, ok := conns[addr]; ok {
 		return c, nil
 	}
-	dial := f.dial
 	if dial == nil {
 		dial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
@@ -47,16 +64,18 @@ func (f *leaderFinder) conn(addr string) (*grpc.ClientConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
-	f.conns[addr] = c
+	conns[addr] = c
 	return c, nil
 }
 
 func (f *leaderFinder) close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for addr, c := range f.conns {
-		c.Close()
-		delete(f.conns, addr)
+	for _, conns := range []map[string]*grpc.ClientConn{f.conns, f.checkConns} {
+		for addr, c := range conns {
+			c.Close()
+			delete(conns, addr)
+		}
 	}
 }
 
@@ -66,13 +85,7 @@ var errNoServers = errors.New("no server is known yet: the worker has not joined
 // find asks the known servers, the last leader first, who leads; it
 // returns the leader's node id and gRPC address.
 func (f *leaderFinder) find(ctx context.Context) (id, addr string, err error) {
-	f.mu.Lock()
-	last := f.last
-	f.mu.Unlock()
-	candidates := f.gossip.serverAddrs()
-	if last != "" {
-		candidates = append([]string{last}, slices.DeleteFunc(candidates, func(a string) bool { return a == last })...)
-	}
+	candidates := f.candidates()
 	if len(candidates) == 0 {
 		return "", "", errNoServers
 	}
@@ -100,6 +113,19 @@ func (f *leaderFinder) find(ctx context.Context) (id, addr string, err error) {
 		return p.GetId(), p.GetGrpcAddress(), nil
 	}
 	return "", "", fmt.Errorf("no server could name the leader: %w", errors.Join(errs...))
+}
+
+// candidates are the known servers' gRPC addresses, the last leader
+// first.
+func (f *leaderFinder) candidates() []string {
+	f.mu.Lock()
+	last := f.last
+	f.mu.Unlock()
+	addrs := f.gossip.serverAddrs()
+	if last != "" {
+		addrs = append([]string{last}, slices.DeleteFunc(addrs, func(a string) bool { return a == last })...)
+	}
+	return addrs
 }
 
 // forget drops the remembered leader after its stream failed.
