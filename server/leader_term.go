@@ -6,6 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/longfair/longfair/fsm"
 )
 
@@ -143,10 +146,25 @@ func (t *leaderTerm) requestSweep(withCancel bool) {
 }
 
 // register makes c the current stream of its node, closing the one it
-// replaces.
-func (t *leaderTerm) register(c *workerConn) {
+// replaces: the same worker process (the same session) reconnecting after
+// its old stream broke, or a new process after the old stream went
+// silent or closed. While another process's stream for the node is alive
+// it refuses c instead, changing nothing: two workers started with the
+// same node id would otherwise take the stream from each other in turn,
+// and lose the attempts each was sent.
+func (t *leaderTerm) register(c *workerConn) error {
+	now := time.Now()
 	t.mu.Lock()
 	old := t.conns[c.node]
+	if old != nil && old.session != c.session && old.alive(now) {
+		t.mu.Unlock()
+		t.log.Warn("refused a worker stream: another worker process holds its node",
+			"node", c.node, "from", c.from, "session", c.session, "holder_from", old.from, "holder_session", old.session)
+		return status.Errorf(codes.AlreadyExists,
+			"another worker already holds node %s, from %s (connected %v ago, heard from %v ago): two workers cannot share a node id; "+
+				"check --node-id, give this worker its own, or stop the other one first",
+			c.node, old.from, now.Sub(old.since).Round(time.Millisecond), now.Sub(time.Unix(0, old.lastHeard.Load())).Round(time.Millisecond))
+	}
 	t.conns[c.node] = c
 	delete(t.lostAt, c.node)
 	delete(t.heardAt, c.node)
@@ -156,6 +174,7 @@ func (t *leaderTerm) register(c *workerConn) {
 	if old != nil {
 		old.close("the worker opened a new stream")
 	}
+	return nil
 }
 
 // unregister forgets c if it is still its node's current stream.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -41,9 +42,15 @@ type workerConn struct {
 	node    string
 	session string
 	advert  *longfairv1.WorkerAdvert
+	// from is the address the stream comes from; since, when it opened.
+	from  string
+	since time.Time
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// call is the gRPC stream's own context, which ends as soon as the
+	// worker's end of the stream is gone (ctx follows it a moment later).
+	call context.Context
 
 	lastHeard atomic.Int64 // unix nanoseconds
 	// waiting is set while the receive loop waits for the event committer
@@ -70,6 +77,16 @@ func (c *workerConn) isReady() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ready
+}
+
+// alive reports whether the stream is open and its worker was heard from
+// recently enough that the stream is not about to be closed as silent
+// (sendLoop), or is still being reconciled.
+func (c *workerConn) alive(now time.Time) bool {
+	if c.ctx.Err() != nil || c.call.Err() != nil {
+		return false
+	}
+	return !c.isReady() || c.waiting.Load() || now.Sub(time.Unix(0, c.lastHeard.Load())) <= workerSilence
 }
 
 // close ends the stream; the handler returns reason to the worker.
@@ -173,12 +190,18 @@ func (t *leaderTerm) serve(stream longfairv1.Workers_ConnectServer) error {
 	defer stop()
 	c := &workerConn{
 		term: t, node: ad.GetNodeId(), session: hello.GetSession(), advert: ad,
-		ctx: ctx, cancel: cancel,
+		from: ad.GetAddress(), since: time.Now(),
+		ctx: ctx, cancel: cancel, call: stream.Context(),
 		delivered: make(map[attemptKey]time.Time), killed: make(map[attemptKey]struct{}),
 		outSig: make(chan struct{}, 1),
 	}
+	if p, ok := peer.FromContext(stream.Context()); ok && p.Addr != nil {
+		c.from = p.Addr.String()
+	}
 	c.lastHeard.Store(time.Now().UnixNano())
-	t.register(c)
+	if err := t.register(c); err != nil {
+		return err
+	}
 	defer t.unregister(c)
 	log := t.log.With("node", c.node, "session", c.session)
 	if err := t.reconcile(c, hello); err != nil {

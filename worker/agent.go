@@ -42,6 +42,11 @@ type Agent struct {
 	fresh     atomic.Bool
 	connected atomic.Bool
 	leaderID  atomic.Value // string
+	// refusedAsDuplicate is set while the leader refuses this process
+	// because another worker holds its node id; it then leaves the gossip
+	// pool without saying so, since the pool knows that name as the
+	// other worker's, and a leave would take the other's node down.
+	refusedAsDuplicate atomic.Bool
 
 	// runCtx lives until Shutdown; attempts and loops stop with it.
 	runCtx    context.Context
@@ -188,7 +193,7 @@ func (ag *Agent) shutdown(ctx context.Context) error {
 		ag.cancelRun()
 	}
 	if ag.gossip != nil {
-		if err := ag.gossip.leave(time.Second); err != nil {
+		if err := ag.gossip.leave(time.Second, !ag.refusedAsDuplicate.Load()); err != nil {
 			ag.log.Warn("leaving gossip pool", "error", err)
 		}
 	}

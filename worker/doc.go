@@ -10,7 +10,11 @@
 //     address of its TaskOutput gRPC service;
 //   - keeps one gRPC stream open to the Raft leader (Workers.Connect),
 //     finding the leader through any server it knows from gossip, and
-//     reconnecting to the new leader when the old one goes away;
+//     reconnecting to the new leader when the old one goes away; the
+//     leader refuses it (ALREADY_EXISTS) while another worker process —
+//     another session id, made at start — holds a live stream as the same
+//     node, and it then retries slowly and leaves gossip without a leave
+//     message, which would take the other worker's node down;
 //   - runs each assignment the leader sends — only attempts the cluster has
 //     committed — as /bin/sh -c COMMAND in its own process group and its own
 //     working directory, with stdout and stderr in per-attempt files, the MIC

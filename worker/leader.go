@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
@@ -137,10 +139,20 @@ func (f *leaderFinder) forget(addr string) {
 	f.mu.Unlock()
 }
 
+// heldRetry is how long a worker refused because another worker process
+// holds its node id waits before asking again: long enough not to press
+// the leader, short enough to take over soon after the other one stops
+// (the leader closes a silent stream within two seconds).
+const heldRetry = 3 * time.Second
+
+// heldLogEvery is how often a worker that stays refused says so again at
+// error level.
+const heldLogEvery = 30 * time.Second
+
 // connectLoop keeps a stream to the leader until ctx ends.
 func (ag *Agent) connectLoop(ctx context.Context) {
 	backoff := 20 * time.Millisecond
-	var lastWarn time.Time
+	var lastWarn, lastHeld time.Time
 	for ctx.Err() == nil {
 		id, addr, err := ag.leaders.find(ctx)
 		if err == nil {
@@ -148,6 +160,25 @@ func (ag *Agent) connectLoop(ctx context.Context) {
 			welcomed, err = ag.runSession(ctx, id, addr)
 			if welcomed {
 				backoff = 20 * time.Millisecond
+				ag.refusedAsDuplicate.Store(false)
+			}
+			if status.Code(err) == codes.AlreadyExists && ctx.Err() == nil {
+				// Another process holds this node id: the leader keeps
+				// it and changes nothing; this one waits and says why.
+				ag.refusedAsDuplicate.Store(true)
+				if time.Since(lastHeld) > heldLogEvery {
+					ag.log.Error("the leader refused this worker: another worker already runs as this node; not taking tasks until it stops (check --node-id)",
+						"leader", id, "error", status.Convert(err).Message(), "retry_in", heldRetry)
+					lastHeld = time.Now()
+				} else {
+					ag.log.Debug("still refused: another worker holds this node", "error", status.Convert(err).Message(), "retry_in", heldRetry)
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(heldRetry):
+				}
+				continue
 			}
 			if err != nil && ctx.Err() == nil {
 				ag.leaders.forget(addr)
