@@ -47,6 +47,11 @@ type callerAuth struct {
 
 	mu      sync.Mutex
 	allowed map[authKey]time.Time // until when a positive answer holds
+	// tokenless is the servers' last refusal of a call without a token,
+	// reused until tokenlessUntil: calls without one are then refused
+	// here, without a question to the servers each.
+	tokenless      error
+	tokenlessUntil time.Time
 }
 
 // authKey is a token (by its hash; "" for a call without one) and a job.
@@ -78,9 +83,16 @@ func (a *callerAuth) authorize(ctx context.Context, job uint64) error {
 	now := time.Now()
 	a.mu.Lock()
 	until, ok := a.allowed[key]
+	refusal := a.tokenless
+	if len(vals) != 0 || !now.Before(a.tokenlessUntil) {
+		refusal = nil
+	}
 	a.mu.Unlock()
 	if ok && now.Before(until) {
 		return nil
+	}
+	if refusal != nil {
+		return refusal
 	}
 	addrs := a.leaders.candidates()
 	if len(addrs) == 0 {
@@ -103,7 +115,13 @@ func (a *callerAuth) authorize(ctx context.Context, job uint64) error {
 				return status.FromContextError(ctx.Err()).Err()
 			}
 			// The servers' own answer, with what to do.
-			return status.Errorf(st.Code(), "the servers refuse this caller for job %d: %s", job, st.Message())
+			refusal := status.Errorf(st.Code(), "the servers refuse this caller for job %d: %s", job, st.Message())
+			if len(vals) == 0 && st.Code() == codes.Unauthenticated {
+				a.mu.Lock()
+				a.tokenless, a.tokenlessUntil = status.Errorf(codes.Unauthenticated, "the servers refuse callers without a token: %s", st.Message()), now.Add(authCheckTTL)
+				a.mu.Unlock()
+			}
+			return refusal
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", addr, err))
 	}
