@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -158,8 +159,10 @@ func (t *leaderTerm) register(c *workerConn) error {
 	old := t.conns[c.node]
 	if old != nil && old.session != c.session && old.alive(now) {
 		t.mu.Unlock()
-		t.log.Warn("refused a worker stream: another worker process holds its node",
-			"node", c.node, "from", c.from, "session", c.session, "holder_from", old.from, "holder_session", old.session)
+		// Once per refused address: the refused worker asks again every
+		// few seconds.
+		t.warnOnce(c.node, "held-from-"+c.from, fmt.Sprintf(
+			"refused a worker stream from %s: the worker at %s holds this node; two workers run with the same --node-id", c.from, old.from))
 		return status.Errorf(codes.AlreadyExists,
 			"another worker already holds node %s, from %s (connected %v ago, heard from %v ago): two workers cannot share a node id; "+
 				"check --node-id, give this worker its own, or stop the other one first",
