@@ -141,6 +141,19 @@ func checkText(field, s string, limit int, script bool) error {
 // there is one. Plain printable ASCII is checked a byte at a time.
 func firstUnsafe(s string, script bool) (int, bool) {
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while they are all printable ASCII: no
+		// byte with the high bit, none below 0x20, none equal to 0x7F.
+		for len(s)-i >= 8 {
+			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			if w&hi != 0 || (w-0x20*lo)&^w&hi != 0 || (w^0x7F*lo-lo)&^(w^0x7F*lo)&hi != 0 {
+				break
+			}
+			i += 8
+		}
+		if i == len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x20 && c < 0x7F {
 			i++
@@ -161,6 +174,12 @@ func firstUnsafe(s string, script bool) (int, bool) {
 	}
 	return 0, false
 }
+
+// lo and hi are the low and high bit of every byte of a word.
+const (
+	lo = 0x0101010101010101
+	hi = 0x8080808080808080
+)
 
 // Unsafe reports whether r is a character text must not hold: a C0 or C1
 // control character, DEL, a bidirectional formatting character, or a line

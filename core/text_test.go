@@ -175,3 +175,13 @@ func BenchmarkCheckText(b *testing.B) {
 		}
 	}
 }
+
+// The old rule (length and UTF-8 only), for comparison.
+func BenchmarkValidUTF8(b *testing.B) {
+	s := strings.Repeat("simulation run ", 16)
+	for b.Loop() {
+		if !utf8.ValidString(s) {
+			b.Fatal("refused")
+		}
+	}
+}
