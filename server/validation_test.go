@@ -79,3 +79,31 @@ func TestServerRefusesExpiredGrantsEscapesAndTinyWalltimes(t *testing.T) {
 		t.Fatalf("a grant expiring in an hour is refused: %v", err)
 	}
 }
+
+// A worker's goodbye reason is its own text: one holding a terminal escape
+// is escaped, so the node-down entry that records it is not refused and
+// the node goes down at once, as after any goodbye.
+func TestGoodbyeWithControlCharactersTakesTheNodeDown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 1)
+	leader := c.waitLeader(ctx)
+	w := newProtoWorker(t, c, "bye1", map[string]float64{"cpu": 1, "mem": 1 << 30})
+	w.connect(ctx, true, nil, nil)
+	waitNodesUp(ctx, t, leader, "bye1")
+	if err := w.sendMsg(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Goodbye{Goodbye: &longfairv1.WorkerGoodbye{Reason: "bye\x1b[2J\nnode fine"}}}); err != nil {
+		t.Fatal(err)
+	}
+	// A refused node-down would be proposed again and again with the same
+	// reason, which outranks every other: the node would never go down.
+	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer dcancel()
+	waitFor(dctx, t, "node bye1 down after its goodbye", func() bool {
+		for _, n := range leader.FSM().Nodes() {
+			if n.ID == "bye1" {
+				return !n.Up
+			}
+		}
+		return false
+	})
+}
