@@ -178,7 +178,7 @@ func Encode(at ledger.Time, cmd Command) ([]byte, error) {
 	if cmd == nil || newCommand(cmd.Type()) == nil {
 		return nil, invalid("cannot encode %T: not a longfair command", cmd)
 	}
-	if err := validateShape(cmd, currentRules); err != nil {
+	if err := validateShape(cmd, rules{version: CommandVersion}); err != nil {
 		return nil, err
 	}
 	body, err := json.Marshal(cmd)

@@ -34,12 +34,9 @@ func invalidIf(err error) *Error {
 // rules are the shape rules of one entry: those of the envelope version it
 // was written with. A rule added in a later version applies only to
 // entries of that version or later, so a log written by an older release
-// replays exactly as it applied then (same results, same state), while a
+// replays to exactly the state it gave then, while a
 // leader of this release can no longer propose what the rule refuses.
 type rules struct{ version uint8 }
-
-// currentRules are the rules of the entries Encode writes.
-var currentRules = rules{version: CommandVersion}
 
 // strict reports whether the entry is held to the rules version 3 added:
 // core's text rule (no control or bidirectional formatting characters)

@@ -94,3 +94,22 @@ func TestOldEntriesWithControlCharactersStillApply(t *testing.T) {
 		t.Fatalf("%d old jobs with control characters in their names were applied, want 3", jobs)
 	}
 }
+
+// A grant must expire after the leader's time of its entry (not the
+// clock of the server applying it): at that very instant it is refused,
+// a nanosecond later it is accepted.
+func TestGrantExpiryIsCheckedAgainstTheEntryTime(t *testing.T) {
+	h := busyHarness(t)
+	h.now = h.now.Add(time.Hour)
+	before := stateDigest(t, h.f)
+	r := h.f.Apply(h.log.add(t, h.now, &Grant{ID: "now", Account: "phys", Amount: 5, Expires: h.now})).(*Result)
+	if Code(r.Err) != codes.InvalidArgument || !strings.Contains(r.Err.Error(), "not in the future") {
+		t.Fatalf("a grant expiring at its entry's time: %v, want InvalidArgument", r.Err)
+	}
+	if stateDigest(t, h.f) != before {
+		t.Fatal("the refused grant changed the state")
+	}
+	if r := h.f.Apply(h.log.add(t, h.now, &Grant{ID: "later", Account: "phys", Amount: 5, Expires: h.now + 1})).(*Result); r.Err != nil {
+		t.Fatalf("a grant expiring after its entry's time is refused: %v", r.Err)
+	}
+}
