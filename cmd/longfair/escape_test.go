@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
 	"github.com/longfair/longfair/ledger"
 )
@@ -157,5 +158,22 @@ func TestWriteTableEscapesCells(t *testing.T) {
 	}
 	if tab.rows[1][0] != "a\x1b[31mb" {
 		t.Fatal("writeTable changed the caller's table")
+	}
+}
+
+// escapeMessage reaches every string of a reply: nested messages, list
+// elements, map keys; numbers and clean strings are left as they are.
+func TestEscapeMessageReachesEveryString(t *testing.T) {
+	resp := &longfairv1.ListJobsResponse{Jobs: []*longfairv1.Job{{
+		Id: 3, Name: "a\x1bb", Account: "phys", Command: []string{"ok", "x\u202ey"},
+		Demand: map[string]float64{"c\x07pu": 2, "mem": 4},
+	}}, NextPageToken: "tok"}
+	escapeMessage(resp.ProtoReflect())
+	j := resp.GetJobs()[0]
+	if j.GetName() != `a\x1bb` || j.GetCommand()[0] != "ok" || j.GetCommand()[1] != `x\u202ey` || j.GetAccount() != "phys" || j.GetId() != 3 {
+		t.Fatalf("escaped job = %v", j)
+	}
+	if j.GetDemand()[`c\apu`] != 2 || j.GetDemand()["mem"] != 4 || len(j.GetDemand()) != 2 || resp.GetNextPageToken() != "tok" {
+		t.Fatalf("escaped demand = %v, token %q", j.GetDemand(), resp.GetNextPageToken())
 	}
 }
