@@ -113,3 +113,17 @@ func TestGrantExpiryIsCheckedAgainstTheEntryTime(t *testing.T) {
 		t.Fatalf("a grant expiring after its entry's time is refused: %v", r.Err)
 	}
 }
+
+// Every command has a shape check by the rules of its entry's version:
+// one declared with another signature would never run.
+func TestEveryCommandHasAShapeCheck(t *testing.T) {
+	for ct := CommandType(1); int(ct) < len(commandNames); ct++ {
+		c := newCommand(ct)
+		if c == nil {
+			continue
+		}
+		if _, ok := c.(interface{ validate(rules) *Error }); !ok {
+			t.Errorf("%s (%T) has no validate(rules) method", ct, c)
+		}
+	}
+}
