@@ -75,7 +75,7 @@ func (b *batch) applyEntry(l *raft.Log, entry int, poisoned map[poisonKey]any) (
 	return out, false, nil
 }
 
-// applyCommand applies one version-1 entry. It returns a nil *Result when
+// applyCommand applies one single-command entry. It returns a nil *Result when
 // the command panicked or the store failed.
 func (b *batch) applyCommand(index uint64, data []byte, key poisonKey, poisoned map[poisonKey]any) (*Result, bool, error) {
 	if p, ok := poisoned[key]; ok {
@@ -117,7 +117,7 @@ func (b *batch) bucket(name []byte) *bolt.Bucket { return b.tx.Bucket(name) }
 // so a batch of events for one array rewrites its record once.
 func (b *batch) markJob(j *jobRecord) { b.jobs[j.ID] = j }
 
-// apply decodes and applies one command: a version-1 entry, alone or from
+// apply decodes and applies one command: a single-command entry, alone or from
 // a multi-command entry at log index index.
 func (b *batch) apply(index uint64, data []byte) (*Result, error) {
 	r := &Result{Index: index, Time: b.st.now}

@@ -16,8 +16,26 @@ import (
 // writes and Decode reads; MultiVersion wraps several of them in one entry.
 // A change to any command's body or meaning gets a new version; entries of
 // any other version are refused on every server, so a mixed-version cluster
-// never applies one entry two ways.
-const CommandVersion = 1
+// never applies one entry two ways. Decode still reads the versions before
+// it, each by its own rules (see rules), so an old log replays as it
+// applied:
+//
+//   - 1 (legacyVersion): the first.
+//   - 2 is MultiVersion, the envelope of several commands.
+//   - 3: the same bodies; text fields (job names, notes, descriptions,
+//     reasons, node classes and addresses, command arguments) refuse
+//     control, bidirectional formatting and invalid UTF-8 characters
+//     (core.CheckText; commands may hold newlines and tabs), and a
+//     walltime is at least core.MinWalltime.
+//
+// Servers of releases before version 3 refuse its entries, as they refuse
+// any version they do not know: upgrade every server before a leader of
+// this release proposes.
+const CommandVersion = 3
+
+// legacyVersion is the first single-command version, which Decode still
+// reads, by its own rules.
+const legacyVersion = 1
 
 // envelopeHeader is version (1 byte), type (1 byte), leader time (8 bytes,
 // big-endian); the JSON body follows.
@@ -160,10 +178,8 @@ func Encode(at ledger.Time, cmd Command) ([]byte, error) {
 	if cmd == nil || newCommand(cmd.Type()) == nil {
 		return nil, invalid("cannot encode %T: not a longfair command", cmd)
 	}
-	if v, ok := cmd.(interface{ validate() *Error }); ok {
-		if err := v.validate(); err != nil {
-			return nil, err
-		}
+	if err := validateShape(cmd, rules{version: CommandVersion}); err != nil {
+		return nil, err
 	}
 	body, err := json.Marshal(cmd)
 	if err != nil {
@@ -179,7 +195,16 @@ func Encode(at ledger.Time, cmd Command) ([]byte, error) {
 	return append(buf, body...), nil
 }
 
-// Decode reads a log entry written by Encode. It refuses, with an *Error,
+// validateShape runs cmd's shape checks by the rules r.
+func validateShape(cmd Command, r rules) *Error {
+	if v, ok := cmd.(interface{ validate(rules) *Error }); ok {
+		return v.validate(r)
+	}
+	return nil
+}
+
+// Decode reads a log entry written by Encode (or by an older release, in
+// a version Decode still reads). It refuses, with an *Error,
 // anything it cannot apply exactly: a short entry, an unknown version or
 // type, a body that is not valid JSON for its type (unknown fields
 // included), trailing bytes, or a body that fails the command's shape checks.
@@ -195,8 +220,8 @@ func Decode(data []byte) (Envelope, error) {
 	if env.Version == MultiVersion {
 		return Envelope{}, invalid("log entry holds several commands: split it with SplitMulti and decode each one")
 	}
-	if env.Version != CommandVersion {
-		return Envelope{}, refuse(codes.FailedPrecondition, "command version %d is not supported by this server (it applies versions %d and %d): upgrade every server to the same release", env.Version, CommandVersion, MultiVersion)
+	if env.Version != CommandVersion && env.Version != legacyVersion {
+		return Envelope{}, refuse(codes.FailedPrecondition, "command version %d is not supported by this server (it applies versions %d, %d and %d): upgrade every server to the same release", env.Version, legacyVersion, MultiVersion, CommandVersion)
 	}
 	t := CommandType(data[1])
 	cmd := newCommand(t)
@@ -211,10 +236,8 @@ func Decode(data []byte) (Envelope, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return Envelope{}, invalid("malformed %s command: trailing data after the body", t)
 	}
-	if v, ok := cmd.(interface{ validate() *Error }); ok {
-		if err := v.validate(); err != nil {
-			return Envelope{}, err
-		}
+	if err := validateShape(cmd, rules{version: env.Version}); err != nil {
+		return Envelope{}, err
 	}
 	env.Command = cmd
 	return env, nil

@@ -3,6 +3,7 @@ package fsm
 import (
 	"time"
 
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -11,7 +12,7 @@ const (
 	MaxTasksPerJob     = 1_000_000
 	MaxAttemptsLimit   = 100
 	DefaultMaxAttempts = 3
-	MaxWalltime        = 365 * 24 * time.Hour
+	MaxWalltime        = core.MaxWalltime
 	MaxCommandArgs     = 1024
 	MaxCommandArgBytes = 64 << 10
 	MaxJobNameBytes    = 256

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"regexp"
 	"strconv"
 	"time"
 
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/ops"
 )
 
@@ -156,16 +156,14 @@ func LoadConfigFile(path string, base Config) (Config, error) {
 	return cfg, nil
 }
 
-var nodeIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // Validate checks the configuration and says what to change when it is
 // wrong.
 func (c Config) Validate() error {
 	var errs []error
 	if c.NodeID == "" {
 		errs = append(errs, errors.New("node id is empty: set --node-id (node_id) to a name unique in the server group"))
-	} else if !nodeIDPattern.MatchString(c.NodeID) {
-		errs = append(errs, fmt.Errorf("node id %q is not valid: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", c.NodeID))
+	} else if err := core.CheckName("node id", c.NodeID); err != nil {
+		errs = append(errs, err)
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data dir is empty: set --data-dir (data_dir) to a directory the server may own"))

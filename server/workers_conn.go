@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/fsm"
 )
 
@@ -288,7 +289,9 @@ func (c *workerConn) recvLoop(stream longfairv1.Workers_ConnectServer) error {
 			c.lastHeard.Store(time.Now().UnixNano())
 		case *longfairv1.WorkerMessage_Heartbeat:
 		case *longfairv1.WorkerMessage_Goodbye:
-			reason := strings.ToValidUTF8(truncate(msg.Goodbye.GetReason(), 200), "")
+			// Escaped so that the reason is text the node-down entry may
+			// hold (no control characters) and prints safely.
+			reason := core.Escape(strings.ToValidUTF8(truncate(msg.Goodbye.GetReason(), 200), ""))
 			if reason == "" {
 				reason = "the worker is leaving"
 			}

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"regexp"
 	"strconv"
 	"time"
 
 	"google.golang.org/grpc/status"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/ops"
 )
 
@@ -96,10 +96,6 @@ func DefaultConfig() Config {
 	}
 }
 
-var (
-	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-)
-
 // Validate checks the configuration and says what to change when it is
 // wrong.
 func (c Config) Validate() error {
@@ -132,8 +128,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("gossip key is %d bytes: give 16, 24 or 32 bytes (base64 on the command line), the same on every server and worker", len(c.GossipKey)))
 	}
 	for name, v := range c.Resources {
-		if !namePattern.MatchString(name) {
-			errs = append(errs, fmt.Errorf("resource name %q is not valid: use letters, digits, '.', '_' or '-', starting with a letter or digit", name))
+		if err := core.CheckName("resource name", name); err != nil {
+			errs = append(errs, err)
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e18 {
 			errs = append(errs, fmt.Errorf("resource %s is %v: give a finite number from 0 to 1e18", name, v))
@@ -142,11 +138,14 @@ func (c Config) Validate() error {
 	if mic := c.Resources[ResourceMIC]; mic != math.Trunc(mic) || mic > maxDevices {
 		errs = append(errs, fmt.Errorf("mic is %v: give the number of MIC devices, a whole number up to %d", mic, maxDevices))
 	}
-	if len(c.Class) > 64 {
-		errs = append(errs, fmt.Errorf("node class is %d bytes long: use at most 64", len(c.Class)))
+	// The rules the leader checks the node's advert by (fsm.NodeUp).
+	if err := core.CheckText("node class", c.Class, core.MaxNameLength); err != nil {
+		errs = append(errs, err)
 	}
-	if c.Account != "" && !namePattern.MatchString(c.Account) {
-		errs = append(errs, fmt.Errorf("account %q is not a valid account name: use 1-64 letters, digits, '.', '_' or '-'", c.Account))
+	if c.Account != "" {
+		if err := core.CheckName("account", c.Account); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.WorkDir == "" {
 		errs = append(errs, errors.New("work dir is empty: set --work-dir to a directory the worker may own (task directories and output go there)"))

@@ -151,8 +151,12 @@ func (f *clientFlags) dial() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.New(addrs, append(tlsOpts, client.WithToken(f.resolvedToken()), client.WithConsistentReads(!f.stale),
-		client.WithRetry(max(f.timeout, time.Second), client.DefaultUnreachableFor))...)
+	opts := append(tlsOpts, client.WithToken(f.resolvedToken()), client.WithConsistentReads(!f.stale),
+		client.WithRetry(max(f.timeout, time.Second), client.DefaultUnreachableFor))
+	if f.output != "json" {
+		opts = append(opts, client.WithDialOptions(escapeReplies()...))
+	}
+	return client.New(addrs, opts...)
 }
 
 // resolvedToken is --token, else $LONGFAIR_TOKEN.

@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"sort"
+
+	"github.com/longfair/longfair/core"
 )
 
 // command is one subcommand: what it does in one line, and how to run it.
@@ -102,7 +104,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &pe) {
 		path = pe.path
 	}
-	fmt.Fprintf(stderr, "longfair %s: %v\n", path, err)
+	// Escaped: the message may quote what a server sent, and it is one line.
+	fmt.Fprintf(stderr, "longfair %s: %s\n", path, core.Escape(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2

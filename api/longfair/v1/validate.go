@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"math"
 	"time"
-	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/longfair/longfair/core"
 )
 
 // Request validation: every request type has a Validate method that checks
@@ -39,9 +40,11 @@ func ValidateUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handle
 
 // Limits of the API besides those in metadata.go.
 const (
-	MaxWalltime       = 365 * 24 * time.Hour
+	// MinWalltime and MaxWalltime bound a job's walltime (core's rule).
+	MinWalltime       = core.MinWalltime
+	MaxWalltime       = core.MaxWalltime
 	MaxPageTokenBytes = 256
-	MaxNodeIDBytes    = 255
+	MaxNodeIDBytes    = core.MaxNodeIDLength
 	MaxAddressBytes   = 255
 	MaxDemandEntries  = 64
 	MaxMemberships    = 1000
@@ -54,23 +57,9 @@ func bad(format string, args ...any) error {
 }
 
 // checkName: 1–64 letters, digits, '.', '_' or '-', starting with a letter
-// or digit (the cluster's rule for account, user, grant and resource names).
-func checkName(field, name string) error {
-	if name == "" {
-		return bad("%s is empty: give a name of letters, digits, '.', '_' or '-'", field)
-	}
-	if len(name) > MaxNameLength {
-		return bad("%s is %d bytes long: use at most %d", field, len(name), MaxNameLength)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return bad("%s %q has %q at position %d: use letters, digits, '.', '_' or '-', starting with a letter or digit", field, name, c, i)
-		}
-	}
-	return nil
-}
+// or digit (the cluster's rule for account, user, grant and resource names,
+// core.CheckName).
+func checkName(field, name string) error { return invalidIf(core.CheckName(field, name)) }
 
 func checkOptionalName(field, name string) error {
 	if name == "" {
@@ -79,14 +68,18 @@ func checkOptionalName(field, name string) error {
 	return checkName(field, name)
 }
 
+// checkText: one line of free text, at most limit bytes, with no control
+// or bidirectional formatting characters (core.CheckText).
 func checkText(field, s string, limit int) error {
-	if len(s) > limit {
-		return bad("%s is %d bytes long: use at most %d", field, len(s), limit)
+	return invalidIf(core.CheckText(field, s, limit))
+}
+
+// invalidIf turns a core rule's error into an InvalidArgument status.
+func invalidIf(err error) error {
+	if err == nil {
+		return nil
 	}
-	if !utf8.ValidString(s) {
-		return bad("%s is not valid UTF-8", field)
-	}
-	return nil
+	return status.Error(codes.InvalidArgument, err.Error())
 }
 
 func checkQuantity(field string, x float64) error {
@@ -117,6 +110,9 @@ func checkPage(size int32, token string) error {
 	}
 	if len(token) > MaxPageTokenBytes {
 		return bad("page_token is %d bytes long: pass the next_page_token of the previous response unchanged", len(token))
+	}
+	if core.CheckText("page_token", token, MaxPageTokenBytes) != nil {
+		return bad("page_token holds a character no page token has: pass the next_page_token of the previous response unchanged")
 	}
 	return nil
 }

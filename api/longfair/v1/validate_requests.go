@@ -1,8 +1,10 @@
 package longfairv1
 
 import (
+	"fmt"
 	"time"
-	"unicode/utf8"
+
+	"github.com/longfair/longfair/core"
 )
 
 // The Validate methods of every request type: what can be checked without
@@ -153,6 +155,9 @@ func (r *SubmitJobRequest) Validate() error {
 	if err := checkDuration("walltime", r.GetWalltime(), false, MaxWalltime); err != nil {
 		return err
 	}
+	if w := r.GetWalltime().AsDuration(); w < MinWalltime {
+		return bad("walltime is %v: give at least %v, e.g. 10m", w, MinWalltime)
+	}
 	if len(r.GetCommand()) == 0 {
 		return bad("command is empty: give the program to run and its arguments")
 	}
@@ -163,10 +168,12 @@ func (r *SubmitJobRequest) Validate() error {
 		return bad("command starts with an empty program name: give the program to run")
 	}
 	size := 0
-	for _, arg := range r.GetCommand() {
+	for i, arg := range r.GetCommand() {
 		size += len(arg)
-		if !utf8.ValidString(arg) {
-			return bad("command argument %q is not valid UTF-8", arg)
+		// A shell script may span lines; nothing else that drives a
+		// terminal may be in it.
+		if err := invalidIf(core.CheckCommandText(fmt.Sprintf("command argument %d", i+1), arg, MaxCommandBytes)); err != nil {
+			return err
 		}
 	}
 	if size > MaxCommandBytes {
@@ -256,11 +263,8 @@ func (r *UsageReportRequest) Validate() error {
 
 // Validate checks the request.
 func (r *AddPeerRequest) Validate() error {
-	if err := checkText("id", r.GetId(), MaxNodeIDBytes); err != nil {
+	if err := checkName("id", r.GetId()); err != nil {
 		return err
-	}
-	if r.GetId() == "" {
-		return bad("id is empty: give the new server's node id")
 	}
 	if r.GetRaftAddress() == "" {
 		return bad("raft_address is empty: give the new server's Raft address, host:port")
@@ -270,10 +274,8 @@ func (r *AddPeerRequest) Validate() error {
 
 // Validate checks the request.
 func (r *RemovePeerRequest) Validate() error {
-	if r.GetId() == "" {
-		return bad("id is empty: give the node id of the server to remove")
-	}
-	return checkText("id", r.GetId(), MaxNodeIDBytes)
+	// A server's node id follows the name rule (its --node-id).
+	return checkName("id", r.GetId())
 }
 
 // Validate checks the request.
@@ -289,8 +291,14 @@ func (r *UpdateSettingsRequest) Validate() error {
 		name  string
 		value *string
 	}{{"policy", r.Policy}, {"window", r.Window}, {"placement", r.Placement}} {
-		if f.value != nil && (*f.value == "" || len(*f.value) > MaxNameLength || !utf8.ValidString(*f.value)) {
-			return bad("%s is empty, too long or not UTF-8: give one of the values listed in the Settings message", f.name)
+		if f.value == nil {
+			continue
+		}
+		if err := checkText(f.name, *f.value, MaxNameLength); err != nil {
+			return err
+		}
+		if *f.value == "" {
+			return bad("%s is empty: give one of the values listed in the Settings message", f.name)
 		}
 	}
 	if err := checkDuration("timeout", r.GetTimeout(), true, 0); err != nil {
