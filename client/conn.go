@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -36,6 +37,7 @@ func (r *retryConn) Invoke(ctx context.Context, method string, args, reply any, 
 	uncertain := false
 	err := c.do(ctx, method, true, func(actx context.Context, ep *endpoint) error {
 		var p peer.Peer
+		start := time.Now()
 		err := ep.conn.Invoke(actx, method, args, reply, append(opts, grpc.Peer(&p))...)
 		// A retryable failure or a missed deadline may come after the
 		// server applied the write (the answer was lost, leadership
@@ -50,7 +52,7 @@ func (r *retryConn) Invoke(ctx context.Context, method string, args, reply any, 
 		// that is safe; one that gave up on a stalled leader says the
 		// outcome is unknown itself: server/forward.go.)
 		if never && p.Addr != nil && status.Code(err) == codes.DeadlineExceeded && ctx.Err() == nil {
-			return outcomeUnknown(method, ep.addr, err)
+			return outcomeUnknown(method, ep.addr, time.Since(start).Round(time.Millisecond))
 		}
 		uncertain = uncertain || maybeApplied
 		return err

@@ -23,8 +23,9 @@ const (
 	// for a server before the client gives up on that server and tries the
 	// next: a stopped or hung server otherwise holds the call until the
 	// caller's own deadline. Healthy servers answer reads and commit writes
-	// in milliseconds; each further attempt of the same call gets twice as
-	// long, so a call that is merely slow still completes.
+	// in milliseconds; once a call has stalled on every server, its
+	// attempts get twice as long, so a call that is merely slow still
+	// completes.
 	DefaultAttemptTimeout = 2 * time.Second
 	// MinAttemptTimeout is the floor of an attempt's deadline when it is
 	// derived from a short caller deadline (a third of what is left).
@@ -78,7 +79,8 @@ func WithRetry(d, unreachable time.Duration) Option {
 
 // WithAttemptTimeout sets how long the first attempt of a unary call waits
 // for one server (default DefaultAttemptTimeout) before the client tries
-// the next server; every further attempt of the call gets twice as long.
+// the next server; once the call has stalled on every server, its
+// attempts get twice as long (a merely slow call still completes).
 // When the call's context has a deadline, the first attempt gets at most a
 // third of the time left (but at least MinAttemptTimeout). Zero turns
 // per-attempt deadlines off: an attempt then waits as long as the context

@@ -133,9 +133,12 @@ func answered(err error) bool {
 
 // attemptContext bounds one attempt of a call (see WithAttemptTimeout):
 // the first gets the configured deadline, or a third of what is left of
-// the caller's deadline if that is less (never under MinAttemptTimeout),
-// and each attempt after a stall twice as long. limit is 0 when the
-// attempt is bounded by ctx alone.
+// the caller's deadline if that is less (never under MinAttemptTimeout).
+// It doubles each time the call has stalled as often as there are
+// servers: when every server seems stalled, they are more likely slow
+// than stopped. (Doubling at every stall would give a stopped server met
+// second twice the time.) limit is 0 when the attempt is bounded by ctx
+// alone.
 func (c *Client) attemptContext(ctx context.Context, bounded bool, stalls int) (actx context.Context, cancel context.CancelFunc, limit time.Duration) {
 	d := c.opts.attemptTimeout
 	if !bounded || d <= 0 {
@@ -146,7 +149,7 @@ func (c *Client) attemptContext(ctx context.Context, bounded bool, stalls int) (
 		left = time.Until(dl)
 		d = min(d, max(left/3, MinAttemptTimeout))
 	}
-	for range stalls {
+	for range stalls / c.endpointCount() {
 		if d >= left {
 			break
 		}
@@ -191,7 +194,9 @@ func (c *Client) do(ctx context.Context, method string, bounded bool, call func(
 		}
 		actx, cancel, limit := c.attemptContext(ctx, bounded, stalls)
 		err = call(actx, ep)
-		stalled := limit > 0 && status.Code(err) == codes.DeadlineExceeded && actx.Err() != nil && ctx.Err() == nil
+		// The server may report the attempt's deadline (which it
+		// received with the call) a moment before this process sees it.
+		stalled := limit > 0 && status.Code(err) == codes.DeadlineExceeded && ctx.Err() == nil
 		cancel()
 		if stalled {
 			stalls++
@@ -289,11 +294,11 @@ func (e outcomeUnknownError) Is(target error) bool       { return target == ErrO
 
 // outcomeUnknown says that a write was not retried, why, and how to check
 // what happened.
-func outcomeUnknown(method, addr string, last error) error {
+func outcomeUnknown(method, addr string, limit time.Duration) error {
 	check := "list what exists before trying again"
-	if strings.Contains(method, "/ACL/") {
+	if strings.HasPrefix(method, "/longfair.v1.ACL/") {
 		check = "check with 'longfair acl token list' before creating another token, and revoke any token whose secret you did not get"
 	}
-	return outcomeUnknownError{status.Newf(codes.Unknown, "%s: outcome unknown: server %s got the request but did not answer (%s); it is not sent again because a repeat would create a second one: %s",
-		strings.TrimPrefix(method, "/longfair.v1."), addr, status.Convert(last).Message(), check)}
+	return outcomeUnknownError{status.Newf(codes.Unknown, "%s: outcome unknown: server %s got the request but did not answer within %v; it is not sent again because a repeat would create a second one: %s",
+		strings.TrimPrefix(method, "/longfair.v1."), addr, limit, check)}
 }

@@ -325,7 +325,7 @@ func (s *Server) forwardAttempt(ctx context.Context, conn *grpc.ClientConn, addr
 		return "", err
 	case moved.Load():
 		return "lost its leadership", err
-	case limit > 0 && errors.Is(actx.Err(), context.DeadlineExceeded):
+	case limit > 0 && code == codes.DeadlineExceeded:
 		return fmt.Sprintf("did not answer within %v", limit), err
 	}
 	return "", err

@@ -115,7 +115,7 @@ func (f *clientFlags) register(fs *flag.FlagSet, listing bool) {
 	fs.StringVar(&f.addr, "addr", "", "servers' gRPC `host:port`, comma-separated (default $"+client.EnvAddr+", else "+client.DefaultAddr+")")
 	fs.StringVar(&f.token, "token", "", "bearer `token` (default $"+client.EnvToken+")")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up when the cluster has not answered within `duration`")
-	fs.Var(&f.attempt, "attempt-timeout", "give up on a server that has not answered within `duration` and try the next (doubled on each further try; at most a third of --timeout; 0: off) (default $"+client.EnvAttemptTimeout+", else "+client.DefaultAttemptTimeout.String()+")")
+	fs.Var(&f.attempt, "attempt-timeout", "give up on a server that has not answered within `duration` and try the next (doubled once every server stalled; at most a third of --timeout; 0: off) (default $"+client.EnvAttemptTimeout+", else "+client.DefaultAttemptTimeout.String()+")")
 	fs.BoolVar(&f.stale, "stale", false, "let any server answer reads from its replica, which may lag behind the leader")
 	f.registerTLS(fs)
 	if listing {
