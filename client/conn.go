@@ -54,6 +54,9 @@ func (r *retryConn) Invoke(ctx context.Context, method string, args, reply any, 
 		if never && p.Addr != nil && status.Code(err) == codes.DeadlineExceeded && ctx.Err() == nil {
 			return outcomeUnknown(method, ep.addr, time.Since(start).Round(time.Millisecond))
 		}
+		if never && status.Code(err) == codes.Unknown {
+			return outcomeUnknownError{status.Convert(err)}
+		}
 		uncertain = uncertain || maybeApplied
 		return err
 	})

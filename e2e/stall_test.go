@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -257,6 +258,32 @@ func TestStoppedLeaderWritesResumeOnNewLeader(t *testing.T) {
 			}
 		}()
 	}
+	// Tokens, which are never sent twice, are made through a follower
+	// meanwhile: each exists at most once, and once if acknowledged.
+	tokens := map[string]error{}
+	var tokensMu sync.Mutex
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		cl := newClient(t, grpcAddrs(f[0], f[1], leader))
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			desc := fmt.Sprintf("token-%d", i)
+			cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+			_, err := cl.ACL().CreateToken(cctx, &longfairv1.CreateTokenRequest{Role: longfairv1.TokenRole_TOKEN_ROLE_USER, User: alphaUser, Description: desc})
+			ccancel()
+			if ctx.Err() != nil {
+				return
+			}
+			tokensMu.Lock()
+			tokens[desc] = err
+			tokensMu.Unlock()
+		}
+	}()
 	t.Cleanup(func() {
 		select {
 		case <-stop:
@@ -327,6 +354,29 @@ func TestStoppedLeaderWritesResumeOnNewLeader(t *testing.T) {
 		checkOnce(t, s.id+" job", j, load.jobs)
 		checkOnce(t, s.id+" grant", g, load.grants)
 	}
+	list, err := cl.ACL().ListTokens(ctx, &longfairv1.ListTokensRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := map[string]int{}
+	for _, tok := range list.GetTokens() {
+		made[tok.GetDescription()]++
+	}
+	unknown := 0
+	for desc, err := range tokens {
+		switch {
+		case made[desc] > 1:
+			t.Errorf("token %q exists %d times: a token creation was repeated", desc, made[desc])
+		case err == nil && made[desc] != 1:
+			t.Errorf("acknowledged token %q is missing", desc)
+		case errors.Is(err, client.ErrOutcomeUnknown):
+			unknown++
+			t.Logf("token %q: %v (it exists %d times)", desc, err, made[desc])
+		case err != nil:
+			t.Logf("token %q failed: %v", desc, err)
+		}
+	}
+	t.Logf("%d token creations, %d with an unknown outcome", len(tokens), unknown)
 	c.verify(ctx)
 }
 
