@@ -233,8 +233,8 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 // an attempt that may be repeated outlives its deadline — it gives up on
 // that leader: a call that may be sent again goes to the new leader (or is
 // served here by handler if this server now leads and handler is not
-// nil); any other write is answered
-// with what is known of it, since the old leader may still apply it.
+// nil); any other write is answered with what is known of it, since the
+// old leader may still apply it.
 func (s *Server) forwardUnary(ctx context.Context, addr, method string, req any, handler grpc.UnaryHandler) (any, error) {
 	_, outType, err := messageTypes(method)
 	if err != nil {
@@ -333,7 +333,8 @@ func (s *Server) forwardAttempt(ctx context.Context, conn *grpc.ClientConn, addr
 
 // awaitLeader routes a call again after its leader was given up: the
 // gRPC address of the new leader, "" when this server leads now. While
-// no leader is elected it waits for one, as long as ctx allows.
+// no leader is elected (or its address has not come through gossip) it
+// waits, as long as ctx allows.
 func (s *Server) awaitLeader(ctx context.Context, method string) (string, error) {
 	for {
 		ch := s.leaders.changed()
@@ -343,11 +344,16 @@ func (s *Server) awaitLeader(ctx context.Context, method string) (string, error)
 		}
 		select {
 		case <-ch:
+		case <-time.After(awaitLeaderPoll):
 		case <-ctx.Done():
 			return "", err
 		}
 	}
 }
+
+// awaitLeaderPoll is how often awaitLeader looks again without a change
+// of leader: gossip brings a new leader's address on its own schedule.
+const awaitLeaderPoll = 50 * time.Millisecond
 
 // streamInterceptor serves a stream here or proxies it to the leader.
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
