@@ -74,6 +74,9 @@ func (r *retryConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method
 	ctx = c.readMode(ctx)
 	var cs grpc.ClientStream
 	err := c.do(ctx, method, false, func(ctx context.Context, ep *endpoint) error {
+		if err := c.connected(ctx, ep); err != nil {
+			return err
+		}
 		var err error
 		cs, err = ep.conn.NewStream(ctx, desc, method, opts...)
 		return err

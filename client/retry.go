@@ -176,6 +176,38 @@ func unreachable(ep *endpoint, err error) bool {
 	return false
 }
 
+// connected waits, for at most one attempt deadline, until ep's
+// connection is up before a stream is opened on it. Streams have no
+// attempt deadline (they may run long), and one opened on a connection
+// still being made waits as long as its context allows, so a server that
+// accepts TCP connections but never answers (a stopped process) would
+// hold it. (A server that answered before and stopped since is found by
+// keepalive pings.) Failed connections are left to the stream call to
+// report.
+func (c *Client) connected(ctx context.Context, ep *endpoint) error {
+	actx, cancel, limit := c.attemptContext(ctx, true, 0)
+	defer cancel()
+	if limit == 0 {
+		return nil
+	}
+	ep.conn.Connect()
+	for {
+		st := ep.conn.GetState()
+		switch st {
+		case connectivity.Ready, connectivity.TransientFailure, connectivity.Shutdown:
+			return nil
+		}
+		if ep.conn.WaitForStateChange(actx, st) {
+			continue
+		}
+		if ctx.Err() != nil {
+			return status.FromContextError(ctx.Err()).Err()
+		}
+		c.markStalled(ep)
+		return status.Errorf(codes.Unavailable, "server %s did not complete a connection within %v, the attempt deadline (%s)", ep.addr, limit, EnvAttemptTimeout)
+	}
+}
+
 // do runs call against the preferred endpoint and retries it, moving on
 // through the endpoints, while the answer is retryable and the budget and
 // ctx allow. A bounded call's attempts have their own deadlines

@@ -54,6 +54,9 @@ func (c *Client) SaveSnapshot(ctx context.Context, w io.Writer, progress func(wr
 	var info SnapshotInfo
 	hdr := &headerSniffer{}
 	err := c.do(ctx, "/longfair.v1.Operator/SaveSnapshot", false, func(ctx context.Context, ep *endpoint) error {
+		if err := c.connected(ctx, ep); err != nil {
+			return err
+		}
 		stream, err := longfairv1.NewOperatorClient(ep.conn).SaveSnapshot(ctx, &longfairv1.SaveSnapshotRequest{})
 		if err != nil {
 			return err
@@ -134,6 +137,10 @@ func (c *Client) RestoreSnapshot(ctx context.Context, r io.Reader, progress func
 	attempt := 0
 	var index uint64
 	err := c.do(ctx, "/longfair.v1.Operator/RestoreSnapshot", false, func(ctx context.Context, ep *endpoint) error {
+		// Nothing is read from r until a connection is up.
+		if err := c.connected(ctx, ep); err != nil {
+			return err
+		}
 		attempt++
 		if attempt > 1 {
 			if !canRetry {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"slices"
 	"strings"
@@ -118,6 +119,13 @@ func TestStoppedFirstServerDoesNotStallCalls(t *testing.T) {
 	})
 	timed("stale read", func(ctx context.Context) error {
 		_, err := newClient(t, addrs).Jobs().ListJobs(client.StaleRead(ctx), &longfairv1.ListJobsRequest{Account: alpha})
+		return err
+	})
+	timed("snapshot save (a stream)", func(ctx context.Context) error {
+		info, err := newClient(t, addrs).SaveSnapshot(ctx, io.Discard, nil)
+		if err == nil && info.Bytes == 0 {
+			err = errors.New("the snapshot is empty")
+		}
 		return err
 	})
 	timed("longfair jobs", func(ctx context.Context) error {
