@@ -84,8 +84,9 @@ func WithRetry(d, unreachable time.Duration) Option {
 // When the call's context has a deadline, the first attempt gets at most a
 // third of the time left (but at least MinAttemptTimeout). Zero turns
 // per-attempt deadlines off: an attempt then waits as long as the context
-// allows. Streams are not bounded by it (they may run for long); keepalive
-// pings end a stream on a server that stopped answering.
+// allows. Streams, which may run long, are bounded by it only while their
+// connection is made; keepalive pings end a stream on a server that
+// stopped answering.
 func WithAttemptTimeout(d time.Duration) Option { return func(o *options) { o.attemptTimeout = d } }
 
 // WithTransportCredentials secures the connections, for example with
