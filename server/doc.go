@@ -13,7 +13,12 @@
 // Writes that reach a follower are forwarded to the leader's gRPC address
 // with the caller's deadline; reads are answered from the local FSM unless
 // the caller asks for a consistent read, which the leader serves after
-// confirming it still leads.
+// confirming it still leads. A follower gives up on a leader that stops
+// answering as soon as it sees another leader or an election (and, for
+// calls that may be repeated, after a per-attempt deadline), and forwards
+// the call to the new leader; a write that may not be repeated is answered
+// with what is known of it instead (forward.go). Connections to the
+// leader, and from clients, carry gRPC keepalive pings.
 //
 // Under the fawkes policy the leader also runs FAWKES weighting
 // (fawkes.go): it samples the accounts every second, recomputes their

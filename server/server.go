@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
@@ -40,6 +41,7 @@ type Server struct {
 	grpcLis   net.Listener
 	grpcAddr  string
 	fwd       *forwarder
+	leaders   leaderWatch
 	hub       workerHub     // the leader's work with workers (leader_term.go)
 	metrics   *ops.Metrics  // metrics.go
 	http      *httpEndpoint // http.go: /metrics, /healthz, /readyz
@@ -185,6 +187,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		// to the leader.
 		grpc.ChainUnaryInterceptor(s.authUnary, longfairv1.ValidateUnary, s.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.authStream, s.streamInterceptor),
+		// Clients and forwarding servers ping every 10 s to find a
+		// server that stopped answering (client/options.go); gRPC's
+		// default policy would refuse pings more often than every 5 min.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 	)...)
 	s.registerServices(s.grpc)
 	reflection.Register(s.grpc)
@@ -211,6 +217,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		}
 	})
 	s.goRun(func() { s.leadershipLoop(runCtx, notify) })
+	s.goRun(func() { s.watchLeaderLoop(runCtx) })
 	known, err := loadKnownServers(s.cfg.DataDir)
 	if err != nil {
 		s.logger.Warn("ignoring the servers remembered in the data dir", "error", err)

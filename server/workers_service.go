@@ -53,7 +53,7 @@ func (w *workersService) ReadTaskOutput(req *longfairv1.ReadTaskOutputRequest, s
 	if addr == "" {
 		return status.Errorf(codes.Unavailable, "attempt %d of task %d of job %d ran on node %s, whose worker address is unknown: its output can be read once the worker is back", attempt, req.GetTask(), req.GetJobId(), node)
 	}
-	conn, err := w.s.fwd.conn(addr)
+	conn, err := w.s.fwd.workerConn(addr)
 	if err != nil {
 		return err
 	}
