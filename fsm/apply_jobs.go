@@ -19,7 +19,9 @@ func chargeID(job uint64, task int64, attempt int) string {
 }
 
 // demandVector turns named quantities into a vector over the cluster's
-// resources, refusing names the cluster does not have.
+// resources, refusing names the cluster does not have, and rounds each up
+// to whole units of its resource (ledger.Unit.RoundUp): the rounded vector
+// is what the job stores, places, bills and shows.
 func (s *state) demandVector(field string, q map[string]float64) (ledger.Vector, *Error) {
 	v := ledger.NewVector(len(s.settings.Resources))
 	for _, name := range sortedKeys(q) {
@@ -27,7 +29,11 @@ func (s *state) demandVector(field string, q map[string]float64) (ledger.Vector,
 		if k < 0 {
 			return nil, invalid("%s names unknown resource %q: the cluster's resources are %s; ask an admin to add it", field, name, strings.Join(s.settings.Resources, ", "))
 		}
-		v[k] = q[name]
+		x, err := s.resourceUnits()[k].RoundUp(field+"["+name+"]", q[name])
+		if err != nil {
+			return nil, invalid("%v", err)
+		}
+		v[k] = x
 	}
 	return v, nil
 }
@@ -65,7 +71,9 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	if refusal != nil {
 		return nil, refusal
 	}
-	hold, err := ledger.WorstCaseHold(int(c.Tasks), c.Walltime, demand, st.settings.BillingWeights)
+	// The hold prices each task with ledger.Cost under the same weights
+	// and rule as its charge (endAttempt), so it covers every charge.
+	hold, err := ledger.WorstCaseHold(int(c.Tasks), c.Walltime, demand, st.settings.BillingWeights, st.settings.BillingRule)
 	if err != nil {
 		return nil, invalid("%v", err)
 	}

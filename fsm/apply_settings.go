@@ -71,6 +71,13 @@ func (b *batch) updateSettings(c *UpdateSettings, t ledger.Time) (any, error) {
 		}
 		s.BillingWeights = w
 	}
+	if c.BillingRule != nil {
+		rule, err := ledger.ParseBillingRule(*c.BillingRule)
+		if err != nil {
+			return nil, invalid("%v", err)
+		}
+		s.BillingRule = rule
+	}
 	if err := schedSettings(&s, window).Validate(s.Resources); err != nil {
 		return nil, invalid("settings: %v", err)
 	}

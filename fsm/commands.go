@@ -80,7 +80,9 @@ type UpdateSettings struct {
 	Quantum        *time.Duration     `json:"quantum,omitempty"`
 	LTRFResource   *string            `json:"ltrf_resource,omitempty"`
 	BillingWeights map[string]float64 `json:"billing_weights,omitempty"`
-	AddResources   []string           `json:"add_resources,omitempty"`
+	// BillingRule is "max" or "sum" (ledger.ParseBillingRule).
+	BillingRule  *string  `json:"billing_rule,omitempty"`
+	AddResources []string `json:"add_resources,omitempty"`
 	// QKnoblerRho is qknobler's knob ρ in [0, 1]; Fawkes changes FAWKES
 	// weighting's settings (apply_shares_settings.go).
 	QKnoblerRho *float64      `json:"qknobler_rho,omitempty"`

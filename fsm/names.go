@@ -3,6 +3,8 @@ package fsm
 import (
 	"math"
 	"unicode/utf8"
+
+	"github.com/longfair/longfair/ledger"
 )
 
 // maxNameLength bounds account, user, grant, request and resource names.
@@ -60,10 +62,9 @@ func checkText(field, s string, limit int) *Error {
 	return nil
 }
 
-// MaxQuantity bounds every resource quantity, weight and contribution. An
-// exabyte of memory fits; a value large enough to overflow accumulated
-// usage (resource-seconds over years of a million-task array) does not.
-const MaxQuantity = 1e18
+// MaxQuantity bounds every resource quantity, weight and contribution
+// (ledger.MaxQuantity).
+const MaxQuantity = ledger.MaxQuantity
 
 // checkQuantity refuses a quantity that is not finite, non-negative and at
 // most MaxQuantity.
