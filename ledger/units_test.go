@@ -130,3 +130,16 @@ func TestSnapKeepsFreeVectorsExact(t *testing.T) {
 	}
 	t.Logf("plain float sums drifted: %v (to %v)", drifted || plain[0] != capacity[0], plain[0])
 }
+
+// BenchmarkSnap is the cost Snap adds to each change of a free vector.
+func BenchmarkSnap(b *testing.B) {
+	units := UnitsOf([]string{"cpu", "mem", "mic", "gpu"})
+	free := Vector{64, 256 << 30, 2, 4}
+	d := Vector{0.25, 2 << 30, 0, 1}
+	for range b.N {
+		free.Sub(d)
+		Snap(free, units)
+		free.Add(d)
+		Snap(free, units)
+	}
+}
