@@ -1,9 +1,13 @@
 package fsm
 
 import (
+	"encoding/json"
 	"math"
+	"path/filepath"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"google.golang.org/grpc/codes"
 
@@ -208,5 +212,51 @@ func TestBillingRuleSetting(t *testing.T) {
 	}
 	if got := restoredCopy(t, h.f).Settings().BillingRule; got != ledger.BillingSum {
 		t.Fatalf("rule after a restore: %v, want sum", got)
+	}
+}
+
+// A cluster whose settings were stored before billing rules existed keeps
+// billing by sum, the rule it was configured under, when a new server
+// reads its state; only new clusters start with max.
+func TestSettingsWithoutARuleReadAsSum(t *testing.T) {
+	h := newHarness(t)
+	h.setup(100)
+	h.ok(&UpdateSettings{BillingWeights: map[string]float64{"cpu": 1, "mem": 0.25 / (1 << 30)}})
+	if err := h.f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite the stored record as an older release wrote it.
+	db, err := bolt.Open(filepath.Join(h.dir, FileName), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSettings)
+		var rec map[string]json.RawMessage
+		if err := json.Unmarshal(b.Get(keySettings), &rec); err != nil {
+			return err
+		}
+		if _, ok := rec["billing_rule"]; !ok {
+			t.Errorf("the stored settings have no billing_rule: %v", rec)
+		}
+		delete(rec, "billing_rule")
+		data, err := json.Marshal(rec)
+		if err != nil {
+			return err
+		}
+		return b.Put(keySettings, data)
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := openFSM(t, h.dir)
+	if got := f.Settings().BillingRule; got != ledger.BillingSum {
+		t.Fatalf("settings stored without a rule read as %v, want sum", got)
+	}
+	if w := f.Settings().BillingWeights; w["cpu"] != 1 || w["mem"] != 0.25/(1<<30) {
+		t.Fatalf("the stored weights read as %v", w)
 	}
 }
