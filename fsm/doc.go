@@ -46,8 +46,8 @@
 //
 // Resources are counted in whole units (ledger.ResourceUnit): SubmitJob
 // refuses a demand below one unit when it is encoded and decoded, apply
-// rounds the rest up, NodeUp floors capacities, and node free vectors are
-// snapped to units on every change (state.take, state.give), so placement
+// rounds the rest up, NodeUp floors capacities, and node free vectors
+// change in whole units (state.take, state.give), so placement
 // decisions never depend on float residue or on whether a replica
 // restarted. A job's hold and each task's charge are priced by ledger.Cost
 // under the cluster's billing weights and rule (default: max).

@@ -117,17 +117,15 @@ func (s *state) resourceUnits() []ledger.Unit {
 }
 
 // take and give move an attempt's demand out of and back into a node's
-// free vector, snapped to whole units so that it never drifts with float
-// residue (ledger.Snap): a node fills exactly, and every replica, restarted
-// or not, holds the same bits.
+// free vector in whole units, so that it never drifts with float residue
+// (ledger.AddUnits): a node fills exactly, and every replica, restarted or
+// not, holds the same bits.
 func (s *state) take(nd *nodeState, demand ledger.Vector) {
-	nd.free.Sub(demand)
-	ledger.Snap(nd.free, s.resourceUnits())
+	ledger.AddUnits(nd.free, demand, s.resourceUnits(), -1)
 }
 
 func (s *state) give(nd *nodeState, demand ledger.Vector) {
-	nd.free.Add(demand)
-	ledger.Snap(nd.free, s.resourceUnits())
+	ledger.AddUnits(nd.free, demand, s.resourceUnits(), +1)
 }
 
 // loadState reads the whole in-memory state from a bbolt transaction.

@@ -7,8 +7,8 @@
 // 0.01 core for cpu, 1 MiB for byte-counted resources, one for devices and
 // anything else. Demands are whole numbers of units (Unit.RoundUp refuses
 // less than one unit and rounds the rest up), node capacities are floored
-// to whole units, and free vectors are snapped back to whole units after
-// every change (Snap), so nodes fill exactly and never drift.
+// to whole units, and demands are taken from and given back to free vectors
+// in whole units (AddUnits), so nodes fill exactly and never drift.
 //
 // A task's SU cost is Cost: runtime × its rate, where the rate is the
 // largest of its resources' billing weights × demand (BillingMax, Slurm's

@@ -10,7 +10,7 @@ import (
 // Unit is the smallest amount of a resource the cluster places, bills and
 // shows: Num/Den of the resource's quantity. Every demand is a whole number
 // of units and every node offers a whole number of them, so a node's free
-// vector, which is capacity minus whole units, can be kept exact (Snap) and
+// vector, which is capacity minus whole units, can be kept exact (AddUnits) and
 // nothing is ever placed, freed or billed in amounts that round away.
 //
 // The units follow the resource's name (ResourceUnit) rather than a
@@ -64,12 +64,23 @@ func UnitsOf(resources []string) []Unit {
 // exactly 7/100 in binary) and of float sums, far below any unit.
 const unitSlack = 1e-9
 
-// count is x in units, unrounded.
-func (u Unit) count(x float64) float64 { return float64(x*u.Den) / u.Num }
+// count is x in units, unrounded. Dividing or multiplying by 1 is exact,
+// so skipping it changes no result, only the time.
+func (u Unit) count(x float64) float64 {
+	if u.Num == 1 {
+		return float64(x * u.Den)
+	}
+	return float64(x*u.Den) / u.Num
+}
 
 // of is n units as a quantity, computed the same way whatever n came from,
 // so equal counts give bit-identical quantities.
-func (u Unit) of(n float64) float64 { return float64(n*u.Num) / u.Den }
+func (u Unit) of(n float64) float64 {
+	if u.Den == 1 {
+		return float64(n * u.Num)
+	}
+	return float64(n*u.Num) / u.Den
+}
 
 // whole returns the whole number of units c is within unitSlack of.
 func whole(c float64) (float64, bool) {
@@ -116,19 +127,30 @@ func (u Unit) Floor(x float64) float64 {
 	return u.of(n)
 }
 
-// Snap puts every component of v, which must be within float residue of a
-// whole number of its unit, back on that exact number. A free vector is
-// snapped after each demand is added to or taken from it, so it never
+// AddUnits adds sign × demand (sign is +1 or -1) to a free vector in whole
+// units: each component is counted in units (the free amount to the
+// nearest unit, the demand rounded up), added as whole numbers, which is
+// exact, and written back as that number of units. So a free vector never
 // drifts: a node's free resources are the same bits whatever order tasks
 // started and ended in, on every replica, and a hundred 0.01-core tasks
-// fill a 1-core node exactly.
-func Snap(v Vector, units []Unit) {
-	for k := range v {
+// fill a 1-core node exactly. A demand that is not whole units (one stored
+// before units existed) moves its rounded-up amount both ways, so it cannot
+// drift either. Components beyond units are added as they are.
+func AddUnits(free, demand Vector, units []Unit, sign float64) {
+	for k := range free {
 		if k >= len(units) {
-			return
+			free[k] += sign * demand[k]
+			continue
+		}
+		if demand[k] == 0 {
+			continue // most tasks ask for few of the resources
 		}
 		u := units[k]
-		v[k] = u.of(math.Round(u.count(v[k])))
+		n, ok := whole(u.count(demand[k]))
+		if !ok {
+			n = math.Ceil(u.count(demand[k]))
+		}
+		free[k] = u.of(math.Round(u.count(free[k])) + sign*n)
 	}
 }
 

@@ -69,11 +69,11 @@ func TestResourceUnitFloor(t *testing.T) {
 	}
 }
 
-// TestSnapKeepsFreeVectorsExact: a node's free vector, snapped after every
-// change, fills exactly (a hundred 0.01-core tasks fit one core and the
+// TestAddUnitsKeepsFreeVectorsExact: a node's free vector, changed in whole
+// units, fills exactly (a hundred 0.01-core tasks fit one core and the
 // 101st does not) and comes back to its capacity bit for bit after any
 // sequence of starts and ends, where plain float sums drift.
-func TestSnapKeepsFreeVectorsExact(t *testing.T) {
+func TestAddUnitsKeepsFreeVectorsExact(t *testing.T) {
 	units := UnitsOf([]string{"cpu", "mem", "gpu"})
 	capacity := Vector{1, 1 << 30, 4}
 	task := Vector{0.01, 0, 0}
@@ -82,8 +82,7 @@ func TestSnapKeepsFreeVectorsExact(t *testing.T) {
 		if !free.Fits(task) {
 			t.Fatalf("task %d of 0.01 core does not fit a 1-core node", i+1)
 		}
-		free.Sub(task)
-		Snap(free, units)
+		AddUnits(free, task, units, -1)
 	}
 	if free[0] != 0 || free.Fits(task) {
 		t.Fatalf("after 100 tasks of 0.01 core, free is %v and another fits: %v", free[0], free.Fits(task))
@@ -97,18 +96,16 @@ func TestSnapKeepsFreeVectorsExact(t *testing.T) {
 	for range 20000 {
 		if len(held) > 0 && (rng.IntN(2) == 0 || len(held) > 50) {
 			i := rng.IntN(len(held))
-			free.Add(held[i])
+			AddUnits(free, held[i], units, +1)
 			plain.Add(held[i])
-			Snap(free, units)
 			held = append(held[:i], held[i+1:]...)
 		} else {
 			d := Vector{float64(1+rng.IntN(300)) / 100, float64(rng.IntN(4096)) * (1 << 20), float64(rng.IntN(2))}
 			if !free.Fits(d) {
 				continue
 			}
-			free.Sub(d)
+			AddUnits(free, d, units, -1)
 			plain.Sub(d)
-			Snap(free, units)
 			held = append(held, d)
 		}
 		for k, x := range free {
@@ -119,27 +116,48 @@ func TestSnapKeepsFreeVectorsExact(t *testing.T) {
 		drifted = drifted || plain[0] != free[0]
 	}
 	for _, d := range held {
-		free.Add(d)
+		AddUnits(free, d, units, +1)
 		plain.Add(d)
-		Snap(free, units)
 	}
 	for k := range free {
 		if free[k] != capacity[k] {
 			t.Fatalf("after every task ended, free is %v, want the capacity %v", free, capacity)
 		}
 	}
+	// A demand stored before units (0.015 core) moves its rounded-up 0.02
+	// both ways: nothing drifts.
+	free = Vector{4, 0, 0}
+	for range 1000 {
+		AddUnits(free, Vector{0.015, 0, 0}, units, -1)
+		if free[0] != 3.98 {
+			t.Fatalf("taking 0.015 core from 4 left %v, want 3.98", free[0])
+		}
+		AddUnits(free, Vector{0.015, 0, 0}, units, +1)
+	}
+	if free[0] != 4 {
+		t.Fatalf("after taking and giving back 0.015 core a thousand times, %v is free, want 4", free[0])
+	}
 	t.Logf("plain float sums drifted: %v (to %v)", drifted || plain[0] != capacity[0], plain[0])
 }
 
-// BenchmarkSnap is the cost Snap adds to each change of a free vector.
-func BenchmarkSnap(b *testing.B) {
+// BenchmarkAddUnits is a task's demand taken from and given back to a
+// free vector in whole units; BenchmarkAddFloat the plain float version
+// the FSM used before.
+func BenchmarkAddUnits(b *testing.B) {
 	units := UnitsOf([]string{"cpu", "mem", "mic", "gpu"})
 	free := Vector{64, 256 << 30, 2, 4}
 	d := Vector{0.25, 2 << 30, 0, 1}
 	for range b.N {
+		AddUnits(free, d, units, -1)
+		AddUnits(free, d, units, +1)
+	}
+}
+
+func BenchmarkAddFloat(b *testing.B) {
+	free := Vector{64, 256 << 30, 2, 4}
+	d := Vector{0.25, 2 << 30, 0, 1}
+	for range b.N {
 		free.Sub(d)
-		Snap(free, units)
 		free.Add(d)
-		Snap(free, units)
 	}
 }
