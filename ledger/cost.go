@@ -110,9 +110,10 @@ var ErrCost = errors.New("cannot compute SU cost")
 //
 // It is the one pricing rule of the cluster: WorstCaseHold (the hold at
 // submission) and the charge at a task's end both call it, so a hold made
-// under the same settings always covers the charges. The rate is computed exactly (every float64 is a rational number, and the
-// arithmetic is done on those rationals with math/big) and then rounded half
-// up to the micro-SU, so the result does not depend on the order of floating
+// under the same settings always covers the charges. The cost is computed
+// exactly (every float64 is a rational number, and the arithmetic is done
+// on those rationals with math/big) and then rounded half up to the
+// micro-SU, so the result does not depend on the order of floating
 // point operations or on fused multiply-add: every replica on every CPU
 // architecture computes the same SU. Cost is monotone in runtime, so a task
 // that ends before its walltime never costs more than WorstCaseHold reserved
@@ -208,9 +209,10 @@ func costFast(runtime time.Duration, demand Vector, w BillingWeights, rule Billi
 }
 
 // WorstCaseHold is the hold a job of tasks identical tasks with this demand
-// and walltime needs at submission: tasks × Cost(walltime, demand, w, rule). Each
-// task is rounded on its own, exactly as its charge will be, so the charges
-// of tasks that run at most their walltime always fit in the hold.
+// and walltime needs at submission: tasks × Cost(walltime, demand, w,
+// rule). Each task is rounded on its own, exactly as its charge will be, so
+// the charges of tasks that run at most their walltime always fit in the
+// hold.
 func WorstCaseHold(tasks int, walltime time.Duration, demand Vector, w BillingWeights, rule BillingRule) (SU, error) {
 	if tasks < 0 {
 		return 0, fmt.Errorf("%w: task count %d is negative", ErrCost, tasks)

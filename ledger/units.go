@@ -10,8 +10,9 @@ import (
 // Unit is the smallest amount of a resource the cluster places, bills and
 // shows: Num/Den of the resource's quantity. Every demand is a whole number
 // of units and every node offers a whole number of them, so a node's free
-// vector, which is capacity minus whole units, can be kept exact (AddUnits) and
-// nothing is ever placed, freed or billed in amounts that round away.
+// vector, which is capacity minus whole units, can be kept exact
+// (AddUnits) and nothing is ever placed, freed or billed in amounts that
+// round away.
 //
 // The units follow the resource's name (ResourceUnit) rather than a
 // setting, so the API, the FSM and the CLI apply the same rule with no
