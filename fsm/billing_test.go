@@ -213,6 +213,12 @@ func TestBillingRuleSetting(t *testing.T) {
 	if got := restoredCopy(t, h.f).Settings().BillingRule; got != ledger.BillingSum {
 		t.Fatalf("rule after a restore: %v, want sum", got)
 	}
+	// A new resource comes with its price; 0 is a choice, not a default.
+	expectRefusal(t, h, cmd(&UpdateSettings{AddResources: []string{"gpu"}}), codes.InvalidArgument, []string{`"gpu"`, "billing weight"})
+	s = h.ok(&UpdateSettings{AddResources: []string{"gpu", "lic"}, BillingWeights: map[string]float64{"cpu": 1, "gpu": 4, "lic": 0}}).(SettingsInfo)
+	if s.BillingWeights["gpu"] != 4 || s.BillingWeights["lic"] != 0 || len(s.Resources) != 5 {
+		t.Fatalf("after adding gpu=4 and lic=0: %v %v", s.Resources, s.BillingWeights)
+	}
 }
 
 // A cluster whose settings were stored before billing rules existed keeps

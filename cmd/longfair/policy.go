@@ -121,7 +121,7 @@ Examples:
   longfair policy set --policy hmrf --window decay:7d --starvation-timeout 30m
   longfair policy set --billing-weight cpu=1,mem=0.25/G,mic=4
   longfair policy set --billing-rule max
-  longfair policy set --add-resource gpu
+  longfair policy set --add-resource gpu --billing-weight cpu=1,mem=0.25/G,mic=8,gpu=4
   longfair policy set --policy qknobler --qknobler-rho 0.75
   longfair policy set --policy fawkes --fawkes-weighting td --fawkes-guarantee 0.5
 `
@@ -165,7 +165,7 @@ func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&ltrf, "ltrf-resource", "", "the `resource` ltrf is fair on")
 		fs.Var(&billing, "billing-weight", "`name=SU_per_hour[/unit]`; repeat or comma-separate; replaces all billing weights")
 		fs.StringVar(&billingRule, "billing-rule", "", "how weighted resources make a task's rate: `max` (the largest) or sum")
-		fs.Var(&addResources, "add-resource", "declare a new resource `name`; repeat or comma-separate")
+		fs.Var(&addResources, "add-resource", "declare a new resource `name`, with its --billing-weight; repeat or comma-separate")
 		papers.register(fs)
 	}
 	return clientCommand("policy set", policySetHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
