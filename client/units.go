@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/longfair/longfair/ledger"
 )
 
 // MicroSUPerSU is how many micro-SU, the API's unit, make one service unit.
@@ -136,10 +138,9 @@ func FormatQuantity(resource string, v float64) string {
 }
 
 // IsSizeResource reports whether a resource is counted in bytes: "mem"
-// and any resource whose name ends in "mem" or "bytes".
-func IsSizeResource(name string) bool {
-	return name == "mem" || strings.HasSuffix(name, "mem") || strings.HasSuffix(name, "bytes")
-}
+// and any resource whose name ends in "mem" or "bytes" (the rule the
+// cluster counts such resources in MiB by, ledger.IsSizeResource).
+func IsSizeResource(name string) bool { return ledger.IsSizeResource(name) }
 
 // FormatBytes writes a byte count with a binary unit: 4294967296 is "4G".
 func FormatBytes(v float64) string {

@@ -29,7 +29,12 @@ func (b *batch) nodeUp(c *NodeUp, t ledger.Time) (any, error) {
 			ignored = append(ignored, name)
 			continue
 		}
-		capacity[k] = c.Capacity[name]
+		// A node offers whole units (15.7 GiB is 16076 MiB): demands are
+		// whole units too, so its free vector stays exact (state.take).
+		capacity[k] = st.resourceUnits()[k].Floor(c.Capacity[name])
+		if c.legacy {
+			capacity[k] = c.Capacity[name]
+		}
 	}
 	rec := nodeRecord{ID: c.ID, Up: true, Capacity: capacity, Class: c.Class, Account: c.Account, Address: c.Address, Since: t}
 	nd, exists := st.nodes[c.ID]
@@ -49,7 +54,7 @@ func (b *batch) nodeUp(c *NodeUp, t ledger.Time) (any, error) {
 	nd.rec = rec
 	nd.free = capacity.Clone()
 	for _, id := range sortedTaskIDs(nd.tasks) {
-		nd.free.Sub(st.running[id].Demand)
+		st.take(nd, st.running[id].Demand)
 	}
 	b.all = true
 	return &NodeResult{Node: st.nodeInfo(nd), Ignored: ignored}, nil

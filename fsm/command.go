@@ -239,6 +239,20 @@ func Decode(data []byte) (Envelope, error) {
 	if err := validateShape(cmd, rules{version: env.Version}); err != nil {
 		return Envelope{}, err
 	}
+	if env.Version == legacyVersion {
+		markLegacy(cmd)
+	}
 	env.Command = cmd
 	return env, nil
+}
+
+// markLegacy tells the commands whose apply changed with version 3 (whole
+// units) that they were logged before it.
+func markLegacy(cmd Command) {
+	switch c := cmd.(type) {
+	case *SubmitJob:
+		c.legacy = true
+	case *NodeUp:
+		c.legacy = true
+	}
 }

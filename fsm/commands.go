@@ -81,7 +81,9 @@ type UpdateSettings struct {
 	Quantum        *time.Duration     `json:"quantum,omitempty"`
 	LTRFResource   *string            `json:"ltrf_resource,omitempty"`
 	BillingWeights map[string]float64 `json:"billing_weights,omitempty"`
-	AddResources   []string           `json:"add_resources,omitempty"`
+	// BillingRule is "max" or "sum" (ledger.ParseBillingRule).
+	BillingRule  *string  `json:"billing_rule,omitempty"`
+	AddResources []string `json:"add_resources,omitempty"`
 	// QKnoblerRho is qknobler's knob ρ in [0, 1]; Fawkes changes FAWKES
 	// weighting's settings (apply_shares_settings.go).
 	QKnoblerRho *float64      `json:"qknobler_rho,omitempty"`
@@ -92,6 +94,12 @@ type UpdateSettings struct {
 // makes the submission idempotent: a second SubmitJob with the same id
 // returns the first job and holds nothing more.
 type SubmitJob struct {
+	// legacy marks an entry of the version before whole units
+	// (legacyVersion): it is applied as that release applied it, its
+	// demand neither refused below one unit nor rounded, so replaying an
+	// old log gives the state the old release gave.
+	legacy bool
+
 	RequestID   string             `json:"request_id,omitempty"`
 	Account     string             `json:"account"`
 	User        string             `json:"user"`
@@ -155,6 +163,10 @@ type TaskEvents struct {
 // NodeUp declares a node up with its capacity, or updates an up node.
 // Account, when set, is the account that contributed the node.
 type NodeUp struct {
+	// legacy marks an entry of the version before whole units: its
+	// capacity is kept as logged, not rounded down (see SubmitJob.legacy).
+	legacy bool
+
 	ID       string             `json:"id"`
 	Capacity map[string]float64 `json:"capacity"`
 	Class    string             `json:"class,omitempty"`

@@ -90,7 +90,7 @@ func (c *Grant) validate(r rules) *Error {
 
 func (c *UpdateSettings) validate(r rules) *Error {
 	if c.Policy == nil && c.Window == nil && c.Timeout == nil && c.Placement == nil && c.Quantum == nil &&
-		c.LTRFResource == nil && len(c.BillingWeights) == 0 && len(c.AddResources) == 0 &&
+		c.LTRFResource == nil && len(c.BillingWeights) == 0 && c.BillingRule == nil && len(c.AddResources) == 0 &&
 		c.QKnoblerRho == nil && c.Fawkes.empty() {
 		return invalid("nothing to update: set at least one setting")
 	}
@@ -130,6 +130,11 @@ func (c *UpdateSettings) validate(r rules) *Error {
 	}
 	if err := checkQuantities("billing weight", c.BillingWeights); err != nil {
 		return err
+	}
+	if c.BillingRule != nil {
+		if _, err := ledger.ParseBillingRule(*c.BillingRule); err != nil {
+			return invalid("%v", err)
+		}
 	}
 	if len(c.AddResources) > MaxResources {
 		return invalid("%d resources to add: a cluster has at most %d", len(c.AddResources), MaxResources)
@@ -176,6 +181,18 @@ func (c *SubmitJob) validate(r rules) *Error {
 	}
 	if err := checkQuantities("demand", c.Demand); err != nil {
 		return err
+	}
+	// Units follow the resource's name, so a demand below one unit (1e-6
+	// of a core, 4 bytes of memory) is refused here, before it is logged;
+	// apply rounds the rest up to whole units (state.demandVector). Entries
+	// of the versions before (r.strict() false) are held to their own rules.
+	for _, name := range sortedKeys(c.Demand) {
+		if !r.strict() {
+			break
+		}
+		if _, err := ledger.ResourceUnit(name).RoundUp("demand["+name+"]", c.Demand[name]); err != nil {
+			return invalid("%v", err)
+		}
 	}
 	positive := false
 	for _, x := range c.Demand {

@@ -47,4 +47,12 @@
 // tasks per node, the fairness book, the SU book) is kept in memory, rebuilt
 // from bbolt when the FSM opens or restores, and every change to it is
 // persisted in the same transaction as the apply that made it.
+//
+// Resources are counted in whole units (ledger.ResourceUnit): SubmitJob
+// refuses a demand below one unit when it is encoded and decoded, apply
+// rounds the rest up, NodeUp floors capacities, and node free vectors
+// change in whole units (state.take, state.give), so placement
+// decisions never depend on float residue or on whether a replica
+// restarted. A job's hold and each task's charge are priced by ledger.Cost
+// under the cluster's billing weights and rule (default: max).
 package fsm

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/longfair/longfair/core"
+	"github.com/longfair/longfair/ledger"
 )
 
 // maxNameLength bounds account, user, grant, request and resource names.
@@ -76,10 +77,9 @@ func (r rules) minWalltime() time.Duration {
 	return time.Nanosecond
 }
 
-// MaxQuantity bounds every resource quantity, weight and contribution. An
-// exabyte of memory fits; a value large enough to overflow accumulated
-// usage (resource-seconds over years of a million-task array) does not.
-const MaxQuantity = 1e18
+// MaxQuantity bounds every resource quantity, weight and contribution
+// (ledger.MaxQuantity).
+const MaxQuantity = ledger.MaxQuantity
 
 // checkQuantity refuses a quantity that is not finite, non-negative and at
 // most MaxQuantity.

@@ -92,6 +92,7 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		{"user exists", cmd(&CreateUser{Name: "ann"}), codes.AlreadyExists, []string{"ann"}},
 		{"user of unknown account", cmd(&CreateUser{Name: "bob", Accounts: []string{"bio"}}), codes.NotFound, []string{"bio", "create it"}},
 		{"account listed twice", cmd(&CreateUser{Name: "bob", Accounts: []string{"phys", "phys"}}), codes.InvalidArgument, []string{`account "phys" is listed twice`}},
+		{"resource without a weight", cmd(&UpdateSettings{AddResources: []string{"gpu"}}), codes.InvalidArgument, []string{`"gpu"`, "billing weight", "free"}},
 		{"resource listed twice", cmd(&UpdateSettings{AddResources: []string{"gpu", "gpu"}}), codes.InvalidArgument, []string{`resource "gpu" is listed twice`}},
 		{"membership of unknown user", cmd(&AddMembership{User: "bob", Account: "phys"}), codes.NotFound, []string{"bob"}},
 		{"grant to unknown account", cmd(&Grant{Account: "bio", Amount: 1}), codes.NotFound, []string{"bio"}},

@@ -127,3 +127,34 @@ func TestEveryCommandHasAShapeCheck(t *testing.T) {
 		}
 	}
 }
+
+// Whole units came with version 3: an old entry asking a millionth of a
+// core was applied as logged by the release that wrote it, and replaying
+// it must give that state again (not a refusal, not a rounded demand),
+// or a replica replaying the log would diverge from those that applied it.
+func TestOldSubUnitDemandsReplayAsLogged(t *testing.T) {
+	h := busyHarness(t)
+	c := &SubmitJob{Account: "phys", User: "ann", Name: "tiny", Demand: map[string]float64{"cpu": 1e-6}, Tasks: 1, Walltime: time.Hour, Command: []string{"true"}}
+	body, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.now = h.now.Add(time.Second)
+	r := h.f.Apply(h.log.addRaw(rawEntry(legacyVersion, c.Type(), h.now, string(body)))).(*Result)
+	if r.Err != nil {
+		t.Fatalf("an old sub-unit submission is refused on replay: %v", r.Err)
+	}
+	list, _, err := h.f.Jobs(JobFilter{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range list {
+		if j.Name == "tiny" {
+			if got := j.Demand["cpu"]; got != 1e-6 {
+				t.Fatalf("the old job's demand is cpu=%v, want it as logged (1e-06)", got)
+			}
+			return
+		}
+	}
+	t.Fatal("the old job is missing")
+}

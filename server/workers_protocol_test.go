@@ -219,7 +219,7 @@ func costOf(t *testing.T, f *fsm.FSM, job uint64, runtime time.Duration) ledger.
 	for j, name := range s.Resources {
 		demand[j], weights[j] = ji.Demand[name], s.BillingWeights[name]
 	}
-	cost, err := ledger.Cost(runtime, demand, weights)
+	cost, err := ledger.Cost(runtime, demand, weights, s.BillingRule)
 	if err != nil {
 		t.Fatalf("cost of job %d for %v: %v", job, runtime, err)
 	}

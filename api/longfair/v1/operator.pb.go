@@ -461,7 +461,11 @@ type Settings struct {
 	QknoblerRho float64 `protobuf:"fixed64,9,opt,name=qknobler_rho,json=qknoblerRho,proto3" json:"qknobler_rho,omitempty"`
 	// fawkes is how FAWKES weighting resizes the partitions under fawkes,
 	// defaults filled in.
-	Fawkes        *FawkesSettings `protobuf:"bytes,10,opt,name=fawkes,proto3" json:"fawkes,omitempty"`
+	Fawkes *FawkesSettings `protobuf:"bytes,10,opt,name=fawkes,proto3" json:"fawkes,omitempty"`
+	// billing_rule is how a task's weighted resources make its SU rate:
+	// "max" (the largest, as Slurm's PriorityFlags=MAX_TRES; the default)
+	// or "sum" (all of them).
+	BillingRule   string `protobuf:"bytes,11,opt,name=billing_rule,json=billingRule,proto3" json:"billing_rule,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -564,6 +568,13 @@ func (x *Settings) GetFawkes() *FawkesSettings {
 		return x.Fawkes
 	}
 	return nil
+}
+
+func (x *Settings) GetBillingRule() string {
+	if x != nil {
+		return x.BillingRule
+	}
+	return ""
 }
 
 // FawkesSettings configure FAWKES weighting: every interval the leader
@@ -778,7 +789,9 @@ type UpdateSettingsRequest struct {
 	// qknobler_rho, if set, is qknobler's knob ρ in [0, 1].
 	QknoblerRho *float64 `protobuf:"fixed64,9,opt,name=qknobler_rho,json=qknoblerRho,proto3,oneof" json:"qknobler_rho,omitempty"`
 	// fawkes, if set, changes the FAWKES weighting settings it sets.
-	Fawkes        *FawkesSettingsUpdate `protobuf:"bytes,10,opt,name=fawkes,proto3" json:"fawkes,omitempty"`
+	Fawkes *FawkesSettingsUpdate `protobuf:"bytes,10,opt,name=fawkes,proto3" json:"fawkes,omitempty"`
+	// billing_rule, if set, is "max" or "sum" (see Settings.billing_rule).
+	BillingRule   *string `protobuf:"bytes,11,opt,name=billing_rule,json=billingRule,proto3,oneof" json:"billing_rule,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -881,6 +894,13 @@ func (x *UpdateSettingsRequest) GetFawkes() *FawkesSettingsUpdate {
 		return x.Fawkes
 	}
 	return nil
+}
+
+func (x *UpdateSettingsRequest) GetBillingRule() string {
+	if x != nil && x.BillingRule != nil {
+		return *x.BillingRule
+	}
+	return ""
 }
 
 type GetSettingsRequest struct {
@@ -1132,7 +1152,7 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\rSnapshotChunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"/\n" +
 	"\x17RestoreSnapshotResponse\x12\x14\n" +
-	"\x05index\x18\x01 \x01(\x04R\x05index\"\xf4\x03\n" +
+	"\x05index\x18\x01 \x01(\x04R\x05index\"\x97\x04\n" +
 	"\bSettings\x12\x16\n" +
 	"\x06policy\x18\x01 \x01(\tR\x06policy\x12\x16\n" +
 	"\x06window\x18\x02 \x01(\tR\x06window\x123\n" +
@@ -1144,7 +1164,8 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\tresources\x18\b \x03(\tR\tresources\x12!\n" +
 	"\fqknobler_rho\x18\t \x01(\x01R\vqknoblerRho\x123\n" +
 	"\x06fawkes\x18\n" +
-	" \x01(\v2\x1b.longfair.v1.FawkesSettingsR\x06fawkes\x1aA\n" +
+	" \x01(\v2\x1b.longfair.v1.FawkesSettingsR\x06fawkes\x12!\n" +
+	"\fbilling_rule\x18\v \x01(\tR\vbillingRule\x1aA\n" +
 	"\x13BillingWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xdb\x01\n" +
@@ -1172,7 +1193,7 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\x05_baseB\f\n" +
 	"\n" +
 	"_guaranteeB\a\n" +
-	"\x05_disk\"\xfb\x04\n" +
+	"\x05_disk\"\xb4\x05\n" +
 	"\x15UpdateSettingsRequest\x12\x1b\n" +
 	"\x06policy\x18\x01 \x01(\tH\x00R\x06policy\x88\x01\x01\x12\x1b\n" +
 	"\x06window\x18\x02 \x01(\tH\x01R\x06window\x88\x01\x01\x123\n" +
@@ -1184,7 +1205,8 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\radd_resources\x18\b \x03(\tR\faddResources\x12&\n" +
 	"\fqknobler_rho\x18\t \x01(\x01H\x04R\vqknoblerRho\x88\x01\x01\x129\n" +
 	"\x06fawkes\x18\n" +
-	" \x01(\v2!.longfair.v1.FawkesSettingsUpdateR\x06fawkes\x1aA\n" +
+	" \x01(\v2!.longfair.v1.FawkesSettingsUpdateR\x06fawkes\x12&\n" +
+	"\fbilling_rule\x18\v \x01(\tH\x05R\vbillingRule\x88\x01\x01\x1aA\n" +
 	"\x13BillingWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\t\n" +
@@ -1193,7 +1215,8 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\n" +
 	"_placementB\x10\n" +
 	"\x0e_ltrf_resourceB\x0f\n" +
-	"\r_qknobler_rho\"\x14\n" +
+	"\r_qknobler_rhoB\x0f\n" +
+	"\r_billing_rule\"\x14\n" +
 	"\x12GetSettingsRequest\"\x12\n" +
 	"\x10ListNodesRequest\"<\n" +
 	"\x11ListNodesResponse\x12'\n" +

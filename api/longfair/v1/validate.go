@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
 	"google.golang.org/grpc"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/longfair/longfair/core"
+	"github.com/longfair/longfair/ledger"
 )
 
 // Request validation: every request type has a Validate method that checks
@@ -49,7 +51,7 @@ const (
 	MaxDemandEntries  = 64
 	MaxMemberships    = 1000
 	// MaxQuantity bounds resource quantities, weights and contributions.
-	MaxQuantity = 1e18
+	MaxQuantity = ledger.MaxQuantity
 )
 
 func bad(format string, args ...any) error {
@@ -99,6 +101,27 @@ func checkQuantities(field string, q map[string]float64) error {
 		}
 		if err := checkQuantity(field+"["+name+"]", x); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkDemand checks a task's demand: valid names and quantities, each
+// either 0 or at least one unit of its resource (ledger.ResourceUnit: 0.01
+// core, 1 MiB, one device), the rule the FSM applies again before it rounds
+// the demand up to whole units.
+func checkDemand(q map[string]float64) error {
+	if err := checkQuantities("demand", q); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if _, err := ledger.ResourceUnit(name).RoundUp("demand["+name+"]", q[name]); err != nil {
+			return bad("%v", err)
 		}
 	}
 	return nil

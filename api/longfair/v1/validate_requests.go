@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/longfair/longfair/core"
+	"github.com/longfair/longfair/ledger"
 )
 
 // The Validate methods of every request type: what can be checked without
@@ -139,7 +140,7 @@ func (r *SubmitJobRequest) Validate() error {
 	if len(r.GetDemand()) == 0 {
 		return bad("demand is empty: give each task's resources, e.g. cpu=1")
 	}
-	if err := checkQuantities("demand", r.GetDemand()); err != nil {
+	if err := checkDemand(r.GetDemand()); err != nil {
 		return err
 	}
 	positive := false
@@ -281,7 +282,7 @@ func (r *RemovePeerRequest) Validate() error {
 // Validate checks the request.
 func (r *UpdateSettingsRequest) Validate() error {
 	if r.Policy == nil && r.Window == nil && r.Timeout == nil && r.Placement == nil && r.Quantum == nil &&
-		r.LtrfResource == nil && len(r.GetBillingWeights()) == 0 && len(r.GetAddResources()) == 0 && !r.hasPaperSettings() {
+		r.LtrfResource == nil && len(r.GetBillingWeights()) == 0 && r.BillingRule == nil && len(r.GetAddResources()) == 0 && !r.hasPaperSettings() {
 		return bad("nothing to update: set at least one setting")
 	}
 	if err := r.validatePaperSettings(); err != nil {
@@ -316,6 +317,11 @@ func (r *UpdateSettingsRequest) Validate() error {
 	}
 	if err := checkQuantities("billing_weights", r.GetBillingWeights()); err != nil {
 		return err
+	}
+	if r.BillingRule != nil {
+		if _, err := ledger.ParseBillingRule(r.GetBillingRule()); err != nil {
+			return bad("billing_rule: %v", err)
+		}
 	}
 	if len(r.GetAddResources()) > MaxDemandEntries {
 		return bad("add_resources lists %d resources: a cluster has at most %d", len(r.GetAddResources()), MaxDemandEntries)
