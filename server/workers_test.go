@@ -6,11 +6,13 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
@@ -156,7 +158,9 @@ func TestWorkerShutdownRequeuesItsTasks(t *testing.T) {
 }
 
 // A worker whose stream ends and does not come back within the grace
-// period has its node marked down and its attempts lost.
+// period has its node marked down at once, but its attempts are lost only
+// once the worker has surely fenced them: the loss timeout after it was
+// last heard. They are charged up to the fence.
 func TestBrokenStreamMarksTheNodeDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -180,14 +184,61 @@ func TestBrokenStreamMarksTheNodeDown(t *testing.T) {
 	w.disconnect() // gossip still says it is alive
 	gone := time.Now()
 	started := attemptState(t, leader.FSM(), k).StartedAt
-	waitFor(ctx, t, "r1 down", func() bool { return attemptState(t, leader.FSM(), k).State == fsm.TaskLostState })
+	waitFor(ctx, t, "r1 down", func() bool {
+		for _, n := range leader.FSM().Nodes() {
+			if n.ID == "r1" {
+				return !n.Up
+			}
+		}
+		return false
+	})
 	if d := time.Since(gone); d < workerStreamGrace || d > workerStreamGrace+3*time.Second {
-		t.Fatalf("the attempt was lost %v after the stream ended; want just after the %v grace", d, workerStreamGrace)
+		t.Fatalf("the node went down %v after the stream ended; want just after the %v grace", d, workerStreamGrace)
 	}
-	// Charged up to the worker's last message, not for the grace period.
+	if st := attemptState(t, leader.FSM(), k).State; st != fsm.TaskRunning {
+		t.Fatalf("the attempt is %v as soon as its node went down; the worker may still run it until it fences it", st)
+	}
+	waitFor(ctx, t, "the attempt lost", func() bool { return attemptState(t, leader.FSM(), k).State == fsm.TaskLostState })
+	loss := time.Duration(leader.cfg.WorkerLossTimeout)
+	// The last heartbeat came 0.1 s before the stream ended.
+	if d := time.Since(gone); d < loss-100*time.Millisecond || d > loss+3*time.Second {
+		t.Fatalf("the attempt was lost %v after the stream ended; want just after the %v loss timeout", d, loss)
+	}
+	// Charged up to when the worker surely fenced it (its last message
+	// plus what its hello said), not for the whole loss timeout.
 	lost := attemptState(t, leader.FSM(), k)
-	if last := ledger.Time(gone.UnixNano()).Sub(started); lost.Runtime > last || lost.Runtime < 300*time.Millisecond {
-		t.Fatalf("the lost attempt was charged for %v; it ran for 0.3s to %v before its worker went quiet", lost.Runtime, last)
+	last := ledger.Time(gone.UnixNano()).Sub(started)
+	if lost.Runtime > last+w.fencedWithin || lost.Runtime < 300*time.Millisecond+w.fencedWithin {
+		t.Fatalf("the lost attempt was charged for %v; it ran for 0.3s to %v before its worker went quiet and was fenced %v after that", lost.Runtime, last, w.fencedWithin)
+	}
+}
+
+// A worker that would fence its tasks later than the servers rerun them is
+// refused, with what to change.
+func TestWorkerFencingTooLateIsRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 1)
+	leader := c.waitLeader(ctx)
+	w := newProtoWorker(t, c, "late", map[string]float64{"cpu": 2})
+	loss := time.Duration(leader.cfg.WorkerLossTimeout)
+	w.fencedWithin = loss - fenceMargin/2
+	stream, err := longfairv1.NewWorkersClient(c.conn(leader)).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello := &longfairv1.WorkerHello{Advert: w.advert, Session: "s", Fresh: true, FencedWithin: durationpb.New(w.fencedWithin)}
+	if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Hello{Hello: hello}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = stream.Recv()
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "--fence-timeout") || !strings.Contains(err.Error(), "worker_loss_timeout") {
+		t.Fatalf("hello fencing %v after a %v loss timeout: %v; want FailedPrecondition saying which settings to change", w.fencedWithin, loss, err)
+	}
+	for _, n := range leader.FSM().Nodes() {
+		if n.ID == "late" {
+			t.Fatalf("the refused worker's node is in the ledger: %+v", n)
+		}
 	}
 }
 

@@ -41,6 +41,12 @@ type Agent struct {
 	// it knows nothing of attempts a predecessor on this node may have run.
 	fresh     atomic.Bool
 	connected atomic.Bool
+	// lease is when the attempts' supervisors fence them unless it is
+	// renewed (monoNow): FenceTimeout after the last moment the leader
+	// surely heard this worker (renewLease).
+	lease atomic.Int64
+	// exe is the program supervisors run as (Config.Executable).
+	exe string
 	leaderID  atomic.Value // string
 
 	// runCtx lives until Shutdown; attempts and loops stop with it.
@@ -78,12 +84,19 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	if _, err := rand.Read(sid[:]); err != nil {
 		return nil, fmt.Errorf("make a session id: %w", err)
 	}
+	var err error
 	ag := &Agent{
 		cfg: cfg, log: logger, session: hex.EncodeToString(sid[:]),
 		baseEnv:  taskEnv(os.Environ()),
 		devs:     newDevices(int(cfg.Resources[ResourceMIC])),
 		tasks:    newTable(),
 		goodbyes: make(chan goodbye),
+	}
+	ag.exe = cfg.Executable
+	if ag.exe == "" {
+		if ag.exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find this program to run task supervisors: %w (set the worker's Executable)", err)
+		}
 	}
 	ag.fresh.Store(true)
 	ag.leaderID.Store("")
@@ -198,6 +211,36 @@ func (ag *Agent) shutdown(ctx context.Context) error {
 	}
 	ag.log.Info("worker stopped")
 	return errors.Join(errs...)
+}
+
+// renewLease extends the attempts' lease to FenceTimeout after anchor
+// (monoNow), the moment this worker sent a message the leader has since
+// answered: the leader heard the worker after anchor, so it counts its
+// own loss timeout from a later moment (server/leader_nodes.go), and the
+// lease always runs out first.
+func (ag *Agent) renewLease(anchor int64) {
+	deadline := anchor + int64(ag.cfg.FenceTimeout)
+	for {
+		cur := ag.lease.Load()
+		if deadline <= cur {
+			return
+		}
+		if ag.lease.CompareAndSwap(cur, deadline) {
+			break
+		}
+	}
+	ag.tasks.mu.Lock()
+	procs := make([]*supervised, 0, len(ag.tasks.attempts))
+	for _, a := range ag.tasks.attempts {
+		if a.proc != nil && !a.ended {
+			procs = append(procs, a.proc)
+		}
+	}
+	ag.tasks.mu.Unlock()
+	for _, p := range procs {
+		// A supervisor whose task just ended has closed its pipe.
+		_ = p.renew(deadline)
+	}
 }
 
 // flush waits until the leader has acknowledged every event, while the

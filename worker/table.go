@@ -31,7 +31,7 @@ type attempt struct {
 	asg *longfairv1.Assignment
 	// cancelStart stops an attempt still waiting for its MIC devices.
 	cancelStart context.CancelFunc
-	proc        *process
+	proc        *supervised
 	ended       bool
 	// report is whether the attempt's end is reported. It is cleared when
 	// the leader says the ledger does not know the attempt, and when the

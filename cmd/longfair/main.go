@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"sort"
+
+	"github.com/longfair/longfair/worker"
 )
 
 // command is one subcommand: what it does in one line, and how to run it.
@@ -73,6 +75,9 @@ func jobGroup() func(args []string, stdout, stderr io.Writer) error {
 }
 
 func main() {
+	// A worker runs each task under this program started again as the
+	// task's supervisor (worker/supervise.go); that must come first.
+	worker.Supervise()
 	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 }
 
