@@ -46,8 +46,8 @@ type Agent struct {
 	// surely heard this worker (renewLease).
 	lease atomic.Int64
 	// exe is the program supervisors run as (Config.Executable).
-	exe string
-	leaderID  atomic.Value // string
+	exe      string
+	leaderID atomic.Value // string
 
 	// runCtx lives until Shutdown; attempts and loops stop with it.
 	runCtx    context.Context
