@@ -41,13 +41,13 @@ type Agent struct {
 	// it knows nothing of attempts a predecessor on this node may have run.
 	fresh     atomic.Bool
 	connected atomic.Bool
+	leaderID  atomic.Value // string
 	// lease is when the attempts' supervisors fence them unless it is
 	// renewed (monoNow): FenceTimeout after the last moment the leader
 	// surely heard this worker (renewLease).
 	lease atomic.Int64
 	// exe is the program supervisors run as (Config.Executable).
-	exe      string
-	leaderID atomic.Value // string
+	exe string
 
 	// runCtx lives until Shutdown; attempts and loops stop with it.
 	runCtx    context.Context
