@@ -220,13 +220,21 @@ func (ag *Agent) shutdown(ctx context.Context) error {
 // lease always runs out first.
 func (ag *Agent) renewLease(anchor int64) {
 	deadline := anchor + int64(ag.cfg.FenceTimeout)
+	var cur int64
 	for {
-		cur := ag.lease.Load()
+		cur = ag.lease.Load()
 		if deadline <= cur {
 			return
 		}
 		if ag.lease.CompareAndSwap(cur, deadline) {
 			break
+		}
+	}
+	// How close a leader change or a network problem came to fencing the
+	// tasks: what an operator needs to set the fence timeout.
+	if cur > 0 {
+		if gap := time.Duration(monoNow() - (cur - int64(ag.cfg.FenceTimeout))); gap > 2*defaultHeartbeat {
+			ag.log.Info("in contact with the leader again", "without_contact", gap.Round(time.Millisecond), "fence_timeout", ag.cfg.FenceTimeout)
 		}
 	}
 	ag.tasks.mu.Lock()

@@ -62,25 +62,32 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	defer stderr.Close()
 
 	ag.tasks.mu.Lock()
-	if a.stopping {
-		ag.tasks.mu.Unlock()
+	stopping := a.stopping
+	ag.tasks.mu.Unlock()
+	if stopping {
 		ag.finish(a, 128+15, 0)
 		return
 	}
-	// The supervisor holds the lease the agent has now: an attempt that
-	// starts while the agent is out of contact is fenced at once.
+	// Not under the table's lock: starting a supervisor takes an exec,
+	// and lease renewals (renewLease) must not wait for it. A stop asked
+	// for meanwhile is passed on below.
 	started := time.Now()
 	proc, err := startSupervised(ag.exe, supervisorSpec{
 		Script: shellScript(a.asg.GetCommand()), Dir: dir, Env: ag.env(a, idx),
-		Walltime: a.asg.GetWalltime().AsDuration(), KillGrace: ag.cfg.KillGrace, Lease: ag.lease.Load(),
-	}, stdout, stderr)
+		Walltime: a.asg.GetWalltime().AsDuration(), KillGrace: ag.cfg.KillGrace,
+	}, ag.lease.Load, stdout, stderr)
+	ag.tasks.mu.Lock()
 	if err == nil {
 		a.proc = proc
 	}
+	stopping, grace := a.stopping, a.stopGrace
 	ag.tasks.mu.Unlock()
 	if err != nil {
 		ag.lose(a, err)
 		return
+	}
+	if stopping {
+		proc.stop(grace)
 	}
 	// A renewal sent while the supervisor was starting did not reach it.
 	if err := proc.renew(ag.lease.Load()); err != nil {
@@ -246,7 +253,7 @@ func (ag *Agent) stop(refs []*longfairv1.AttemptRef, report bool, grace time.Dur
 		if !report {
 			a.report = false
 		}
-		a.stopping = true
+		a.stopping, a.stopGrace = true, grace
 		proc, cancel := a.proc, a.cancelStart
 		ag.tasks.mu.Unlock()
 		ag.log.Info("killing task", "job", k.job, "task", k.task, "attempt", k.attempt, "reason", reason, "reported", report)

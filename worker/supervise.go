@@ -171,6 +171,11 @@ func supervise() int {
 	for {
 		select {
 		case r := <-exited:
+			if r.code == 0 {
+				// It finished on its own as the fence came: it did run
+				// to its end, and a rerun would run it twice.
+				fenced = ""
+			}
 			s := supervisorStatus{Exited: true, ExitCode: r.code, Runtime: r.runtime, Fenced: fenced}
 			if r.err != nil {
 				s.Error = r.err.Error()

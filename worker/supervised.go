@@ -27,11 +27,11 @@ type supervised struct {
 // supervisor that does not read is stuck, and the agent must not be.
 const ctlWriteTimeout = time.Second
 
-// startSupervised starts a supervisor that runs script under /bin/sh -c in
-// a new process group, in dir, with env, its output going to the given
-// files, fenced at lease (monoNow) unless renewed. It returns once the
-// task has started.
-func startSupervised(exe string, spec supervisorSpec, stdout, stderr *os.File) (*supervised, error) {
+// startSupervised starts a supervisor that runs spec's script under
+// /bin/sh -c in a new process group, its output going to the given files,
+// fenced at the lease (monoNow) lease returns once the supervisor runs,
+// unless it is renewed. It returns once the task has started.
+func startSupervised(exe string, spec supervisorSpec, lease func() int64, stdout, stderr *os.File) (*supervised, error) {
 	ctlR, ctlW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("create the supervisor's control pipe: %w", err)
@@ -63,6 +63,7 @@ func startSupervised(exe string, spec supervisorSpec, stdout, stderr *os.File) (
 		return nil, fmt.Errorf("start the task's supervisor %s: %w", exe, err)
 	}
 	s := &supervised{cmd: cmd, ctl: ctlW, status: json.NewDecoder(stR), stFile: stR}
+	spec.Lease = lease()
 	if err := s.send(spec); err != nil {
 		s.abandon()
 		return nil, fmt.Errorf("send the task to its supervisor: %w", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
@@ -37,8 +38,11 @@ type attempt struct {
 	// the leader says the ledger does not know the attempt, and when the
 	// agent shuts down (the leader then marks the node's attempts lost).
 	report bool
-	// stopping is set once a kill was asked for.
-	stopping bool
+	// stopping is set once a kill was asked for, with the grace asked
+	// for (an attempt whose supervisor is still starting gets the stop
+	// once it has started).
+	stopping  bool
+	stopGrace time.Duration
 }
 
 // table holds the attempts and the events not yet acknowledged. Every
