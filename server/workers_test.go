@@ -408,3 +408,43 @@ func TestWorkersFollowANewLeader(t *testing.T) {
 		t.Fatalf("journal charges %d, job %d", charged, j.GetChargedMicroSu())
 	}
 }
+
+// A new leader does not know when the old one last heard a worker, so it
+// counts the loss timeout from the start of its own term: an attempt whose
+// worker went quiet just before the change of leader is not lost before
+// the worker has surely fenced it, however the old leader's time ran.
+func TestNewLeaderCountsTheLossTimeoutFromItsTerm(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 3)
+	leader := c.waitLeader(ctx)
+	account, user := setupAccount(ctx, t, c, "physics")
+	w := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 2})
+	w.connect(ctx, true, nil, nil)
+	waitNodesUp(ctx, t, leader, "r1")
+	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := attemptKey{resp.GetJob().GetId(), 0, 1}
+	w.assignments(ctx, 1)
+	w.send(w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, 0, 0))
+	w.waitAck(ctx, w.seq)
+	started := attemptState(t, leader.FSM(), k).StartedAt
+	w.disconnect() // last heard now; gossip still says it is alive
+	quiet := time.Now()
+	time.Sleep(time.Second)
+	c.stop(c.index(leader))
+	stopped := time.Now()
+	next := c.waitLeader(ctx)
+	waitFor(ctx, t, "the attempt lost", func() bool { return attemptState(t, next.FSM(), k).State == fsm.TaskLostState })
+	lost := attemptState(t, next.FSM(), k)
+	loss := time.Duration(next.cfg.WorkerLossTimeout)
+	if at := time.Unix(0, int64(lost.EndedAt)); at.Before(stopped.Add(loss)) {
+		t.Fatalf("the new leader lost the attempt %v after the old one stopped, before its %v loss timeout had passed in its own term", at.Sub(stopped).Round(time.Millisecond), loss)
+	}
+	// It ran at least until its worker went quiet.
+	if ran := ledger.Time(quiet.UnixNano()).Sub(started); lost.Runtime < ran {
+		t.Fatalf("the lost attempt was charged for %v; it ran at least %v", lost.Runtime, ran)
+	}
+}
