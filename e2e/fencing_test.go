@@ -203,3 +203,38 @@ func TestKilledWorkerLeavesNoTaskProcesses(t *testing.T) {
 	}
 	t.Logf("the task's process group was gone %v after kill -9 of its worker", time.Since(killed).Round(time.Millisecond))
 }
+
+// A worker killed with kill -9 and restarted at once (as systemd does)
+// says it holds nothing, and the leader reruns what it held at once; the
+// old tasks, fenced when their worker died, may take the kill grace to
+// end. The new worker waits for them before it says hello, so the rerun
+// never overlaps them, even for a task that ignores SIGTERM.
+func TestRestartedWorkerWaitsForItsOldTasksToEnd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := startCluster(ctx, t, 1)
+	alpha, alphaUser := c.account(ctx, "alpha")
+	w := c.startWorker("w1", "--cpu", "1")
+	c.waitNodes(ctx, map[string]bool{"w1": true})
+	path := filepath.Join(c.dir, "ticks")
+	job := c.submit(ctx, alpha, alphaUser, "stubborn", 1, map[string]float64{"cpu": 1}, time.Minute, `trap "" TERM; `+tickScript(path, 100))
+	waitFor(ctx, t, "the task ticking", func() bool {
+		_, ok := ticks(t, path)[1]
+		return ok
+	})
+	w.killProcess()
+	killed := time.Now()
+	c.startWorker("w1", "--cpu", "1")
+	if j := c.waitEnded(ctx, job)[0]; j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
+		t.Fatalf("job ended %v", j.GetState())
+	}
+	runs := ticks(t, path)
+	first, second := runs[1], runs[2]
+	t.Logf("attempt 1 ticked until %v after the kill; attempt 2 from %v", first[1].Sub(killed).Round(time.Millisecond), second[0].Sub(killed).Round(time.Millisecond))
+	if second[0].IsZero() {
+		t.Fatalf("no second attempt ran: %v", runs)
+	}
+	if !first[1].Before(second[0]) {
+		t.Fatalf("the two runs overlapped for %v: the restarted worker reran the task while its old run was still being killed", first[1].Sub(second[0]).Round(time.Millisecond))
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,7 +78,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	}
 	logger = logger.With("node_id", cfg.NodeID)
 	cfg.Resources = withDetected(cfg.Resources)
-	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(cfg.WorkDir, supervisorsDir), 0o700); err != nil {
 		return nil, fmt.Errorf("create work dir: %w", err)
 	}
 	var sid [8]byte
@@ -152,7 +153,12 @@ func (ag *Agent) Start(ctx context.Context) (err error) {
 		}
 	})
 	ag.goLoop(func() { ag.gossip.joinLoop(ag.runCtx, ag.cfg.Join) })
-	ag.goLoop(func() { ag.connectLoop(ag.runCtx) })
+	ag.goLoop(func() {
+		// Supervisors get EOF at once when their agent dies, then give
+		// their tasks the kill grace.
+		ag.waitOldSupervisors(ag.runCtx, ag.cfg.KillGrace+5*time.Second)
+		ag.connectLoop(ag.runCtx)
+	})
 	ag.goLoop(func() { ag.pruneLoop(ag.runCtx) })
 	ag.log.Info("worker started", "gossip", ag.GossipAddr(), "grpc", ag.GRPCAddr(),
 		"resources", ag.cfg.Resources, "class", ag.cfg.Class, "account", ag.cfg.Account, "work_dir", ag.cfg.WorkDir)
@@ -170,9 +176,9 @@ func (ag *Agent) goLoop(f func()) {
 // Shutdown stops the worker on purpose: it takes no more assignments,
 // stops its running tasks (SIGTERM, then SIGKILL after the kill grace)
 // without reporting their ends, waits until the leader has acknowledged
-// the events it still holds, tells the leader it leaves (so its node is
-// marked down at once and its attempts are requeued), and leaves the
-// gossip pool. ctx bounds the waiting. Calling it again returns the first
+// the events it still holds, tells the leader it leaves once its tasks
+// have ended (so its node is marked down at once and its attempts are
+// requeued), and leaves the gossip pool. ctx bounds the waiting. Calling it again returns the first
 // result.
 func (ag *Agent) Shutdown(ctx context.Context) error {
 	ag.stopOnce.Do(func() { ag.stopErr = ag.shutdown(ctx) })
@@ -188,11 +194,18 @@ func (ag *Agent) shutdown(ctx context.Context) error {
 		for _, a := range ag.tasks.running() {
 			ag.stop([]*longfairv1.AttemptRef{a.key.ref()}, false, ag.cfg.KillGrace, "the worker is shutting down")
 		}
-		if !waitGroup(ctx, &ag.wg) {
+		stopped := waitGroup(ctx, &ag.wg)
+		if !stopped {
 			errs = append(errs, errors.New("tasks were still running when the shutdown deadline passed"))
 		}
 		ag.flush(ctx)
-		ag.sayGoodbye(ctx, "the worker is shutting down")
+		// A goodbye has the leader rerun this node's tasks at once, so it
+		// is said only when they are over; otherwise the leader waits its
+		// loss timeout, by when their supervisors have fenced them (this
+		// process going away closes their pipes).
+		if stopped {
+			ag.sayGoodbye(ctx, "the worker is shutting down")
+		}
 		ag.cancelRun()
 	}
 	if ag.gossip != nil {

@@ -61,6 +61,10 @@ type supervisorSpec struct {
 	// Lease is when the lease runs out, on the monotonic clock
 	// (monoNow); the task is fenced then unless it is renewed.
 	Lease int64 `json:"lease"`
+	// LockFile is locked (flock) for the supervisor's life and removed
+	// when its task is surely dead: a worker restarted after a crash
+	// waits for its predecessor's supervisors by it (waitOldSupervisors).
+	LockFile string `json:"lock_file,omitempty"`
 }
 
 // supervisorControl is a later message on the control pipe.
@@ -125,6 +129,19 @@ func supervise() int {
 	if err := dec.Decode(&spec); err != nil {
 		report(supervisorStatus{Error: fmt.Sprintf("read the task's spec: %v", err)})
 		return 1
+	}
+	if spec.LockFile != "" {
+		lock, err := os.OpenFile(spec.LockFile, os.O_CREATE|os.O_RDWR, 0o600)
+		if err == nil {
+			err = unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		}
+		if err != nil {
+			report(supervisorStatus{Error: fmt.Sprintf("lock %s: %v", spec.LockFile, err)})
+			return 1
+		}
+		// Removed once the task's group is dead (returning from here);
+		// the lock goes with the process.
+		defer os.Remove(spec.LockFile)
 	}
 	proc, err := startProcess(spec.Script, spec.Dir, spec.Env, os.Stdout, os.Stderr)
 	if err != nil {

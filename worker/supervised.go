@@ -1,13 +1,19 @@
 package worker
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // supervised is the agent's handle on one attempt's supervisor
@@ -156,4 +162,66 @@ func (s *supervised) wait(started time.Time) (exit, error) {
 		err = fmt.Errorf("the supervisor lost track of the task: %s", st.Error)
 	}
 	return exit{code: st.ExitCode, runtime: st.Runtime, fenced: st.Fenced}, err
+}
+
+// supervisorLock is the lock file of attempt k's supervisor.
+func supervisorLock(workDir string, k attemptKey) string {
+	return filepath.Join(workDir, supervisorsDir, fmt.Sprintf("%d.%d.%d.lock", k.job, k.task, k.attempt))
+}
+
+// supervisorsDir holds the supervisors' lock files, under the work dir.
+const supervisorsDir = "supervisors"
+
+// waitOldSupervisors waits until the supervisors a previous agent process
+// on this work dir left (it crashed or was killed) are gone: they kill
+// their tasks when their agent's pipe closes, but a task gets the kill
+// grace to end, and until then it must not be rerun. A fresh agent tells
+// the leader it holds nothing, and the leader reruns what it does not hold
+// at once, so this comes before the first hello. It gives up after
+// limit, saying so.
+func (ag *Agent) waitOldSupervisors(ctx context.Context, limit time.Duration) {
+	locks, _ := filepath.Glob(filepath.Join(ag.cfg.WorkDir, supervisorsDir, "*.lock"))
+	if len(locks) == 0 {
+		return
+	}
+	ag.log.Info("waiting for the tasks a previous worker process left to be killed", "supervisors", len(locks))
+	deadline := time.Now().Add(limit)
+	for _, path := range locks {
+		for {
+			free, err := lockFree(path)
+			if err != nil || free {
+				break
+			}
+			if time.Now().After(deadline) {
+				ag.log.Error("a previous worker process's task supervisor is still running; going on, its task may still run", "lock", path)
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// lockFree reports whether no process holds the lock file at path, and
+// removes it when so.
+func lockFree(path string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return false, nil
+		}
+		return false, err
+	}
+	os.Remove(path)
+	return true, nil
 }
