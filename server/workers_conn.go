@@ -393,16 +393,17 @@ func taskEventFromProto(e *longfairv1.TaskEvent) (fsm.TaskEvent, error) {
 		ev.Kind = fsm.TaskStarted
 	case longfairv1.TaskEventKind_TASK_EVENT_KIND_EXITED:
 		ev.Kind, ev.ExitCode = fsm.TaskExited, e.GetExitCode()
-		if d := e.GetRuntime(); d != nil {
-			if err := d.CheckValid(); err != nil {
-				return ev, fmt.Errorf("runtime: %w", err)
-			}
-			ev.Runtime = max(d.AsDuration(), 0)
-		}
 	case longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST:
+		// With a runtime: an attempt the worker fenced, charged for that.
 		ev.Kind = fsm.TaskLost
 	default:
 		return ev, fmt.Errorf("unknown event kind %v", e.GetKind())
+	}
+	if d := e.GetRuntime(); d != nil && ev.Kind != fsm.TaskStarted {
+		if err := d.CheckValid(); err != nil {
+			return ev, fmt.Errorf("runtime: %w", err)
+		}
+		ev.Runtime = max(d.AsDuration(), 0)
 	}
 	if ev.JobID == 0 || ev.Task < 0 || ev.Task >= fsm.MaxTasksPerJob || ev.Attempt < 1 || ev.Attempt > fsm.MaxAttemptsLimit {
 		return ev, fmt.Errorf("attempt %d of task %d of job %d cannot exist", ev.Attempt, ev.Task, ev.JobID)

@@ -448,3 +448,49 @@ func TestNewLeaderCountsTheLossTimeoutFromItsTerm(t *testing.T) {
 		t.Fatalf("the lost attempt was charged for %v; it ran at least %v", lost.Runtime, ran)
 	}
 }
+
+// A worker that fenced an attempt (its supervisor killed it after the
+// worker lost the leader) reports it lost with the runtime it measured;
+// the ledger charges exactly that and requeues the task, and the same
+// report sent again when the worker reconnects is not charged twice.
+func TestFencedAttemptIsChargedItsReportedRuntimeOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 1)
+	leader := c.waitLeader(ctx)
+	account, user := setupAccount(ctx, t, c, "physics")
+	w := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 2})
+	w.connect(ctx, true, nil, nil)
+	waitNodesUp(ctx, t, leader, "r1")
+	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetJob().GetId()
+	k := attemptKey{id, 0, 1}
+	w.assignments(ctx, 1)
+	w.send(w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, 0, 0))
+	w.waitAck(ctx, w.seq)
+	const ran = 1234 * time.Millisecond
+	fenced := w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST, 128+15, ran)
+	w.send(fenced)
+	w.waitAck(ctx, w.seq)
+	lost := attemptState(t, leader.FSM(), k)
+	if lost.State != fsm.TaskLostState || lost.Runtime != ran || lost.Charged != costOf(t, leader.FSM(), id, ran) {
+		t.Fatalf("fenced attempt = %+v; want lost, charged for the %v the worker measured", lost, ran)
+	}
+	// Reconnecting, the worker reports it again, as if the ack was lost.
+	w.disconnect()
+	w.connect(ctx, false, []*longfairv1.HeldAttempt{{Attempt: k.ref()}}, []*longfairv1.TaskEvent{fenced})
+	waitFor(ctx, t, "the task rerun", func() bool {
+		_, err := leader.FSM().Attempt(id, 0, 2)
+		return err == nil
+	})
+	j, err := leader.FSM().Job(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := attemptState(t, leader.FSM(), k); again.Charged != lost.Charged || j.Charged != lost.Charged {
+		t.Fatalf("after the report came again: attempt charged %d, job %d; want %d once", again.Charged, j.Charged, lost.Charged)
+	}
+}
