@@ -95,7 +95,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	}
 	ag.exe = cfg.Executable
 	if ag.exe == "" {
-		if ag.exe, err = os.Executable(); err != nil {
+		if ag.exe, err = selfExe(); err != nil {
 			return nil, fmt.Errorf("find this program to run task supervisors: %w (set the worker's Executable)", err)
 		}
 	}

@@ -79,7 +79,9 @@ type Config struct {
 	// margin: the leader refuses a worker that fences too late.
 	FenceTimeout time.Duration
 	// Executable is the program each attempt's supervisor runs as (it
-	// must call Supervise first in main); empty is this program.
+	// must call Supervise first in main); empty is this program
+	// (/proc/self/exe on Linux, so that an upgrade replacing the file does
+	// not change what running agents start).
 	Executable string
 	// Observer, when set, is told when attempts start and end (metrics,
 	// benchmarks). Its methods must not block.
