@@ -56,3 +56,17 @@ func TestExpiredLeaseFencesANewTask(t *testing.T) {
 		t.Errorf("a task started without a lease ran %v", rt)
 	}
 }
+
+// The supervisor leaves the task's signals as a task started by the agent
+// itself had them: SIGHUP and SIGINT, which the supervisor does not act
+// on, still end the task.
+func TestTaskSignalsAreNotIgnored(t *testing.T) {
+	ag := newTestAgent(t, nil)
+	ag.assign(asg(1, 0, 1, "kill -HUP $$; echo survived", time.Minute, nil))
+	ag.assign(asg(1, 1, 1, "kill -INT $$; echo survived", time.Minute, nil))
+	for task, sig := range map[int64]int32{0: 1, 1: 2} {
+		if code := waitEvent(t, ag, 1, task, 1, exited).GetExitCode(); code != 128+sig {
+			t.Errorf("a task that sent itself signal %d exited %d, want %d", sig, code, 128+sig)
+		}
+	}
+}

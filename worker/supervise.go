@@ -120,7 +120,14 @@ func supervise() int {
 	// Signals to the worker's terminal or service are the agent's to act
 	// on; the supervisor ends with its task. SIGTERM sent to the
 	// supervisor itself fences the task rather than orphan it.
-	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGPIPE)
+	// Caught, not ignored: an ignored signal would stay ignored in the
+	// task, which the exec resets only for caught ones.
+	ignored := make(chan os.Signal, 1)
+	signal.Notify(ignored, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for range ignored {
+		}
+	}()
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
 
