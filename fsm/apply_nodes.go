@@ -65,29 +65,37 @@ func sameNode(a, b nodeRecord) bool {
 		a.Account == b.Account && a.Address == b.Address && a.Since == b.Since
 }
 
-// nodeDown applies NodeDown; the result is a *NodeResult. Its running
-// tasks are lost: charged up to now and requeued while they have attempts
-// left. A node that is already down stays as it is.
+// nodeDown applies NodeDown; the result is a *NodeResult. Unless
+// KeepAttempts, its running tasks are lost: charged up to now (or
+// FailedAt) and requeued while they have attempts left. A node that is
+// already down stays down; only its attempts can still be lost. (Before
+// KeepAttempts a down node never had attempts, so old log entries apply
+// as they always did.)
 func (b *batch) nodeDown(c *NodeDown, t ledger.Time) (any, error) {
 	st := b.st
 	nd, ok := st.nodes[c.ID]
 	if !ok {
 		return nil, notFound("node %q is unknown: it never came up", c.ID)
 	}
-	if !nd.rec.Up {
+	if !nd.rec.Up && (c.KeepAttempts || len(nd.tasks) == 0) {
 		return &NodeResult{Node: st.nodeInfo(nd)}, nil
 	}
 	lost := 0
-	for _, id := range sortedTaskIDs(nd.tasks) {
-		a := st.running[id]
-		until := t
-		if c.FailedAt > 0 {
-			until = c.FailedAt
+	if !c.KeepAttempts {
+		for _, id := range sortedTaskIDs(nd.tasks) {
+			a := st.running[id]
+			until := t
+			if c.FailedAt > 0 {
+				until = c.FailedAt
+			}
+			if err := b.loseAttemptUntil(st.jobs[id.job], a, until, t); err != nil {
+				return nil, err
+			}
+			lost++
 		}
-		if err := b.loseAttemptUntil(st.jobs[id.job], a, until, t); err != nil {
-			return nil, err
-		}
-		lost++
+	}
+	if !nd.rec.Up {
+		return &NodeResult{Node: st.nodeInfo(nd), Lost: lost}, nil
 	}
 	rec := nd.rec
 	rec.Up, rec.Since = false, t

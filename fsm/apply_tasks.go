@@ -163,6 +163,10 @@ func (b *batch) taskEvent(e TaskEvent, t ledger.Time) (string, error) {
 		a.ExitCode = e.ExitCode
 		return "", b.endAttempt(j, a, state, runtime, t)
 	case TaskLost:
+		if e.Runtime > 0 {
+			// A worker that fenced the attempt measured how long it ran.
+			return "", b.endAttempt(j, a, TaskLostState, min(e.Runtime, j.Walltime), t)
+		}
 		return "", b.loseAttempt(j, a, t)
 	}
 	return fmt.Sprintf("unknown event kind %q", e.Kind), nil

@@ -143,7 +143,9 @@ const (
 
 // TaskEvent reports what happened to attempt Attempt of a task. ExitCode and
 // Runtime are meaningful for TaskExited; the runtime is clamped to
-// [0, walltime] and is what the task is charged for.
+// [0, walltime] and is what the task is charged for. A TaskLost with a
+// Runtime is an attempt its worker fenced (killed after losing the
+// leader): it is charged that runtime; without one, up to now.
 type TaskEvent struct {
 	JobID    uint64        `json:"job"`
 	Task     int64         `json:"task"`
@@ -176,13 +178,19 @@ type NodeUp struct {
 
 // NodeDown declares a node down: its running tasks are lost, charged up to
 // now, and requeued while they have attempts left. FailedAt, when set and
-// earlier, is when the node was last known alive (its worker's last
-// message): the lost attempts are charged up to then, not for the time it
-// took to notice the failure.
+// earlier, is when the node's attempts surely stopped running (the leader
+// knows when its worker fenced them): the lost attempts are charged up to
+// then, not for the time it took to notice the failure.
+//
+// With KeepAttempts the node only goes down: nothing new is placed there,
+// and its running attempts stay active, since an unreachable worker may
+// still run them until it fences them. A later NodeDown without
+// KeepAttempts, on the node already down, loses them.
 type NodeDown struct {
-	ID       string      `json:"id"`
-	Reason   string      `json:"reason,omitempty"`
-	FailedAt ledger.Time `json:"failed_at,omitempty"`
+	ID           string      `json:"id"`
+	Reason       string      `json:"reason,omitempty"`
+	FailedAt     ledger.Time `json:"failed_at,omitempty"`
+	KeepAttempts bool        `json:"keep_attempts,omitempty"`
 }
 
 func (*CreateAccount) Type() CommandType    { return TypeCreateAccount }

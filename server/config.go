@@ -72,6 +72,16 @@ type Config struct {
 
 	Raft RaftConfig `json:"raft"`
 
+	// WorkerLossTimeout is how long after the leader last heard a worker
+	// (or, on a new leader, after it took over) the worker's running
+	// attempts are declared lost and rerun elsewhere. The node itself goes
+	// down, taking no new tasks, within seconds; its attempts wait this
+	// long because the worker may still run them until it fences them
+	// (worker --fence-timeout, plus its --kill-grace), which must come at
+	// least fenceMargin earlier: the leader refuses a worker that fences
+	// later. It must be well above a leader failover.
+	WorkerLossTimeout Duration `json:"worker_loss_timeout"`
+
 	// HTTPAddr is the host:port of the operations listener: Prometheus
 	// metrics at /metrics, liveness at /healthz, readiness at /readyz.
 	// Empty disables it. It takes no token, so bind it to an address only
@@ -122,6 +132,8 @@ func DefaultConfig() Config {
 		GossipAddr: DefaultGossipAddr,
 		LogLevel:   "info",
 		LogFormat:  "text",
+		// Workers fence after 30 s + 10 s kill grace by default.
+		WorkerLossTimeout: Duration(DefaultWorkerLossTimeout),
 		Raft: RaftConfig{
 			HeartbeatTimeout:   Duration(500 * time.Millisecond),
 			ElectionTimeout:    Duration(500 * time.Millisecond),
@@ -207,8 +219,27 @@ func (c Config) Validate() error {
 	if err := c.Raft.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if min := minWorkerLossTimeout; time.Duration(c.WorkerLossTimeout) < min {
+		errs = append(errs, fmt.Errorf("worker_loss_timeout is %v: give at least %v (a worker fences its tasks at least a second after losing the leader, and the servers wait %v more); the default is %v",
+			time.Duration(c.WorkerLossTimeout), min, fenceMargin, DefaultWorkerLossTimeout))
+	}
 	return errors.Join(errs...)
 }
+
+// DefaultWorkerLossTimeout is the default WorkerLossTimeout.
+const DefaultWorkerLossTimeout = time.Minute
+
+// fenceMargin is how much earlier than WorkerLossTimeout a worker must
+// have fenced its attempts: it covers an old leader still answering
+// heartbeats for its lease timeout after the new one took over, the
+// kernel's delivery of SIGKILL and the scheduling of the processes
+// involved. Clocks are not compared: each side measures its own timeout
+// from a moment the other side's follows.
+const fenceMargin = time.Second
+
+// minWorkerLossTimeout is the shortest WorkerLossTimeout: the shortest
+// fence timeout a worker accepts, plus the margin.
+const minWorkerLossTimeout = time.Second + fenceMargin
 
 func (r RaftConfig) validate() error {
 	var errs []error

@@ -25,6 +25,23 @@
 // weights every interval and commits the partitions with a SetShares
 // command, so that every server's scheduling view carries the same ones.
 //
+// The leader runs the workers (leader_term.go): it holds each worker's
+// stream, places tasks and commits their events, and follows the nodes
+// (leader_nodes.go). A node whose worker goes away is marked down within
+// seconds, which only stops placements there; its running attempts are
+// lost and requeued only WorkerLossTimeout after the leader last heard the
+// worker (or after the leader's own term began, when it never did). By
+// then the worker has fenced them — each attempt's supervisor kills it
+// when the worker's lease, renewed only by heartbeats this leader answers,
+// has run out — since the hello check (workers_conn.go) refuses a worker
+// whose fence timeout plus kill grace is not at least fenceMargin shorter.
+// The timeline for a worker last heard at H:
+//
+//	H                 the worker's last heartbeat the leader answered was sent before H
+//	H + grace (2 s)   node down: nothing new is placed there
+//	H + fence + kill  the worker's supervisors have killed its tasks
+//	H + loss          attempts lost, charged up to H + fence + kill, requeued
+//
 // The server reads the wall clock only to stamp the commands it proposes as
 // leader; the FSM itself never does (see package fsm).
 package server

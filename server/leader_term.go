@@ -24,7 +24,8 @@ const (
 	// reconnect before its node is marked down and its tasks requeued.
 	workerStreamGrace = 2 * time.Second
 	// workerTakeoverGrace is how long a new leader waits for the workers
-	// of up nodes to connect before it marks their nodes down.
+	// of up nodes to connect before it marks their nodes down. (Their
+	// attempts are lost only WorkerLossTimeout after the term started.)
 	workerTakeoverGrace = 5 * time.Second
 	// helloTimeout bounds the wait for a worker's first message.
 	helloTimeout = 10 * time.Second
@@ -77,6 +78,10 @@ type leaderTerm struct {
 	lostAt  map[string]time.Time   // when a node's stream ended, until it is marked down or reconnects
 	heardAt map[string]time.Time   // the last message on that stream: when the worker was last known alive
 	goodbye map[string]string      // nodes whose worker said goodbye, with its reason
+	// heardAt stays after a node went down while its attempts wait to be
+	// lost (leader_nodes.go); fencedWithin is what each worker's hello in
+	// this term said about when it fences them.
+	fencedWithin map[string]time.Duration
 	// warned records, per node, the last problem logged, so that a
 	// condition that lasts is logged once.
 	warned map[string]string
@@ -97,7 +102,7 @@ func (s *Server) startWorkerLeadership(ctx context.Context) (stop func()) {
 	t := &leaderTerm{
 		s: s, log: s.logger.With("component", "leader"), ctx: ctx, started: time.Now(),
 		conns: make(map[string]*workerConn), lostAt: make(map[string]time.Time), heardAt: make(map[string]time.Time),
-		goodbye: make(map[string]string), warned: make(map[string]string),
+		goodbye: make(map[string]string), warned: make(map[string]string), fencedWithin: make(map[string]time.Duration),
 		jobs:     newJobSpecs(s.fsm),
 		events:   make(chan eventBatch, 256),
 		schedule: make(chan struct{}, 1),

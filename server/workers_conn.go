@@ -184,6 +184,9 @@ func (t *leaderTerm) serve(stream longfairv1.Workers_ConnectServer) error {
 	if err := t.checkNodeBinding(stream.Context(), hello.GetAdvert().GetNodeId()); err != nil {
 		return err
 	}
+	if err := t.checkFence(hello); err != nil {
+		return err
+	}
 	ad := hello.GetAdvert()
 	ctx, cancel := context.WithCancelCause(t.ctx)
 	defer cancel(nil)
@@ -288,6 +291,11 @@ func (c *workerConn) recvLoop(stream longfairv1.Workers_ConnectServer) error {
 			c.waiting.Store(false)
 			c.lastHeard.Store(time.Now().UnixNano())
 		case *longfairv1.WorkerMessage_Heartbeat:
+			// The echo renews the worker's lease on its attempts: it
+			// proves this leader heard the worker after it sent seq.
+			if seq := msg.Heartbeat.GetSeq(); seq > 0 {
+				c.enqueue(&longfairv1.LeaderMessage{Msg: &longfairv1.LeaderMessage_Heartbeat{Heartbeat: &longfairv1.Heartbeat{Seq: seq}}})
+			}
 		case *longfairv1.WorkerMessage_Goodbye:
 			// Escaped so that the reason is text the node-down entry may
 			// hold (no control characters) and prints safely.
@@ -359,6 +367,38 @@ func validateHello(h *longfairv1.WorkerHello) error {
 	return nil
 }
 
+// checkFence refuses a worker that would still run its attempts when this
+// leader reruns them elsewhere: it must fence (kill them after losing the
+// leader) at least fenceMargin before WorkerLossTimeout.
+func (t *leaderTerm) checkFence(h *longfairv1.WorkerHello) error {
+	node := h.GetAdvert().GetNodeId()
+	loss := time.Duration(t.s.cfg.WorkerLossTimeout)
+	fw := h.GetFencedWithin()
+	if fw == nil {
+		// An older worker, which does not fence: taken, so that a rolling
+		// upgrade works, but its tasks can overlap their reruns.
+		t.warnOnce(node, "no-fence", "the worker does not fence its tasks (an older version): if it is cut off, its tasks may run at the same time as their reruns; upgrade it")
+		t.mu.Lock()
+		delete(t.fencedWithin, node)
+		t.mu.Unlock()
+		return nil
+	}
+	if err := fw.CheckValid(); err != nil || fw.AsDuration() <= 0 {
+		return status.Errorf(codes.InvalidArgument, "hello's fenced_within is %v: give the worker's fence timeout plus its kill grace", fw)
+	}
+	d := fw.AsDuration()
+	if d+fenceMargin > loss {
+		return status.Errorf(codes.FailedPrecondition,
+			"worker %s kills its tasks %v after it loses the leader (--fence-timeout plus --kill-grace), but the servers rerun them elsewhere %v after (worker_loss_timeout): "+
+				"its tasks could run twice at once; the worker must fence at least %v before the servers rerun, so lower its --fence-timeout or --kill-grace to %v in all, or raise the servers' worker_loss_timeout to at least %v",
+			node, d, loss, fenceMargin, loss-fenceMargin, d+fenceMargin)
+	}
+	t.mu.Lock()
+	t.fencedWithin[node] = d
+	t.mu.Unlock()
+	return nil
+}
+
 func errorMessage(err error) string {
 	if st, ok := status.FromError(err); ok {
 		return st.Message()
@@ -379,16 +419,17 @@ func taskEventFromProto(e *longfairv1.TaskEvent) (fsm.TaskEvent, error) {
 		ev.Kind = fsm.TaskStarted
 	case longfairv1.TaskEventKind_TASK_EVENT_KIND_EXITED:
 		ev.Kind, ev.ExitCode = fsm.TaskExited, e.GetExitCode()
-		if d := e.GetRuntime(); d != nil {
-			if err := d.CheckValid(); err != nil {
-				return ev, fmt.Errorf("runtime: %w", err)
-			}
-			ev.Runtime = max(d.AsDuration(), 0)
-		}
 	case longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST:
+		// With a runtime: an attempt the worker fenced, charged for that.
 		ev.Kind = fsm.TaskLost
 	default:
 		return ev, fmt.Errorf("unknown event kind %v", e.GetKind())
+	}
+	if d := e.GetRuntime(); d != nil && ev.Kind != fsm.TaskStarted {
+		if err := d.CheckValid(); err != nil {
+			return ev, fmt.Errorf("runtime: %w", err)
+		}
+		ev.Runtime = max(d.AsDuration(), 0)
 	}
 	if ev.JobID == 0 || ev.Task < 0 || ev.Task >= fsm.MaxTasksPerJob || ev.Attempt < 1 || ev.Attempt > fsm.MaxAttemptsLimit {
 		return ev, fmt.Errorf("attempt %d of task %d of job %d cannot exist", ev.Attempt, ev.Task, ev.JobID)

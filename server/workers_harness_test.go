@@ -35,6 +35,9 @@ func testWorkerLogging(t testing.TB, c *testCluster, id string, tune func(*worke
 	cfg.WorkDir = filepath.Join(t.TempDir(), id)
 	cfg.Resources = map[string]float64{"cpu": 4, "mem": 8 << 30}
 	cfg.KillGrace = 500 * time.Millisecond
+	// Fenced within 2 s of losing the leader (with the kill grace): the
+	// harness's servers rerun tasks after 3 s.
+	cfg.FenceTimeout = 1500 * time.Millisecond
 	if tune != nil {
 		tune(&cfg)
 	}

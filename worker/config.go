@@ -67,8 +67,22 @@ type Config struct {
 	// written; 0 keeps them forever (janitor.go).
 	OutputRetention time.Duration
 	// KillGrace is how long a task gets between SIGTERM and SIGKILL when
-	// its walltime is over or its job is cancelled.
+	// its walltime is over, its job is cancelled or it is fenced.
 	KillGrace time.Duration
+	// FenceTimeout is how long the worker's tasks keep running while the
+	// worker is out of contact with the leader (stopped, hung, cut off or
+	// dead): then each task's supervisor kills it (SIGTERM, then SIGKILL
+	// after KillGrace), so that it never runs at the same time as the
+	// rerun the servers start once worker_loss_timeout has passed. It must
+	// be well above a leader failover (a few seconds), and FenceTimeout +
+	// KillGrace must be below the servers' worker_loss_timeout by their
+	// margin: the leader refuses a worker that fences too late.
+	FenceTimeout time.Duration
+	// Executable is the program each attempt's supervisor runs as (it
+	// must call Supervise first in main); empty is this program
+	// (/proc/self/exe on Linux, so that an upgrade replacing the file does
+	// not change what running agents start).
+	Executable string
 	// Observer, when set, is told when attempts start and end (metrics,
 	// benchmarks). Its methods must not block.
 	Observer Observer
@@ -91,10 +105,22 @@ func DefaultConfig() Config {
 		GossipAddr: DefaultGossipAddr,
 		GRPCAddr:   DefaultGRPCAddr,
 		KillGrace:  10 * time.Second,
+		// With the kill grace, 40 s: below the servers' default
+		// worker_loss_timeout (60 s) by more than their margin, and far
+		// above a leader failover (one to three seconds).
+		FenceTimeout: DefaultFenceTimeout,
 
 		OutputRetention: DefaultOutputRetention,
 	}
 }
+
+// DefaultFenceTimeout is the default FenceTimeout; MinFenceTimeout is the
+// shortest accepted: the lease is renewed every leader heartbeat (half a
+// second), and a few must be allowed to go missing.
+const (
+	DefaultFenceTimeout = 30 * time.Second
+	MinFenceTimeout     = time.Second
+)
 
 // Validate checks the configuration and says what to change when it is
 // wrong.
@@ -153,6 +179,9 @@ func (c Config) Validate() error {
 	errs = append(errs, c.checkSecurity()...)
 	if c.KillGrace < 0 {
 		errs = append(errs, fmt.Errorf("kill grace is %v: give zero or a positive duration", c.KillGrace))
+	}
+	if c.FenceTimeout < MinFenceTimeout {
+		errs = append(errs, fmt.Errorf("fence timeout is %v: give at least %v, well above a leader failover (the default is %v)", c.FenceTimeout, MinFenceTimeout, DefaultFenceTimeout))
 	}
 	if c.OutputRetention < 0 {
 		errs = append(errs, fmt.Errorf("output retention is %v: give a positive duration, or 0 to keep task output forever", c.OutputRetention))

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/longfair/longfair/worker"
 )
 
 // The CLI tests drive the built binary against one 'longfair dev' cluster:
@@ -32,6 +34,7 @@ var sharedDev struct {
 }
 
 func TestMain(m *testing.M) {
+	worker.Supervise() // tests run worker agents in this process
 	code := m.Run()
 	if d := sharedDev.dev; d != nil {
 		if err := d.stop(); err != nil {

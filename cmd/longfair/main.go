@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/longfair/longfair/core"
+	"github.com/longfair/longfair/worker"
 )
 
 // command is one subcommand: what it does in one line, and how to run it.
@@ -75,6 +76,9 @@ func jobGroup() func(args []string, stdout, stderr io.Writer) error {
 }
 
 func main() {
+	// A worker runs each task under this program started again as the
+	// task's supervisor (worker/supervise.go); that must come first.
+	worker.Supervise()
 	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 }
 
