@@ -65,6 +65,11 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	if refusal != nil {
 		return nil, refusal
 	}
+	if c.CheckFit {
+		if refusal := st.checkFit(demand); refusal != nil {
+			return nil, refusal
+		}
+	}
 	hold, err := ledger.WorstCaseHold(int(c.Tasks), c.Walltime, demand, st.settings.BillingWeights)
 	if err != nil {
 		return nil, invalid("%v", err)
