@@ -60,3 +60,32 @@ func TestShapesKeepTheLargestAndWordThem(t *testing.T) {
 		t.Errorf("Lacking with no shapes = %q", got)
 	}
 }
+
+// BenchmarkShapesPass is what a scheduling pass adds for the shapes at the
+// engine benchmark's scale: 10,000 nodes of two classes taken in, then the
+// demands of 10,000 jobs checked.
+func BenchmarkShapesPass(b *testing.B) {
+	caps := make([]Vector, 10000)
+	for i := range caps {
+		caps[i] = Vector{32, 128, 0}
+		if i%10 == 0 {
+			caps[i] = Vector{64, 96, 4}
+		}
+	}
+	demands := make([]Vector, 10000)
+	for i := range demands {
+		demands[i] = Vector{float64(1 + i%4), float64(1 + i%16), float64(i % 50 / 49)}
+	}
+	var s Shapes
+	for b.Loop() {
+		s = s[:0]
+		for _, c := range caps {
+			s = s.Add(c)
+		}
+		for _, d := range demands {
+			if !s.Holds(d) {
+				b.Fatal("a demand the nodes hold is not held")
+			}
+		}
+	}
+}
