@@ -75,6 +75,11 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	if refusal != nil {
 		return nil, refusal
 	}
+	if c.CheckFit {
+		if refusal := st.checkFit(demand); refusal != nil {
+			return nil, refusal
+		}
+	}
 	// The hold prices each task with ledger.Cost under the same weights
 	// and rule as its charge (endAttempt), so it covers every charge.
 	hold, err := ledger.WorstCaseHold(int(c.Tasks), c.Walltime, demand, st.settings.BillingWeights, st.settings.BillingRule)

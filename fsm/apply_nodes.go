@@ -52,6 +52,7 @@ func (b *batch) nodeUp(c *NodeUp, t ledger.Time) (any, error) {
 		st.nodes[rec.ID] = nd
 	}
 	nd.rec = rec
+	st.shapes = nil // the node's capacity may have changed
 	nd.free = capacity.Clone()
 	for _, id := range sortedTaskIDs(nd.tasks) {
 		st.take(nd, st.running[id].Demand)

@@ -131,6 +131,7 @@ func (s *state) growResources(n int) error {
 	for _, nd := range s.nodes {
 		nd.rec.Capacity, nd.free = pad(nd.rec.Capacity, n), pad(nd.free, n)
 	}
+	s.shapes = nil
 	for _, j := range s.jobs {
 		j.Demand = pad(j.Demand, n)
 	}

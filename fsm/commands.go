@@ -93,6 +93,13 @@ type UpdateSettings struct {
 // SubmitJob submits an array of Tasks identical tasks. RequestID, when set,
 // makes the submission idempotent: a second SubmitJob with the same id
 // returns the first job and holds nothing more.
+//
+// CheckFit refuses the job, holding nothing, when no known node — up or
+// down — could hold one of its tasks even idle (apply_fit.go); with no node
+// known yet there is nothing to judge and the job is accepted. Servers set
+// it on every submission. Entries written before it existed lack it and
+// apply as they did then, so a log replayed by a newer server rebuilds the
+// state it built when it was first applied.
 type SubmitJob struct {
 	// legacy marks an entry of the version before whole units
 	// (legacyVersion): it is applied as that release applied it, its
@@ -109,6 +116,7 @@ type SubmitJob struct {
 	Walltime    time.Duration      `json:"walltime"`
 	Command     []string           `json:"command"`
 	MaxAttempts int                `json:"max_attempts,omitempty"`
+	CheckFit    bool               `json:"check_fit,omitempty"`
 }
 
 // CancelJob cancels a job's pending tasks. Running tasks run until their

@@ -40,6 +40,10 @@
 //	CreateLatencyQueue, RemoveLatencyQueue     QueueInfo
 //	SetShares                                  SharesInfo
 //
+// SubmitJob with CheckFit (servers set it) refuses a task that no known
+// node, up or down, could hold even idle (apply_fit.go), so that no SU is
+// held for a job that can never start; with no node known yet it accepts.
+//
 // The leader's scheduler takes View(now), runs the policy engine on it and
 // proposes AssignFor(view, placements).
 //

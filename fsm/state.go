@@ -42,6 +42,10 @@ type state struct {
 	accountNames []string // sorted
 	users        map[string]*userRecord
 	nodes        map[string]*nodeState
+	// shapes are the largest shapes of the known nodes (apply_fit.go),
+	// computed when first needed: whatever changes a node's capacity or
+	// adds a node sets it to nil.
+	shapes ledger.Shapes
 
 	jobs        map[uint64]*jobRecord // jobs that have not ended
 	accountJobs map[string][]uint64   // their ids per account, ascending
