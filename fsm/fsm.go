@@ -59,6 +59,9 @@ type FSM struct {
 
 	// aclGen is the tokens' generation (ACLGeneration in acl_read.go).
 	aclGen atomic.Uint64
+
+	// integ is this replica's own record of its checkpoints (integrity.go).
+	integ *integrity
 }
 
 var (
@@ -79,7 +82,7 @@ func Open(opts Options) (*FSM, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	f := &FSM{log: logger, dir: opts.Dir, path: filepath.Join(opts.Dir, FileName), noSync: opts.noSync}
+	f := &FSM{log: logger, dir: opts.Dir, path: filepath.Join(opts.Dir, FileName), noSync: opts.noSync, integ: newIntegrity(logger)}
 	db, st, err := openStore(f.path)
 	if err != nil {
 		return nil, err
@@ -289,11 +292,33 @@ func (f *FSM) applyOnce(logs []*raft.Log, out []any, poisoned map[poisonKey]any)
 	if err != nil {
 		return -1, fmt.Errorf("begin transaction: %w", err)
 	}
-	b := newBatch(tx, f.st, f.log, f.hook)
+	b := newBatch(tx, f.st, f.log, f.hook, f.integ)
 	applied := false
 	for i, l := range logs {
 		if l.Index <= f.st.applied {
 			continue
+		}
+		if l.Type == raft.LogCommand && startsDigest(l.Data) {
+			// A checkpoint digests the state before it: commit what the
+			// batch applied so far, so a read transaction sees exactly the
+			// entries before this one, and digest that off the apply path.
+			if applied {
+				if err := b.finish(); err != nil {
+					_ = tx.Rollback()
+					return -1, err
+				}
+				if err := tx.Commit(); err != nil {
+					return -1, fmt.Errorf("commit before checkpoint %d: %w", l.Index, err)
+				}
+				applied = false
+			} else {
+				_ = tx.Rollback()
+			}
+			f.integ.start(f.db, l.Index)
+			if tx, err = f.db.Begin(true); err != nil {
+				return -1, fmt.Errorf("begin transaction after checkpoint %d: %w", l.Index, err)
+			}
+			b = newBatch(tx, f.st, f.log, f.hook, f.integ)
 		}
 		if l.Type == raft.LogCommand {
 			res, panicked, err := b.applyEntry(l, i, poisoned)

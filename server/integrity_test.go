@@ -1,0 +1,175 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/fsm"
+)
+
+// editGrantAmounts multiplies every grant's amount in a stopped server's
+// fsm.db by factor, as someone editing the file with bbolt would: a
+// well-formed file whose state no longer matches the log.
+func editGrantAmounts(t *testing.T, dataDir string, factor int64) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dataDir, "fsm", fsm.FileName), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("grants"))
+		edits := map[string][]byte{}
+		err := b.ForEach(func(k, v []byte) error {
+			var rec map[string]any
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return err
+			}
+			rec["amount"] = int64(rec["amount"].(float64)) * factor
+			out, err := json.Marshal(rec)
+			edits[string(k)] = out
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if len(edits) == 0 {
+			t.Fatal("no grant to edit")
+		}
+		for k, v := range edits {
+			if err := b.Put([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func withStateCheckEvery(d time.Duration) func(*Config) {
+	return func(c *Config) { c.StateCheck.Interval = Duration(d) }
+}
+
+// TestEditedStateIsFoundAndRefused edits a grant's amount in one stopped
+// follower's fsm.db and restarts it. At the next state check it must stop
+// serving reads and say why, the others must keep serving the true amount,
+// writes through it must still reach the leader, and the operator's
+// verify-state must name it as the one that diverged.
+func TestEditedStateIsFoundAndRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestClusterWith(t, 3, withStateCheckEvery(100*time.Millisecond))
+	leader := c.waitLeader(ctx)
+	lconn := c.conn(leader)
+	if _, err := longfairv1.NewAccountsClient(lconn).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "astro"}); err != nil {
+		t.Fatal(err)
+	}
+	const amount = 5_000_000
+	if _, err := longfairv1.NewGrantsClient(lconn).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: "g1", Account: "astro", AmountMicroSu: amount}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitConverged(ctx)
+
+	victim := c.follower(ctx)
+	vi := c.index(victim)
+	c.stop(vi)
+	editGrantAmounts(t, c.cfgs[vi].DataDir, 1000)
+	victim = c.start(vi)
+	// Something is written after the restart, so the periodic check runs.
+	if err := retryUnavailable(ctx, t, func() error {
+		_, err := longfairv1.NewAccountsClient(c.conn(c.waitLeader(ctx))).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "bio"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The edited server stops serving reads, saying why.
+	vconn := c.conn(victim)
+	var readErr error
+	var served []*longfairv1.Grant
+	found := time.Now().Add(20 * time.Second)
+	for {
+		rctx, rcancel := context.WithTimeout(ctx, 2*time.Second)
+		resp, err := longfairv1.NewGrantsClient(vconn).ListGrants(rctx, &longfairv1.ListGrantsRequest{Account: "astro"})
+		rcancel()
+		if err == nil {
+			served = resp.GetGrants()
+		}
+		if err != nil && strings.Contains(status.Convert(err).Message(), "diverged") {
+			readErr = err
+			break
+		}
+		if time.Now().After(found) {
+			t.Fatalf("the edited server still serves reads after 20s (grants %v; last answer %v): its edited state was never found", served, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	msg := status.Convert(readErr).Message()
+	if status.Code(readErr) != codes.Unavailable || !strings.Contains(msg, "index") || !strings.Contains(msg, "restore") {
+		t.Errorf("the refusal is %v; want Unavailable naming the index and saying to restore the server", readErr)
+	}
+	if err := victim.Ready(); err == nil || !strings.Contains(err.Error(), "diverged") {
+		t.Errorf("readiness of the edited server: %v; want it not ready because its state diverged", err)
+	}
+
+	// The others serve the true amount and are ready.
+	for _, s := range c.running() {
+		if s == victim {
+			continue
+		}
+		resp, err := longfairv1.NewGrantsClient(c.conn(s)).ListGrants(ctx, &longfairv1.ListGrantsRequest{Account: "astro"})
+		if err != nil {
+			t.Fatalf("%s refuses reads: %v", s.NodeID(), err)
+		}
+		if g := resp.GetGrants(); len(g) != 1 || g[0].GetAmountMicroSu() != amount {
+			t.Errorf("%s serves grants %v; want the one of %d", s.NodeID(), g, amount)
+		}
+		if err := s.Ready(); err != nil {
+			t.Errorf("%s is not ready: %v", s.NodeID(), err)
+		}
+	}
+
+	// A write sent through the edited server is forwarded to the leader.
+	if err := retryUnavailable(ctx, t, func() error {
+		_, err := longfairv1.NewGrantsClient(vconn).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: "g3", Account: "astro", AmountMicroSu: 7})
+		return err
+	}); err != nil {
+		t.Errorf("a write through the edited server: %v", err)
+	}
+
+	// The operator's check names it.
+	var vs *longfairv1.VerifyStateResponse
+	if err := retryUnavailable(ctx, t, func() error {
+		var err error
+		vs, err = longfairv1.NewOperatorClient(vconn).VerifyState(ctx, &longfairv1.VerifyStateRequest{})
+		return err
+	}); err != nil {
+		t.Fatalf("verify-state: %v", err)
+	}
+	if vs.GetIndex() == 0 || vs.GetMajorityDigest() == "" {
+		t.Errorf("verify-state has no checkpoint index or majority: %v", vs)
+	}
+	for _, row := range vs.GetServers() {
+		want := "OK"
+		if row.GetId() == victim.NodeID() {
+			want = "DIVERGED"
+		}
+		if row.GetStatus() != want {
+			t.Errorf("verify-state says %s is %s (%s); want %s", row.GetId(), row.GetStatus(), row.GetDetail(), want)
+		}
+	}
+	if len(vs.GetServers()) != 3 {
+		t.Errorf("verify-state reports %d servers, want 3", len(vs.GetServers()))
+	}
+}
