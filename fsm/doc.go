@@ -35,6 +35,14 @@
 //	SetAccountGroup                            AccountInfo
 //	CreateLatencyQueue, RemoveLatencyQueue     QueueInfo
 //	SetShares                                  SharesInfo
+//	Checkpoint                                 CheckpointInfo
+//
+// A Checkpoint entry (integrity.go) has every replica digest its state as
+// of the entry before it, from a read transaction off the apply path; a
+// second one carries the leader's digest, and a replica whose own differs
+// marks itself diverged (Diverged) — locally, never in replicated state.
+// Open checks the bbolt file page by page first and refuses a damaged one
+// with a *boltcheck.CorruptError naming it, never a panic.
 //
 // The leader's scheduler takes View(now), runs the policy engine on it and
 // proposes AssignFor(view, placements).
