@@ -95,15 +95,14 @@ type Divergence struct {
 	// Index is the checkpoint's index: the states compared are those after
 	// every entry before it.
 	Index uint64
-	// Local is this replica's digest, Other the one it was compared with.
+	// Local is this replica's digest, Other the one it was compared with:
+	// most servers', or the leader's when most could not be asked.
 	Local, Other [32]byte
-	// From names what Other is: "the leader" or "most servers".
-	From string
 }
 
 func (d *Divergence) Error() string {
-	return fmt.Sprintf("this server's state diverged from %s at index %d (digest %x here, %x there) and it no longer serves reads: restore it: %s",
-		d.From, d.Index, d.Local[:8], d.Other[:8], DamagedStateRemedy)
+	return fmt.Sprintf("this server's state diverged from the group's at index %d (digest %x here, %x in the group) and it no longer serves reads: restore it: %s",
+		d.Index, d.Local[:8], d.Other[:8], DamagedStateRemedy)
 }
 
 // keptCheckpoints is how many checkpoints' digests a replica remembers.
@@ -187,13 +186,13 @@ func (in *integrity) record(index uint64, sum [32]byte, err error) {
 		in.log.Error("fsm: could not digest the state at a checkpoint; it will not be compared", "index", index, "err", err)
 	} else if want, ok := in.expected[index]; ok {
 		delete(in.expected, index)
-		in.compare(index, sum, want, "the leader")
+		in.compare(index, sum, want)
 	}
 	in.notify()
 }
 
-// expect records the leader's digest at checkpoint index, and compares it
-// with this replica's when that is known.
+// expect records the group's digest at checkpoint index (as the leader
+// judged it), and compares it with this replica's when that is known.
 func (in *integrity) expect(index uint64, leader [32]byte) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -204,7 +203,7 @@ func (in *integrity) expect(index uint64, leader [32]byte) {
 	case !r.done:
 		in.expected[index] = leader
 	case r.err == nil:
-		in.compare(index, r.sum, leader, "the leader")
+		in.compare(index, r.sum, leader)
 		in.notify()
 	}
 }
@@ -213,19 +212,19 @@ func (in *integrity) expect(index uint64, leader [32]byte) {
 // clears an earlier mismatch: the state is the same again (the record
 // that differed was rewritten, or the mismatch was the leader's).
 // The caller holds mu.
-func (in *integrity) compare(index uint64, local, other [32]byte, from string) {
+func (in *integrity) compare(index uint64, local, other [32]byte) {
 	if local == other {
 		if in.diverged != nil && in.diverged.Index < index {
-			in.log.Warn("fsm: the state matches the leader's again; serving reads", "index", index, "diverged_at", in.diverged.Index)
+			in.log.Warn("fsm: the state matches the group's again; serving reads", "index", index, "diverged_at", in.diverged.Index)
 			in.diverged = nil
 		}
 		return
 	}
-	d := &Divergence{Index: index, Local: local, Other: other, From: from}
+	d := &Divergence{Index: index, Local: local, Other: other}
 	if in.diverged == nil || in.diverged.Index <= index {
 		in.diverged = d
 	}
-	in.log.Error("fsm: STATE DIVERGED: this server's state differs from "+from+"'s at a checkpoint; it stops serving reads until restored",
+	in.log.Error("fsm: STATE DIVERGED: this server's state differs from the group's at a checkpoint; it stops serving reads until restored",
 		"index", index, "local_digest", fmt.Sprintf("%x", local), "other_digest", fmt.Sprintf("%x", other), "remedy", DamagedStateRemedy)
 }
 
@@ -240,18 +239,6 @@ func (f *FSM) Diverged() *Divergence {
 	}
 	d := *in.diverged
 	return &d
-}
-
-// MarkDiverged records that this replica's digest at checkpoint index
-// differs from most servers' (the server finds it by asking them, as the
-// operator's verify-state does): the case where the leader itself is the
-// damaged replica, which its own comparisons cannot show.
-func (f *FSM) MarkDiverged(index uint64, local, majority [32]byte) {
-	in := f.integ
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.compare(index, local, majority, "most servers")
-	in.notify()
 }
 
 // LatestCheckpoint is the index of the newest checkpoint this replica has

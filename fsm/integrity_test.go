@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
 
+	"github.com/longfair/longfair/internal/boltcheck"
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -237,6 +238,25 @@ func BenchmarkDigest(b *testing.B) {
 	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
+	b.Run("precheck", func(b *testing.B) {
+		for range b.N {
+			if err := boltcheck.Precheck(f.path, ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bbolt-check", func(b *testing.B) {
+		db, err := bolt.Open(f.path, 0o600, &bolt.Options{ReadOnly: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		for range b.N {
+			if err := db.View(func(tx *bolt.Tx) error { return boltcheck.Check(tx, f.path, "") }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("open-with-check", func(b *testing.B) {
 		for range b.N {
 			g, err := Open(Options{Dir: dir, noSync: true})

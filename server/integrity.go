@@ -51,6 +51,10 @@ func (s *Server) stateCheckLoop(ctx context.Context) {
 		if !s.IsLeader() || !s.leaderReady.Load() {
 			continue
 		}
+		if s.fsm.Diverged() != nil {
+			s.stepDownDiverged()
+			continue
+		}
 		applied := s.raft.AppliedIndex()
 		if applied <= s.lastCheck.Load() {
 			// Nothing was written since the last round compared.
@@ -64,36 +68,53 @@ func (s *Server) stateCheckLoop(ctx context.Context) {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, stateCheckTimeout)
-		index, _, err := s.checkState(cctx)
+		// Without tokens the leader can ask the other servers for their
+		// digests, and so find out when it is the damaged one; with tokens
+		// it has none to ask with, and verify-state does that.
+		resp, err := s.checkState(cctx, !s.cfg.ACL.Enabled)
 		cancel()
 		last = time.Now()
 		if err != nil && ctx.Err() == nil {
 			s.logger.Warn("state check round failed; the next round retries", "error", err)
 			continue
 		}
-		s.logger.Debug("state check round committed", "checkpoint", index)
+		s.logger.Debug("state check round committed", "checkpoint", resp.GetIndex(), "majority", resp.GetMajorityDigest())
 	}
 }
 
 // checkState runs one round on the leader: a checkpoint, the leader's
-// digest of it, and the entry that has every replica compare. It returns
-// the checkpoint's index and the leader's digest.
-func (s *Server) checkState(ctx context.Context) (uint64, [32]byte, error) {
-	var zero [32]byte
+// digest of it and, when ask is set, every server's; then the entry that
+// has every replica compare its digest with the one most servers hold (the
+// leader's own when no digest has a majority or nobody was asked). A
+// damaged leader thus marks itself, not its followers, and steps down.
+func (s *Server) checkState(ctx context.Context, ask bool) (*longfairv1.VerifyStateResponse, error) {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
 	index, err := s.proposeCheckpoint(ctx, &fsm.Checkpoint{})
 	if err != nil {
-		return 0, zero, err
+		return nil, err
 	}
-	digest, err := s.fsm.CheckpointDigest(ctx, index)
+	own, err := s.fsm.CheckpointDigest(ctx, index)
 	if err != nil {
-		return 0, zero, status.Errorf(codes.Internal, "digest the leader's state at checkpoint %d: %v", index, err)
+		return nil, status.Errorf(codes.Internal, "digest the leader's state at checkpoint %d: %v", index, err)
 	}
-	if _, err := s.proposeCheckpoint(ctx, &fsm.Checkpoint{CompareIndex: index, Digest: hex.EncodeToString(digest[:])}); err != nil {
-		return 0, zero, err
+	resp := &longfairv1.VerifyStateResponse{Index: index}
+	if ask {
+		resp.Servers = s.collectDigests(ctx, index)
+		judge(resp)
 	}
-	return index, digest, nil
+	compare := own
+	if resp.MajorityDigest != "" {
+		compare, _ = fsm.ParseDigest(resp.MajorityDigest)
+	}
+	if _, err := s.proposeCheckpoint(ctx, &fsm.Checkpoint{CompareIndex: index, Digest: hex.EncodeToString(compare[:])}); err != nil {
+		return nil, err
+	}
+	if compare != own {
+		// Applying that entry marked this server diverged.
+		s.stepDownDiverged()
+	}
+	return resp, nil
 }
 
 // proposeCheckpoint commits cmd in an entry of its own (the FSM refuses
@@ -121,18 +142,12 @@ func divergedStatus(d *fsm.Divergence) error {
 	return status.Error(codes.Unavailable, d.Error())
 }
 
-// VerifyState is the operator's check, on the leader: a round, then every
-// server's digest at the round's checkpoint, judged against the digest
-// most servers hold. A leader that most servers disagree with marks
-// itself diverged and hands leadership over.
-func (s *Server) VerifyState(ctx context.Context) (*longfairv1.VerifyStateResponse, error) {
-	index, _, err := s.checkState(ctx)
-	if err != nil {
-		return nil, err
-	}
+// collectDigests asks every server in the configuration for its digest at
+// checkpoint index, with the caller's credentials.
+func (s *Server) collectDigests(ctx context.Context, index uint64) []*longfairv1.ServerStateDigest {
 	peers, err := s.Peers()
 	if err != nil {
-		return nil, err
+		return []*longfairv1.ServerStateDigest{s.localDigest(ctx, index)}
 	}
 	rows := make([]*longfairv1.ServerStateDigest, len(peers))
 	var wg sync.WaitGroup
@@ -144,19 +159,24 @@ func (s *Server) VerifyState(ctx context.Context) (*longfairv1.VerifyStateRespon
 		}()
 	}
 	wg.Wait()
-	resp := &longfairv1.VerifyStateResponse{Index: index, Servers: rows}
+	return rows
+}
+
+// judge finds the digest more than half of the servers hold and says of
+// each server whether it agrees.
+func judge(resp *longfairv1.VerifyStateResponse) {
 	counts := map[string]int{}
-	for _, r := range rows {
+	for _, r := range resp.Servers {
 		if r.GetDigest() != "" {
 			counts[r.GetDigest()]++
 		}
 	}
 	for d, n := range counts {
-		if 2*n > len(rows) {
+		if 2*n > len(resp.Servers) {
 			resp.MajorityDigest = d
 		}
 	}
-	for _, r := range rows {
+	for _, r := range resp.Servers {
 		switch {
 		case r.GetDigest() == "":
 			r.Status = "UNKNOWN"
@@ -167,28 +187,15 @@ func (s *Server) VerifyState(ctx context.Context) (*longfairv1.VerifyStateRespon
 			r.Status = "OK"
 		default:
 			r.Status = "DIVERGED"
-			r.Detail = fmt.Sprintf("its state differs from most servers' at index %d: restore it: %s", index, fsm.DamagedStateRemedy)
+			r.Detail = fmt.Sprintf("its state differs from most servers' at index %d: restore it: %s", resp.Index, fsm.DamagedStateRemedy)
 		}
 	}
-	if resp.MajorityDigest != "" {
-		s.judgeSelf(index, resp.MajorityDigest)
-	}
-	return resp, nil
 }
 
-// judgeSelf marks the leader diverged when most servers hold another
-// digest, and hands leadership to one of them.
-func (s *Server) judgeSelf(index uint64, majority string) {
-	want, err := fsm.ParseDigest(majority)
-	if err != nil {
-		return
-	}
-	own, err := s.fsm.CheckpointDigest(context.Background(), index)
-	if err != nil || own == want {
-		return
-	}
-	s.fsm.MarkDiverged(index, own, want)
-	s.stepDownDiverged()
+// VerifyState is the operator's check, on the leader: a round in which
+// every server is asked for its digest, with the caller's credentials.
+func (s *Server) VerifyState(ctx context.Context) (*longfairv1.VerifyStateResponse, error) {
+	return s.checkState(ctx, true)
 }
 
 // stepDownDiverged hands leadership over, once, when this leader's state

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -172,4 +173,89 @@ func TestEditedStateIsFoundAndRefused(t *testing.T) {
 	if len(vs.GetServers()) != 3 {
 		t.Errorf("verify-state reports %d servers, want 3", len(vs.GetServers()))
 	}
+}
+
+// TestDamagedLeaderIsJudgedByMostServers edits the state of the server
+// that then leads. Its followers agree with each other, not with it:
+// verify-state must name the leader as the one that diverged, leave the
+// followers serving, and the leader must hand leadership over.
+func TestDamagedLeaderIsJudgedByMostServers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	// No periodic checks: verify-state alone must find it.
+	c := newTestClusterWith(t, 3, withStateCheckEvery(0))
+	leader := c.waitLeader(ctx)
+	if _, err := longfairv1.NewAccountsClient(c.conn(leader)).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "astro"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := longfairv1.NewGrantsClient(c.conn(leader)).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: "g1", Account: "astro", AmountMicroSu: 5_000_000}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitConverged(ctx)
+	victim := c.follower(ctx)
+	vi := c.index(victim)
+	c.stop(vi)
+	editGrantAmounts(t, c.cfgs[vi].DataDir, 1000)
+	victim = c.start(vi)
+
+	// Once it has caught up, it is made the leader.
+	for {
+		cur := c.waitLeader(ctx)
+		if cur == victim && victim.leaderReady.Load() {
+			break
+		}
+		if cur != victim && victim.raft.AppliedIndex() >= cur.raft.AppliedIndex() {
+			_ = cur.raft.LeadershipTransferToServer(raft.ServerID(victim.NodeID()), raft.ServerAddress(victim.RaftAddr())).Error()
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("could not make %s the leader", victim.NodeID())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	var followers []*Server
+	for _, s := range c.running() {
+		if s != victim {
+			followers = append(followers, s)
+		}
+	}
+	var vs *longfairv1.VerifyStateResponse
+	if err := retryUnavailable(ctx, t, func() error {
+		var err error
+		vs, err = longfairv1.NewOperatorClient(c.conn(followers[0])).VerifyState(ctx, &longfairv1.VerifyStateRequest{})
+		return err
+	}); err != nil {
+		t.Fatalf("verify-state: %v", err)
+	}
+	for _, row := range vs.GetServers() {
+		want := "OK"
+		if row.GetId() == victim.NodeID() {
+			want = "DIVERGED"
+		}
+		if row.GetStatus() != want {
+			t.Errorf("verify-state says %s is %s (%s); want %s", row.GetId(), row.GetStatus(), row.GetDetail(), want)
+		}
+	}
+
+	// The damaged leader marks itself and hands leadership over; the
+	// followers, which agree with each other, keep serving.
+	for victim.IsLeader() || victim.FSM().Diverged() == nil {
+		if ctx.Err() != nil {
+			t.Fatalf("the damaged server still leads (%v) or does not know it diverged (%v)", victim.IsLeader(), victim.FSM().Diverged())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := longfairv1.NewGrantsClient(c.conn(victim)).ListGrants(ctx, &longfairv1.ListGrantsRequest{Account: "astro"}); status.Code(err) != codes.Unavailable {
+		t.Errorf("a read on the damaged server: %v; want Unavailable", err)
+	}
+	for _, s := range followers {
+		if d := s.FSM().Diverged(); d != nil {
+			t.Errorf("%s agrees with most servers but marked itself diverged: %v", s.NodeID(), d)
+		}
+		resp, err := longfairv1.NewGrantsClient(c.conn(s)).ListGrants(ctx, &longfairv1.ListGrantsRequest{Account: "astro"})
+		if err != nil || len(resp.GetGrants()) != 1 || resp.GetGrants()[0].GetAmountMicroSu() != 5_000_000 {
+			t.Errorf("%s serves %v, %v; want the grant of 5000000", s.NodeID(), resp.GetGrants(), err)
+		}
+	}
+	c.waitLeader(ctx)
 }

@@ -37,6 +37,7 @@ type walker struct {
 	ps   int64
 	hw   uint64 // the high-water page id: pages at or above it are unused
 	seen map[uint64]bool
+	bufs [][]byte // one page buffer per tree depth (page)
 }
 
 // walk checks the page tree and the freelist that m describes.
@@ -65,8 +66,10 @@ func inRange(k, prev, lo, hi []byte, first bool) bool {
 	return hi == nil || bytes.Compare(k, hi) < 0
 }
 
-// page reads page id with its overflow pages and checks its header.
-func (w *walker) page(id uint64) ([]byte, error) {
+// page reads page id with its overflow pages and checks its header. The
+// bytes are in a buffer kept for depth: valid until the next page read at
+// the same depth, so a branch's keys outlive the walk of its children.
+func (w *walker) page(id uint64, depth int) ([]byte, error) {
 	if id < 2 || id >= w.hw {
 		return nil, fmt.Errorf("a reference to page %d, outside the file's pages 2–%d", id, w.hw-1)
 	}
@@ -74,19 +77,22 @@ func (w *walker) page(id uint64) ([]byte, error) {
 		return nil, fmt.Errorf("page %d is referenced twice", id)
 	}
 	w.seen[id] = true
-	var hdr [pageHeaderSize]byte
-	if _, err := w.r.ReadAt(hdr[:], int64(id)*w.ps); err != nil {
+	buf := w.buffer(depth, w.ps)
+	if _, err := w.r.ReadAt(buf, int64(id)*w.ps); err != nil {
 		return nil, fmt.Errorf("read page %d: %v", id, err)
 	}
 	le := binary.LittleEndian
-	if got := le.Uint64(hdr[0:]); got != id {
+	if got := le.Uint64(buf[0:]); got != id {
 		return nil, fmt.Errorf("page %d identifies itself as page %d", id, got)
 	}
-	overflow := uint64(le.Uint32(hdr[12:]))
+	overflow := uint64(le.Uint32(buf[12:]))
+	if overflow == 0 {
+		return buf, nil
+	}
 	if id+overflow >= w.hw {
 		return nil, fmt.Errorf("page %d runs %d pages past the file's last page", id, id+overflow-w.hw+1)
 	}
-	buf := make([]byte, int64(overflow+1)*w.ps)
+	buf = w.buffer(depth, int64(overflow+1)*w.ps)
 	if _, err := w.r.ReadAt(buf, int64(id)*w.ps); err != nil {
 		return nil, fmt.Errorf("read page %d: %v", id, err)
 	}
@@ -96,8 +102,19 @@ func (w *walker) page(id uint64) ([]byte, error) {
 	return buf, nil
 }
 
+// buffer returns depth's buffer, n bytes long.
+func (w *walker) buffer(depth int, n int64) []byte {
+	for len(w.bufs) <= depth {
+		w.bufs = append(w.bufs, nil)
+	}
+	if int64(cap(w.bufs[depth])) < n {
+		w.bufs[depth] = make([]byte, n)
+	}
+	return w.bufs[depth][:n]
+}
+
 func (w *walker) freelist(id uint64) error {
-	p, err := w.page(id)
+	p, err := w.page(id, 0)
 	if err != nil {
 		return fmt.Errorf("freelist: %v", err)
 	}
@@ -126,7 +143,7 @@ func (w *walker) tree(id uint64, depth int, lo, hi []byte) error {
 	if depth > maxTreeDepth {
 		return fmt.Errorf("page %d is %d levels deep: the tree loops", id, depth)
 	}
-	p, err := w.page(id)
+	p, err := w.page(id, depth)
 	if err != nil {
 		return err
 	}
