@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -27,9 +28,23 @@ import (
 // stateCheckTimeout bounds one check round: two commits and a digest.
 const stateCheckTimeout = time.Minute
 
+// How long a round waits for one server's digest: reaching it, and its
+// applying the checkpoint and digesting its state. The periodic round
+// waits less, so that a server that is down does not hold up the others'
+// comparison for long; verify-state waits up to most of its caller's
+// deadline.
+const (
+	peerDigestWait       = 5 * time.Second
+	verifyPeerDigestWait = 30 * time.Second
+)
+
 // stateCheckLoop runs check rounds on the leader: every
 // state_check.interval while anything was written, or sooner once
-// state_check.entries entries were applied since the last checkpoint.
+// state_check.entries entries were applied since the last checkpoint; and
+// at once when this server starts leading or a server joins or leaves the
+// pool, so that a server restarted on a changed data dir is compared as
+// soon as it is back (the start-up comparison: its files were already
+// checked page by page when it opened them).
 func (s *Server) stateCheckLoop(ctx context.Context) {
 	every, entries := time.Duration(s.cfg.StateCheck.Interval), s.cfg.StateCheck.Entries
 	if every <= 0 && entries == 0 {
@@ -41,37 +56,46 @@ func (s *Server) stateCheckLoop(ctx context.Context) {
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
+	changed := s.gossip.subscribe()
+	defer s.gossip.unsubscribe(changed)
 	last := time.Now()
+	soon, leading := false, false
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-changed:
+			soon = true
+			continue
 		case <-t.C:
 		}
 		if !s.IsLeader() || !s.leaderReady.Load() {
+			leading = false
 			continue
+		}
+		if !leading {
+			leading, soon = true, true
 		}
 		if s.fsm.Diverged() != nil {
 			s.stepDownDiverged()
 			continue
 		}
 		applied := s.raft.AppliedIndex()
-		if applied <= s.lastCheck.Load() {
-			// Nothing was written since the last round compared.
-			continue
-		}
-		due := every > 0 && time.Since(last) >= every
-		if entries > 0 && applied >= s.fsm.LatestCheckpoint()+entries {
-			due = true
+		due := soon
+		if applied > s.lastCheck.Load() {
+			// Something was written since the last round compared.
+			due = due || every > 0 && time.Since(last) >= every
+			due = due || entries > 0 && applied >= s.fsm.LatestCheckpoint()+entries
 		}
 		if !due {
 			continue
 		}
+		soon = false
 		cctx, cancel := context.WithTimeout(ctx, stateCheckTimeout)
 		// Without tokens the leader can ask the other servers for their
 		// digests, and so find out when it is the damaged one; with tokens
 		// it has none to ask with, and verify-state does that.
-		resp, err := s.checkState(cctx, !s.cfg.ACL.Enabled)
+		resp, err := s.checkState(cctx, !s.cfg.ACL.Enabled, peerDigestWait)
 		cancel()
 		last = time.Now()
 		if err != nil && ctx.Err() == nil {
@@ -87,7 +111,7 @@ func (s *Server) stateCheckLoop(ctx context.Context) {
 // has every replica compare its digest with the one most servers hold (the
 // leader's own when no digest has a majority or nobody was asked). A
 // damaged leader thus marks itself, not its followers, and steps down.
-func (s *Server) checkState(ctx context.Context, ask bool) (*longfairv1.VerifyStateResponse, error) {
+func (s *Server) checkState(ctx context.Context, ask bool, wait time.Duration) (*longfairv1.VerifyStateResponse, error) {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
 	index, err := s.proposeCheckpoint(ctx, &fsm.Checkpoint{})
@@ -100,7 +124,7 @@ func (s *Server) checkState(ctx context.Context, ask bool) (*longfairv1.VerifySt
 	}
 	resp := &longfairv1.VerifyStateResponse{Index: index}
 	if ask {
-		resp.Servers = s.collectDigests(ctx, index)
+		resp.Servers = s.collectDigests(ctx, index, wait)
 		judge(resp)
 	}
 	compare := own
@@ -144,7 +168,7 @@ func divergedStatus(d *fsm.Divergence) error {
 
 // collectDigests asks every server in the configuration for its digest at
 // checkpoint index, with the caller's credentials.
-func (s *Server) collectDigests(ctx context.Context, index uint64) []*longfairv1.ServerStateDigest {
+func (s *Server) collectDigests(ctx context.Context, index uint64, wait time.Duration) []*longfairv1.ServerStateDigest {
 	peers, err := s.Peers()
 	if err != nil {
 		return []*longfairv1.ServerStateDigest{s.localDigest(ctx, index)}
@@ -155,7 +179,7 @@ func (s *Server) collectDigests(ctx context.Context, index uint64) []*longfairv1
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rows[i] = s.peerDigest(ctx, p, index)
+			rows[i] = s.peerDigest(ctx, p, index, wait)
 		}()
 	}
 	wg.Wait()
@@ -195,7 +219,9 @@ func judge(resp *longfairv1.VerifyStateResponse) {
 // VerifyState is the operator's check, on the leader: a round in which
 // every server is asked for its digest, with the caller's credentials.
 func (s *Server) VerifyState(ctx context.Context) (*longfairv1.VerifyStateResponse, error) {
-	return s.checkState(ctx, true)
+	// Leave a fifth of the caller's time to answer with what came back.
+	wait := min(verifyPeerDigestWait, timeoutFrom(ctx, verifyPeerDigestWait)*4/5)
+	return s.checkState(ctx, true, wait)
 }
 
 // stepDownDiverged hands leadership over, once, when this leader's state
@@ -215,7 +241,7 @@ func (s *Server) stepDownDiverged() {
 
 // peerDigest asks server p for its digest at checkpoint index, with the
 // caller's credentials; this server answers for itself.
-func (s *Server) peerDigest(ctx context.Context, p Peer, index uint64) *longfairv1.ServerStateDigest {
+func (s *Server) peerDigest(ctx context.Context, p Peer, index uint64, wait time.Duration) *longfairv1.ServerStateDigest {
 	if p.ID == s.cfg.NodeID {
 		return s.localDigest(ctx, index)
 	}
@@ -229,9 +255,11 @@ func (s *Server) peerDigest(ctx context.Context, p Peer, index uint64) *longfair
 		row.Detail = err.Error()
 		return row
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeoutFrom(ctx, 30*time.Second))
+	cctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	got, err := longfairv1.NewOperatorClient(conn).GetStateDigest(s.outgoingContext(cctx), &longfairv1.GetStateDigestRequest{Index: index})
+	// A server that was down a moment ago is reconnected to, not given up
+	// on at once because of its connection's last failure.
+	got, err := longfairv1.NewOperatorClient(conn).GetStateDigest(s.outgoingContext(cctx), &longfairv1.GetStateDigestRequest{Index: index}, grpc.WaitForReady(true))
 	if err != nil {
 		row.Detail = fmt.Sprintf("no answer from %s: %v", p.GRPCAddr, status.Convert(err).Message())
 		return row

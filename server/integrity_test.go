@@ -58,6 +58,23 @@ func editGrantAmounts(t *testing.T, dataDir string, factor int64) {
 	}
 }
 
+// waitGossipSees waits until every running server has s in its gossip
+// view, so that the leader can ask it for its digest.
+func waitGossipSees(ctx context.Context, t *testing.T, c *testCluster, s *Server) {
+	t.Helper()
+	for _, o := range c.running() {
+		for {
+			if _, ok := o.gossip.Server(s.NodeID()); ok {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s does not see %s in the gossip pool", o.NodeID(), s.NodeID())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
 func withStateCheckEvery(d time.Duration) func(*Config) {
 	return func(c *Config) { c.StateCheck.Interval = Duration(d) }
 }
@@ -149,7 +166,8 @@ func TestEditedStateIsFoundAndRefused(t *testing.T) {
 		t.Errorf("a write through the edited server: %v", err)
 	}
 
-	// The operator's check names it.
+	// The operator's check names it, once every server knows where it is.
+	waitGossipSees(ctx, t, c, victim)
 	var vs *longfairv1.VerifyStateResponse
 	if err := retryUnavailable(ctx, t, func() error {
 		var err error
@@ -213,6 +231,7 @@ func TestDamagedLeaderIsJudgedByMostServers(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 
+	waitGossipSees(ctx, t, c, victim)
 	var followers []*Server
 	for _, s := range c.running() {
 		if s != victim {
