@@ -169,3 +169,32 @@ func firstLines(s string, n int) string {
 	lines := strings.SplitN(s, "\n", n+1)
 	return strings.Join(lines[:min(n, len(lines))], "\n")
 }
+
+// TestVerifyStateCommandShowsEveryServer runs 'longfair operator
+// verify-state' against a healthy three-server group: one row per server,
+// all at the same checkpoint index with the same digest, all OK, and exit
+// status 0.
+func TestVerifyStateCommandShowsEveryServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	g := startBackupGroup(ctx, t, "vs", 3)
+	out := cli(t, "operator", "verify-state", "--addr", g.addr())
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "SERVER") {
+		t.Fatalf("verify-state printed:\n%s\nwant a header and one row per server", out)
+	}
+	var index, digest string
+	for _, line := range lines[1:] {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[3] != "OK" {
+			t.Errorf("row %q: want OK", line)
+			continue
+		}
+		if index == "" {
+			index, digest = f[1], f[2]
+		}
+		if f[1] != index || f[2] != digest {
+			t.Errorf("row %q: want index %s and digest %s like the others", line, index, digest)
+		}
+	}
+}
