@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -128,7 +129,9 @@ type integrity struct {
 	digests  map[uint64]*digestResult
 	expected map[uint64][32]byte
 	latest   uint64
-	diverged *Divergence
+	// diverged is written under mu and read without it: every read the
+	// server serves looks at it.
+	diverged atomic.Pointer[Divergence]
 }
 
 func newIntegrity(log *slog.Logger) *integrity {
@@ -213,16 +216,16 @@ func (in *integrity) expect(index uint64, leader [32]byte) {
 // that differed was rewritten, or the mismatch was the leader's).
 // The caller holds mu.
 func (in *integrity) compare(index uint64, local, other [32]byte) {
+	prev := in.diverged.Load()
 	if local == other {
-		if in.diverged != nil && in.diverged.Index < index {
-			in.log.Warn("fsm: the state matches the group's again; serving reads", "index", index, "diverged_at", in.diverged.Index)
-			in.diverged = nil
+		if prev != nil && prev.Index < index {
+			in.log.Warn("fsm: the state matches the group's again; serving reads", "index", index, "diverged_at", prev.Index)
+			in.diverged.Store(nil)
 		}
 		return
 	}
-	d := &Divergence{Index: index, Local: local, Other: other}
-	if in.diverged == nil || in.diverged.Index <= index {
-		in.diverged = d
+	if prev == nil || prev.Index <= index {
+		in.diverged.Store(&Divergence{Index: index, Local: local, Other: other})
 	}
 	in.log.Error("fsm: STATE DIVERGED: this server's state differs from the group's at a checkpoint; it stops serving reads until restored",
 		"index", index, "local_digest", fmt.Sprintf("%x", local), "other_digest", fmt.Sprintf("%x", other), "remedy", DamagedStateRemedy)
@@ -231,14 +234,12 @@ func (in *integrity) compare(index uint64, local, other [32]byte) {
 // Diverged returns why this replica's state is known to differ from the
 // group's, or nil.
 func (f *FSM) Diverged() *Divergence {
-	in := f.integ
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if in.diverged == nil {
+	d := f.integ.diverged.Load()
+	if d == nil {
 		return nil
 	}
-	d := *in.diverged
-	return &d
+	c := *d
+	return &c
 }
 
 // LatestCheckpoint is the index of the newest checkpoint this replica has
