@@ -87,7 +87,10 @@ func withStateCheckEvery(d time.Duration) func(*Config) {
 func TestEditedStateIsFoundAndRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestClusterWith(t, 3, withStateCheckEvery(100*time.Millisecond))
+	c := newTestClusterWith(t, 3, func(cfg *Config) {
+		withStateCheckEvery(100 * time.Millisecond)(cfg)
+		cfg.HTTPAddr = "127.0.0.1:0" // for /metrics
+	})
 	leader := c.waitLeader(ctx)
 	lconn := c.conn(leader)
 	if _, err := longfairv1.NewAccountsClient(lconn).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "astro"}); err != nil {
@@ -139,6 +142,9 @@ func TestEditedStateIsFoundAndRefused(t *testing.T) {
 	}
 	if err := victim.Ready(); err == nil || !strings.Contains(err.Error(), "diverged") {
 		t.Errorf("readiness of the edited server: %v; want it not ready because its state diverged", err)
+	}
+	if v := mustSample(t, scrapeMetrics(t, victim), "longfair_fsm_diverged"); v != 1 {
+		t.Errorf("longfair_fsm_diverged on the edited server = %v, want 1", v)
 	}
 
 	// The others serve the true amount and are ready.
