@@ -138,7 +138,12 @@ func (b *batch) apply(index uint64, data []byte) (*Result, error) {
 		return r, nil
 	}
 	t := max(env.Time, b.st.now)
-	b.st.now = t
+	if env.Command.Type() != TypeCheckpoint {
+		// A checkpoint changes nothing but the applied index, so that a
+		// server of an earlier release, which refuses it as unknown,
+		// still holds the same state.
+		b.st.now = t
+	}
 	r.Time, r.Type = t, env.Command.Type()
 	clear(b.touched)
 	clear(b.jobs)
