@@ -260,10 +260,14 @@ func (f *FSM) CheckpointDigest(ctx context.Context, index uint64) ([32]byte, err
 	in := f.integ
 	for {
 		in.mu.Lock()
-		r, ok := in.digests[index]
+		var r digestResult
+		p, ok := in.digests[index]
+		if ok {
+			r = *p
+		}
 		ch := in.changed
 		in.mu.Unlock()
-		if ok && r.done {
+		if r.done {
 			return r.sum, r.err
 		}
 		if !ok {
