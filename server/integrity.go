@@ -19,11 +19,13 @@ import (
 
 // The state check (etcd's corruption check, fsm/integrity.go): the leader
 // commits a checkpoint, every replica digests its state at that index off
-// the apply path, and the leader commits its own digest for every replica
-// to compare. A replica that differs stops serving reads and says why
-// (route, Ready). The operator's verify-state also asks every server for
-// its digest, which finds a damaged leader: its followers all differ from
-// it, and most servers agree with each other.
+// the apply path, the leader asks every server for its digest, and commits
+// the one most servers hold for every replica to compare with its own. A
+// replica that differs stops serving reads and says why (route, Ready,
+// /metrics). A damaged leader is so found by its followers' agreeing with
+// each other: it marks itself and hands leadership over. With the ACL on
+// the leader has no token to ask the others with, and commits its own
+// digest; the operator's verify-state asks with the operator's token.
 
 // stateCheckTimeout bounds one check round: two commits and a digest.
 const stateCheckTimeout = time.Minute
