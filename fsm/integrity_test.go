@@ -235,6 +235,18 @@ func BenchmarkDigest(b *testing.B) {
 		}
 		b.ReportMetric(float64(size)/1e6, "MB")
 	})
+	// What a checkpoint costs the apply path: the batch before it commits
+	// and a read transaction begins; the digest runs beside later applies.
+	b.Run("apply-checkpoint", func(b *testing.B) {
+		for range b.N {
+			at = at.Add(time.Millisecond)
+			e := l.add(b, at, &Checkpoint{})
+			b.StartTimer()
+			f.ApplyBatch([]*raft.Log{e})
+			b.StopTimer()
+			digestAt(b, f, e.Index)
+		}
+	})
 	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
