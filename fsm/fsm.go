@@ -89,6 +89,7 @@ func Open(opts Options) (*FSM, error) {
 	}
 	db.NoSync = opts.noSync
 	f.db, f.st = db, st
+	f.checkShutdownDigest()
 	f.log.Info("fsm opened", "path", f.path, "applied_index", st.applied, "active_jobs", len(st.jobs), "journal_entries", st.su.Len())
 	return f, nil
 }
@@ -177,6 +178,9 @@ func (f *FSM) Close() error {
 	defer f.mu.Unlock()
 	if f.db == nil {
 		return nil
+	}
+	if f.broken == nil {
+		f.recordShutdownDigest()
 	}
 	err := f.db.Close()
 	f.db = nil

@@ -1,10 +1,14 @@
 package fsm
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -91,7 +95,8 @@ func (b *batch) checkpoint(c *Checkpoint) (any, error) {
 }
 
 // Divergence says that this replica's state differs from the leader's (or
-// from most servers') at a checkpoint.
+// from most servers') at a checkpoint, or from what it held when it last
+// shut down.
 type Divergence struct {
 	// Index is the checkpoint's index: the states compared are those after
 	// every entry before it.
@@ -99,9 +104,17 @@ type Divergence struct {
 	// Local is this replica's digest, Other the one it was compared with:
 	// most servers', or the leader's when most could not be asked.
 	Local, Other [32]byte
+	// WhileStopped is set when the state file changed while the server was
+	// stopped: Index is then its applied index, and Other the digest it
+	// recorded at shutdown.
+	WhileStopped bool
 }
 
 func (d *Divergence) Error() string {
+	if d.WhileStopped {
+		return fmt.Sprintf("this server's state file was changed while it was stopped (at applied index %d its digest is %x, %x when it shut down) and it no longer serves reads: restore it: %s",
+			d.Index, d.Local[:8], d.Other[:8], DamagedStateRemedy)
+	}
 	return fmt.Sprintf("this server's state diverged from the group's at index %d (digest %x here, %x in the group) and it no longer serves reads: restore it: %s",
 		d.Index, d.Local[:8], d.Other[:8], DamagedStateRemedy)
 }
@@ -292,4 +305,70 @@ func mapKeys[K comparable, V any](m map[K]V) []K {
 		out = append(out, k)
 	}
 	return out
+}
+
+// shutdownFile records, next to the state file, the digest of the state a
+// clean shutdown left: the start-up check recomputes it. It is local to
+// this server, never replicated, and removed when read.
+const shutdownFile = FileName + ".shutdown-digest"
+
+type shutdownRecord struct {
+	Applied uint64 `json:"applied"`
+	Digest  string `json:"digest"`
+}
+
+// recordShutdownDigest writes the digest of the state as Close leaves it.
+// The caller holds mu. A failure is only logged: the periodic check still
+// compares this server with the others.
+func (f *FSM) recordShutdownDigest() {
+	var sum [32]byte
+	err := f.db.View(func(tx *bolt.Tx) error {
+		var err error
+		sum, err = digestTx(tx, nil)
+		return err
+	})
+	if err == nil {
+		var data []byte
+		data, err = json.Marshal(shutdownRecord{Applied: f.st.applied, Digest: hex.EncodeToString(sum[:])})
+		if err == nil {
+			err = writeSynced(filepath.Join(f.dir, shutdownFile), bytes.NewReader(data))
+		}
+	}
+	if err != nil {
+		f.log.Warn("fsm: could not record the state's digest at shutdown; the next start cannot check the file against it", "err", err)
+	}
+}
+
+// checkShutdownDigest is the start-up check of a state file that a clean
+// shutdown left: if nothing was applied since, its digest must be the one
+// recorded then. A file changed while the server was stopped marks the
+// replica diverged before it serves anything. After a crash there is no
+// record for the state found, and the periodic check compares it.
+func (f *FSM) checkShutdownDigest() {
+	path := filepath.Join(f.dir, shutdownFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	// A record is used once: a later crash must not leave one that seems
+	// to describe newer state.
+	if err := os.Remove(path); err != nil {
+		f.log.Warn("fsm: could not remove the shutdown digest record", "path", path, "err", err)
+	}
+	var rec shutdownRecord
+	if err := json.Unmarshal(data, &rec); err != nil || rec.Applied != f.st.applied {
+		return
+	}
+	want, err := ParseDigest(rec.Digest)
+	if err != nil {
+		return
+	}
+	got, err := f.Digest()
+	if err != nil || got == want {
+		return
+	}
+	d := &Divergence{Index: f.st.applied, Local: got, Other: want, WhileStopped: true}
+	f.integ.diverged.Store(d)
+	f.log.Error("fsm: STATE CHANGED WHILE STOPPED: the state file's digest differs from the one recorded at shutdown; this server serves no reads until restored",
+		"path", f.path, "applied_index", f.st.applied, "digest", fmt.Sprintf("%x", got), "recorded", rec.Digest, "remedy", DamagedStateRemedy)
 }

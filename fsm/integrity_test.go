@@ -314,3 +314,53 @@ func TestCheckpointChangesOnlyTheAppliedIndex(t *testing.T) {
 		t.Error("a replica that applied checkpoints holds other state than one that refused them")
 	}
 }
+
+// TestStateChangedWhileStoppedIsFoundAtStart closes an FSM cleanly, edits
+// its file, and opens it again: it must know at once, before serving
+// anything, that its state is not what it shut down with. An FSM reopened
+// without an edit must not.
+func TestStateChangedWhileStoppedIsFoundAtStart(t *testing.T) {
+	h := newHarness(t)
+	h.setup(100)
+	if err := h.f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(Options{Dir: h.dir, noSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := f.Diverged(); d != nil {
+		t.Fatalf("an FSM reopened unchanged says it diverged: %v", d)
+	}
+	applied, _ := f.AppliedIndex()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(f.path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		bk := tx.Bucket(bucketGrants)
+		var rec map[string]any
+		if err := json.Unmarshal(bk.Get([]byte("g1")), &rec); err != nil {
+			return err
+		}
+		rec["amount"] = 1e15
+		v, _ := json.Marshal(rec)
+		return bk.Put([]byte("g1"), v)
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := Open(Options{Dir: h.dir, noSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	d := g.Diverged()
+	if d == nil || !d.WhileStopped || d.Index != applied || !strings.Contains(d.Error(), "while it was stopped") {
+		t.Fatalf("the edited FSM's divergence is %v; want one saying its file changed while stopped, at index %d", d, applied)
+	}
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,6 +86,17 @@ func withStateCheckEvery(d time.Duration) func(*Config) {
 // writes through it must still reach the leader, and the operator's
 // verify-state must name it as the one that diverged.
 func TestEditedStateIsFoundAndRefused(t *testing.T) {
+	// After a clean shutdown the start-up check finds the edit (the file's
+	// digest is not the one recorded at shutdown); after a crash there is
+	// no record, and the periodic check finds it.
+	for _, crashed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "clean-shutdown", true: "crash"}[crashed], func(t *testing.T) {
+			testEditedState(t, crashed)
+		})
+	}
+}
+
+func testEditedState(t *testing.T, crashed bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := newTestClusterWith(t, 3, func(cfg *Config) {
@@ -106,6 +118,11 @@ func TestEditedStateIsFoundAndRefused(t *testing.T) {
 	vi := c.index(victim)
 	c.stop(vi)
 	editGrantAmounts(t, c.cfgs[vi].DataDir, 1000)
+	if crashed {
+		if err := os.Remove(filepath.Join(c.cfgs[vi].DataDir, "fsm", fsm.FileName+".shutdown-digest")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	victim = c.start(vi)
 	// Something is written after the restart, so the periodic check runs.
 	if err := retryUnavailable(ctx, t, func() error {
@@ -220,7 +237,15 @@ func TestDamagedLeaderIsJudgedByMostServers(t *testing.T) {
 	vi := c.index(victim)
 	c.stop(vi)
 	editGrantAmounts(t, c.cfgs[vi].DataDir, 1000)
+	// As after a crash, without the shutdown record that would have the
+	// victim find the edit itself at start-up: the others must find it.
+	if err := os.Remove(filepath.Join(c.cfgs[vi].DataDir, "fsm", fsm.FileName+".shutdown-digest")); err != nil {
+		t.Fatal(err)
+	}
 	victim = c.start(vi)
+	if d := victim.FSM().Diverged(); d != nil {
+		t.Fatalf("the victim knows it diverged before any comparison: %v", d)
+	}
 
 	// Once it has caught up, it is made the leader.
 	for {
