@@ -42,7 +42,9 @@
 // second one carries the leader's digest, and a replica whose own differs
 // marks itself diverged (Diverged) — locally, never in replicated state.
 // Open checks the bbolt file page by page first and refuses a damaged one
-// with a *boltcheck.CorruptError naming it, never a panic.
+// with a *boltcheck.CorruptError naming it, never a panic. Close records
+// the state's digest beside the file; the next Open recomputes it and marks
+// the replica diverged when the file changed while it was stopped.
 //
 // The leader's scheduler takes View(now), runs the policy engine on it and
 // proposes AssignFor(view, placements).

@@ -27,7 +27,8 @@
 // the index and the remedy and fails /readyz; Operator.VerifyState judges
 // every server's digest against the majority, which also finds a damaged
 // leader. At start-up, a damaged raft.db or fsm.db is refused with the
-// file named (internal/boltcheck), never a panic.
+// file named (internal/boltcheck), never a panic, and an fsm.db changed
+// since the last clean shutdown marks the server diverged at once.
 //
 // The server reads the wall clock only to stamp the commands it proposes as
 // leader; the FSM itself never does (see package fsm).
