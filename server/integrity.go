@@ -42,11 +42,11 @@ const (
 
 // stateCheckLoop runs check rounds on the leader: every
 // state_check.interval while anything was written, or sooner once
-// state_check.entries entries were applied since the last checkpoint; and
-// at once when this server starts leading or a server joins or leaves the
-// pool, so that a server restarted on a changed data dir is compared as
-// soon as it is back (the start-up comparison: its files were already
-// checked page by page when it opened them).
+// state_check.entries entries were applied since the last checkpoint. A
+// quiet group writes no checkpoints: its state does not change. (A server
+// restarted on a file changed while it was stopped finds out itself, from
+// the digest it recorded at shutdown; after a crash, the next round finds
+// it.)
 func (s *Server) stateCheckLoop(ctx context.Context) {
 	every, entries := time.Duration(s.cfg.StateCheck.Interval), s.cfg.StateCheck.Entries
 	if every <= 0 && entries == 0 {
@@ -58,41 +58,30 @@ func (s *Server) stateCheckLoop(ctx context.Context) {
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	changed := s.gossip.subscribe()
-	defer s.gossip.unsubscribe(changed)
 	last := time.Now()
-	soon, leading := false, false
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-changed:
-			soon = true
-			continue
 		case <-t.C:
 		}
 		if !s.IsLeader() || !s.leaderReady.Load() {
-			leading = false
 			continue
-		}
-		if !leading {
-			leading, soon = true, true
 		}
 		if s.fsm.Diverged() != nil {
 			s.stepDownDiverged()
 			continue
 		}
 		applied := s.raft.AppliedIndex()
-		due := soon
-		if applied > s.lastCheck.Load() {
-			// Something was written since the last round compared.
-			due = due || every > 0 && time.Since(last) >= every
-			due = due || entries > 0 && applied >= s.fsm.LatestCheckpoint()+entries
+		if applied <= s.lastCheck.Load() {
+			// Nothing was written since the last round compared.
+			continue
 		}
+		due := every > 0 && time.Since(last) >= every
+		due = due || entries > 0 && applied >= s.fsm.LatestCheckpoint()+entries
 		if !due {
 			continue
 		}
-		soon = false
 		cctx, cancel := context.WithTimeout(ctx, stateCheckTimeout)
 		// Without tokens the leader can ask the other servers for their
 		// digests, and so find out when it is the damaged one; with tokens
