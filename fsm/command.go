@@ -74,6 +74,8 @@ const (
 	TypeCreateLatencyQueue CommandType = 19
 	TypeRemoveLatencyQueue CommandType = 20
 	TypeSetShares          CommandType = 21
+	// Integrity checks (integrity.go).
+	TypeCheckpoint CommandType = 22
 )
 
 var commandNames = [...]string{
@@ -98,6 +100,7 @@ var commandNames = [...]string{
 	TypeCreateLatencyQueue: "create-latency-queue",
 	TypeRemoveLatencyQueue: "remove-latency-queue",
 	TypeSetShares:          "set-shares",
+	TypeCheckpoint:         "checkpoint",
 }
 
 func (t CommandType) String() string {
@@ -158,6 +161,8 @@ func newCommand(t CommandType) Command {
 		return &RemoveLatencyQueue{}
 	case TypeSetShares:
 		return &SetShares{}
+	case TypeCheckpoint:
+		return &Checkpoint{}
 	}
 	return nil
 }

@@ -39,6 +39,16 @@
 //	SetAccountGroup                            AccountInfo
 //	CreateLatencyQueue, RemoveLatencyQueue     QueueInfo
 //	SetShares                                  SharesInfo
+//	Checkpoint                                 CheckpointInfo
+//
+// A Checkpoint entry (integrity.go) has every replica digest its state as
+// of the entry before it, from a read transaction off the apply path; a
+// second one carries the leader's digest, and a replica whose own differs
+// marks itself diverged (Diverged) — locally, never in replicated state.
+// Open checks the bbolt file page by page first and refuses a damaged one
+// with a *boltcheck.CorruptError naming it, never a panic. Close records
+// the state's digest beside the file; the next Open recomputes it and marks
+// the replica diverged when the file changed while it was stopped.
 //
 // SubmitJob with CheckFit (servers set it) refuses a task that no known
 // node, up or down, could hold even idle (apply_fit.go), so that no SU is

@@ -66,7 +66,7 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 		"Grants/CreateGrant",
 		"Ledger/Verify",
 		"Operator/AddPeer", "Operator/RemovePeer", "Operator/SaveSnapshot", "Operator/RestoreSnapshot",
-		"Operator/UpdateSettings",
+		"Operator/UpdateSettings", "Operator/VerifyState", "Operator/GetStateDigest",
 		"Groups/SetGroupWeight", "Groups/RemoveGroup", "Groups/SetAccountGroup",
 		"Queues/CreateLatencyQueue", "Queues/RemoveLatencyQueue",
 		// Served by workers; a server never serves it.

@@ -82,6 +82,10 @@ type Config struct {
 	// later. It must be well above a leader failover.
 	WorkerLossTimeout Duration `json:"worker_loss_timeout"`
 
+	// StateCheck is how often the leader has every replica digest and
+	// compare its state (integrity.go).
+	StateCheck StateCheckConfig `json:"state_check"`
+
 	// HTTPAddr is the host:port of the operations listener: Prometheus
 	// metrics at /metrics, liveness at /healthz, readiness at /readyz.
 	// Empty disables it. It takes no token, so bind it to an address only
@@ -123,6 +127,18 @@ type RaftConfig struct {
 	SnapshotsRetained int `json:"snapshots_retained"`
 }
 
+// StateCheckConfig sets the periodic state check: the leader commits a
+// checkpoint, every replica digests its state at that index, and the next
+// checkpoint carries the leader's digest for every replica to compare.
+type StateCheckConfig struct {
+	// Interval is the longest time between checkpoints while anything was
+	// written; 0 turns periodic checks off (verify-state still checks).
+	Interval Duration `json:"interval"`
+	// Entries starts a checkpoint sooner, once this many entries were
+	// applied since the last one; 0 checks on Interval alone.
+	Entries uint64 `json:"entries"`
+}
+
 // DefaultConfig returns a configuration with the default addresses and
 // timings and no node id or data dir.
 func DefaultConfig() Config {
@@ -145,6 +161,7 @@ func DefaultConfig() Config {
 			TrailingLogs:       10240,
 			SnapshotsRetained:  2,
 		},
+		StateCheck: StateCheckConfig{Interval: Duration(time.Minute), Entries: 50_000},
 	}
 }
 
@@ -199,6 +216,9 @@ func (c Config) Validate() error {
 	}
 	if c.Bootstrap && c.BootstrapExpect > 0 {
 		errs = append(errs, errors.New("both --bootstrap and --bootstrap-expect are set: use --bootstrap for a one-server group or --bootstrap-expect N to wait for N servers, not both"))
+	}
+	if c.StateCheck.Interval < 0 {
+		errs = append(errs, fmt.Errorf("state_check.interval is %v: give how often to compare the replicas' state (for example \"1m\"), or 0 to turn the periodic check off", time.Duration(c.StateCheck.Interval)))
 	}
 	if c.HTTPAddr != "" {
 		if _, port, err := net.SplitHostPort(c.HTTPAddr); err != nil {

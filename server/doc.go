@@ -42,6 +42,16 @@
 //	H + fence + kill  the worker's supervisors have killed its tasks
 //	H + loss          attempts lost, charged up to H + fence + kill, requeued
 //
+// The leader checks the replicas' state (integrity.go): every
+// state_check.interval it commits a checkpoint, every server digests its
+// state at that index (package fsm), and the leader commits its digest for
+// each to compare. A server that differs answers reads Unavailable with
+// the index and the remedy and fails /readyz; Operator.VerifyState judges
+// every server's digest against the majority, which also finds a damaged
+// leader. At start-up, a damaged raft.db or fsm.db is refused with the
+// file named (internal/boltcheck), never a panic, and an fsm.db changed
+// since the last clean shutdown marks the server diverged at once.
+//
 // The server reads the wall clock only to stamp the commands it proposes as
 // leader; the FSM itself never does (see package fsm).
 package server

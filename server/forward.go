@@ -131,11 +131,24 @@ func (s *Server) route(ctx context.Context, fullMethod string) (string, error) {
 		return "", nil
 	case kindRead:
 		consistent, err := consistentRequested(ctx)
-		if err != nil || !consistent {
+		if err != nil {
 			return "", err
+		}
+		if !consistent {
+			// A server whose state diverged answers no read from it.
+			if d := s.fsm.Diverged(); d != nil {
+				return "", divergedStatus(d)
+			}
+			return "", nil
 		}
 	}
 	if s.IsLeader() {
+		if d := s.fsm.Diverged(); d != nil && fullMethod != apiPrefix+"Operator/VerifyState" {
+			// Its answers and its results would come from damaged state;
+			// it hands leadership to a server that agrees with most.
+			s.stepDownDiverged()
+			return "", divergedStatus(d)
+		}
 		if kind == kindRead {
 			return "", s.confirmLeadership(ctx)
 		}

@@ -59,6 +59,13 @@ type Server struct {
 	// everything committed before it took over.
 	leaderReady atomic.Bool
 
+	// The state check (integrity.go): checkMu serializes rounds, lastCheck
+	// is the index of the last entry a round committed, steppingDown is
+	// set while a diverged leader hands leadership over.
+	checkMu      sync.Mutex
+	lastCheck    atomic.Uint64
+	steppingDown atomic.Bool
+
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	started  bool
@@ -228,6 +235,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.goRun(func() { s.rememberServersLoop(runCtx) })
 	s.goRun(func() { s.rejoinLoop(runCtx) })
 	s.goRun(func() { s.healthLoop(runCtx) })
+	s.goRun(func() { s.stateCheckLoop(runCtx) })
 	if s.cfg.BootstrapExpect > 0 && !s.hadState {
 		s.goRun(func() { s.bootstrapLoop(runCtx) })
 	}
