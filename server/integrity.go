@@ -23,9 +23,10 @@ import (
 // the one most servers hold for every replica to compare with its own. A
 // replica that differs stops serving reads and says why (route, Ready,
 // /metrics). A damaged leader is so found by its followers' agreeing with
-// each other: it marks itself and hands leadership over. With the ACL on
-// the leader has no token to ask the others with, and commits its own
-// digest; the operator's verify-state asks with the operator's token.
+// each other: it marks itself and hands leadership over. GetStateDigest
+// needs no token (auth_rules.go), so the leader asks the others with the
+// ACL on too: were it to commit its own digest unasked, a damaged leader
+// would mark every healthy follower instead of itself.
 
 // stateCheckTimeout bounds one check round: two commits and a digest.
 const stateCheckTimeout = time.Minute
@@ -83,10 +84,9 @@ func (s *Server) stateCheckLoop(ctx context.Context) {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, stateCheckTimeout)
-		// Without tokens the leader can ask the other servers for their
-		// digests, and so find out when it is the damaged one; with tokens
-		// it has none to ask with, and verify-state does that.
-		resp, err := s.checkState(cctx, !s.cfg.ACL.Enabled, peerDigestWait)
+		// The leader asks the other servers for their digests, and so
+		// finds out when it is the damaged one.
+		resp, err := s.checkState(cctx, true, peerDigestWait)
 		cancel()
 		last = time.Now()
 		if err != nil && ctx.Err() == nil {

@@ -312,3 +312,44 @@ func TestDamagedLeaderIsJudgedByMostServers(t *testing.T) {
 	}
 	c.waitLeader(ctx)
 }
+
+// With the ACL on, the leader's periodic state check must still reach the
+// other servers' digests (it holds no token of its own): were it to commit
+// its own digest unasked, a damaged leader would mark every healthy
+// follower diverged. A server therefore answers GetStateDigest without a
+// token, and does so for a checkpoint the periodic round committed.
+func TestStateDigestsAreAskedForWithTheACLOn(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newACLCluster(t, 3, withStateCheckEvery(200*time.Millisecond))
+	leader := c.waitLeader(ctx)
+	admin := as(ctx, aclTestSecret)
+	if _, err := longfairv1.NewAccountsClient(c.conn(leader)).CreateAccount(admin, &longfairv1.CreateAccountRequest{Name: "astro"}); err != nil {
+		t.Fatal(err)
+	}
+	var follower *Server
+	for _, s := range c.running() {
+		if s != leader {
+			follower = s
+		}
+	}
+	for follower.FSM().LatestCheckpoint() == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("no periodic checkpoint reached the follower")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	index := follower.FSM().LatestCheckpoint()
+	got, err := longfairv1.NewOperatorClient(c.conn(follower)).GetStateDigest(ctx, &longfairv1.GetStateDigestRequest{Index: index})
+	if err != nil {
+		t.Fatalf("GetStateDigest without a token on an ACL cluster: %v", err)
+	}
+	if got.GetDigest() == "" {
+		t.Fatalf("GetStateDigest of checkpoint %d gave no digest: %v", index, got)
+	}
+	for _, s := range c.running() {
+		if d := s.FSM().Diverged(); d != nil {
+			t.Errorf("%s marked itself diverged on a healthy ACL cluster: %v", s.NodeID(), d)
+		}
+	}
+}
