@@ -128,7 +128,7 @@ func TestSubmitFitCountsEveryKnownNode(t *testing.T) {
 	h.ok(&NodeUp{ID: "small", Capacity: map[string]float64{"cpu": 128}}) // re-announced bigger
 	h.ok(fitJob(map[string]float64{"cpu": 65}))
 
-	h.ok(&UpdateSettings{AddResources: []string{"gpu"}})
+	h.ok(&UpdateSettings{AddResources: []string{"gpu"}, BillingWeights: map[string]float64{"cpu": 1, "gpu": 4}})
 	r := h.apply(fitJob(map[string]float64{"cpu": 1, "gpu": 1}))
 	if Code(r.Err) != codes.FailedPrecondition || !strings.Contains(r.Err.Error(), "gpu=1") {
 		t.Fatalf("gpu=1 with no node having gpu: %v, want a refusal naming gpu=1", r.Err)
