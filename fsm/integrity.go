@@ -39,7 +39,7 @@ type Checkpoint struct {
 
 func (*Checkpoint) Type() CommandType { return TypeCheckpoint }
 
-func (c *Checkpoint) validate() *Error {
+func (c *Checkpoint) validate(rules) *Error {
 	if c.CompareIndex == 0 {
 		if c.Digest != "" {
 			return invalid("checkpoint carries a digest but no compare_index: give the index of the checkpoint it digests")
