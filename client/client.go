@@ -11,9 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
@@ -24,6 +26,9 @@ const (
 	EnvAddr = "LONGFAIR_ADDR"
 	// EnvToken holds the bearer token.
 	EnvToken = "LONGFAIR_TOKEN"
+	// EnvAttemptTimeout holds the per-attempt deadline (a Go duration such
+	// as "2s"; "0" turns it off), as WithAttemptTimeout sets it.
+	EnvAttemptTimeout = "LONGFAIR_ATTEMPT_TIMEOUT"
 )
 
 // DefaultAddr is where a server listens for gRPC when started without
@@ -45,12 +50,22 @@ type Client struct {
 	// on when that endpoint answers Unavailable.
 	preferred int
 	closed    bool
+
+	// stop ends the probes of stalled endpoints when the client closes.
+	stop   context.Context
+	cancel context.CancelFunc
+	probes sync.WaitGroup
 }
 
 // endpoint is one server address and its connection.
 type endpoint struct {
 	addr string
 	conn *grpc.ClientConn
+	// stalled is set (under Client.mu) when an attempt on this server
+	// got no answer within its deadline: calls go to other servers until
+	// a probe (retry.go) finds it answering again.
+	stalled bool
+	probing bool
 }
 
 // New returns a client of the servers at addrs (host:port; a missing port
@@ -61,13 +76,14 @@ func New(addrs []string, opts ...Option) (*Client, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if o.retryFor < 0 || o.unreachableFor < 0 {
-		return nil, errors.New("client: retry durations must not be negative")
+	if o.retryFor < 0 || o.unreachableFor < 0 || o.attemptTimeout < 0 {
+		return nil, errors.New("client: retry and attempt durations must not be negative")
 	}
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("client: no server address: give at least one host:port (or set %s)", EnvAddr)
 	}
 	c := &Client{opts: o, logger: o.logger}
+	c.stop, c.cancel = context.WithCancel(context.Background())
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
@@ -81,8 +97,8 @@ func New(addrs []string, opts ...Option) (*Client, error) {
 }
 
 // NewFromEnv returns a client of the servers in LONGFAIR_ADDR (default
-// 127.0.0.1:7410) with the token in LONGFAIR_TOKEN. Options given here
-// override the token.
+// 127.0.0.1:7410) with the token in LONGFAIR_TOKEN and the per-attempt
+// deadline in LONGFAIR_ATTEMPT_TIMEOUT. Options given here override them.
 func NewFromEnv(opts ...Option) (*Client, error) {
 	addr := os.Getenv(EnvAddr)
 	if addr == "" {
@@ -92,7 +108,25 @@ func NewFromEnv(opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", EnvAddr, err)
 	}
-	return New(addrs, append([]Option{WithToken(os.Getenv(EnvToken))}, opts...)...)
+	attempt, err := AttemptTimeoutFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return New(addrs, append([]Option{WithToken(os.Getenv(EnvToken)), WithAttemptTimeout(attempt)}, opts...)...)
+}
+
+// AttemptTimeoutFromEnv is the per-attempt deadline LONGFAIR_ATTEMPT_TIMEOUT
+// sets, or DefaultAttemptTimeout when it is unset.
+func AttemptTimeoutFromEnv() (time.Duration, error) {
+	v := strings.TrimSpace(os.Getenv(EnvAttemptTimeout))
+	if v == "" {
+		return DefaultAttemptTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s=%q is not a duration: give one such as 2s, or 0 to turn per-attempt deadlines off", EnvAttemptTimeout, v)
+	}
+	return d, nil
 }
 
 // ParseAddresses splits a comma-separated list of host:port addresses, as
@@ -153,7 +187,9 @@ func (c *Client) add(addr string) error {
 	if creds == nil {
 		creds = insecure.NewCredentials()
 	}
-	dial := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	dial := []grpc.DialOption{grpc.WithTransportCredentials(creds),
+		// Servers allow pings this often (server.go's enforcement policy).
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true})}
 	if c.opts.token != "" {
 		dial = append(dial, grpc.WithPerRPCCredentials(bearer{token: c.opts.token, secure: c.opts.creds != nil}))
 	}
@@ -197,8 +233,8 @@ func (c *Client) Discover(ctx context.Context) error {
 
 // Close closes every connection. Calls in flight fail.
 func (c *Client) Close() error {
+	c.cancel()
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.closed = true
 	var errs []error
 	for _, ep := range c.endpoints {
@@ -206,6 +242,8 @@ func (c *Client) Close() error {
 			errs = append(errs, fmt.Errorf("close connection to %s: %w", ep.addr, err))
 		}
 	}
+	c.mu.Unlock()
+	c.probes.Wait()
 	return errors.Join(errs...)
 }
 

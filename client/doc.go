@@ -10,6 +10,16 @@
 // moving to the next address, with backoff, until the call succeeds, fails
 // for another reason, or its retry budget or context runs out.
 //
+// A server that stops answering (a paused or hung process keeps its
+// connections open and silent) does not hold a call until its context
+// ends: each attempt of a unary call has its own deadline (2 s by default,
+// at most a third of the time the context leaves; WithAttemptTimeout,
+// LONGFAIR_ATTEMPT_TIMEOUT, the CLI's --attempt-timeout), after which the
+// call moves on to the next server. The silent server is set aside until a
+// cheap probe (GetLeader) finds it answering again, and keepalive pings
+// close connections to servers that stopped. Servers do the same for the
+// writes they forward to a leader that stopped.
+//
 // Retrying a write is only safe when applying it twice does no harm, so the
 // client makes every write idempotent before it is sent:
 //
@@ -20,7 +30,14 @@
 //   - CreateAccount and CreateUser that find the name taken after an
 //     attempt whose outcome was unknown return what is there;
 //   - the other writes (settings, weights, memberships, cancel, peers,
-//     restore) set state rather than add to it.
+//     restore) set state rather than add to it;
+//   - tokens (ACL CreateToken and Bootstrap) cannot be made idempotent:
+//     their secret is only ever in the first answer. One whose attempt
+//     reached a server that then did not answer is not retried; the call
+//     fails with ErrOutcomeUnknown, which says to check the token list.
+//
+// Which writes may be repeated is decided in one place for the client and
+// the servers: longfairv1.RepeatableWrite and longfairv1.NeverRepeat.
 //
 // A program that submits work:
 //

@@ -118,7 +118,11 @@ type lossyProxy struct {
 	mu   sync.Mutex
 	// drop says whether to lose the answer to the n-th call (from 1) of
 	// a method.
-	drop  func(method string, n int) bool
+	drop func(method string, n int) bool
+	// hang says whether to hold the answer to the n-th call of a method
+	// until the caller gives up, the way a server that stops (SIGSTOP)
+	// after applying a write never answers.
+	hang  func(method string, n int) bool
 	calls map[string]int
 	md    []metadata.MD
 }
@@ -156,6 +160,13 @@ func startProxy(t testing.TB, target string, drop func(method string, n int) boo
 		if err := conn.Invoke(ctx, method, &req, &resp, grpc.ForceCodec(rawCodec{})); err != nil {
 			return err
 		}
+		p.mu.Lock()
+		hang := p.hang
+		p.mu.Unlock()
+		if hang != nil && hang(method, n) {
+			<-ss.Context().Done()
+			return ss.Context().Err()
+		}
 		if p.drop != nil && p.drop(method, n) {
 			return status.Error(codes.Unavailable, "proxy lost the answer")
 		}
@@ -167,6 +178,13 @@ func startProxy(t testing.TB, target string, drop func(method string, n int) boo
 		conn.Close()
 	})
 	return p
+}
+
+// hangOn sets which answers the proxy holds back (see lossyProxy.hang).
+func (p *lossyProxy) hangOn(hang func(method string, n int) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hang = hang
 }
 
 func (p *lossyProxy) count(method string) int {

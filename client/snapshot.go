@@ -53,7 +53,10 @@ func unwrapFinal(err error) error {
 func (c *Client) SaveSnapshot(ctx context.Context, w io.Writer, progress func(written int64)) (SnapshotInfo, error) {
 	var info SnapshotInfo
 	hdr := &headerSniffer{}
-	err := c.do(ctx, "/longfair.v1.Operator/SaveSnapshot", func(ctx context.Context, ep *endpoint) error {
+	err := c.do(ctx, "/longfair.v1.Operator/SaveSnapshot", false, func(ctx context.Context, ep *endpoint) error {
+		if err := c.connected(ctx, ep); err != nil {
+			return err
+		}
 		stream, err := longfairv1.NewOperatorClient(ep.conn).SaveSnapshot(ctx, &longfairv1.SaveSnapshotRequest{})
 		if err != nil {
 			return err
@@ -133,7 +136,11 @@ func (c *Client) RestoreSnapshot(ctx context.Context, r io.Reader, progress func
 	}
 	attempt := 0
 	var index uint64
-	err := c.do(ctx, "/longfair.v1.Operator/RestoreSnapshot", func(ctx context.Context, ep *endpoint) error {
+	err := c.do(ctx, "/longfair.v1.Operator/RestoreSnapshot", false, func(ctx context.Context, ep *endpoint) error {
+		// Nothing is read from r until a connection is up.
+		if err := c.connected(ctx, ep); err != nil {
+			return err
+		}
 		attempt++
 		if attempt > 1 {
 			if !canRetry {

@@ -6,6 +6,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/longfair/longfair/ledger"
 )
 
 // MicroSUPerSU is how many micro-SU, the API's unit, make one service unit.
@@ -127,43 +129,14 @@ func ParseResources(items ...string) (map[string]float64, error) {
 
 // FormatQuantity writes a quantity of a resource for people: "mem" (and
 // any resource whose name ends in "mem" or "bytes") as a binary size
-// ("4G", "1.5T"), anything else as a short number.
-func FormatQuantity(resource string, v float64) string {
-	if IsSizeResource(resource) {
-		return FormatBytes(v)
-	}
-	return formatNumber(v)
-}
+// ("4G", "1.5T"), anything else as a short number. The servers word their
+// messages with the same rule (ledger.FormatQuantity).
+func FormatQuantity(resource string, v float64) string { return ledger.FormatQuantity(resource, v) }
 
 // IsSizeResource reports whether a resource is counted in bytes: "mem"
-// and any resource whose name ends in "mem" or "bytes".
-func IsSizeResource(name string) bool {
-	return name == "mem" || strings.HasSuffix(name, "mem") || strings.HasSuffix(name, "bytes")
-}
+// and any resource whose name ends in "mem" or "bytes" (the rule the
+// cluster counts such resources in MiB by, ledger.IsSizeResource).
+func IsSizeResource(name string) bool { return ledger.IsSizeResource(name) }
 
 // FormatBytes writes a byte count with a binary unit: 4294967296 is "4G".
-func FormatBytes(v float64) string {
-	units := []string{"", "K", "M", "G", "T", "P", "E"}
-	i := 0
-	for math.Abs(v) >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return formatNumber(v) + units[i]
-}
-
-// formatNumber writes v with at most three significant decimals and no
-// trailing zeros.
-func formatNumber(v float64) string {
-	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	s := strconv.FormatFloat(v, 'f', 3, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	if s == "0" || s == "-0" {
-		return strconv.FormatFloat(v, 'g', 3, 64)
-	}
-	return s
-}
+func FormatBytes(v float64) string { return ledger.FormatBytes(v) }

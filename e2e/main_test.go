@@ -6,12 +6,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/longfair/longfair/worker"
 )
 
 // binary is the longfair binary TestMain built for this run.
 var binary string
 
 func TestMain(m *testing.M) {
+	worker.Supervise() // in-process benchmarks run worker agents
 	os.Exit(buildAndRun(m))
 }
 

@@ -49,7 +49,7 @@ type RevokeToken struct {
 func (*CreateToken) Type() CommandType { return TypeCreateToken }
 func (*RevokeToken) Type() CommandType { return TypeRevokeToken }
 
-func (c *CreateToken) validate() *Error {
+func (c *CreateToken) validate(r rules) *Error {
 	if err := checkName("token id", c.ID); err != nil {
 		return err
 	}
@@ -78,10 +78,10 @@ func (c *CreateToken) validate() *Error {
 	if c.ExpiresAt < 0 {
 		return invalid("token expiry %d is before 1970: leave it unset for a token that does not expire", c.ExpiresAt)
 	}
-	return checkText("token description", c.Description, MaxTokenDescriptionBytes)
+	return r.text("token description", c.Description, MaxTokenDescriptionBytes)
 }
 
-func (c *RevokeToken) validate() *Error { return checkName("token id", c.ID) }
+func (c *RevokeToken) validate(r rules) *Error { return checkName("token id", c.ID) }
 
 // isTokenHash reports whether h is a SHA-256 in lower-case hex.
 func isTokenHash(h string) bool {

@@ -50,16 +50,16 @@ func (*SetGroupWeight) Type() CommandType  { return TypeSetGroupWeight }
 func (*RemoveGroup) Type() CommandType     { return TypeRemoveGroup }
 func (*SetAccountGroup) Type() CommandType { return TypeSetAccountGroup }
 
-func (c *SetGroupWeight) validate() *Error {
+func (c *SetGroupWeight) validate(r rules) *Error {
 	if err := checkGroupPath("group path", c.Path); err != nil {
 		return err
 	}
 	return checkQuantity("group weight", c.Weight)
 }
 
-func (c *RemoveGroup) validate() *Error { return checkGroupPath("group path", c.Path) }
+func (c *RemoveGroup) validate(r rules) *Error { return checkGroupPath("group path", c.Path) }
 
-func (c *SetAccountGroup) validate() *Error {
+func (c *SetAccountGroup) validate(r rules) *Error {
 	if err := checkName("account name", c.Account); err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func treeHarness(t testing.TB) *harness {
 	for i, name := range []string{"phys", "chem", "bio"} {
 		h.ok(&CreateAccount{Name: name, Weight: f64(float64(i + 1))})
 	}
-	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 16, "mem": 64}})
+	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 16, "mem": 64 << 30}})
 	return h
 }
 

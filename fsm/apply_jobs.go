@@ -19,15 +19,25 @@ func chargeID(job uint64, task int64, attempt int) string {
 }
 
 // demandVector turns named quantities into a vector over the cluster's
-// resources, refusing names the cluster does not have.
-func (s *state) demandVector(field string, q map[string]float64) (ledger.Vector, *Error) {
+// resources, refusing names the cluster does not have, and rounds each up
+// to whole units of its resource (ledger.Unit.RoundUp): the rounded vector
+// is what the job stores, places, bills and shows. A legacy entry's demand
+// is kept as logged (SubmitJob.legacy).
+func (s *state) demandVector(field string, q map[string]float64, legacy bool) (ledger.Vector, *Error) {
 	v := ledger.NewVector(len(s.settings.Resources))
 	for _, name := range sortedKeys(q) {
 		k := slices.Index(s.settings.Resources, name)
 		if k < 0 {
 			return nil, invalid("%s names unknown resource %q: the cluster's resources are %s; ask an admin to add it", field, name, strings.Join(s.settings.Resources, ", "))
 		}
-		v[k] = q[name]
+		x, err := s.resourceUnits()[k].RoundUp(field+"["+name+"]", q[name])
+		if legacy {
+			x, err = q[name], nil
+		}
+		if err != nil {
+			return nil, invalid("%v", err)
+		}
+		v[k] = x
 	}
 	return v, nil
 }
@@ -61,11 +71,18 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	if _, member := slices.BinarySearch(u.Accounts, c.Account); !member {
 		return nil, refuse(codes.PermissionDenied, "user %q is not a member of account %q: submit to one of its accounts (%s) or ask an admin to add the membership", c.User, c.Account, strings.Join(u.Accounts, ", "))
 	}
-	demand, refusal := st.demandVector("demand", c.Demand)
+	demand, refusal := st.demandVector("demand", c.Demand, c.legacy)
 	if refusal != nil {
 		return nil, refusal
 	}
-	hold, err := ledger.WorstCaseHold(int(c.Tasks), c.Walltime, demand, st.settings.BillingWeights)
+	if c.CheckFit {
+		if refusal := st.checkFit(demand); refusal != nil {
+			return nil, refusal
+		}
+	}
+	// The hold prices each task with ledger.Cost under the same weights
+	// and rule as its charge (endAttempt), so it covers every charge.
+	hold, err := ledger.WorstCaseHold(int(c.Tasks), c.Walltime, demand, st.settings.BillingWeights, st.settings.BillingRule)
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
@@ -107,7 +124,7 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 
 // sameSubmission reports whether c asks for exactly job j.
 func (s *state) sameSubmission(j *jobRecord, c *SubmitJob, maxAttempts int) bool {
-	demand, err := s.demandVector("demand", c.Demand)
+	demand, err := s.demandVector("demand", c.Demand, c.legacy)
 	return err == nil && j.Account == c.Account && j.User == c.User && j.Name == c.Name &&
 		sameBits(pad(j.Demand, len(demand)), demand) && j.Tasks == c.Tasks && j.Walltime == c.Walltime &&
 		slices.Equal(j.Command, c.Command) && j.MaxAttempts == maxAttempts

@@ -29,7 +29,12 @@ func (b *batch) nodeUp(c *NodeUp, t ledger.Time) (any, error) {
 			ignored = append(ignored, name)
 			continue
 		}
-		capacity[k] = c.Capacity[name]
+		// A node offers whole units (15.7 GiB is 16076 MiB): demands are
+		// whole units too, so its free vector stays exact (state.take).
+		capacity[k] = st.resourceUnits()[k].Floor(c.Capacity[name])
+		if c.legacy {
+			capacity[k] = c.Capacity[name]
+		}
 	}
 	rec := nodeRecord{ID: c.ID, Up: true, Capacity: capacity, Class: c.Class, Account: c.Account, Address: c.Address, Since: t}
 	nd, exists := st.nodes[c.ID]
@@ -47,9 +52,10 @@ func (b *batch) nodeUp(c *NodeUp, t ledger.Time) (any, error) {
 		st.nodes[rec.ID] = nd
 	}
 	nd.rec = rec
+	st.shapes = nil // the node's capacity may have changed
 	nd.free = capacity.Clone()
 	for _, id := range sortedTaskIDs(nd.tasks) {
-		nd.free.Sub(st.running[id].Demand)
+		st.take(nd, st.running[id].Demand)
 	}
 	b.all = true
 	return &NodeResult{Node: st.nodeInfo(nd), Ignored: ignored}, nil
@@ -60,29 +66,37 @@ func sameNode(a, b nodeRecord) bool {
 		a.Account == b.Account && a.Address == b.Address && a.Since == b.Since
 }
 
-// nodeDown applies NodeDown; the result is a *NodeResult. Its running
-// tasks are lost: charged up to now and requeued while they have attempts
-// left. A node that is already down stays as it is.
+// nodeDown applies NodeDown; the result is a *NodeResult. Unless
+// KeepAttempts, its running tasks are lost: charged up to now (or
+// FailedAt) and requeued while they have attempts left. A node that is
+// already down stays down; only its attempts can still be lost. (Before
+// KeepAttempts a down node never had attempts, so old log entries apply
+// as they always did.)
 func (b *batch) nodeDown(c *NodeDown, t ledger.Time) (any, error) {
 	st := b.st
 	nd, ok := st.nodes[c.ID]
 	if !ok {
 		return nil, notFound("node %q is unknown: it never came up", c.ID)
 	}
-	if !nd.rec.Up {
+	if !nd.rec.Up && (c.KeepAttempts || len(nd.tasks) == 0) {
 		return &NodeResult{Node: st.nodeInfo(nd)}, nil
 	}
 	lost := 0
-	for _, id := range sortedTaskIDs(nd.tasks) {
-		a := st.running[id]
-		until := t
-		if c.FailedAt > 0 {
-			until = c.FailedAt
+	if !c.KeepAttempts {
+		for _, id := range sortedTaskIDs(nd.tasks) {
+			a := st.running[id]
+			until := t
+			if c.FailedAt > 0 {
+				until = c.FailedAt
+			}
+			if err := b.loseAttemptUntil(st.jobs[id.job], a, until, t); err != nil {
+				return nil, err
+			}
+			lost++
 		}
-		if err := b.loseAttemptUntil(st.jobs[id.job], a, until, t); err != nil {
-			return nil, err
-		}
-		lost++
+	}
+	if !nd.rec.Up {
+		return &NodeResult{Node: st.nodeInfo(nd), Lost: lost}, nil
 	}
 	rec := nd.rec
 	rec.Up, rec.Since = false, t

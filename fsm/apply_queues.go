@@ -46,7 +46,7 @@ func (*RemoveLatencyQueue) Type() CommandType { return TypeRemoveLatencyQueue }
 // MaxQueuePeriod bounds a latency queue's period.
 const MaxQueuePeriod = 365 * 24 * time.Hour
 
-func (c *CreateLatencyQueue) validate() *Error {
+func (c *CreateLatencyQueue) validate(r rules) *Error {
 	if err := checkName("account name", c.Account); err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (c *CreateLatencyQueue) validate() *Error {
 	return invalid("latency queue burst is zero in every resource: give what a burst holds while it runs, e.g. cpu=64")
 }
 
-func (c *RemoveLatencyQueue) validate() *Error { return checkName("account name", c.Account) }
+func (c *RemoveLatencyQueue) validate(r rules) *Error { return checkName("account name", c.Account) }
 
 // bucketQueues holds the latency queues by account.
 var bucketQueues = []byte("latency_queues")

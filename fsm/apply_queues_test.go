@@ -19,7 +19,7 @@ func queueHarness(t testing.TB) *harness {
 	h.ok(&CreateAccount{Name: "chem", Weight: f64(2)})
 	h.ok(&CreateUser{Name: "ann", Accounts: []string{"phys"}})
 	h.ok(&Grant{ID: "g1", Account: "phys", Amount: 1000 * ledger.MicroPerSU})
-	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 16, "mem": 64}})
+	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 16, "mem": 64 << 30}})
 	return h
 }
 
@@ -51,7 +51,7 @@ func TestLatencyQueueAdmission(t *testing.T) {
 		codes.FailedPrecondition, []string{"admission control rejects", "chem", "safety condition", `"phys"`})
 	// It is admission control's own decision on what the cluster holds.
 	physSpec := sched.LatencySpec{Start: q.Start, Period: 10 * time.Minute, Deadline: 5 * time.Minute, Burst: ledger.Vector{8, 0, 0}}
-	want, err := sched.AdmitQueue([]string{"cpu", "mem", "mic"}, ledger.Vector{16, 64, 0}, []sched.AdmittedQueue{
+	want, err := sched.AdmitQueue([]string{"cpu", "mem", "mic"}, ledger.Vector{16, 64 << 30, 0}, []sched.AdmittedQueue{
 		{QueueRequest: sched.QueueRequest{Name: "bio", Weight: 3}, Class: sched.Elastic},
 		{QueueRequest: sched.QueueRequest{Name: "phys", Weight: 1, Latency: &physSpec}, Class: sched.Hard},
 	}, sched.QueueRequest{Name: "chem", Weight: 2, Latency: spec})
@@ -111,7 +111,7 @@ func TestLatencyQueueCountsTheBurst(t *testing.T) {
 	h := queueHarness(t)
 	start := h.now
 	h.ok(&CreateLatencyQueue{Account: "phys", Start: start, Period: 10 * time.Minute, Deadline: 5 * time.Minute, Burst: map[string]float64{"cpu": 8}})
-	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2, "mem": 1}, Tasks: 3, Walltime: 30 * time.Minute, Command: []string{"x"}})
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2, "mem": 1 << 30}, Tasks: 3, Walltime: 30 * time.Minute, Command: []string{"x"}})
 	used := func(at time.Duration) ledger.Vector {
 		v := h.f.View(start.Add(at))
 		if j := v.Accounts[accountIndex(v, "phys")].Queue; len(j) > 0 && j[0].Walltime != 30*time.Minute {
@@ -123,9 +123,9 @@ func TestLatencyQueueCountsTheBurst(t *testing.T) {
 		t.Fatalf("nothing placed yet, the burst has used %v", u)
 	}
 	h.at(time.Minute).ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
-	// Two tasks of 2 cpu and 1 mem, 1800 s each.
-	if u := used(2 * time.Minute); !u.Fits(ledger.Vector{7200, 3600, 0}) || !(ledger.Vector{7200, 3600, 0}).Fits(u) {
-		t.Fatalf("burst used %v, want <7200, 3600, 0>", u)
+	// Two tasks of 2 cpu and 1 GiB, 1800 s each.
+	if u := used(2 * time.Minute); !u.Fits(ledger.Vector{7200, 3600 << 30, 0}) || !(ledger.Vector{7200, 3600 << 30, 0}).Fits(u) {
+		t.Fatalf("burst used %v, want <7200, 3600 GiB·s, 0>", u)
 	}
 	info := h.f.LatencyQueues(start.Add(2 * time.Minute))[0]
 	if info.BurstStart != start || info.Used["cpu"] != 7200 {

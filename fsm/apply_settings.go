@@ -18,6 +18,11 @@ func (b *batch) updateSettings(c *UpdateSettings, t ledger.Time) (any, error) {
 	s.BillingWeights = st.settings.BillingWeights.Clone()
 	for _, r := range c.AddResources {
 		if !slices.Contains(s.Resources, r) {
+			// A resource nobody prices would be free to hold alone: its
+			// weight is asked for with it (0 is an explicit choice).
+			if _, priced := c.BillingWeights[r]; !priced {
+				return nil, invalid("resource %q is added without a billing weight, so tasks could hold it for free: give it a weight in the same request (billing weights replace them all, so repeat the others), or %s=0 to make it free", r, r)
+			}
 			s.Resources = append(s.Resources, r)
 		}
 	}
@@ -71,6 +76,13 @@ func (b *batch) updateSettings(c *UpdateSettings, t ledger.Time) (any, error) {
 		}
 		s.BillingWeights = w
 	}
+	if c.BillingRule != nil {
+		rule, err := ledger.ParseBillingRule(*c.BillingRule)
+		if err != nil {
+			return nil, invalid("%v", err)
+		}
+		s.BillingRule = rule
+	}
 	if err := schedSettings(&s, window).Validate(s.Resources); err != nil {
 		return nil, invalid("settings: %v", err)
 	}
@@ -119,6 +131,7 @@ func (s *state) growResources(n int) error {
 	for _, nd := range s.nodes {
 		nd.rec.Capacity, nd.free = pad(nd.rec.Capacity, n), pad(nd.free, n)
 	}
+	s.shapes = nil
 	for _, j := range s.jobs {
 		j.Demand = pad(j.Demand, n)
 	}

@@ -31,7 +31,7 @@ func (*SetShares) Type() CommandType { return TypeSetShares }
 // sharesSlack is how far above 1 the shares may add up, for rounding.
 const sharesSlack = 1e-9
 
-func (c *SetShares) validate() *Error {
+func (c *SetShares) validate(r rules) *Error {
 	if len(c.Shares) > MaxBatch {
 		return invalid("set-shares lists %d accounts: at most %d", len(c.Shares), MaxBatch)
 	}

@@ -69,7 +69,7 @@ func (u *FawkesUpdate) empty() bool {
 
 // validate checks what can be checked without the cluster's resources;
 // the ranges are checked with the rest of the settings at apply.
-func (u *FawkesUpdate) validate() *Error {
+func (u *FawkesUpdate) validate(r rules) *Error {
 	if u.Weighting != nil && *u.Weighting != "" {
 		if _, err := fawkes.ParseWeighting(*u.Weighting); err != nil {
 			return invalid("%v", err)

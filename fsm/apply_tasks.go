@@ -94,7 +94,7 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 	}
 	id := taskID{j.ID, p.Task}
 	st.running[id] = a
-	nd.free.Sub(a.Demand)
+	st.take(nd, a.Demand)
 	nd.tasks[id] = struct{}{}
 	if requeued >= 0 {
 		j.Requeued = slices.Delete(j.Requeued, requeued, requeued+1)
@@ -163,6 +163,10 @@ func (b *batch) taskEvent(e TaskEvent, t ledger.Time) (string, error) {
 		a.ExitCode = e.ExitCode
 		return "", b.endAttempt(j, a, state, runtime, t)
 	case TaskLost:
+		if e.Runtime > 0 {
+			// A worker that fenced the attempt measured how long it ran.
+			return "", b.endAttempt(j, a, TaskLostState, min(e.Runtime, j.Walltime), t)
+		}
 		return "", b.loseAttempt(j, a, t)
 	}
 	return fmt.Sprintf("unknown event kind %q", e.Kind), nil
@@ -191,9 +195,9 @@ func (b *batch) loseAttemptUntil(j *jobRecord, a *attemptRecord, until, t ledger
 // last task.
 func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runtime time.Duration, t ledger.Time) error {
 	st := b.st
-	weights := st.settings.BillingWeights
-	detail := ledger.ChargeDetail{Runtime: runtime, Demand: a.Demand.Clone(), Weights: weights.Clone(), Resources: slices.Clone(st.settings.Resources)}
-	cost, err := ledger.Cost(runtime, a.Demand, weights)
+	weights, rule := st.settings.BillingWeights, st.settings.BillingRule
+	detail := ledger.ChargeDetail{Runtime: runtime, Demand: a.Demand.Clone(), Weights: weights.Clone(), Resources: slices.Clone(st.settings.Resources), Rule: rule}
+	cost, err := ledger.Cost(runtime, a.Demand, weights, rule)
 	if err != nil {
 		// Billing weights raised since submission can price a task beyond
 		// what an SU holds. The hold is the most a job can be billed, so
@@ -224,7 +228,7 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 	id := taskID{a.Job, a.Task}
 	delete(st.running, id)
 	if nd, ok := st.nodes[a.Node]; ok {
-		nd.free.Add(a.Demand)
+		st.give(nd, a.Demand)
 		delete(nd.tasks, id)
 	}
 	st.fair.TaskEnded(j.Account, a.Demand, a.CountedFrom, t)

@@ -30,10 +30,16 @@ type batch struct {
 	all     bool
 	// jobs changed by the current command, written once when it is done.
 	jobs map[uint64]*jobRecord
+	// index is the current entry's; single is set when it holds one
+	// command, not several (checkpoints must be entries of their own).
+	index  uint64
+	single bool
+	// integ receives the leader's checkpoint digests (integrity.go).
+	integ *integrity
 }
 
-func newBatch(tx *bolt.Tx, st *state, log *slog.Logger, hook func(Command)) *batch {
-	return &batch{tx: tx, st: st, log: log, hook: hook, touched: make(map[string]bool), jobs: make(map[uint64]*jobRecord)}
+func newBatch(tx *bolt.Tx, st *state, log *slog.Logger, hook func(Command), integ *integrity) *batch {
+	return &batch{tx: tx, st: st, log: log, hook: hook, integ: integ, touched: make(map[string]bool), jobs: make(map[uint64]*jobRecord)}
 }
 
 // poisonKey names a command that made the FSM panic: the position of its
@@ -53,7 +59,8 @@ type poisonKey struct{ entry, command int }
 // panicked: the caller rolls the transaction back and applies the batch
 // again, with only that command refused.
 func (b *batch) applyEntry(l *raft.Log, entry int, poisoned map[poisonKey]any) (resp any, panicked bool, err error) {
-	if !IsMulti(l.Data) {
+	b.single = !IsMulti(l.Data)
+	if b.single {
 		r, panicked, err := b.applyCommand(l.Index, l.Data, poisonKey{entry, 0}, poisoned)
 		if r == nil {
 			return nil, panicked, err
@@ -75,7 +82,7 @@ func (b *batch) applyEntry(l *raft.Log, entry int, poisoned map[poisonKey]any) (
 	return out, false, nil
 }
 
-// applyCommand applies one version-1 entry. It returns a nil *Result when
+// applyCommand applies one single-command entry. It returns a nil *Result when
 // the command panicked or the store failed.
 func (b *batch) applyCommand(index uint64, data []byte, key poisonKey, poisoned map[poisonKey]any) (*Result, bool, error) {
 	if p, ok := poisoned[key]; ok {
@@ -117,10 +124,11 @@ func (b *batch) bucket(name []byte) *bolt.Bucket { return b.tx.Bucket(name) }
 // so a batch of events for one array rewrites its record once.
 func (b *batch) markJob(j *jobRecord) { b.jobs[j.ID] = j }
 
-// apply decodes and applies one command: a version-1 entry, alone or from
+// apply decodes and applies one command: a single-command entry, alone or from
 // a multi-command entry at log index index.
 func (b *batch) apply(index uint64, data []byte) (*Result, error) {
 	r := &Result{Index: index, Time: b.st.now}
+	b.index = index
 	env, err := Decode(data)
 	if err != nil {
 		if len(data) > 1 {
@@ -130,7 +138,12 @@ func (b *batch) apply(index uint64, data []byte) (*Result, error) {
 		return r, nil
 	}
 	t := max(env.Time, b.st.now)
-	b.st.now = t
+	if env.Command.Type() != TypeCheckpoint {
+		// A checkpoint changes nothing but the applied index, so that a
+		// server of an earlier release, which refuses it as unknown,
+		// still holds the same state.
+		b.st.now = t
+	}
 	r.Time, r.Type = t, env.Command.Type()
 	clear(b.touched)
 	clear(b.jobs)
@@ -203,6 +216,8 @@ func (b *batch) exec(cmd Command, t ledger.Time) (any, error) {
 		return b.removeLatencyQueue(c, t)
 	case *SetShares:
 		return b.setShares(c, t)
+	case *Checkpoint:
+		return b.checkpoint(c)
 	}
 	return nil, invalid("command %T has no handler", cmd)
 }

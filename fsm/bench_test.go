@@ -56,3 +56,43 @@ func BenchmarkApplySubmit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkApplyAssignExit applies placements and exits of fractional-core
+// tasks: the path that takes demands out of node free vectors and gives
+// them back (state.take, state.give) and prices each charge; without fsync,
+// so that it measures the apply work rather than the disk.
+func BenchmarkApplyAssignExit(b *testing.B) {
+	f, err := Open(Options{Dir: b.TempDir(), noSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	l := &log{}
+	at := t0
+	apply := func(cmd Command) {
+		at = at.Add(time.Millisecond)
+		if r := f.Apply(l.add(b, at, cmd)).(*Result); r.Err != nil {
+			b.Fatal(r.Err)
+		}
+	}
+	apply(&CreateAccount{Name: "phys"})
+	apply(&CreateUser{Name: "ann", Accounts: []string{"phys"}})
+	apply(&Grant{Account: "phys", Amount: 1e12 * ledger.MicroPerSU})
+	apply(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 64, "mem": 256 << 30}})
+	const batch = 64
+	apply(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 0.25, "mem": 2 << 30},
+		Tasks: int64(b.N+1) * batch, Walltime: time.Hour, Command: []string{"/bin/sim"}})
+	b.ResetTimer()
+	for i := range b.N {
+		ps := make([]TaskPlacement, batch)
+		evs := make([]TaskEvent, batch)
+		for k := range ps {
+			task := int64(i*batch + k)
+			ps[k] = TaskPlacement{JobID: 1, Task: task, Node: "n1"}
+			evs[k] = TaskEvent{JobID: 1, Task: task, Attempt: 1, Kind: TaskExited, Runtime: time.Minute}
+		}
+		apply(&Assign{Placements: ps})
+		apply(&TaskEvents{Events: evs})
+	}
+	b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "tasks/s")
+}

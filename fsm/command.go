@@ -16,8 +16,26 @@ import (
 // writes and Decode reads; MultiVersion wraps several of them in one entry.
 // A change to any command's body or meaning gets a new version; entries of
 // any other version are refused on every server, so a mixed-version cluster
-// never applies one entry two ways.
-const CommandVersion = 1
+// never applies one entry two ways. Decode still reads the versions before
+// it, each by its own rules (see rules), so an old log replays as it
+// applied:
+//
+//   - 1 (legacyVersion): the first.
+//   - 2 is MultiVersion, the envelope of several commands.
+//   - 3: the same bodies; text fields (job names, notes, descriptions,
+//     reasons, node classes and addresses, command arguments) refuse
+//     control, bidirectional formatting and invalid UTF-8 characters
+//     (core.CheckText; commands may hold newlines and tabs), and a
+//     walltime is at least core.MinWalltime.
+//
+// Servers of releases before version 3 refuse its entries, as they refuse
+// any version they do not know: upgrade every server before a leader of
+// this release proposes.
+const CommandVersion = 3
+
+// legacyVersion is the first single-command version, which Decode still
+// reads, by its own rules.
+const legacyVersion = 1
 
 // envelopeHeader is version (1 byte), type (1 byte), leader time (8 bytes,
 // big-endian); the JSON body follows.
@@ -56,6 +74,8 @@ const (
 	TypeCreateLatencyQueue CommandType = 19
 	TypeRemoveLatencyQueue CommandType = 20
 	TypeSetShares          CommandType = 21
+	// Integrity checks (integrity.go).
+	TypeCheckpoint CommandType = 22
 )
 
 var commandNames = [...]string{
@@ -80,6 +100,7 @@ var commandNames = [...]string{
 	TypeCreateLatencyQueue: "create-latency-queue",
 	TypeRemoveLatencyQueue: "remove-latency-queue",
 	TypeSetShares:          "set-shares",
+	TypeCheckpoint:         "checkpoint",
 }
 
 func (t CommandType) String() string {
@@ -140,6 +161,8 @@ func newCommand(t CommandType) Command {
 		return &RemoveLatencyQueue{}
 	case TypeSetShares:
 		return &SetShares{}
+	case TypeCheckpoint:
+		return &Checkpoint{}
 	}
 	return nil
 }
@@ -160,10 +183,8 @@ func Encode(at ledger.Time, cmd Command) ([]byte, error) {
 	if cmd == nil || newCommand(cmd.Type()) == nil {
 		return nil, invalid("cannot encode %T: not a longfair command", cmd)
 	}
-	if v, ok := cmd.(interface{ validate() *Error }); ok {
-		if err := v.validate(); err != nil {
-			return nil, err
-		}
+	if err := validateShape(cmd, rules{version: CommandVersion}); err != nil {
+		return nil, err
 	}
 	body, err := json.Marshal(cmd)
 	if err != nil {
@@ -179,7 +200,16 @@ func Encode(at ledger.Time, cmd Command) ([]byte, error) {
 	return append(buf, body...), nil
 }
 
-// Decode reads a log entry written by Encode. It refuses, with an *Error,
+// validateShape runs cmd's shape checks by the rules r.
+func validateShape(cmd Command, r rules) *Error {
+	if v, ok := cmd.(interface{ validate(rules) *Error }); ok {
+		return v.validate(r)
+	}
+	return nil
+}
+
+// Decode reads a log entry written by Encode (or by an older release, in
+// a version Decode still reads). It refuses, with an *Error,
 // anything it cannot apply exactly: a short entry, an unknown version or
 // type, a body that is not valid JSON for its type (unknown fields
 // included), trailing bytes, or a body that fails the command's shape checks.
@@ -195,8 +225,8 @@ func Decode(data []byte) (Envelope, error) {
 	if env.Version == MultiVersion {
 		return Envelope{}, invalid("log entry holds several commands: split it with SplitMulti and decode each one")
 	}
-	if env.Version != CommandVersion {
-		return Envelope{}, refuse(codes.FailedPrecondition, "command version %d is not supported by this server (it applies versions %d and %d): upgrade every server to the same release", env.Version, CommandVersion, MultiVersion)
+	if env.Version != CommandVersion && env.Version != legacyVersion {
+		return Envelope{}, refuse(codes.FailedPrecondition, "command version %d is not supported by this server (it applies versions %d, %d and %d): upgrade every server to the same release", env.Version, legacyVersion, MultiVersion, CommandVersion)
 	}
 	t := CommandType(data[1])
 	cmd := newCommand(t)
@@ -211,11 +241,23 @@ func Decode(data []byte) (Envelope, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return Envelope{}, invalid("malformed %s command: trailing data after the body", t)
 	}
-	if v, ok := cmd.(interface{ validate() *Error }); ok {
-		if err := v.validate(); err != nil {
-			return Envelope{}, err
-		}
+	if err := validateShape(cmd, rules{version: env.Version}); err != nil {
+		return Envelope{}, err
+	}
+	if env.Version == legacyVersion {
+		markLegacy(cmd)
 	}
 	env.Command = cmd
 	return env, nil
+}
+
+// markLegacy tells the commands whose apply changed with version 3 (whole
+// units) that they were logged before it.
+func markLegacy(cmd Command) {
+	switch c := cmd.(type) {
+	case *SubmitJob:
+		c.legacy = true
+	case *NodeUp:
+		c.legacy = true
+	}
 }

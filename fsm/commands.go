@@ -3,6 +3,7 @@ package fsm
 import (
 	"time"
 
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -11,7 +12,7 @@ const (
 	MaxTasksPerJob     = 1_000_000
 	MaxAttemptsLimit   = 100
 	DefaultMaxAttempts = 3
-	MaxWalltime        = 365 * 24 * time.Hour
+	MaxWalltime        = core.MaxWalltime
 	MaxCommandArgs     = 1024
 	MaxCommandArgBytes = 64 << 10
 	MaxJobNameBytes    = 256
@@ -80,7 +81,9 @@ type UpdateSettings struct {
 	Quantum        *time.Duration     `json:"quantum,omitempty"`
 	LTRFResource   *string            `json:"ltrf_resource,omitempty"`
 	BillingWeights map[string]float64 `json:"billing_weights,omitempty"`
-	AddResources   []string           `json:"add_resources,omitempty"`
+	// BillingRule is "max" or "sum" (ledger.ParseBillingRule).
+	BillingRule  *string  `json:"billing_rule,omitempty"`
+	AddResources []string `json:"add_resources,omitempty"`
 	// QKnoblerRho is qknobler's knob ρ in [0, 1]; Fawkes changes FAWKES
 	// weighting's settings (apply_shares_settings.go).
 	QKnoblerRho *float64      `json:"qknobler_rho,omitempty"`
@@ -90,7 +93,20 @@ type UpdateSettings struct {
 // SubmitJob submits an array of Tasks identical tasks. RequestID, when set,
 // makes the submission idempotent: a second SubmitJob with the same id
 // returns the first job and holds nothing more.
+//
+// CheckFit refuses the job, holding nothing, when no known node — up or
+// down — could hold one of its tasks even idle (apply_fit.go); with no node
+// known yet there is nothing to judge and the job is accepted. Servers set
+// it on every submission. Entries written before it existed lack it and
+// apply as they did then, so a log replayed by a newer server rebuilds the
+// state it built when it was first applied.
 type SubmitJob struct {
+	// legacy marks an entry of the version before whole units
+	// (legacyVersion): it is applied as that release applied it, its
+	// demand neither refused below one unit nor rounded, so replaying an
+	// old log gives the state the old release gave.
+	legacy bool
+
 	RequestID   string             `json:"request_id,omitempty"`
 	Account     string             `json:"account"`
 	User        string             `json:"user"`
@@ -100,6 +116,7 @@ type SubmitJob struct {
 	Walltime    time.Duration      `json:"walltime"`
 	Command     []string           `json:"command"`
 	MaxAttempts int                `json:"max_attempts,omitempty"`
+	CheckFit    bool               `json:"check_fit,omitempty"`
 }
 
 // CancelJob cancels a job's pending tasks. Running tasks run until their
@@ -134,7 +151,9 @@ const (
 
 // TaskEvent reports what happened to attempt Attempt of a task. ExitCode and
 // Runtime are meaningful for TaskExited; the runtime is clamped to
-// [0, walltime] and is what the task is charged for.
+// [0, walltime] and is what the task is charged for. A TaskLost with a
+// Runtime is an attempt its worker fenced (killed after losing the
+// leader): it is charged that runtime; without one, up to now.
 type TaskEvent struct {
 	JobID    uint64        `json:"job"`
 	Task     int64         `json:"task"`
@@ -154,6 +173,10 @@ type TaskEvents struct {
 // NodeUp declares a node up with its capacity, or updates an up node.
 // Account, when set, is the account that contributed the node.
 type NodeUp struct {
+	// legacy marks an entry of the version before whole units: its
+	// capacity is kept as logged, not rounded down (see SubmitJob.legacy).
+	legacy bool
+
 	ID       string             `json:"id"`
 	Capacity map[string]float64 `json:"capacity"`
 	Class    string             `json:"class,omitempty"`
@@ -163,13 +186,19 @@ type NodeUp struct {
 
 // NodeDown declares a node down: its running tasks are lost, charged up to
 // now, and requeued while they have attempts left. FailedAt, when set and
-// earlier, is when the node was last known alive (its worker's last
-// message): the lost attempts are charged up to then, not for the time it
-// took to notice the failure.
+// earlier, is when the node's attempts surely stopped running (the leader
+// knows when its worker fenced them): the lost attempts are charged up to
+// then, not for the time it took to notice the failure.
+//
+// With KeepAttempts the node only goes down: nothing new is placed there,
+// and its running attempts stay active, since an unreachable worker may
+// still run them until it fences them. A later NodeDown without
+// KeepAttempts, on the node already down, loses them.
 type NodeDown struct {
-	ID       string      `json:"id"`
-	Reason   string      `json:"reason,omitempty"`
-	FailedAt ledger.Time `json:"failed_at,omitempty"`
+	ID           string      `json:"id"`
+	Reason       string      `json:"reason,omitempty"`
+	FailedAt     ledger.Time `json:"failed_at,omitempty"`
+	KeepAttempts bool        `json:"keep_attempts,omitempty"`
 }
 
 func (*CreateAccount) Type() CommandType    { return TypeCreateAccount }

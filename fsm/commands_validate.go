@@ -7,11 +7,11 @@ import (
 )
 
 // The validate methods check a command's shape: what can be checked without
-// the cluster state. Encode runs them so a leader never proposes an entry
+// the cluster state, by the rules of the entry's version (see rules). Encode runs them so a leader never proposes an entry
 // every server would refuse; Decode runs them so every server refuses a
 // malformed entry the same way. Checks against the state happen at apply.
 
-func (c *CreateAccount) validate() *Error {
+func (c *CreateAccount) validate(r rules) *Error {
 	if err := checkName("account name", c.Name); err != nil {
 		return err
 	}
@@ -26,7 +26,7 @@ func (c *CreateAccount) validate() *Error {
 	return nil
 }
 
-func (c *UpdateAccount) validate() *Error {
+func (c *UpdateAccount) validate(r rules) *Error {
 	if err := checkName("account name", c.Name); err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (c *UpdateAccount) validate() *Error {
 	return nil
 }
 
-func (c *CreateUser) validate() *Error {
+func (c *CreateUser) validate(r rules) *Error {
 	if err := checkName("user name", c.Name); err != nil {
 		return err
 	}
@@ -60,8 +60,8 @@ func (c *CreateUser) validate() *Error {
 	return checkDistinctNames("account", c.Accounts)
 }
 
-func (c *AddMembership) validate() *Error    { return checkMembership(c.User, c.Account) }
-func (c *RemoveMembership) validate() *Error { return checkMembership(c.User, c.Account) }
+func (c *AddMembership) validate(r rules) *Error    { return checkMembership(c.User, c.Account) }
+func (c *RemoveMembership) validate(r rules) *Error { return checkMembership(c.User, c.Account) }
 
 func checkMembership(user, account string) *Error {
 	if err := checkName("user name", user); err != nil {
@@ -70,7 +70,7 @@ func checkMembership(user, account string) *Error {
 	return checkName("account name", account)
 }
 
-func (c *Grant) validate() *Error {
+func (c *Grant) validate(r rules) *Error {
 	if c.ID != "" {
 		if err := checkName("grant id", c.ID); err != nil {
 			return err
@@ -85,12 +85,12 @@ func (c *Grant) validate() *Error {
 	if c.Expires < 0 {
 		return invalid("grant expiry %d is before 1970: leave it unset for a grant that never expires", c.Expires)
 	}
-	return checkText("grant note", c.Note, MaxNoteBytes)
+	return r.text("grant note", c.Note, MaxNoteBytes)
 }
 
-func (c *UpdateSettings) validate() *Error {
+func (c *UpdateSettings) validate(r rules) *Error {
 	if c.Policy == nil && c.Window == nil && c.Timeout == nil && c.Placement == nil && c.Quantum == nil &&
-		c.LTRFResource == nil && len(c.BillingWeights) == 0 && len(c.AddResources) == 0 &&
+		c.LTRFResource == nil && len(c.BillingWeights) == 0 && c.BillingRule == nil && len(c.AddResources) == 0 &&
 		c.QKnoblerRho == nil && c.Fawkes.empty() {
 		return invalid("nothing to update: set at least one setting")
 	}
@@ -98,7 +98,7 @@ func (c *UpdateSettings) validate() *Error {
 		return invalid("qknobler knob ρ %v is out of range: give a value in [0, 1] (0 favours efficiency, 1 is exactly drf)", *c.QKnoblerRho)
 	}
 	if !c.Fawkes.empty() {
-		if err := c.Fawkes.validate(); err != nil {
+		if err := c.Fawkes.validate(r); err != nil {
 			return err
 		}
 	}
@@ -131,6 +131,11 @@ func (c *UpdateSettings) validate() *Error {
 	if err := checkQuantities("billing weight", c.BillingWeights); err != nil {
 		return err
 	}
+	if c.BillingRule != nil {
+		if _, err := ledger.ParseBillingRule(*c.BillingRule); err != nil {
+			return invalid("%v", err)
+		}
+	}
 	if len(c.AddResources) > MaxResources {
 		return invalid("%d resources to add: a cluster has at most %d", len(c.AddResources), MaxResources)
 	}
@@ -153,7 +158,7 @@ func checkDistinctNames(kind string, names []string) *Error {
 	return nil
 }
 
-func (c *SubmitJob) validate() *Error {
+func (c *SubmitJob) validate(r rules) *Error {
 	if c.RequestID != "" {
 		if err := checkName("request id", c.RequestID); err != nil {
 			return err
@@ -165,7 +170,7 @@ func (c *SubmitJob) validate() *Error {
 	if err := checkName("user name", c.User); err != nil {
 		return err
 	}
-	if err := checkText("job name", c.Name, MaxJobNameBytes); err != nil {
+	if err := r.text("job name", c.Name, MaxJobNameBytes); err != nil {
 		return err
 	}
 	if len(c.Demand) == 0 {
@@ -177,6 +182,18 @@ func (c *SubmitJob) validate() *Error {
 	if err := checkQuantities("demand", c.Demand); err != nil {
 		return err
 	}
+	// Units follow the resource's name, so a demand below one unit (1e-6
+	// of a core, 4 bytes of memory) is refused here, before it is logged;
+	// apply rounds the rest up to whole units (state.demandVector). Entries
+	// of the versions before (r.strict() false) are held to their own rules.
+	for _, name := range sortedKeys(c.Demand) {
+		if !r.strict() {
+			break
+		}
+		if _, err := ledger.ResourceUnit(name).RoundUp("demand["+name+"]", c.Demand[name]); err != nil {
+			return invalid("%v", err)
+		}
+	}
 	positive := false
 	for _, x := range c.Demand {
 		positive = positive || x > 0
@@ -187,8 +204,8 @@ func (c *SubmitJob) validate() *Error {
 	if c.Tasks < 1 || c.Tasks > MaxTasksPerJob {
 		return invalid("tasks is %d: a job has 1 to %d tasks", c.Tasks, MaxTasksPerJob)
 	}
-	if c.Walltime <= 0 || c.Walltime > MaxWalltime {
-		return invalid("walltime %v must be positive and at most %v", c.Walltime, MaxWalltime)
+	if c.Walltime < r.minWalltime() || c.Walltime > MaxWalltime {
+		return invalid("walltime %v must be at least %v and at most %v", c.Walltime, r.minWalltime(), MaxWalltime)
 	}
 	if len(c.Command) == 0 {
 		return invalid("command is empty: give the program to run and its arguments")
@@ -199,7 +216,7 @@ func (c *SubmitJob) validate() *Error {
 	size := 0
 	for i, arg := range c.Command {
 		size += len(arg)
-		if err := checkText("command argument", arg, MaxCommandArgBytes); err != nil {
+		if err := r.commandText("command argument", arg, MaxCommandArgBytes); err != nil {
 			return err
 		}
 		if i == 0 && arg == "" {
@@ -215,14 +232,14 @@ func (c *SubmitJob) validate() *Error {
 	return nil
 }
 
-func (c *CancelJob) validate() *Error {
+func (c *CancelJob) validate(r rules) *Error {
 	if c.JobID == 0 {
 		return invalid("job id is 0: give the id SubmitJob returned")
 	}
 	return nil
 }
 
-func (c *Assign) validate() *Error {
+func (c *Assign) validate(r rules) *Error {
 	if len(c.Placements) == 0 || len(c.Placements) > MaxBatch {
 		return invalid("assign has %d placements: send 1 to %d", len(c.Placements), MaxBatch)
 	}
@@ -237,7 +254,7 @@ func (c *Assign) validate() *Error {
 	return nil
 }
 
-func (c *TaskEvents) validate() *Error {
+func (c *TaskEvents) validate(r rules) *Error {
 	if len(c.Events) == 0 || len(c.Events) > MaxBatch {
 		return invalid("task-events has %d events: send 1 to %d", len(c.Events), MaxBatch)
 	}
@@ -254,7 +271,7 @@ func (c *TaskEvents) validate() *Error {
 	return nil
 }
 
-func (c *NodeUp) validate() *Error {
+func (c *NodeUp) validate(r rules) *Error {
 	if err := checkNodeID("node id", c.ID); err != nil {
 		return err
 	}
@@ -264,7 +281,7 @@ func (c *NodeUp) validate() *Error {
 	if err := checkQuantities("capacity", c.Capacity); err != nil {
 		return err
 	}
-	if err := checkText("node class", c.Class, maxNameLength); err != nil {
+	if err := r.text("node class", c.Class, maxNameLength); err != nil {
 		return err
 	}
 	if c.Account != "" {
@@ -272,15 +289,15 @@ func (c *NodeUp) validate() *Error {
 			return err
 		}
 	}
-	return checkText("node address", c.Address, maxNodeIDLength)
+	return r.text("node address", c.Address, maxNodeIDLength)
 }
 
-func (c *NodeDown) validate() *Error {
+func (c *NodeDown) validate(r rules) *Error {
 	if err := checkNodeID("node id", c.ID); err != nil {
 		return err
 	}
 	if c.FailedAt < 0 {
 		return invalid("node-down failed_at is %d: give a time after 1970, or none", c.FailedAt)
 	}
-	return checkText("reason", c.Reason, MaxNoteBytes)
+	return r.text("reason", c.Reason, MaxNoteBytes)
 }

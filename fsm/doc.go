@@ -14,7 +14,11 @@
 // malformed, of an unknown version or type, or invalid for the current state
 // is refused with an *Error carrying a gRPC code, the same way on every
 // server, and changes nothing. Two servers that apply the same log hold
-// byte-identical bbolt contents (Digest).
+// byte-identical bbolt contents (Digest). An entry's shape is checked by
+// the rules of the version it was written with (rules, CommandVersion):
+// a rule a later release adds (version 3: core's text rule and the
+// walltime minimum) refuses new entries while an old log replays exactly
+// as it applied.
 //
 // A leader proposes Encode(now, cmd) through raft.Apply; the future's
 // Response() is a *Result, which Response[T] unpacks into the command's
@@ -35,6 +39,20 @@
 //	SetAccountGroup                            AccountInfo
 //	CreateLatencyQueue, RemoveLatencyQueue     QueueInfo
 //	SetShares                                  SharesInfo
+//	Checkpoint                                 CheckpointInfo
+//
+// A Checkpoint entry (integrity.go) has every replica digest its state as
+// of the entry before it, from a read transaction off the apply path; a
+// second one carries the leader's digest, and a replica whose own differs
+// marks itself diverged (Diverged) — locally, never in replicated state.
+// Open checks the bbolt file page by page first and refuses a damaged one
+// with a *boltcheck.CorruptError naming it, never a panic. Close records
+// the state's digest beside the file; the next Open recomputes it and marks
+// the replica diverged when the file changed while it was stopped.
+//
+// SubmitJob with CheckFit (servers set it) refuses a task that no known
+// node, up or down, could hold even idle (apply_fit.go), so that no SU is
+// held for a job that can never start; with no node known yet it accepts.
 //
 // The leader's scheduler takes View(now), runs the policy engine on it and
 // proposes AssignFor(view, placements).
@@ -43,4 +61,12 @@
 // tasks per node, the fairness book, the SU book) is kept in memory, rebuilt
 // from bbolt when the FSM opens or restores, and every change to it is
 // persisted in the same transaction as the apply that made it.
+//
+// Resources are counted in whole units (ledger.ResourceUnit): SubmitJob
+// refuses a demand below one unit when it is encoded and decoded, apply
+// rounds the rest up, NodeUp floors capacities, and node free vectors
+// change in whole units (state.take, state.give), so placement
+// decisions never depend on float residue or on whether a replica
+// restarted. A job's hold and each task's charge are priced by ledger.Cost
+// under the cluster's billing weights and rule (default: max).
 package fsm

@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
 
+	"github.com/longfair/longfair/internal/boltcheck"
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -58,6 +59,9 @@ type FSM struct {
 
 	// aclGen is the tokens' generation (ACLGeneration in acl_read.go).
 	aclGen atomic.Uint64
+
+	// integ is this replica's own record of its checkpoints (integrity.go).
+	integ *integrity
 }
 
 var (
@@ -78,20 +82,45 @@ func Open(opts Options) (*FSM, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	f := &FSM{log: logger, dir: opts.Dir, path: filepath.Join(opts.Dir, FileName), noSync: opts.noSync}
+	f := &FSM{log: logger, dir: opts.Dir, path: filepath.Join(opts.Dir, FileName), noSync: opts.noSync, integ: newIntegrity(logger)}
 	db, st, err := openStore(f.path)
 	if err != nil {
 		return nil, err
 	}
 	db.NoSync = opts.noSync
 	f.db, f.st = db, st
+	f.checkShutdownDigest()
 	f.log.Info("fsm opened", "path", f.path, "applied_index", st.applied, "active_jobs", len(st.jobs), "journal_entries", st.su.Len())
 	return f, nil
 }
 
-// openStore opens a bbolt file, creates the buckets a new file lacks, and
-// loads the state.
-func openStore(path string) (*bolt.DB, *state, error) {
+// DamagedStateRemedy is what an operator does about a damaged or diverged
+// state file: the server's state is a copy of the group's, so it can be
+// taken again from the others.
+const DamagedStateRemedy = "stop this server, move its data dir aside (keep it for inspection) and start it again with an empty data dir joining the others: it rejoins and copies the state from the leader; if the whole group lost its state, restore a snapshot with 'longfair operator snapshot restore' into a fresh group"
+
+// openStore opens a bbolt file, checks it, creates the buckets a new file
+// lacks, and loads the state. A damaged file is refused with a
+// *boltcheck.CorruptError naming it, never a panic.
+func openStore(path string) (db *bolt.DB, st *state, err error) {
+	if err := boltcheck.Precheck(path, DamagedStateRemedy); err != nil {
+		return nil, nil, err
+	}
+	err = boltcheck.Guard(path, DamagedStateRemedy, func() error {
+		var err error
+		st, err = openStoreUnguarded(path, &db)
+		return err
+	})
+	if err != nil && db != nil {
+		db.Close()
+		db = nil
+	}
+	return db, st, err
+}
+
+// openStoreUnguarded is openStore's work. It sets *out as soon as the file
+// is open, so that openStore closes it whatever happens next.
+func openStoreUnguarded(path string, out **bolt.DB) (*state, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
 		Timeout: 5 * time.Second,
 		// A large initial map keeps a long snapshot read from blocking
@@ -108,7 +137,14 @@ func openStore(path string) (*bolt.DB, *state, error) {
 		// (loadState reads only the active ones, through their indexes).
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("fsm: open %s: %w (is another server using this data directory?)", path, err)
+		return nil, fmt.Errorf("fsm: open %s: %w (is another server using this data directory?)", path, err)
+	}
+	*out = db
+	// Every page is read once here, so that a damaged one is found now,
+	// with a clear refusal, and not by a panic while serving. A read
+	// transaction checks without copying pages, and nothing writes yet.
+	if err := db.View(func(tx *bolt.Tx) error { return boltcheck.Check(tx, path, DamagedStateRemedy) }); err != nil {
+		return nil, err
 	}
 	var st *state
 	err = db.Update(func(tx *bolt.Tx) error {
@@ -127,11 +163,13 @@ func openStore(path string) (*bolt.DB, *state, error) {
 		st, err = loadState(tx)
 		return err
 	})
-	if err != nil {
-		db.Close()
-		return nil, nil, fmt.Errorf("fsm: load %s: %w", path, err)
+	if errors.Is(err, boltcheck.ErrCorrupt) {
+		return nil, err
 	}
-	return db, st, nil
+	if err != nil {
+		return nil, fmt.Errorf("fsm: load %s: %w", path, err)
+	}
+	return st, nil
 }
 
 // Close closes the bbolt file. The FSM must not be used afterwards.
@@ -140,6 +178,9 @@ func (f *FSM) Close() error {
 	defer f.mu.Unlock()
 	if f.db == nil {
 		return nil
+	}
+	if f.broken == nil {
+		f.recordShutdownDigest()
 	}
 	err := f.db.Close()
 	f.db = nil
@@ -255,11 +296,33 @@ func (f *FSM) applyOnce(logs []*raft.Log, out []any, poisoned map[poisonKey]any)
 	if err != nil {
 		return -1, fmt.Errorf("begin transaction: %w", err)
 	}
-	b := newBatch(tx, f.st, f.log, f.hook)
+	b := newBatch(tx, f.st, f.log, f.hook, f.integ)
 	applied := false
 	for i, l := range logs {
 		if l.Index <= f.st.applied {
 			continue
+		}
+		if l.Type == raft.LogCommand && startsDigest(l.Data) {
+			// A checkpoint digests the state before it: commit what the
+			// batch applied so far, so a read transaction sees exactly the
+			// entries before this one, and digest that off the apply path.
+			if applied {
+				if err := b.finish(); err != nil {
+					_ = tx.Rollback()
+					return -1, err
+				}
+				if err := tx.Commit(); err != nil {
+					return -1, fmt.Errorf("commit before checkpoint %d: %w", l.Index, err)
+				}
+				applied = false
+			} else {
+				_ = tx.Rollback()
+			}
+			f.integ.start(f.db, l.Index)
+			if tx, err = f.db.Begin(true); err != nil {
+				return -1, fmt.Errorf("begin transaction after checkpoint %d: %w", l.Index, err)
+			}
+			b = newBatch(tx, f.st, f.log, f.hook, f.integ)
 		}
 		if l.Type == raft.LogCommand {
 			res, panicked, err := b.applyEntry(l, i, poisoned)

@@ -93,5 +93,5 @@ func (h *harness) setup(sus ledger.SU) {
 	h.ok(&CreateAccount{Name: "phys"})
 	h.ok(&CreateUser{Name: "ann", Accounts: []string{"phys"}})
 	h.ok(&Grant{ID: "g1", Account: "phys", Amount: sus * ledger.MicroPerSU})
-	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8, "mem": 32}})
+	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8, "mem": 32 << 30}})
 }

@@ -59,6 +59,8 @@ type SettingsInfo struct {
 	LTRFResource     string
 	// BillingWeights are SU per hour per unit of each resource.
 	BillingWeights map[string]float64
+	// BillingRule is how the weighted resources make a task's rate.
+	BillingRule ledger.BillingRule
 	// Resources is the cluster's resource list, in vector order.
 	Resources []string
 	// Sched is the same settings as the policy engine takes them.
@@ -161,8 +163,8 @@ func (s *state) settingsInfo() SettingsInfo {
 	return SettingsInfo{
 		Policy: s.settings.Policy, Window: s.window, Timeout: ss.Timeout, TimeoutIsDefault: s.settings.Timeout == nil,
 		Placement: s.settings.Placement, Quantum: s.settings.Quantum, LTRFResource: s.settings.LTRFResource,
-		BillingWeights: s.named(ledger.Vector(s.settings.BillingWeights)),
-		Resources:      slices.Clone(s.settings.Resources), Sched: ss,
+		BillingWeights: s.named(ledger.Vector(s.settings.BillingWeights)), BillingRule: s.settings.BillingRule,
+		Resources: slices.Clone(s.settings.Resources), Sched: ss,
 	}
 }
 

@@ -78,7 +78,7 @@ func TestDuplicateExitNeverChargesTwice(t *testing.T) {
 func TestJobChargesAndRelease(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
-	j := h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2, "mem": 4}, Tasks: 3, Walltime: time.Hour, Command: []string{"x"}}).(JobInfo)
+	j := h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2, "mem": 4 << 30}, Tasks: 3, Walltime: time.Hour, Command: []string{"x"}}).(JobInfo)
 	if j.Hold != 6*su { // 3 tasks × 2 cpu × 1 h
 		t.Fatalf("hold = %v, want 6 SU", j.Hold)
 	}
@@ -137,7 +137,7 @@ func TestNodeDownRequeuesUntilAttemptsRunOut(t *testing.T) {
 	if v := h.f.View(h.now); len(v.Nodes) != 0 || len(v.Accounts[0].Queue) != 1 || v.Accounts[0].Queue[0].FirstIndex != 0 {
 		t.Fatalf("view after the loss = %+v", v)
 	}
-	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8, "mem": 32}})
+	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8, "mem": 32 << 30}})
 	placed := h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}}}).(*AssignResult)
 	if len(placed.Accepted) != 1 || placed.Accepted[0].Attempt != 2 {
 		t.Fatalf("re-placement = %+v, want attempt 2", placed)

@@ -3,7 +3,7 @@ package fsm
 import "encoding/binary"
 
 // MultiVersion is the envelope version of a multi-command entry: several
-// commands, each a complete version-1 entry as Encode writes it, that a
+// commands, each a complete single-command entry as Encode writes it, that a
 // leader commits as one raft log entry (group commit). The FSM applies them
 // in order, in the same transaction, exactly as if they were consecutive
 // entries: each keeps its own time stamp and gets its own Result, and a
@@ -11,9 +11,10 @@ import "encoding/binary"
 //
 // Layout: version (1 byte, MultiVersion), the number of commands (4 bytes,
 // big-endian), then for each command its length (4 bytes, big-endian) and
-// its version-1 entry. Servers of releases before this one refuse the
-// version on every entry it is used for, as they refuse any version they do
-// not know; upgrade every server before a leader of this release proposes.
+// its single-command entry (of any version Decode reads). Servers of
+// releases before this one refuse the version on every entry it is used
+// for, as they refuse any version they do not know; upgrade every server
+// before a leader of this release proposes.
 const MultiVersion = 2
 
 // multiHeader is the version byte and the command count.
@@ -34,7 +35,7 @@ const MaxMultiCommands = 4096
 type Results []*Result
 
 // EncodeMulti joins entries written by Encode into one multi-command entry.
-// It checks only that each is a version-1 entry: their bodies were checked
+// It checks only that each is an entry of CommandVersion: their bodies were checked
 // when they were encoded. It refuses an empty list, more than
 // MaxMultiCommands entries, and a result larger than MaxCommandBytes.
 func EncodeMulti(entries [][]byte) ([]byte, error) {
@@ -68,7 +69,7 @@ func EncodeMulti(entries [][]byte) ([]byte, error) {
 // not it is well formed).
 func IsMulti(data []byte) bool { return len(data) > 0 && data[0] == MultiVersion }
 
-// SplitMulti returns the version-1 entries a multi-command entry holds,
+// SplitMulti returns the single-command entries a multi-command entry holds,
 // sharing data's memory. It refuses, with an *Error, an entry that is not a
 // multi-command entry, a count of zero or above MaxMultiCommands, a length
 // that runs past the end, a command that is itself a multi-command entry,

@@ -2,55 +2,54 @@ package fsm
 
 import (
 	"math"
+	"time"
 	"unicode/utf8"
+
+	"github.com/longfair/longfair/core"
+	"github.com/longfair/longfair/ledger"
 )
 
 // maxNameLength bounds account, user, grant, request and resource names.
-const maxNameLength = 64
+const maxNameLength = core.MaxNameLength
 
 // maxNodeIDLength bounds node ids, which are often fully qualified host names.
-const maxNodeIDLength = 255
+const maxNodeIDLength = core.MaxNodeIDLength
 
 // checkName refuses a name that is empty, too long, or not made of letters,
-// digits, '.', '_' and '-' starting with a letter or digit. Names appear in
-// keys, logs and command lines, so they are kept plain.
-func checkName(field, name string) *Error {
-	if name == "" {
-		return invalid("%s is empty: give a name of letters, digits, '.', '_' or '-'", field)
+// digits, '.', '_' and '-' starting with a letter or digit (core.CheckName).
+// Names appear in keys, logs and command lines, so they are kept plain.
+func checkName(field, name string) *Error { return invalidIf(core.CheckName(field, name)) }
+
+// checkNodeID is checkName with room for host names and ports
+// (core.CheckNodeID).
+func checkNodeID(field, id string) *Error { return invalidIf(core.CheckNodeID(field, id)) }
+
+// invalidIf turns a core rule's error into a refusal.
+func invalidIf(err error) *Error {
+	if err == nil {
+		return nil
 	}
-	if len(name) > maxNameLength {
-		return invalid("%s %.16q… is %d bytes long: use at most %d", field, name, len(name), maxNameLength)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return invalid("%s %q has %q at position %d: use letters, digits, '.', '_' or '-', starting with a letter or digit", field, name, c, i)
-		}
-	}
-	return nil
+	return invalid("%s", err)
 }
 
-// checkNodeID is checkName with room for host names and ports.
-func checkNodeID(field, id string) *Error {
-	if id == "" {
-		return invalid("%s is empty: give the node's id (usually its host name)", field)
-	}
-	if len(id) > maxNodeIDLength {
-		return invalid("%s is %d bytes long: use at most %d", field, len(id), maxNodeIDLength)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-' && c != ':') {
-			return invalid("%s %q has %q at position %d: use letters, digits, '.', '_', '-' or ':', starting with a letter or digit", field, id, c, i)
-		}
-	}
-	return nil
-}
+// rules are the shape rules of one entry: those of the envelope version it
+// was written with. A rule added in a later version applies only to
+// entries of that version or later, so a log written by an older release
+// replays to exactly the state it gave then, while a
+// leader of this release can no longer propose what the rule refuses.
+type rules struct{ version uint8 }
 
-// checkText refuses free text that is too long or not UTF-8.
-func checkText(field, s string, limit int) *Error {
+// strict reports whether the entry is held to the rules version 3 added:
+// core's text rule (no control or bidirectional formatting characters)
+// and the walltime minimum. Version-1 entries are held to neither.
+func (r rules) strict() bool { return r.version != legacyVersion }
+
+// text refuses free text that is too long or not UTF-8 and, from version
+// 3, that holds a control or bidirectional formatting character.
+func (r rules) text(field, s string, limit int) *Error {
+	if r.strict() {
+		return invalidIf(core.CheckText(field, s, limit))
+	}
 	if len(s) > limit {
 		return invalid("%s is %d bytes long: use at most %d", field, len(s), limit)
 	}
@@ -60,10 +59,27 @@ func checkText(field, s string, limit int) *Error {
 	return nil
 }
 
-// MaxQuantity bounds every resource quantity, weight and contribution. An
-// exabyte of memory fits; a value large enough to overflow accumulated
-// usage (resource-seconds over years of a million-task array) does not.
-const MaxQuantity = 1e18
+// commandText is text for a command's arguments, which may hold newlines
+// and tabs (a shell script).
+func (r rules) commandText(field, s string, limit int) *Error {
+	if r.strict() {
+		return invalidIf(core.CheckCommandText(field, s, limit))
+	}
+	return r.text(field, s, limit)
+}
+
+// minWalltime is the shortest walltime a job may have: any positive one
+// before version 3, core.MinWalltime from it.
+func (r rules) minWalltime() time.Duration {
+	if r.strict() {
+		return core.MinWalltime
+	}
+	return time.Nanosecond
+}
+
+// MaxQuantity bounds every resource quantity, weight and contribution
+// (ledger.MaxQuantity).
+const MaxQuantity = ledger.MaxQuantity
 
 // checkQuantity refuses a quantity that is not finite, non-negative and at
 // most MaxQuantity.

@@ -16,7 +16,7 @@ import (
 func TestFairnessReportAlone(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
-	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2, "mem": 8}, Tasks: 2, Walltime: time.Hour, Command: []string{"x"}})
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2, "mem": 8 << 30}, Tasks: 2, Walltime: time.Hour, Command: []string{"x"}})
 	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
 	h.at(10 * time.Minute)
 	r, err := h.f.Fairness("", h.now)
@@ -24,8 +24,8 @@ func TestFairnessReportAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := r.Accounts[0]
-	if row.Usage["cpu"] != 2*2*600 || row.Usage["mem"] != 2*8*600 {
-		t.Fatalf("usage %v, want cpu 2400, mem 9600", row.Usage)
+	if row.Usage["cpu"] != 2*2*600 || row.Usage["mem"] != 2*8*600<<30 {
+		t.Fatalf("usage %v, want cpu 2400, mem 9600 GiB·s", row.Usage)
 	}
 	if !row.HasBeta || math.Abs(row.Beta-1) > 1e-12 {
 		t.Fatalf("β = %v (has %v), want 1", row.Beta, row.HasBeta)
@@ -74,8 +74,8 @@ func TestFairnessReportSharingLoss(t *testing.T) {
 func TestViewRoundTripThroughEngine(t *testing.T) {
 	h := newHarness(t)
 	h.setup(1000)
-	h.ok(&NodeUp{ID: "n2", Capacity: map[string]float64{"cpu": 4, "mem": 16, "mic": 1}})
-	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1, "mem": 2}, Tasks: 50, Walltime: time.Hour, Command: []string{"x"}})
+	h.ok(&NodeUp{ID: "n2", Capacity: map[string]float64{"cpu": 4, "mem": 16 << 30, "mic": 1}})
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1, "mem": 2 << 30}, Tasks: 50, Walltime: time.Hour, Command: []string{"x"}})
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1, "mic": 1}, Tasks: 3, Walltime: time.Hour, Command: []string{"x"}})
 	v := h.f.View(h.now)
 	ps, err := sched.NewEngine().Schedule(v)

@@ -26,6 +26,10 @@ type settingsRecord struct {
 	// LTRFResource names the resource ltrf is fair on.
 	LTRFResource   string                `json:"ltrf_resource"`
 	BillingWeights ledger.BillingWeights `json:"billing_weights"`
+	// BillingRule is how the weighted resources make a task's rate. A
+	// record written before rules existed has none, which reads as
+	// BillingSum, the rule that cluster was billing under (loadState).
+	BillingRule ledger.BillingRule `json:"billing_rule"`
 	// QKnoblerRho is qknobler's ρ; nil means DefaultQKnoblerRho.
 	QKnoblerRho *float64 `json:"qknobler_rho,omitempty"`
 	// Fawkes is FAWKES weighting's configuration; nil means its defaults.
@@ -35,8 +39,17 @@ type settingsRecord struct {
 // DefaultResources is the resource list of a new cluster.
 var defaultResources = []string{"cpu", "mem", "mic"}
 
+// defaultBillingWeights price a reference node of 16 cores, 64 GiB and 2
+// MICs at 16 SU per hour whichever of its resources a task takes: 1 SU per
+// core-hour, 0.25 SU per GiB-hour (Slurm's example TRESBillingWeights
+// "CPU=1.0,Mem=0.25G"), 8 SU per MIC-hour. Under the default max rule a
+// CPU-only task costs its cores, as it always did, and a memory-only or
+// MIC-only task pays for the share of such a node it takes.
+var defaultBillingWeights = ledger.BillingWeights{1, 0.25 / (1 << 30), 8}
+
 // defaultSettings are a new cluster's settings: H-MRF with no window, a
-// one-minute quantum, affinity placement, and billing at 1 SU per core-hour.
+// one-minute quantum, affinity placement, and billing by the largest
+// weighted resource (defaultBillingWeights).
 func defaultSettings() settingsRecord {
 	d := sched.DefaultSettings()
 	return settingsRecord{
@@ -46,7 +59,8 @@ func defaultSettings() settingsRecord {
 		Placement:      d.Placement,
 		Quantum:        d.Quantum,
 		LTRFResource:   defaultResources[0],
-		BillingWeights: ledger.BillingWeights{1, 0, 0},
+		BillingWeights: defaultBillingWeights.Clone(),
+		BillingRule:    ledger.BillingMax,
 	}
 }
 

@@ -58,6 +58,9 @@ func busyHarness(t testing.TB) *harness {
 	return h
 }
 
+// futureVersion is a version no release has written yet.
+const futureVersion = max(CommandVersion, MultiVersion) + 1
+
 // Every refusal says what is wrong with the right code, and changes nothing.
 func TestRefusalsChangeNothing(t *testing.T) {
 	past := t0 - 1
@@ -69,8 +72,8 @@ func TestRefusalsChangeNothing(t *testing.T) {
 	}{
 		{"short entry", func(testing.TB, ledger.Time) []byte { return []byte{1, 2, 3} }, codes.InvalidArgument, []string{"shorter"}},
 		{"future version", func(_ testing.TB, at ledger.Time) []byte {
-			return rawEntry(MultiVersion+1, TypeCreateAccount, at, `{"name":"x"}`)
-		}, codes.FailedPrecondition, []string{fmt.Sprintf("version %d", MultiVersion+1), "upgrade"}},
+			return rawEntry(futureVersion, TypeCreateAccount, at, `{"name":"x"}`)
+		}, codes.FailedPrecondition, []string{fmt.Sprintf("version %d", futureVersion), "upgrade"}},
 		{"unknown type", func(_ testing.TB, at ledger.Time) []byte { return rawEntry(1, 200, at, `{}`) }, codes.InvalidArgument, []string{"unknown command type 200"}},
 		{"bad json", func(_ testing.TB, at ledger.Time) []byte { return rawEntry(1, TypeSubmitJob, at, `{"account":`) }, codes.InvalidArgument, []string{"malformed submit-job"}},
 		{"unknown field", func(_ testing.TB, at ledger.Time) []byte {
@@ -89,6 +92,7 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		{"user exists", cmd(&CreateUser{Name: "ann"}), codes.AlreadyExists, []string{"ann"}},
 		{"user of unknown account", cmd(&CreateUser{Name: "bob", Accounts: []string{"bio"}}), codes.NotFound, []string{"bio", "create it"}},
 		{"account listed twice", cmd(&CreateUser{Name: "bob", Accounts: []string{"phys", "phys"}}), codes.InvalidArgument, []string{`account "phys" is listed twice`}},
+		{"resource without a weight", cmd(&UpdateSettings{AddResources: []string{"gpu"}}), codes.InvalidArgument, []string{`"gpu"`, "billing weight", "free"}},
 		{"resource listed twice", cmd(&UpdateSettings{AddResources: []string{"gpu", "gpu"}}), codes.InvalidArgument, []string{`resource "gpu" is listed twice`}},
 		{"membership of unknown user", cmd(&AddMembership{User: "bob", Account: "phys"}), codes.NotFound, []string{"bob"}},
 		{"grant to unknown account", cmd(&Grant{Account: "bio", Amount: 1}), codes.NotFound, []string{"bio"}},

@@ -145,18 +145,27 @@ func (f *FSM) digest(skip func(bucket, key []byte) bool) ([32]byte, error) {
 	if f.db == nil {
 		return sum, fmt.Errorf("fsm: digest of a closed FSM")
 	}
-	h := sha256.New()
 	err := f.db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-			writeField(h, name)
-			return b.ForEach(func(k, v []byte) error {
-				if skip != nil && skip(name, k) {
-					return nil
-				}
-				writeField(h, k)
-				writeField(h, v)
+		var err error
+		sum, err = digestTx(tx, skip)
+		return err
+	})
+	return sum, err
+}
+
+// digestTx is the digest of the state tx sees.
+func digestTx(tx *bolt.Tx, skip func(bucket, key []byte) bool) ([32]byte, error) {
+	var sum [32]byte
+	h := sha256.New()
+	err := tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+		writeField(h, name)
+		return b.ForEach(func(k, v []byte) error {
+			if skip != nil && skip(name, k) {
 				return nil
-			})
+			}
+			writeField(h, k)
+			writeField(h, v)
+			return nil
 		})
 	})
 	if err != nil {

@@ -35,11 +35,17 @@ type state struct {
 
 	settings settingsRecord
 	window   ledger.Window
+	// units are the resources' units, indexed like vectors (resourceUnits).
+	units []ledger.Unit
 
 	accounts     map[string]*accountRecord
 	accountNames []string // sorted
 	users        map[string]*userRecord
 	nodes        map[string]*nodeState
+	// shapes are the largest shapes of the known nodes (apply_fit.go),
+	// computed when first needed: whatever changes a node's capacity or
+	// adds a node sets it to nil.
+	shapes ledger.Shapes
 
 	jobs        map[uint64]*jobRecord // jobs that have not ended
 	accountJobs map[string][]uint64   // their ids per account, ascending
@@ -104,6 +110,28 @@ func pad(v ledger.Vector, n int) ledger.Vector {
 	return append(v, make(ledger.Vector, n-len(v))...)
 }
 
+// resourceUnits returns the units of the cluster's resources. Resources are
+// only ever appended, so the cached list is stale exactly when it is
+// shorter than the resource list.
+func (s *state) resourceUnits() []ledger.Unit {
+	if len(s.units) != len(s.settings.Resources) {
+		s.units = ledger.UnitsOf(s.settings.Resources)
+	}
+	return s.units
+}
+
+// take and give move an attempt's demand out of and back into a node's
+// free vector in whole units, so that it never drifts with float residue
+// (ledger.AddUnits): a node fills exactly, and every replica, restarted or
+// not, holds the same bits.
+func (s *state) take(nd *nodeState, demand ledger.Vector) {
+	ledger.AddUnits(nd.free, demand, s.resourceUnits(), -1)
+}
+
+func (s *state) give(nd *nodeState, demand ledger.Vector) {
+	ledger.AddUnits(nd.free, demand, s.resourceUnits(), +1)
+}
+
 // loadState reads the whole in-memory state from a bbolt transaction.
 func loadState(tx *bolt.Tx) (*state, error) {
 	s := newState()
@@ -118,8 +146,14 @@ func loadState(tx *bolt.Tx) (*state, error) {
 	s.nextJob = readU64(meta.Get(keyNextJob))
 	s.nextGrant = readU64(meta.Get(keyNextGrant))
 
-	if _, err := getJSON(tx.Bucket(bucketSettings), keySettings, &s.settings); err != nil {
+	// A stored record replaces the defaults whole: a field it lacks, as
+	// billing_rule in records older than billing rules, reads as its zero
+	// value (BillingSum), not as a new cluster's default.
+	var settings settingsRecord
+	if ok, err := getJSON(tx.Bucket(bucketSettings), keySettings, &settings); err != nil {
 		return nil, fmt.Errorf("settings: %w", err)
+	} else if ok {
+		s.settings = settings
 	}
 	n := len(s.settings.Resources)
 	s.settings.BillingWeights = ledger.BillingWeights(pad(ledger.Vector(s.settings.BillingWeights), n))
@@ -197,7 +231,7 @@ func (s *state) loadActive(tx *bolt.Tx, n int) error {
 		id := taskID{a.Job, a.Task}
 		s.running[id] = a
 		if nd, ok := s.nodes[a.Node]; ok {
-			nd.free.Sub(a.Demand)
+			s.take(nd, a.Demand)
 			nd.tasks[id] = struct{}{}
 		}
 	}

@@ -40,16 +40,80 @@ func (w BillingWeights) Validate(n int) error {
 	return nil
 }
 
+// BillingRule says how the weighted resources of a demand make its rate:
+// their sum, or their largest (Slurm's PriorityFlags=MAX_TRES). The zero
+// value is BillingSum, the rule of every charge made before rules existed.
+type BillingRule uint8
+
+// The billing rules.
+const (
+	// BillingSum: rate = Σ_k w_k × demand_k, every resource paid for.
+	BillingSum BillingRule = 0
+	// BillingMax: rate = max_k w_k × demand_k. With weights that price one
+	// node's worth of each resource alike, a task pays for the largest
+	// share of a node it takes, whichever resource that is: memory or a
+	// device alone costs what it keeps others from using.
+	BillingMax BillingRule = 1
+)
+
+// String is the rule's name as ParseBillingRule reads it.
+func (r BillingRule) String() string {
+	switch r {
+	case BillingSum:
+		return "sum"
+	case BillingMax:
+		return "max"
+	}
+	return fmt.Sprintf("billing-rule-%d", uint8(r))
+}
+
+// ParseBillingRule reads "sum" or "max".
+func ParseBillingRule(s string) (BillingRule, error) {
+	switch s {
+	case "sum":
+		return BillingSum, nil
+	case "max":
+		return BillingMax, nil
+	}
+	return 0, fmt.Errorf("billing rule %q is unknown: use max (a task pays for its largest weighted resource, as Slurm's MAX_TRES) or sum (it pays for all of them)", s)
+}
+
+// Valid reports whether r is one of the rules.
+func (r BillingRule) Valid() bool { return r == BillingSum || r == BillingMax }
+
+// MarshalText writes the rule's name, so records and JSON details read
+// "max" rather than a number.
+func (r BillingRule) MarshalText() ([]byte, error) {
+	if !r.Valid() {
+		return nil, fmt.Errorf("billing rule %d is unknown", uint8(r))
+	}
+	return []byte(r.String()), nil
+}
+
+// UnmarshalText reads what MarshalText writes.
+func (r *BillingRule) UnmarshalText(b []byte) error {
+	v, err := ParseBillingRule(string(b))
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
 // ErrCost is wrapped by every error of Cost and WorstCaseHold.
 var ErrCost = errors.New("cannot compute SU cost")
 
-// Cost is what a task that held demand for runtime costs:
+// Cost is what a task that held demand for runtime costs under rule:
 //
-//	cost = runtime_hours × Σ_k w_k × demand_k
+//	cost = runtime_hours × Σ_k w_k × demand_k     (BillingSum)
+//	cost = runtime_hours × max_k w_k × demand_k   (BillingMax)
 //
-// The sum is computed exactly (every float64 is a rational number, and the
-// arithmetic is done on those rationals with math/big) and then rounded half
-// up to the micro-SU, so the result does not depend on the order of floating
+// It is the one pricing rule of the cluster: WorstCaseHold (the hold at
+// submission) and the charge at a task's end both call it, so a hold made
+// under the same settings always covers the charges. The cost is computed
+// exactly (every float64 is a rational number, and the arithmetic is done
+// on those rationals with math/big) and then rounded half up to the
+// micro-SU, so the result does not depend on the order of floating
 // point operations or on fused multiply-add: every replica on every CPU
 // architecture computes the same SU. Cost is monotone in runtime, so a task
 // that ends before its walltime never costs more than WorstCaseHold reserved
@@ -58,7 +122,10 @@ var ErrCost = errors.New("cannot compute SU cost")
 // An error is returned, wrapping ErrCost, when runtime is negative, when the
 // demand or the weights are not finite and non-negative or have different
 // lengths, or when the cost does not fit in an SU.
-func Cost(runtime time.Duration, demand Vector, w BillingWeights) (SU, error) {
+func Cost(runtime time.Duration, demand Vector, w BillingWeights, rule BillingRule) (SU, error) {
+	if !rule.Valid() {
+		return 0, fmt.Errorf("%w: billing rule %d is unknown; use sum or max", ErrCost, uint8(rule))
+	}
 	if runtime < 0 {
 		return 0, fmt.Errorf("%w: runtime %v is negative; pass the time the task held its resources", ErrCost, runtime)
 	}
@@ -68,10 +135,10 @@ func Cost(runtime time.Duration, demand Vector, w BillingWeights) (SU, error) {
 	if err := w.Validate(len(demand)); err != nil {
 		return 0, fmt.Errorf("%w: %w", ErrCost, err)
 	}
-	if micro, ok := costFast(runtime, demand, w); ok {
+	if micro, ok := costFast(runtime, demand, w, rule); ok {
 		return micro, nil
 	}
-	micro, ok := costExact(runtime, demand, w)
+	micro, ok := costExact(runtime, demand, w, rule)
 	if !ok {
 		return 0, fmt.Errorf("%w: %v of this demand costs more than %v SU; check the demand, the runtime and the billing weights", ErrCost, runtime, MaxSU)
 	}
@@ -80,7 +147,7 @@ func Cost(runtime time.Duration, demand Vector, w BillingWeights) (SU, error) {
 
 // costExact computes the cost on exact rationals and rounds half up; it
 // reports false when the result does not fit in an SU.
-func costExact(runtime time.Duration, demand Vector, w BillingWeights) (SU, bool) {
+func costExact(runtime time.Duration, demand Vector, w BillingWeights, rule BillingRule) (SU, bool) {
 	rate := new(big.Rat)
 	var term, x big.Rat
 	for k, d := range demand {
@@ -90,6 +157,12 @@ func costExact(runtime time.Duration, demand Vector, w BillingWeights) (SU, bool
 		term.SetFloat64(d)
 		x.SetFloat64(w[k])
 		term.Mul(&term, &x)
+		if rule == BillingMax {
+			if term.Cmp(rate) > 0 {
+				rate.Set(&term)
+			}
+			continue
+		}
 		rate.Add(rate, &term)
 	}
 	// micro-SU = runtime_ns × rate × 10^6 / (3600 × 10^9) = runtime_ns × rate / 3.6e6
@@ -106,9 +179,15 @@ func costExact(runtime time.Duration, demand Vector, w BillingWeights) (SU, bool
 // falls back to the exact computation. Because the answer is always the
 // exactly rounded one, fused multiply-add or any other legal difference in
 // float evaluation can only change which path answers, never the answer.
-func costFast(runtime time.Duration, demand Vector, w BillingWeights) (SU, bool) {
+func costFast(runtime time.Duration, demand Vector, w BillingWeights, rule BillingRule) (SU, bool) {
 	var rate float64
 	for k, d := range demand {
+		if rule == BillingMax {
+			// The largest rounded product is within the products' own
+			// rounding of the largest exact one: the bound below holds.
+			rate = max(rate, float64(d*w[k]))
+			continue
+		}
 		rate += float64(d * w[k])
 	}
 	x := float64(float64(runtime)*rate) / 3_600_000
@@ -130,14 +209,15 @@ func costFast(runtime time.Duration, demand Vector, w BillingWeights) (SU, bool)
 }
 
 // WorstCaseHold is the hold a job of tasks identical tasks with this demand
-// and walltime needs at submission: tasks × Cost(walltime, demand, w). Each
-// task is rounded on its own, exactly as its charge will be, so the charges
-// of tasks that run at most their walltime always fit in the hold.
-func WorstCaseHold(tasks int, walltime time.Duration, demand Vector, w BillingWeights) (SU, error) {
+// and walltime needs at submission: tasks × Cost(walltime, demand, w,
+// rule). Each task is rounded on its own, exactly as its charge will be, so
+// the charges of tasks that run at most their walltime always fit in the
+// hold.
+func WorstCaseHold(tasks int, walltime time.Duration, demand Vector, w BillingWeights, rule BillingRule) (SU, error) {
 	if tasks < 0 {
 		return 0, fmt.Errorf("%w: task count %d is negative", ErrCost, tasks)
 	}
-	per, err := Cost(walltime, demand, w)
+	per, err := Cost(walltime, demand, w, rule)
 	if err != nil {
 		return 0, err
 	}

@@ -17,12 +17,12 @@ func TestCostExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Cost(time.Hour, Vector{4, 10 << 30, 0}, w)
+	got, err := Cost(time.Hour, Vector{4, 10 << 30, 0}, w, BillingSum)
 	if err != nil || got != 6_500_000 {
 		t.Fatalf("Cost = %v, %v; want 6.5 SU", got, err)
 	}
 	// 90 minutes of one MIC: 15 SU.
-	got, err = Cost(90*time.Minute, Vector{0, 0, 1}, w)
+	got, err = Cost(90*time.Minute, Vector{0, 0, 1}, w, BillingSum)
 	if err != nil || got != 15*MicroPerSU {
 		t.Fatalf("Cost = %v, %v; want 15 SU", got, err)
 	}
@@ -55,12 +55,12 @@ func TestCostMatchesIntegerReference(t *testing.T) {
 			d[k], w[k] = float64(demand[k]), float64(wn[k])/64
 		}
 		runtime := time.Duration(rng.Int64N(int64(30 * 24 * time.Hour)))
-		got, err := Cost(runtime, d, w)
+		got, err := Cost(runtime, d, w, BillingSum)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := referenceCost(runtime, demand, wn); int64(got) != want {
-			t.Fatalf("Cost(%v, %v, %v) = %d micro-SU, want %d", runtime, d, w, got, want)
+			t.Fatalf("Cost(%v, %v, %v, BillingSum) = %d micro-SU, want %d", runtime, d, w, got, want)
 		}
 	}
 }
@@ -74,7 +74,7 @@ func TestCostRoundsHalfUp(t *testing.T) {
 		runtime time.Duration
 		want    SU
 	}{{half, 1}, {half - 1, 0}, {3 * half, 2}, {3*half - 1, 1}} {
-		got, err := Cost(c.runtime, Vector{1}, w)
+		got, err := Cost(c.runtime, Vector{1}, w, BillingSum)
 		if err != nil || got != c.want {
 			t.Errorf("Cost(%v) = %v, %v; want %d micro-SU", c.runtime, got, err, c.want)
 		}
@@ -88,18 +88,18 @@ func TestCostIsMonotoneAndWorstCaseCoversCharges(t *testing.T) {
 		w := BillingWeights{rng.Float64() * 3, rng.Float64() / (1 << 30), rng.Float64() * 20}
 		walltime := time.Duration(1 + rng.Int64N(int64(48*time.Hour)))
 		tasks := 1 + rng.IntN(50)
-		hold, err := WorstCaseHold(tasks, walltime, d, w)
+		hold, err := WorstCaseHold(tasks, walltime, d, w, BillingSum)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var charged SU
 		for range tasks {
 			runtime := time.Duration(rng.Int64N(int64(walltime) + 1))
-			c, err := Cost(runtime, d, w)
+			c, err := Cost(runtime, d, w, BillingSum)
 			if err != nil {
 				t.Fatal(err)
 			}
-			longer, _ := Cost(runtime+time.Duration(rng.Int64N(1000)), d, w)
+			longer, _ := Cost(runtime+time.Duration(rng.Int64N(1000)), d, w, BillingSum)
 			if longer < c {
 				t.Fatalf("Cost is not monotone: %v costs %v but a longer runtime costs %v", runtime, c, longer)
 			}
@@ -129,18 +129,18 @@ func TestCostRefusesBadInput(t *testing.T) {
 		{"overflow", 1000 * time.Hour, Vector{1e300, 0}, w, "costs more than"},
 	}
 	for _, c := range cases {
-		_, err := Cost(c.runtime, c.demand, c.w)
+		_, err := Cost(c.runtime, c.demand, c.w, BillingSum)
 		if !errors.Is(err, ErrCost) || !strings.Contains(err.Error(), c.reason) {
 			t.Errorf("%s: Cost error = %v; want ErrCost mentioning %q", c.name, err, c.reason)
 		}
 	}
-	if _, err := WorstCaseHold(-1, time.Hour, Vector{1, 1}, w); !errors.Is(err, ErrCost) {
+	if _, err := WorstCaseHold(-1, time.Hour, Vector{1, 1}, w, BillingSum); !errors.Is(err, ErrCost) {
 		t.Errorf("WorstCaseHold with -1 tasks: %v, want ErrCost", err)
 	}
-	if _, err := WorstCaseHold(math.MaxInt, time.Hour, Vector{1, 1}, w); !errors.Is(err, ErrCost) {
+	if _, err := WorstCaseHold(math.MaxInt, time.Hour, Vector{1, 1}, w, BillingSum); !errors.Is(err, ErrCost) {
 		t.Errorf("WorstCaseHold overflowing: %v, want ErrCost", err)
 	}
-	if got, err := WorstCaseHold(1000, time.Hour, Vector{1, 1}, w); err != nil || got != 2000*MicroPerSU {
+	if got, err := WorstCaseHold(1000, time.Hour, Vector{1, 1}, w, BillingSum); err != nil || got != 2000*MicroPerSU {
 		t.Errorf("WorstCaseHold(1000 × 1h × 2 SU/h) = %v, %v; want 2000 SU", got, err)
 	}
 }
@@ -210,21 +210,23 @@ func TestCostFastPathIsExact(t *testing.T) {
 	var fast, fallback int
 	check := func(runtime time.Duration, d Vector, w BillingWeights) {
 		t.Helper()
-		exact, ok := costExact(runtime, d, w)
-		got, answered := costFast(runtime, d, w)
-		if !ok {
-			if answered {
-				t.Fatalf("fast path answered %d for %v %v %v, which overflows an SU", got, runtime, d, w)
+		for _, rule := range []BillingRule{BillingSum, BillingMax} {
+			exact, ok := costExact(runtime, d, w, rule)
+			got, answered := costFast(runtime, d, w, rule)
+			if !ok {
+				if answered {
+					t.Fatalf("fast path answered %d for %v %v %v (%v), which overflows an SU", got, runtime, d, w, rule)
+				}
+				continue
 			}
-			return
-		}
-		if !answered {
-			fallback++
-			return
-		}
-		fast++
-		if got != exact {
-			t.Fatalf("fast cost of %v %v %v = %d, exact %d", runtime, d, w, got, exact)
+			if !answered {
+				fallback++
+				continue
+			}
+			fast++
+			if got != exact {
+				t.Fatalf("fast %v cost of %v %v %v = %d, exact %d", rule, runtime, d, w, got, exact)
+			}
 		}
 	}
 	for range 5000 {

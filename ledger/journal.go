@@ -106,14 +106,16 @@ type Fund struct {
 }
 
 // ChargeDetail records how a charge's cost was computed, so that an auditor
-// can recompute it: Cost(Runtime, Demand, Weights). Resources names the
+// can recompute it: Cost(Runtime, Demand, Weights, Rule). Resources names the
 // positions of Demand and Weights (the cluster's resource list when the
-// charge was made); it may be empty.
+// charge was made); it may be empty. Rule is BillingSum in every charge
+// made before billing rules existed.
 type ChargeDetail struct {
 	Runtime   time.Duration  `json:"runtime"`
 	Demand    Vector         `json:"demand,omitempty"`
 	Weights   BillingWeights `json:"weights,omitempty"`
 	Resources []string       `json:"resources,omitempty"`
+	Rule      BillingRule    `json:"rule,omitempty"`
 }
 
 // Clone returns a deep copy of d.

@@ -11,8 +11,14 @@ import (
 
 // journalEncodingVersion is the first byte of every encoded entry. A change
 // to the encoding must bump it, because old hashes were computed over the
-// old encoding.
-const journalEncodingVersion = 1
+// old encoding. Version 2 adds the charge detail's billing rule; an entry
+// whose rule is BillingSum (every entry made before rules existed) is still
+// written as version 1, so old entries keep their bytes and hashes and each
+// entry has exactly one encoding.
+const (
+	journalEncodingVersion     = 1
+	journalEncodingVersionRule = 2
+)
 
 // ErrBadEntryEncoding is wrapped by every UnmarshalBinary error.
 var ErrBadEntryEncoding = errors.New("malformed journal entry encoding")
@@ -23,7 +29,7 @@ var ErrBadEntryEncoding = errors.New("malformed journal entry encoding")
 //	account str | amount i64 | expires i64 | requested i64 |
 //	funds u32 × (grant str | amount i64) |
 //	runtime i64 | resources u32 × str | demand u32 × f64 | weights u32 × f64 |
-//	prev_hash [32] | hash [32]
+//	[rule u8, version 2 only] | prev_hash [32] | hash [32]
 //
 // where str is a u32 length then the bytes, and f64 is the IEEE-754 bits.
 // The hash is the SHA-256 of everything before it. The encoding is
@@ -58,7 +64,7 @@ func (e JournalEntry) ComputeHash() Hash {
 }
 
 func (e JournalEntry) encodedSizeHint() int {
-	n := 1 + 8 + 8 + 1 + 3*4 + len(e.ID) + len(e.HoldID) + len(e.Account) + 3*8 + 4 + 8 + 3*4 + 64
+	n := 2 + 8 + 8 + 1 + 3*4 + len(e.ID) + len(e.HoldID) + len(e.Account) + 3*8 + 4 + 8 + 3*4 + 64
 	for _, f := range e.Funds {
 		n += 4 + len(f.Grant) + 8
 	}
@@ -69,7 +75,11 @@ func (e JournalEntry) encodedSizeHint() int {
 }
 
 func (e JournalEntry) appendBody(b []byte) []byte {
-	b = append(b, journalEncodingVersion)
+	if e.Detail.Rule == BillingSum {
+		b = append(b, journalEncodingVersion)
+	} else {
+		b = append(b, journalEncodingVersionRule)
+	}
 	b = binary.BigEndian.AppendUint64(b, e.Seq)
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Time))
 	b = append(b, byte(e.Kind))
@@ -91,6 +101,9 @@ func (e JournalEntry) appendBody(b []byte) []byte {
 	}
 	b = appendEntryFloats(b, e.Detail.Demand)
 	b = appendEntryFloats(b, e.Detail.Weights)
+	if e.Detail.Rule != BillingSum {
+		b = append(b, byte(e.Detail.Rule))
+	}
 	return append(b, e.PrevHash[:]...)
 }
 
@@ -119,8 +132,9 @@ type entryDecoder struct {
 
 func (d *entryDecoder) entry() (JournalEntry, error) {
 	var e JournalEntry
-	if v := d.u8("version"); d.err == nil && v != journalEncodingVersion {
-		return e, fmt.Errorf("encoding version %d, want %d", v, journalEncodingVersion)
+	version := d.u8("version")
+	if d.err == nil && version != journalEncodingVersion && version != journalEncodingVersionRule {
+		return e, fmt.Errorf("encoding version %d, want %d or %d", version, journalEncodingVersion, journalEncodingVersionRule)
 	}
 	e.Seq = d.u64("seq")
 	e.Time = Time(d.u64("time"))
@@ -147,6 +161,12 @@ func (d *entryDecoder) entry() (JournalEntry, error) {
 	}
 	e.Detail.Demand = d.floats("demand")
 	e.Detail.Weights = d.floats("weights")
+	if version == journalEncodingVersionRule {
+		// Canonical: a sum-rule entry is always written as version 1.
+		if e.Detail.Rule = BillingRule(d.u8("rule")); d.err == nil && (e.Detail.Rule == BillingSum || !e.Detail.Rule.Valid()) {
+			d.err = fmt.Errorf("rule %d is not a version-2 billing rule", uint8(e.Detail.Rule))
+		}
+	}
 	d.hash("prev_hash", &e.PrevHash)
 	d.hash("hash", &e.Hash)
 	if d.err == nil && d.off != len(d.buf) {

@@ -46,7 +46,7 @@ func TestEntryBinaryRefusesDamagedBytes(t *testing.T) {
 		t.Fatalf("entry with a trailing byte: %v", err)
 	}
 	bad := bytes.Clone(data)
-	bad[0] = 2
+	bad[0] = 3
 	if err := back.UnmarshalBinary(bad); err == nil || !strings.Contains(err.Error(), "version") {
 		t.Fatalf("entry of an unknown version: %v", err)
 	}

@@ -17,7 +17,7 @@ func sampleJournal(tb testing.TB) []JournalEntry {
 	w := BillingWeights{1, 0.5}
 	detail := func(h time.Duration, cpu float64) (SU, ChargeDetail) {
 		d := ChargeDetail{Runtime: h, Demand: Vector{cpu, 4}, Weights: w, Resources: []string{"cpu", "mem"}}
-		c, err := Cost(d.Runtime, d.Demand, d.Weights)
+		c, err := Cost(d.Runtime, d.Demand, d.Weights, BillingSum)
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -34,11 +34,11 @@ func newBenchSUBook(b *testing.B) (*SUBook, []string) {
 func BenchmarkHoldChargeRelease(b *testing.B) {
 	w := BillingWeights{1, 0.25 / (1 << 30), 10}
 	detail := ChargeDetail{Runtime: 90 * time.Minute, Demand: Vector{16, 64 << 30, 0}, Weights: w}
-	cost, err := Cost(detail.Runtime, detail.Demand, w)
+	cost, err := Cost(detail.Runtime, detail.Demand, w, BillingSum)
 	if err != nil {
 		b.Fatal(err)
 	}
-	hold, err := WorstCaseHold(1, 2*time.Hour, detail.Demand, w)
+	hold, err := WorstCaseHold(1, 2*time.Hour, detail.Demand, w, BillingSum)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func BenchmarkCost(b *testing.B) {
 	d := Vector{16, 64 << 30, 1}
 	b.ReportAllocs()
 	for range b.N {
-		if _, err := Cost(90*time.Minute, d, w); err != nil {
+		if _, err := Cost(90*time.Minute, d, w, BillingSum); err != nil {
 			b.Fatal(err)
 		}
 	}

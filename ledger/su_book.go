@@ -83,7 +83,7 @@ func (b *SUBook) Hold(id, account string, amount SU, at Time) ([]JournalEntry, e
 // billed, and the entry records both the amount asked (Requested) and the
 // amount posted. detail says how amount was computed; when it is not the
 // zero value, amount must equal Cost(detail.Runtime, detail.Demand,
-// detail.Weights), so every detailed charge in the journal can be
+// detail.Weights, detail.Rule), so every detailed charge in the journal can be
 // recomputed. chargeID (task id and attempt) makes the charge idempotent.
 func (b *SUBook) Charge(holdID, chargeID string, amount SU, detail ChargeDetail, at Time) ([]JournalEntry, error) {
 	return b.result(b.charge(holdID, chargeID, amount, detail, at))

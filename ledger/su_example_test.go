@@ -20,12 +20,12 @@ func ExampleSUBook() {
 	book.Grant("grant-2025", "chem", grant, 0, 0)
 
 	// Two tasks with a walltime of 4 hours: hold 48 SU.
-	hold, _ := ledger.WorstCaseHold(2, 4*time.Hour, demand, weights)
+	hold, _ := ledger.WorstCaseHold(2, 4*time.Hour, demand, weights, ledger.BillingSum)
 	book.Hold("job-1", "chem", hold, 10)
 
 	// The first task ran 90 minutes: 9 SU.
 	runtime := 90 * time.Minute
-	cost, _ := ledger.Cost(runtime, demand, weights)
+	cost, _ := ledger.Cost(runtime, demand, weights, ledger.BillingSum)
 	detail := ledger.ChargeDetail{Runtime: runtime, Demand: demand, Weights: weights, Resources: resources}
 	book.Charge("job-1", "job-1/task-0/attempt-1", cost, detail, 20)
 

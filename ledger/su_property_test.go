@@ -250,7 +250,7 @@ func (s *suScenario) randomOp() suOp {
 				Demand:  Vector{float64(1 + rng.IntN(16)), rng.Float64() * (1 << 35)},
 				Weights: BillingWeights{rng.Float64() * 2, rng.Float64() / (1 << 30)},
 			}
-			cost, err := Cost(op.detail.Runtime, op.detail.Demand, op.detail.Weights)
+			cost, err := Cost(op.detail.Runtime, op.detail.Demand, op.detail.Weights, BillingSum)
 			if err != nil {
 				s.t.Fatal(err)
 			}

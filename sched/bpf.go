@@ -210,7 +210,7 @@ func (e *Engine) bpfPass(v *View) {
 		b.limit[a] = copyInto(b.limit[a], lq.Burst)
 		b.limit[a].Scale(lq.Deadline.Seconds())
 		if lq.Class == Soft {
-			b.work[a] = pendingWork(b.work[a], v.Accounts[a].Queue, n)
+			b.work[a] = pendingWork(b.work[a], v.Accounts[a].Queue, n, e.shapes)
 		}
 	}
 	e.fillByKey(v, func(a int) rankKey {
@@ -270,13 +270,14 @@ func taskSeconds(job *Job) float64 {
 	return 1
 }
 
-// pendingWork is Σ pending tasks × run time × demand over the queue: the
-// work still to do, in resource-seconds (see taskSeconds).
-func pendingWork(dst ledger.Vector, queue []Job, resources int) ledger.Vector {
+// pendingWork is Σ pending tasks × run time × demand over the queue's jobs
+// that some node of shapes holds: the work still to do, in resource-seconds
+// (see taskSeconds).
+func pendingWork(dst ledger.Vector, queue []Job, resources int, shapes ledger.Shapes) ledger.Vector {
 	dst = resize(dst, resources)
 	clear(dst)
 	for i := range queue {
-		if queue[i].Pending > 0 {
+		if queue[i].Pending > 0 && shapes.Holds(queue[i].Demand) {
 			dst.AddScaled(queue[i].Demand, float64(queue[i].Pending)*taskSeconds(&queue[i]))
 		}
 	}

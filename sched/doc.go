@@ -10,10 +10,13 @@
 // A pass is progressive filling, one task at a time: the policy ranks the
 // accounts whose next task still fits somewhere, the first one gets its next
 // task placed, its fairness state is updated, and this repeats until nothing
-// fits (work conservation). Fairness is judged at the end of the current
-// scheduling quantum: the usage and the non-sharing baseline are projected
-// Settings.Quantum ahead, assuming this pass's allocation persists, which is
-// what reproduces the paper's Table 1 and Example 4.
+// fits (work conservation). An account's jobs go in queue order; a job too
+// big for every node of the view, even idle, is passed over (it could not
+// start however long the others waited) and the rest keep their order.
+// Fairness is judged at the end of the current scheduling quantum: the
+// usage and the non-sharing baseline are projected Settings.Quantum ahead,
+// assuming this pass's allocation persists, which is what reproduces the
+// paper's Table 1 and Example 4.
 //
 // hdrf and dff rank over an account tree instead (View.Groups,
 // Account.Group; tree*.go): each step walks from the root to the child that

@@ -29,6 +29,9 @@ type Engine struct {
 	tree tree
 	// partition holds the fawkes partitions (fawkes_policy.go).
 	partition []ledger.Vector
+	// shapes are the largest node shapes of the pass: a job that fits none
+	// of them fits no up node even idle, and is passed over (nextJob).
+	shapes ledger.Shapes
 }
 
 // cursor is where an account's next task is: job index in its queue and the
@@ -47,7 +50,10 @@ func NewEngine() *Engine { return &Engine{} }
 // task fits on some node gets that task placed; its fairness state is updated;
 // repeat until no account's next task fits anywhere. An account's jobs are
 // served in queue order: a job whose next task does not fit blocks the jobs
-// behind it, so a big job is not starved by a stream of small ones.
+// behind it, so a big job is not starved by a stream of small ones. A job
+// too big for every up node, even idle, blocks nothing: waiting would not
+// let it start, so the pass skips it (nextJob) until a node that can hold
+// it is up.
 func (e *Engine) Schedule(v *View) ([]Placement, error) {
 	if err := validateView(v); err != nil {
 		return nil, err
@@ -91,7 +97,7 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 		f.running.Add(job.Demand)
 		f.usage.AddScaled(job.Demand, quantum)
 		if cur.placed++; cur.placed == job.Pending {
-			cur.job, cur.placed = nextJob(acct.Queue, cur.job+1), 0
+			cur.job, cur.placed = nextJob(acct.Queue, cur.job+1, e.shapes), 0
 			if cur.job == len(acct.Queue) {
 				e.heap.remove(a)
 				continue
@@ -123,9 +129,11 @@ func (e *Engine) prepare(v *View) error {
 	e.caps, e.frees = resize(e.caps, len(v.Nodes)), resize(e.frees, len(v.Nodes))
 	e.capacity = resize(e.capacity, n)
 	clear(e.capacity)
+	e.shapes = e.shapes[:0]
 	for i := range v.Nodes {
 		e.caps[i], e.frees[i] = v.Nodes[i].Capacity, v.Nodes[i].Free
 		e.capacity.Add(v.Nodes[i].Capacity)
+		e.shapes = e.shapes.Add(v.Nodes[i].Capacity)
 	}
 	if err := e.index.Reset(v.Settings.Placement, e.caps, e.frees); err != nil {
 		return fmt.Errorf("building the node index: %w", err)
@@ -154,7 +162,7 @@ func (e *Engine) prepare(v *View) error {
 				e.share[a] = ledger.Share(e.capacity, 1, float64(len(v.Accounts)))
 			}
 		}
-		first := nextJob(acct.Queue, 0)
+		first := nextJob(acct.Queue, 0, e.shapes)
 		e.cursor[a] = cursor{job: first}
 		if first == len(acct.Queue) {
 			continue
@@ -175,9 +183,13 @@ func starving(v *View, acct *Account) bool {
 }
 
 // nextJob returns the index of the first job at or after i with pending
-// tasks, or len(queue).
-func nextJob(queue []Job, i int) int {
-	for i < len(queue) && queue[i].Pending <= 0 {
+// tasks that some node of shapes could hold, or len(queue). A job no node
+// can hold is passed over rather than left to block the account: the jobs
+// behind it run, and it is reached again on every pass, so it starts once
+// a node big enough is up. A job that fits some node but not what is free
+// now is not passed over; it keeps its place in the queue.
+func nextJob(queue []Job, i int, shapes ledger.Shapes) int {
+	for i < len(queue) && (queue[i].Pending <= 0 || !shapes.Holds(queue[i].Demand)) {
 		i++
 	}
 	return i

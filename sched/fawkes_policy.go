@@ -22,7 +22,7 @@ func (e *Engine) fawkesPartitions(v *View) {
 	total, active := 0.0, 0
 	if !given {
 		for a := range v.Accounts {
-			if hasWork(&v.Accounts[a]) {
+			if e.hasWork(v, a) {
 				total += v.Accounts[a].Weight
 				active++
 			}
@@ -32,7 +32,7 @@ func (e *Engine) fawkesPartitions(v *View) {
 	for a := range v.Accounts {
 		acct := &v.Accounts[a]
 		s := acct.Share
-		if !given && hasWork(acct) {
+		if !given && e.hasWork(v, a) {
 			s = acct.Weight / total
 			if total <= 0 {
 				s = 1 / float64(active)
@@ -46,7 +46,7 @@ func (e *Engine) fawkesPartitions(v *View) {
 		// one larger than its partition: otherwise a partition smaller
 		// than a task would hold the account back for ever (FAWKES's
 		// tasks are one slot and never have this problem).
-		if k := nextJob(acct.Queue, 0); k < len(acct.Queue) && acct.Running.IsZero() {
+		if k := e.cursor[a].job; k < len(acct.Queue) && acct.Running.IsZero() {
 			for j, d := range acct.Queue[k].Demand {
 				p[j] = max(p[j], d)
 			}
@@ -56,9 +56,11 @@ func (e *Engine) fawkesPartitions(v *View) {
 	e.share = e.partition
 }
 
-// hasWork reports whether an account has tasks pending or running.
-func hasWork(a *Account) bool {
-	return !a.Running.IsZero() || nextJob(a.Queue, 0) < len(a.Queue)
+// hasWork reports whether account a has tasks running, or pending that
+// some up node can hold (prepare put its cursor on the first of them): a
+// job no node can hold gets its account no partition.
+func (e *Engine) hasWork(v *View, a int) bool {
+	return !v.Accounts[a].Running.IsZero() || e.cursor[a].job < len(v.Accounts[a].Queue)
 }
 
 // validateShares checks the fawkes shares: fractions of the cluster that

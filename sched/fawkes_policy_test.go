@@ -28,7 +28,7 @@ func withinFawkesPartition(v *View, a int, ps []Placement, d ledger.Vector) bool
 		for _, acct := range v.Accounts {
 			pending := false
 			for _, j := range acct.Queue {
-				pending = pending || j.Pending > 0
+				pending = pending || j.Pending > 0 && someNodeHolds(v, j.Demand)
 			}
 			if pending || acct.Running.Sum() > 0 {
 				total += acct.Weight
@@ -52,7 +52,7 @@ func withinFawkesPartition(v *View, a int, ps []Placement, d ledger.Vector) bool
 	var first ledger.Vector
 	if v.Accounts[a].Running.Sum() == 0 {
 		for _, j := range v.Accounts[a].Queue {
-			if j.Pending > 0 {
+			if j.Pending > 0 && someNodeHolds(v, j.Demand) {
 				first = j.Demand
 				break
 			}
@@ -138,7 +138,7 @@ func TestFawkesPassesStayInsidePartitions(t *testing.T) {
 		}
 		// Whoever waits either has no room in its partition or no node.
 		for a, q := range queues {
-			next := nextJob(q, 0)
+			next := nextHoldable(v, q)
 			if next == len(q) || !withinFawkesPartition(v, a, ps, q[next].Demand) {
 				continue
 			}

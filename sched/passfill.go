@@ -5,8 +5,9 @@ import "github.com/longfair/longfair/ledger"
 // The policies whose ranking depends on more than an account's fairness
 // state (qknobler's per-account knob limit, bpf's queue classes) run their
 // own progressive filling with the helpers below. They keep the engine's
-// rules: an account's jobs are served in queue order, an account whose next
-// task fits nowhere leaves the pass, and a starving account goes first.
+// rules: an account's jobs are served in queue order (passing over jobs no
+// up node can hold), an account whose next task fits nowhere leaves the
+// pass, and a starving account goes first.
 
 // head is the demand of account a's next pending task in this pass.
 func (e *Engine) head(v *View, a int) ledger.Vector {
@@ -26,7 +27,7 @@ func (e *Engine) placeNext(v *View, a, node int) bool {
 	f.running.Add(job.Demand)
 	f.usage.AddScaled(job.Demand, v.Settings.Quantum.Seconds())
 	if cur.placed++; cur.placed == job.Pending {
-		cur.job, cur.placed = nextJob(acct.Queue, cur.job+1), 0
+		cur.job, cur.placed = nextJob(acct.Queue, cur.job+1, e.shapes), 0
 		if cur.job == len(acct.Queue) {
 			e.heap.remove(a)
 			return false

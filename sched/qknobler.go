@@ -249,7 +249,7 @@ func (e *Engine) knobEstimate(v *View) {
 	for a := range v.Accounts {
 		k.demand[a] = copyInto(k.demand[a], v.Accounts[a].Running)
 		k.left = copyInto(k.left, k.room)
-		firstFit(k.demand[a], v.Accounts[a].Queue, k.left)
+		firstFit(k.demand[a], v.Accounts[a].Queue, k.left, e.shapes)
 	}
 	level := k.fill.levels(e.capacity, k.demand, e.weights())
 	rho := v.Settings.QKnoblerRho
@@ -270,10 +270,11 @@ func (e *Engine) weights() []float64 {
 // firstFit adds to total the account's pending tasks in queue order for as
 // long as they fit in left, the idle space, which it uses up (C2: "we count
 // the pending tasks in the queue order until the cluster can be filled").
-// Tasks of one job are identical, so a job is counted in one step.
-func firstFit(total ledger.Vector, queue []Job, left ledger.Vector) {
+// Tasks of one job are identical, so a job is counted in one step. Jobs no
+// node of shapes holds are passed over, as the pass passes over them.
+func firstFit(total ledger.Vector, queue []Job, left ledger.Vector, shapes ledger.Shapes) {
 	for _, job := range queue {
-		if job.Pending <= 0 {
+		if job.Pending <= 0 || !shapes.Holds(job.Demand) {
 			continue
 		}
 		fit := float64(job.Pending)

@@ -20,7 +20,7 @@ func (e *Engine) treePass(v *View) {
 	for a := range v.Accounts {
 		t.running[a] = e.fair[a].running
 	}
-	t.setup(v, v.Settings.Policy, e.capacity, func(a int) ledger.Vector { return e.treeHead(v, a) })
+	t.setup(v, v.Settings.Policy, e.capacity, e.shapes, func(a int) ledger.Vector { return e.treeHead(v, a) })
 	for e.heap.len() > 0 {
 		a := e.heap.top()
 		if e.heap.keys[a].class != classStarving {
@@ -70,7 +70,7 @@ func (e *Engine) treePlace(v *View, a int) {
 	f.usage.AddScaled(job.Demand, v.Settings.Quantum.Seconds())
 	moved := false
 	if cur.placed++; cur.placed == job.Pending {
-		cur.job, cur.placed = nextJob(acct.Queue, cur.job+1), 0
+		cur.job, cur.placed = nextJob(acct.Queue, cur.job+1, e.shapes), 0
 		moved = true
 	}
 	t.placed(leaf, job.Demand, moved)

@@ -68,8 +68,14 @@ func newRefTree(v *View) *refTree {
 		r.weight[refLeaf(a)] = acct.Weight
 		r.accounts = append(r.accounts, acct)
 		r.used = append(r.used, acct.Running.Clone())
-		r.queue = append(r.queue, append([]Job(nil), acct.Queue...))
-		for _, j := range acct.Queue {
+		q := append([]Job(nil), acct.Queue...)
+		for i := range q {
+			if !someNodeHolds(v, q[i].Demand) {
+				q[i].Pending = 0 // too big for every node: not part of the pass
+			}
+		}
+		r.queue = append(r.queue, q)
+		for _, j := range q {
 			for k, d := range j.Demand {
 				if j.Pending > 0 && d > 0 && (r.smallest[k] == 0 || d < r.smallest[k]) {
 					r.smallest[k] = d

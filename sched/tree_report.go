@@ -47,12 +47,14 @@ func AccountTree(v *View) ([]TreeNode, error) {
 		return nil, err
 	}
 	capacity := ledger.NewVector(len(v.Resources))
+	var shapes ledger.Shapes
 	for i := range v.Nodes {
 		capacity.Add(v.Nodes[i].Capacity)
+		shapes = shapes.Add(v.Nodes[i].Capacity)
 	}
 	heads := func(a int) ledger.Vector {
 		q := v.Accounts[a].Queue
-		if k := nextJob(q, 0); k < len(q) {
+		if k := nextJob(q, 0, shapes); k < len(q) {
 			return q[k].Demand
 		}
 		return nil
@@ -63,8 +65,8 @@ func AccountTree(v *View) ([]TreeNode, error) {
 	}
 	var dff, hdrf tree
 	dff.running, hdrf.running = running, running
-	dff.setup(v, DFF, capacity, heads)
-	hdrf.setup(v, HDRF, capacity, heads)
+	dff.setup(v, DFF, capacity, shapes, heads)
+	hdrf.setup(v, HDRF, capacity, shapes, heads)
 
 	names := make([]string, len(dff.nodes))
 	for path, id := range dff.byPath {

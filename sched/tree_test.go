@@ -63,7 +63,7 @@ func flatDRF(v *View) []int {
 	for {
 		best, bestShare := -1, 0.0
 		for i, a := range v.Accounts {
-			k := nextJob(queues[i], 0)
+			k := nextHoldable(v, queues[i])
 			if done[i] || k == len(queues[i]) {
 				continue
 			}
@@ -85,7 +85,7 @@ func flatDRF(v *View) []int {
 		if best < 0 {
 			return out
 		}
-		j := &queues[best][nextJob(queues[best], 0)]
+		j := &queues[best][nextHoldable(v, queues[best])]
 		used[best].Add(j.Demand)
 		free.Sub(j.Demand)
 		j.Pending--

@@ -55,7 +55,8 @@ type Account struct {
 	WaitingSince ledger.Time
 	// Queue holds the account's pending jobs in queue order. Tasks of one job
 	// are identical; the engine places them in index order and never skips
-	// past a job whose next task does not fit.
+	// past a job whose next task does not fit what is free — only past one
+	// that no node of the view could hold even idle.
 	Queue []Job
 	// Group is the path of the account's parent in the account tree
 	// ("org/group"); empty puts the account directly under the root. Only

@@ -90,7 +90,10 @@ func (s *Server) authUnary(ctx context.Context, req any, info *grpc.UnaryServerI
 		return nil, err
 	}
 	if leader != "" {
-		return s.forwardUnary(ctx, leader, info.FullMethod, req)
+		// No local handler: the token was not checked here, so a call
+		// this server would have to serve after leadership moved to it
+		// is answered "retry" instead (forwardUnary).
+		return s.forwardUnary(ctx, leader, info.FullMethod, req, nil)
 	}
 	scope, err := s.authorize(id, rule, info.FullMethod, req)
 	if err != nil {

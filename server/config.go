@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"regexp"
 	"strconv"
 	"time"
 
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/ops"
 )
 
@@ -72,6 +72,20 @@ type Config struct {
 
 	Raft RaftConfig `json:"raft"`
 
+	// WorkerLossTimeout is how long after the leader last heard a worker
+	// (or, on a new leader, after it took over) the worker's running
+	// attempts are declared lost and rerun elsewhere. The node itself goes
+	// down, taking no new tasks, within seconds; its attempts wait this
+	// long because the worker may still run them until it fences them
+	// (worker --fence-timeout, plus its --kill-grace), which must come at
+	// least fenceMargin earlier: the leader refuses a worker that fences
+	// later. It must be well above a leader failover.
+	WorkerLossTimeout Duration `json:"worker_loss_timeout"`
+
+	// StateCheck is how often the leader has every replica digest and
+	// compare its state (integrity.go).
+	StateCheck StateCheckConfig `json:"state_check"`
+
 	// HTTPAddr is the host:port of the operations listener: Prometheus
 	// metrics at /metrics, liveness at /healthz, readiness at /readyz.
 	// Empty disables it. It takes no token, so bind it to an address only
@@ -113,6 +127,18 @@ type RaftConfig struct {
 	SnapshotsRetained int `json:"snapshots_retained"`
 }
 
+// StateCheckConfig sets the periodic state check: the leader commits a
+// checkpoint, every replica digests its state at that index, and the next
+// checkpoint carries the leader's digest for every replica to compare.
+type StateCheckConfig struct {
+	// Interval is the longest time between checkpoints while anything was
+	// written; 0 turns periodic checks off (verify-state still checks).
+	Interval Duration `json:"interval"`
+	// Entries starts a checkpoint sooner, once this many entries were
+	// applied since the last one; 0 checks on Interval alone.
+	Entries uint64 `json:"entries"`
+}
+
 // DefaultConfig returns a configuration with the default addresses and
 // timings and no node id or data dir.
 func DefaultConfig() Config {
@@ -122,6 +148,8 @@ func DefaultConfig() Config {
 		GossipAddr: DefaultGossipAddr,
 		LogLevel:   "info",
 		LogFormat:  "text",
+		// Workers fence after 30 s + 10 s kill grace by default.
+		WorkerLossTimeout: Duration(DefaultWorkerLossTimeout),
 		Raft: RaftConfig{
 			HeartbeatTimeout:   Duration(500 * time.Millisecond),
 			ElectionTimeout:    Duration(500 * time.Millisecond),
@@ -133,6 +161,7 @@ func DefaultConfig() Config {
 			TrailingLogs:       10240,
 			SnapshotsRetained:  2,
 		},
+		StateCheck: StateCheckConfig{Interval: Duration(time.Minute), Entries: 50_000},
 	}
 }
 
@@ -156,16 +185,14 @@ func LoadConfigFile(path string, base Config) (Config, error) {
 	return cfg, nil
 }
 
-var nodeIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // Validate checks the configuration and says what to change when it is
 // wrong.
 func (c Config) Validate() error {
 	var errs []error
 	if c.NodeID == "" {
 		errs = append(errs, errors.New("node id is empty: set --node-id (node_id) to a name unique in the server group"))
-	} else if !nodeIDPattern.MatchString(c.NodeID) {
-		errs = append(errs, fmt.Errorf("node id %q is not valid: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", c.NodeID))
+	} else if err := core.CheckName("node id", c.NodeID); err != nil {
+		errs = append(errs, err)
 	}
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data dir is empty: set --data-dir (data_dir) to a directory the server may own"))
@@ -190,6 +217,9 @@ func (c Config) Validate() error {
 	if c.Bootstrap && c.BootstrapExpect > 0 {
 		errs = append(errs, errors.New("both --bootstrap and --bootstrap-expect are set: use --bootstrap for a one-server group or --bootstrap-expect N to wait for N servers, not both"))
 	}
+	if c.StateCheck.Interval < 0 {
+		errs = append(errs, fmt.Errorf("state_check.interval is %v: give how often to compare the replicas' state (for example \"1m\"), or 0 to turn the periodic check off", time.Duration(c.StateCheck.Interval)))
+	}
 	if c.HTTPAddr != "" {
 		if _, port, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 			errs = append(errs, fmt.Errorf("http address %q is not host:port (for example 127.0.0.1:7413), or empty to disable it: %v", c.HTTPAddr, err))
@@ -209,8 +239,27 @@ func (c Config) Validate() error {
 	if err := c.Raft.validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if min := minWorkerLossTimeout; time.Duration(c.WorkerLossTimeout) < min {
+		errs = append(errs, fmt.Errorf("worker_loss_timeout is %v: give at least %v (a worker fences its tasks at least a second after losing the leader, and the servers wait %v more); the default is %v",
+			time.Duration(c.WorkerLossTimeout), min, fenceMargin, DefaultWorkerLossTimeout))
+	}
 	return errors.Join(errs...)
 }
+
+// DefaultWorkerLossTimeout is the default WorkerLossTimeout.
+const DefaultWorkerLossTimeout = time.Minute
+
+// fenceMargin is how much earlier than WorkerLossTimeout a worker must
+// have fenced its attempts: it covers an old leader still answering
+// heartbeats for its lease timeout after the new one took over, the
+// kernel's delivery of SIGKILL and the scheduling of the processes
+// involved. Clocks are not compared: each side measures its own timeout
+// from a moment the other side's follows.
+const fenceMargin = time.Second
+
+// minWorkerLossTimeout is the shortest WorkerLossTimeout: the shortest
+// fence timeout a worker accepts, plus the margin.
+const minWorkerLossTimeout = time.Second + fenceMargin
 
 func (r RaftConfig) validate() error {
 	var errs []error

@@ -31,7 +31,7 @@ func TestValidateSaysWhatIsWrong(t *testing.T) {
 		want   string
 	}{
 		{"no node id", func(c *Config) { c.NodeID = "" }, "--node-id"},
-		{"bad node id", func(c *Config) { c.NodeID = "a b" }, "node id \"a b\" is not valid"},
+		{"bad node id", func(c *Config) { c.NodeID = "a b" }, "node id \"a b\" has ' '"},
 		{"no data dir", func(c *Config) { c.DataDir = "" }, "--data-dir"},
 		{"raft addr not host:port", func(c *Config) { c.RaftAddr = "7411" }, "raft address \"7411\" is not host:port"},
 		{"port out of range", func(c *Config) { c.GRPCAddr = "127.0.0.1:70000" }, "not a number from 0 to 65535"},
@@ -43,6 +43,7 @@ func TestValidateSaysWhatIsWrong(t *testing.T) {
 		{"lease above heartbeat", func(c *Config) { c.Raft.LeaderLeaseTimeout = Duration(time.Second) }, "leader_lease_timeout"},
 		{"zero timeout", func(c *Config) { c.Raft.ElectionTimeout = 0 }, "election_timeout is 0s"},
 		{"append entries", func(c *Config) { c.Raft.MaxAppendEntries = 0 }, "max_append_entries"},
+		{"worker loss too short", func(c *Config) { c.WorkerLossTimeout = Duration(time.Second) }, "worker_loss_timeout is 1s: give at least 2s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

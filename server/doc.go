@@ -13,12 +13,44 @@
 // Writes that reach a follower are forwarded to the leader's gRPC address
 // with the caller's deadline; reads are answered from the local FSM unless
 // the caller asks for a consistent read, which the leader serves after
-// confirming it still leads.
+// confirming it still leads. A follower gives up on a leader that stops
+// answering as soon as it sees another leader or an election (and, for
+// calls that may be repeated, after a per-attempt deadline), and forwards
+// the call to the new leader; a write that may not be repeated is answered
+// with what is known of it instead (forward.go). Connections to the
+// leader, and from clients, carry gRPC keepalive pings.
 //
 // Under the fawkes policy the leader also runs FAWKES weighting
 // (fawkes.go): it samples the accounts every second, recomputes their
 // weights every interval and commits the partitions with a SetShares
 // command, so that every server's scheduling view carries the same ones.
+//
+// The leader runs the workers (leader_term.go): it holds each worker's
+// stream, places tasks and commits their events, and follows the nodes
+// (leader_nodes.go). A node whose worker goes away is marked down within
+// seconds, which only stops placements there; its running attempts are
+// lost and requeued only WorkerLossTimeout after the leader last heard the
+// worker (or after the leader's own term began, when it never did). By
+// then the worker has fenced them — each attempt's supervisor kills it
+// when the worker's lease, renewed only by heartbeats this leader answers,
+// has run out — since the hello check (workers_conn.go) refuses a worker
+// whose fence timeout plus kill grace is not at least fenceMargin shorter.
+// The timeline for a worker last heard at H:
+//
+//	H                 the worker's last heartbeat the leader answered was sent before H
+//	H + grace (2 s)   node down: nothing new is placed there
+//	H + fence + kill  the worker's supervisors have killed its tasks
+//	H + loss          attempts lost, charged up to H + fence + kill, requeued
+//
+// The leader checks the replicas' state (integrity.go): every
+// state_check.interval it commits a checkpoint, every server digests its
+// state at that index (package fsm), and the leader commits its digest for
+// each to compare. A server that differs answers reads Unavailable with
+// the index and the remedy and fails /readyz; Operator.VerifyState judges
+// every server's digest against the majority, which also finds a damaged
+// leader. At start-up, a damaged raft.db or fsm.db is refused with the
+// file named (internal/boltcheck), never a panic, and an fsm.db changed
+// since the last clean shutdown marks the server diverged at once.
 //
 // The server reads the wall clock only to stamp the commands it proposes as
 // leader; the FSM itself never does (see package fsm).

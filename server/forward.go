@@ -3,16 +3,19 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -31,6 +34,22 @@ const forwardedByMetadataKey = "longfair-forwarded-by"
 // deadline, so a caller is never stuck behind a leader that stopped
 // answering.
 const defaultForwardTimeout = 30 * time.Second
+
+// forwardAttemptTimeout bounds one attempt to forward a call that may be
+// sent again (a read, or a write longfairv1.RepeatableWrite names) to the
+// leader; each further attempt gets twice as long. Besides, a forward is
+// given up as soon as this server sees the leader change (a paused
+// leader is replaced after about an election timeout). Other writes are
+// never given up on a timer: only a change of leader, which the caller
+// learns may have left the write applied.
+const forwardAttemptTimeout = 2 * time.Second
+
+// Keepalive pings on the connections to the leader find one that stopped
+// answering while no call is waiting (gRPC's minimum interval is 10 s).
+const (
+	forwardKeepaliveTime    = 10 * time.Second
+	forwardKeepaliveTimeout = 5 * time.Second
+)
 
 // errNoLeader is what every server answers while no leader is elected.
 var errNoLeader = status.Error(codes.Unavailable, "no leader elected yet; retry in a few seconds")
@@ -53,24 +72,42 @@ func (f *forwarder) setCredentials(c credentials.TransportCredentials) {
 
 func newForwarder() *forwarder { return &forwarder{conns: make(map[string]*grpc.ClientConn)} }
 
+// conn returns the connection to a server (the leader), with keepalive
+// pings, which servers allow (server.go).
 func (f *forwarder) conn(addr string) (*grpc.ClientConn, error) {
+	return f.dial(addr, grpc.WithKeepaliveParams(keepalive.ClientParameters{
+		Time: forwardKeepaliveTime, Timeout: forwardKeepaliveTimeout, PermitWithoutStream: true}))
+}
+
+// workerConn returns the connection to a worker's gRPC service, without
+// keepalive pings (a worker's server refuses frequent ones).
+func (f *forwarder) workerConn(addr string) (*grpc.ClientConn, error) {
+	return f.dial("worker "+addr, nil)
+}
+
+func (f *forwarder) dial(key string, opt grpc.DialOption) (*grpc.ClientConn, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
 		return nil, status.Error(codes.Unavailable, "this server is shutting down; retry on another server")
 	}
-	if c, ok := f.conns[addr]; ok {
+	if c, ok := f.conns[key]; ok {
 		return c, nil
 	}
 	creds := f.creds
 	if creds == nil {
 		creds = insecure.NewCredentials()
 	}
-	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "connect to the leader at %s: %v", addr, err)
+	addr := strings.TrimPrefix(key, "worker ")
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	if opt != nil {
+		opts = append(opts, opt)
 	}
-	f.conns[addr] = c
+	c, err := grpc.NewClient(addr, opts...)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "connect to %s: %v", addr, err)
+	}
+	f.conns[key] = c
 	return c, nil
 }
 
@@ -94,11 +131,24 @@ func (s *Server) route(ctx context.Context, fullMethod string) (string, error) {
 		return "", nil
 	case kindRead:
 		consistent, err := consistentRequested(ctx)
-		if err != nil || !consistent {
+		if err != nil {
 			return "", err
+		}
+		if !consistent {
+			// A server whose state diverged answers no read from it.
+			if d := s.fsm.Diverged(); d != nil {
+				return "", divergedStatus(d)
+			}
+			return "", nil
 		}
 	}
 	if s.IsLeader() {
+		if d := s.fsm.Diverged(); d != nil && fullMethod != apiPrefix+"Operator/VerifyState" {
+			// Its answers and its results would come from damaged state;
+			// it hands leadership to a server that agrees with most.
+			s.stepDownDiverged()
+			return "", divergedStatus(d)
+		}
 		if kind == kindRead {
 			return "", s.confirmLeadership(ctx)
 		}
@@ -188,15 +238,18 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	if addr == "" {
 		return handler(ctx, req)
 	}
-	return s.forwardUnary(ctx, addr, info.FullMethod, req)
+	return s.forwardUnary(ctx, addr, info.FullMethod, req, handler)
 }
 
-func (s *Server) forwardUnary(ctx context.Context, addr, method string, req any) (any, error) {
+// forwardUnary forwards a call to the leader at addr. When the leader
+// stops answering — this server sees another leader (or an election), or
+// an attempt that may be repeated outlives its deadline — it gives up on
+// that leader: a call that may be sent again goes to the new leader (or is
+// served here by handler if this server now leads and handler is not
+// nil); any other write is answered with what is known of it, since the
+// old leader may still apply it.
+func (s *Server) forwardUnary(ctx context.Context, addr, method string, req any, handler grpc.UnaryHandler) (any, error) {
 	_, outType, err := messageTypes(method)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := s.fwd.conn(addr)
 	if err != nil {
 		return nil, err
 	}
@@ -205,12 +258,115 @@ func (s *Server) forwardUnary(ctx context.Context, addr, method string, req any)
 		ctx, cancel = context.WithTimeout(ctx, defaultForwardTimeout)
 		defer cancel()
 	}
-	reply := outType.New().Interface()
-	if err := conn.Invoke(s.outgoingContext(ctx), method, req, reply); err != nil {
-		return nil, forwardError(err, addr)
+	kind, _ := methodKindOf(method)
+	repeatable := kind == kindRead || longfairv1.RepeatableWrite(req)
+	for attempt := 0; ; attempt++ {
+		conn, err := s.fwd.conn(addr)
+		if err != nil {
+			return nil, err
+		}
+		limit := time.Duration(0)
+		if repeatable {
+			limit = forwardAttemptTimeout << min(attempt, 4)
+		}
+		reply := outType.New().Interface()
+		why, err := s.forwardAttempt(ctx, conn, addr, method, req, reply, limit)
+		if err == nil {
+			return reply, nil
+		}
+		if why == "" || ctx.Err() != nil {
+			return nil, forwardError(err, addr)
+		}
+		switch {
+		case longfairv1.NeverRepeat(req):
+			return nil, status.Errorf(codes.Unknown, "the leader at %s %s while it held this request, so its outcome is unknown; it is not sent again because a repeat would create a second one: check with 'longfair acl token list' before creating another token", addr, why)
+		case !repeatable:
+			return nil, status.Errorf(codes.Unavailable, "the leader at %s %s while it held this write: it may or may not have been applied; check, or retry (a retry of a create that was applied is refused as existing)", addr, why)
+		}
+		s.logger.Debug("forward gave up on the leader; forwarding to the new one", "method", method, "leader", addr, "reason", why)
+		if addr, err = s.awaitLeader(ctx, method); err != nil {
+			return nil, err
+		}
+		if addr == "" {
+			if handler == nil {
+				return nil, status.Error(codes.Unavailable, "leadership moved to this server while it forwarded the request; retry")
+			}
+			return handler(ctx, req)
+		}
 	}
-	return reply, nil
 }
+
+// forwardAttempt makes one attempt, bounded by limit when it is not zero
+// and given up when this server sees a leader other than addr's. why says
+// why it was given up, or is empty when the attempt ended otherwise.
+func (s *Server) forwardAttempt(ctx context.Context, conn *grpc.ClientConn, addr, method string, req, reply any, limit time.Duration) (why string, err error) {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if limit > 0 {
+		actx, cancel = context.WithTimeout(actx, limit)
+		defer cancel()
+	}
+	var moved atomic.Bool
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			// Take the channel before looking, so a change between
+			// the look and the wait is not missed.
+			ch := s.leaders.changed()
+			if _, cur, err := s.leaderGRPC(); cur != addr || err != nil {
+				moved.Store(true)
+				cancel()
+				return
+			}
+			select {
+			case <-ch:
+			case <-actx.Done():
+				return
+			}
+		}
+	}()
+	err = conn.Invoke(s.outgoingContext(actx), method, req, reply)
+	cancel()
+	<-watched
+	code := status.Code(err)
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return "", err
+	case code != codes.Canceled && code != codes.DeadlineExceeded:
+		// The leader's own answer, even if it came as it lost office.
+		return "", err
+	case moved.Load():
+		return "lost its leadership", err
+	case limit > 0 && code == codes.DeadlineExceeded:
+		return fmt.Sprintf("did not answer within %v", limit), err
+	}
+	return "", err
+}
+
+// awaitLeader routes a call again after its leader was given up: the
+// gRPC address of the new leader, "" when this server leads now. While
+// no leader is elected (or its address has not come through gossip) it
+// waits, as long as ctx allows.
+func (s *Server) awaitLeader(ctx context.Context, method string) (string, error) {
+	for {
+		ch := s.leaders.changed()
+		addr, err := s.route(ctx, method)
+		if err == nil || status.Code(err) != codes.Unavailable {
+			return addr, err
+		}
+		select {
+		case <-ch:
+		case <-time.After(awaitLeaderPoll):
+		case <-ctx.Done():
+			return "", err
+		}
+	}
+}
+
+// awaitLeaderPoll is how often awaitLeader looks again without a change
+// of leader: gossip brings a new leader's address on its own schedule.
+const awaitLeaderPoll = 50 * time.Millisecond
 
 // streamInterceptor serves a stream here or proxies it to the leader.
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {

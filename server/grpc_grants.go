@@ -2,6 +2,10 @@ package server
 
 import (
 	"context"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
@@ -22,6 +26,13 @@ func grantProto(g fsm.GrantInfo) *longfairv1.Grant {
 }
 
 func (g *grantsService) CreateGrant(ctx context.Context, req *longfairv1.CreateGrantRequest) (*longfairv1.Grant, error) {
+	// The FSM refuses an expiry not after the entry's time; this says so
+	// before anything is proposed, and also catches 1970-01-01T00:00:00Z,
+	// which the FSM would read as "never expires".
+	if exp := req.GetExpiresAt(); exp != nil && !exp.AsTime().After(time.Now()) {
+		return nil, status.Errorf(codes.InvalidArgument, "expires_at %s is not in the future: give a later expiry, or none for a grant that never expires",
+			exp.AsTime().UTC().Format(time.RFC3339))
+	}
 	info, err := proposeFor[fsm.GrantInfo](ctx, g.s, &fsm.Grant{
 		ID: req.GetId(), Account: req.GetAccount(), Amount: ledger.SU(req.GetAmountMicroSu()),
 		Expires: ledgerTime(req.GetExpiresAt()), Note: req.GetNote(),

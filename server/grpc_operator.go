@@ -56,6 +56,14 @@ func (o *operatorService) GetLeader(ctx context.Context, _ *longfairv1.GetLeader
 	return &longfairv1.Peer{Id: id, RaftAddress: string(raftAddr), GrpcAddress: addr, Leader: true, Suffrage: "voter"}, nil
 }
 
+func (o *operatorService) VerifyState(ctx context.Context, _ *longfairv1.VerifyStateRequest) (*longfairv1.VerifyStateResponse, error) {
+	return o.s.VerifyState(ctx)
+}
+
+func (o *operatorService) GetStateDigest(ctx context.Context, req *longfairv1.GetStateDigestRequest) (*longfairv1.ServerStateDigest, error) {
+	return o.s.getStateDigest(ctx, req.GetIndex())
+}
+
 func (o *operatorService) AddPeer(ctx context.Context, req *longfairv1.AddPeerRequest) (*longfairv1.ListPeersResponse, error) {
 	if err := o.s.AddPeer(ctx, req.GetId(), req.GetRaftAddress()); err != nil {
 		return nil, err

@@ -11,7 +11,7 @@ func settingsProto(s fsm.SettingsInfo) *longfairv1.Settings {
 	return &longfairv1.Settings{
 		Policy: string(s.Policy), Window: s.Window.String(), Timeout: duration(s.Timeout),
 		Placement: string(s.Placement), Quantum: duration(s.Quantum), LtrfResource: s.LTRFResource,
-		BillingWeights: s.BillingWeights, Resources: s.Resources,
+		BillingWeights: s.BillingWeights, BillingRule: s.BillingRule.String(), Resources: s.Resources,
 		QknoblerRho: s.Sched.QKnoblerRho, Fawkes: fawkesSettingsProto(s.Sched.Fawkes),
 	}
 }
@@ -23,7 +23,7 @@ func (o *operatorService) GetSettings(ctx context.Context, _ *longfairv1.GetSett
 func (o *operatorService) UpdateSettings(ctx context.Context, req *longfairv1.UpdateSettingsRequest) (*longfairv1.Settings, error) {
 	cmd := &fsm.UpdateSettings{
 		Policy: req.Policy, Window: req.Window, Placement: req.Placement, LTRFResource: req.LtrfResource,
-		BillingWeights: req.GetBillingWeights(), AddResources: req.GetAddResources(),
+		BillingWeights: req.GetBillingWeights(), BillingRule: req.BillingRule, AddResources: req.GetAddResources(),
 	}
 	if req.Timeout != nil {
 		d := req.GetTimeout().AsDuration()

@@ -68,6 +68,9 @@ func testConfig(dir, id string) Config {
 	// Token checks have their own tests (auth_test.go); the rest of the
 	// suite calls without tokens.
 	cfg.ACL.Enabled = false
+	// Tests wait seconds, not a minute, for a lost worker's tasks to be
+	// rerun; testWorker fences them sooner.
+	cfg.WorkerLossTimeout = Duration(3 * time.Second)
 	return cfg
 }
 

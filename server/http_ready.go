@@ -22,6 +22,9 @@ func (s *Server) Ready() error {
 	if err := s.fsm.Err(); err != nil {
 		return fmt.Errorf("the state store failed (%v): restart the server to catch up from the log", err)
 	}
+	if d := s.fsm.Diverged(); d != nil {
+		return d
+	}
 	if s.raft == nil {
 		return errors.New("the server has not started raft yet")
 	}

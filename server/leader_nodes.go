@@ -18,9 +18,21 @@ import (
 //   - a node goes down when gossip says its worker left or failed, when
 //     the worker said goodbye, when its stream broke and it did not come
 //     back within workerStreamGrace, or, after a change of leader, when
-//     its worker did not connect within workerTakeoverGrace. NodeDown marks
-//     its running attempts lost, charges them up to the failure (the
-//     worker's last message, when known) and requeues them.
+//     its worker did not connect within workerTakeoverGrace. Nothing new
+//     is placed on a down node, but its running attempts stay active
+//     (NodeDown.KeepAttempts): the worker may be stopped, hung or cut off
+//     and still run them;
+//   - a node's attempts are lost (charged and requeued) only when the
+//     worker has surely fenced them: WorkerLossTimeout after the leader
+//     last heard it, or after this term started when this leader never
+//     did. A worker fences (its supervisors kill its tasks) its fence
+//     timeout plus kill grace after the last heartbeat this leader
+//     answered, which it sent before the leader last heard it, and the
+//     hello check keeps that at least fenceMargin shorter: the rerun never
+//     overlaps the first run. The lost attempts are charged up to the
+//     fence (the worker's report, when it reached the ledger first, is
+//     charged instead). A worker that said goodbye stopped its tasks:
+//     its attempts are lost at once.
 //
 // Gossip and the stream are two signals: a worker killed outright closes
 // its stream at once, while gossip also catches a worker that hangs or is
@@ -80,11 +92,52 @@ func (t *leaderTerm) reconcileNodes() {
 		if reason == "" {
 			continue
 		}
-		t.nodeDown(id, reason, t.failedAt(id, conns[id], heardAt))
+		_, left := goodbye[id]
+		// A worker that said goodbye has stopped its tasks; any other may
+		// still run them until it fences them.
+		t.nodeDown(id, reason, t.failedAt(id, conns[id], heardAt), !left)
 		if c := conns[id]; c != nil {
 			c.close("node " + id + " was marked down: " + reason)
 		}
 	}
+
+	for _, id := range slices.Sorted(maps.Keys(nodes)) {
+		n := nodes[id]
+		if n.Running == 0 || conns[id] != nil {
+			continue
+		}
+		if _, left := goodbye[id]; left && n.Up {
+			continue // lost with the node going down above
+		}
+		anchor, ok := heardAt[id]
+		if !ok || anchor.Before(t.started) {
+			// This leader never heard the worker: it may have been in
+			// contact with the previous leader until this term started.
+			anchor = t.started
+		}
+		if now.Sub(anchor) < t.lossTimeout() {
+			continue
+		}
+		fenced := anchor.Add(t.fenceBound(id))
+		reason := fmt.Sprintf("its worker has not been heard for %v, so it has fenced its tasks (worker_loss_timeout %v)", now.Sub(anchor).Round(time.Millisecond), t.lossTimeout())
+		t.nodeDown(id, reason, ledger.Time(fenced.UnixNano()), false)
+	}
+}
+
+// lossTimeout is WorkerLossTimeout.
+func (t *leaderTerm) lossTimeout() time.Duration { return time.Duration(t.s.cfg.WorkerLossTimeout) }
+
+// fenceBound is how long after its last contact node's worker has surely
+// killed its attempts: what its hello in this term said, or else the
+// longest any worker is allowed.
+func (t *leaderTerm) fenceBound(node string) time.Duration {
+	t.mu.Lock()
+	d, ok := t.fencedWithin[node]
+	t.mu.Unlock()
+	if !ok {
+		return t.lossTimeout() - fenceMargin
+	}
+	return d
 }
 
 // downReason says why an up node must go down now, or "" when it stays up.
@@ -164,8 +217,10 @@ func (t *leaderTerm) nodeUp(c *workerConn) {
 	kick(t.schedule)
 }
 
-func (t *leaderTerm) nodeDown(id, reason string, failedAt ledger.Time) {
-	res, err := proposeFor[*fsm.NodeResult](t.ctx, t.s, &fsm.NodeDown{ID: id, Reason: reason, FailedAt: failedAt})
+// nodeDown marks a node down, and unless keep loses its running attempts,
+// charged up to failedAt.
+func (t *leaderTerm) nodeDown(id, reason string, failedAt ledger.Time, keep bool) {
+	res, err := proposeFor[*fsm.NodeResult](t.ctx, t.s, &fsm.NodeDown{ID: id, Reason: reason, FailedAt: failedAt, KeepAttempts: keep})
 	if err != nil {
 		if t.ctx.Err() == nil {
 			t.log.Warn("cannot mark a node down yet", "node", id, "reason", reason, "error", err)
@@ -174,10 +229,19 @@ func (t *leaderTerm) nodeDown(id, reason string, failedAt ledger.Time) {
 	}
 	t.mu.Lock()
 	delete(t.lostAt, id)
-	delete(t.heardAt, id)
 	delete(t.goodbye, id)
+	if !keep {
+		// Kept while the attempts wait to be lost: it is when the loss
+		// timeout counts from.
+		delete(t.heardAt, id)
+	}
 	t.mu.Unlock()
-	t.log.Info("node down", "node", id, "reason", reason, "attempts_lost", res.Lost)
+	if keep {
+		t.log.Info("node down; its running attempts are lost if its worker stays unreachable", "node", id, "reason", reason,
+			"running", res.Node.Running, "loss_timeout", t.lossTimeout())
+	} else {
+		t.log.Info("node down", "node", id, "reason", reason, "attempts_lost", res.Lost)
+	}
 	kick(t.schedule)
 }
 

@@ -2,9 +2,13 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/longfair/longfair/fsm"
 )
@@ -20,7 +24,8 @@ const (
 	// reconnect before its node is marked down and its tasks requeued.
 	workerStreamGrace = 2 * time.Second
 	// workerTakeoverGrace is how long a new leader waits for the workers
-	// of up nodes to connect before it marks their nodes down.
+	// of up nodes to connect before it marks their nodes down. (Their
+	// attempts are lost only WorkerLossTimeout after the term started.)
 	workerTakeoverGrace = 5 * time.Second
 	// helloTimeout bounds the wait for a worker's first message.
 	helloTimeout = 10 * time.Second
@@ -73,6 +78,10 @@ type leaderTerm struct {
 	lostAt  map[string]time.Time   // when a node's stream ended, until it is marked down or reconnects
 	heardAt map[string]time.Time   // the last message on that stream: when the worker was last known alive
 	goodbye map[string]string      // nodes whose worker said goodbye, with its reason
+	// heardAt stays after a node went down while its attempts wait to be
+	// lost (leader_nodes.go); fencedWithin is what each worker's hello in
+	// this term said about when it fences them.
+	fencedWithin map[string]time.Duration
 	// warned records, per node, the last problem logged, so that a
 	// condition that lasts is logged once.
 	warned map[string]string
@@ -93,7 +102,7 @@ func (s *Server) startWorkerLeadership(ctx context.Context) (stop func()) {
 	t := &leaderTerm{
 		s: s, log: s.logger.With("component", "leader"), ctx: ctx, started: time.Now(),
 		conns: make(map[string]*workerConn), lostAt: make(map[string]time.Time), heardAt: make(map[string]time.Time),
-		goodbye: make(map[string]string), warned: make(map[string]string),
+		goodbye: make(map[string]string), warned: make(map[string]string), fencedWithin: make(map[string]time.Duration),
 		jobs:     newJobSpecs(s.fsm),
 		events:   make(chan eventBatch, 256),
 		schedule: make(chan struct{}, 1),
@@ -143,10 +152,27 @@ func (t *leaderTerm) requestSweep(withCancel bool) {
 }
 
 // register makes c the current stream of its node, closing the one it
-// replaces.
-func (t *leaderTerm) register(c *workerConn) {
+// replaces: the same worker process (the same session) reconnecting after
+// its old stream broke, or a new process after the old stream went
+// silent or closed. While another process's stream for the node is alive
+// it refuses c instead, changing nothing: two workers started with the
+// same node id would otherwise take the stream from each other in turn,
+// and lose the attempts each was sent.
+func (t *leaderTerm) register(c *workerConn) error {
+	now := time.Now()
 	t.mu.Lock()
 	old := t.conns[c.node]
+	if old != nil && old.session != c.session && old.alive(now) {
+		t.mu.Unlock()
+		// Once per refused address: the refused worker asks again every
+		// few seconds.
+		t.warnOnce(c.node, "held-from-"+c.from, fmt.Sprintf(
+			"refused a worker stream from %s: the worker at %s holds this node; two workers run with the same --node-id", c.from, old.from))
+		return status.Errorf(codes.AlreadyExists,
+			"another worker already holds node %s, from %s (connected %v ago, heard from %v ago): two workers cannot share a node id; "+
+				"check --node-id, give this worker its own, or stop the other one first",
+			c.node, old.from, now.Sub(old.since).Round(time.Millisecond), now.Sub(time.Unix(0, old.lastHeard.Load())).Round(time.Millisecond))
+	}
 	t.conns[c.node] = c
 	delete(t.lostAt, c.node)
 	delete(t.heardAt, c.node)
@@ -156,6 +182,7 @@ func (t *leaderTerm) register(c *workerConn) {
 	if old != nil {
 		old.close("the worker opened a new stream")
 	}
+	return nil
 }
 
 // unregister forgets c if it is still its node's current stream.

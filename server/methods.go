@@ -40,7 +40,9 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 		"Queues/CreateLatencyQueue", "Queues/RemoveLatencyQueue",
 		// A snapshot is taken by the leader so that it holds everything
 		// acknowledged so far.
-		"Operator/SaveSnapshot":
+		"Operator/SaveSnapshot",
+		// The leader commits the checkpoint and asks every server.
+		"Operator/VerifyState":
 		return kindLeader, true
 	case "Accounts/GetAccount", "Accounts/ListAccounts",
 		"Users/GetUser", "Users/ListUsers",
@@ -53,6 +55,8 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 		"Groups/ListGroups", "Groups/GetAccountTree", "Queues/ListLatencyQueues":
 		return kindRead, true
 	case "Operator/ListPeers", "Operator/GetLeader",
+		// A server's own digest, whatever state it is in.
+		"Operator/GetStateDigest",
 		// A worker's stream must reach the leader itself (the handler
 		// refuses it elsewhere, naming the leader), and any server can
 		// find a task's worker for its output.

@@ -15,9 +15,10 @@ import (
 type ledgerCollector struct{ s *Server }
 
 var (
-	fsmHealthyDesc = metricDesc("fsm", "healthy", "1 while this server's state store applies the log, 0 once it failed (restart the server).")
-	fsmAppliedDesc = metricDesc("fsm", "applied_index", "Raft index of the last entry this server's state store holds durably.")
-	settingsDesc   = metricDesc("", "settings_info", "Always 1; the labels name the scheduling policy, fairness window and placement in force.",
+	fsmHealthyDesc  = metricDesc("fsm", "healthy", "1 while this server's state store applies the log, 0 once it failed (restart the server).")
+	fsmDivergedDesc = metricDesc("fsm", "diverged", "1 while this server's state differs from the group's at the last compared checkpoint (restore it), else 0.")
+	fsmAppliedDesc  = metricDesc("fsm", "applied_index", "Raft index of the last entry this server's state store holds durably.")
+	settingsDesc    = metricDesc("", "settings_info", "Always 1; the labels name the scheduling policy, fairness window and placement in force.",
 		"policy", "window", "placement")
 	pendingTotalDesc = metricDesc("queue", "pending_tasks", "Tasks waiting to be placed, over all accounts (the queue depth).")
 	runningTotalDesc = metricDesc("queue", "running_tasks", "Tasks placed or running, over all accounts.")
@@ -42,7 +43,7 @@ var (
 )
 
 func (c *ledgerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{fsmHealthyDesc, fsmAppliedDesc, settingsDesc, pendingTotalDesc, runningTotalDesc,
+	for _, d := range []*prometheus.Desc{fsmHealthyDesc, fsmDivergedDesc, fsmAppliedDesc, settingsDesc, pendingTotalDesc, runningTotalDesc,
 		nodesDesc, capacityDesc, freeDesc, accWeightDesc, accShareDesc, accUsageDesc, accBaselineDesc, accBetaDesc,
 		accAllocDesc, accPendingDesc, accRunningDesc, accWaitingDesc, accGrantedDesc, accChargedDesc, accHeldDesc,
 		accExpiredDesc, accAvailDesc} {
@@ -56,6 +57,7 @@ func (c *ledgerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	gauge(fsmHealthyDesc, boolGauge(f.Err() == nil))
+	gauge(fsmDivergedDesc, boolGauge(f.Diverged() != nil))
 	applied, _ := f.AppliedIndex()
 	gauge(fsmAppliedDesc, float64(applied))
 

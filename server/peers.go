@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/raft"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/longfair/longfair/core"
 )
 
 // membershipTimeout bounds one Raft configuration change.
@@ -66,8 +68,8 @@ func suffrageName(s raft.ServerSuffrage) string {
 // on the leader. Adding a server that is already there with the same
 // address changes nothing; with another address, its address is updated.
 func (s *Server) AddPeer(ctx context.Context, id, raftAddr string) error {
-	if !nodeIDPattern.MatchString(id) {
-		return status.Errorf(codes.InvalidArgument, "peer id %q is not a valid node id: use 1-64 letters, digits, '.', '_' or '-'", id)
+	if err := core.CheckName("peer id", id); err != nil {
+		return status.Error(codes.InvalidArgument, err.Error())
 	}
 	if _, _, err := net.SplitHostPort(raftAddr); err != nil {
 		return status.Errorf(codes.InvalidArgument, "raft address %q is not host:port: give the server's --raft-addr", raftAddr)

@@ -13,6 +13,8 @@ import (
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/longfair/longfair/internal/boltcheck"
 )
 
 // raftStores are the on-disk parts of the Raft node: the log and stable
@@ -32,6 +34,9 @@ func openRaftStores(dir string, retain int, logger *slog.Logger) (*raftStores, e
 		return nil, fmt.Errorf("create raft directory: %w", err)
 	}
 	path := filepath.Join(dir, "raft.db")
+	if err := checkRaftLog(path); err != nil {
+		return nil, err
+	}
 	bolt, err := raftboltdb.New(raftboltdb.Options{
 		Path: path,
 		// Without a timeout a second server on the same data dir would
@@ -63,6 +68,35 @@ func openRaftStores(dir string, retain int, logger *slog.Logger) (*raftStores, e
 		return nil, fmt.Errorf("open raft snapshot store in %s: %w", dir, err)
 	}
 	return &raftStores{bolt: bolt, logs: logs, snaps: snaps}, nil
+}
+
+// raftLogRemedy is what to do about a damaged Raft log. A server's log is
+// a copy of the group's, so wiping the data dir and rejoining rebuilds it.
+const raftLogRemedy = "stop this server, move its data dir aside (keep it for inspection) and start it again with an empty data dir joining the others: it rejoins and copies the log and state from the leader; if it was the last server of its group, restore a snapshot with 'longfair operator snapshot restore' into a fresh group"
+
+// checkRaftLog refuses a damaged raft.db before raft-boltdb opens it: a
+// truncated file would fault inside bbolt and a damaged page would panic.
+// It opens the file read-only and runs bbolt's consistency check, which
+// reads every page; the log holds only the entries since the last
+// snapshot, so this is quick.
+func checkRaftLog(path string) error {
+	if err := boltcheck.Precheck(path, raftLogRemedy); err != nil {
+		return err
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return boltcheck.Guard(path, raftLogRemedy, func() error {
+		db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
+		if err != nil {
+			if errors.Is(err, bolterrors.ErrTimeout) {
+				return fmt.Errorf("open raft log %s: it is locked by another process; is another server running on this data dir?", path)
+			}
+			return &boltcheck.CorruptError{Path: path, Problem: err.Error(), Remedy: raftLogRemedy}
+		}
+		defer db.Close()
+		return db.View(func(tx *bbolt.Tx) error { return boltcheck.Check(tx, path, raftLogRemedy) })
+	})
 }
 
 // hasState reports whether this data dir already belongs to a Raft group;

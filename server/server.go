@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
@@ -40,6 +41,7 @@ type Server struct {
 	grpcLis   net.Listener
 	grpcAddr  string
 	fwd       *forwarder
+	leaders   leaderWatch
 	hub       workerHub     // the leader's work with workers (leader_term.go)
 	metrics   *ops.Metrics  // metrics.go
 	http      *httpEndpoint // http.go: /metrics, /healthz, /readyz
@@ -56,6 +58,13 @@ type Server struct {
 	// leaderReady is set while this server leads and has applied
 	// everything committed before it took over.
 	leaderReady atomic.Bool
+
+	// The state check (integrity.go): checkMu serializes rounds, lastCheck
+	// is the index of the last entry a round committed, steppingDown is
+	// set while a diverged leader hands leadership over.
+	checkMu      sync.Mutex
+	lastCheck    atomic.Uint64
+	steppingDown atomic.Bool
 
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -185,6 +194,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		// to the leader.
 		grpc.ChainUnaryInterceptor(s.authUnary, longfairv1.ValidateUnary, s.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.authStream, s.streamInterceptor),
+		// Clients and forwarding servers ping every 10 s to find a
+		// server that stopped answering (client/options.go); gRPC's
+		// default policy would refuse pings more often than every 5 min.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 5 * time.Second, PermitWithoutStream: true}),
 	)...)
 	s.registerServices(s.grpc)
 	reflection.Register(s.grpc)
@@ -211,6 +224,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		}
 	})
 	s.goRun(func() { s.leadershipLoop(runCtx, notify) })
+	s.goRun(func() { s.watchLeaderLoop(runCtx) })
 	known, err := loadKnownServers(s.cfg.DataDir)
 	if err != nil {
 		s.logger.Warn("ignoring the servers remembered in the data dir", "error", err)
@@ -221,6 +235,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.goRun(func() { s.rememberServersLoop(runCtx) })
 	s.goRun(func() { s.rejoinLoop(runCtx) })
 	s.goRun(func() { s.healthLoop(runCtx) })
+	s.goRun(func() { s.stateCheckLoop(runCtx) })
 	if s.cfg.BootstrapExpect > 0 && !s.hadState {
 		s.goRun(func() { s.bootstrapLoop(runCtx) })
 	}

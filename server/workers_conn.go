@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/fsm"
 )
 
@@ -41,9 +43,15 @@ type workerConn struct {
 	node    string
 	session string
 	advert  *longfairv1.WorkerAdvert
+	// from is the address the stream comes from; since, when it opened.
+	from  string
+	since time.Time
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// call is the gRPC stream's own context, which ends as soon as the
+	// worker's end of the stream is gone (ctx follows it a moment later).
+	call context.Context
 
 	lastHeard atomic.Int64 // unix nanoseconds
 	// waiting is set while the receive loop waits for the event committer
@@ -70,6 +78,16 @@ func (c *workerConn) isReady() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.ready
+}
+
+// alive reports whether the stream is open and its worker was heard from
+// recently enough that the stream is not about to be closed as silent
+// (sendLoop), or is still being reconciled.
+func (c *workerConn) alive(now time.Time) bool {
+	if c.ctx.Err() != nil || c.call.Err() != nil {
+		return false
+	}
+	return !c.isReady() || c.waiting.Load() || now.Sub(time.Unix(0, c.lastHeard.Load())) <= workerSilence
 }
 
 // close ends the stream; the handler returns reason to the worker.
@@ -166,6 +184,9 @@ func (t *leaderTerm) serve(stream longfairv1.Workers_ConnectServer) error {
 	if err := t.checkNodeBinding(stream.Context(), hello.GetAdvert().GetNodeId()); err != nil {
 		return err
 	}
+	if err := t.checkFence(hello); err != nil {
+		return err
+	}
 	ad := hello.GetAdvert()
 	ctx, cancel := context.WithCancelCause(t.ctx)
 	defer cancel(nil)
@@ -173,12 +194,18 @@ func (t *leaderTerm) serve(stream longfairv1.Workers_ConnectServer) error {
 	defer stop()
 	c := &workerConn{
 		term: t, node: ad.GetNodeId(), session: hello.GetSession(), advert: ad,
-		ctx: ctx, cancel: cancel,
+		from: ad.GetAddress(), since: time.Now(),
+		ctx: ctx, cancel: cancel, call: stream.Context(),
 		delivered: make(map[attemptKey]time.Time), killed: make(map[attemptKey]struct{}),
 		outSig: make(chan struct{}, 1),
 	}
+	if p, ok := peer.FromContext(stream.Context()); ok && p.Addr != nil {
+		c.from = p.Addr.String()
+	}
 	c.lastHeard.Store(time.Now().UnixNano())
-	t.register(c)
+	if err := t.register(c); err != nil {
+		return err
+	}
 	defer t.unregister(c)
 	log := t.log.With("node", c.node, "session", c.session)
 	if err := t.reconcile(c, hello); err != nil {
@@ -264,8 +291,15 @@ func (c *workerConn) recvLoop(stream longfairv1.Workers_ConnectServer) error {
 			c.waiting.Store(false)
 			c.lastHeard.Store(time.Now().UnixNano())
 		case *longfairv1.WorkerMessage_Heartbeat:
+			// The echo renews the worker's lease on its attempts: it
+			// proves this leader heard the worker after it sent seq.
+			if seq := msg.Heartbeat.GetSeq(); seq > 0 {
+				c.enqueue(&longfairv1.LeaderMessage{Msg: &longfairv1.LeaderMessage_Heartbeat{Heartbeat: &longfairv1.Heartbeat{Seq: seq}}})
+			}
 		case *longfairv1.WorkerMessage_Goodbye:
-			reason := strings.ToValidUTF8(truncate(msg.Goodbye.GetReason(), 200), "")
+			// Escaped so that the reason is text the node-down entry may
+			// hold (no control characters) and prints safely.
+			reason := core.Escape(strings.ToValidUTF8(truncate(msg.Goodbye.GetReason(), 200), ""))
 			if reason == "" {
 				reason = "the worker is leaving"
 			}
@@ -333,6 +367,38 @@ func validateHello(h *longfairv1.WorkerHello) error {
 	return nil
 }
 
+// checkFence refuses a worker that would still run its attempts when this
+// leader reruns them elsewhere: it must fence (kill them after losing the
+// leader) at least fenceMargin before WorkerLossTimeout.
+func (t *leaderTerm) checkFence(h *longfairv1.WorkerHello) error {
+	node := h.GetAdvert().GetNodeId()
+	loss := time.Duration(t.s.cfg.WorkerLossTimeout)
+	fw := h.GetFencedWithin()
+	if fw == nil {
+		// An older worker, which does not fence: taken, so that a rolling
+		// upgrade works, but its tasks can overlap their reruns.
+		t.warnOnce(node, "no-fence", "the worker does not fence its tasks (an older version): if it is cut off, its tasks may run at the same time as their reruns; upgrade it")
+		t.mu.Lock()
+		delete(t.fencedWithin, node)
+		t.mu.Unlock()
+		return nil
+	}
+	if err := fw.CheckValid(); err != nil || fw.AsDuration() <= 0 {
+		return status.Errorf(codes.InvalidArgument, "hello's fenced_within is %v: give the worker's fence timeout plus its kill grace", fw)
+	}
+	d := fw.AsDuration()
+	if d+fenceMargin > loss {
+		return status.Errorf(codes.FailedPrecondition,
+			"worker %s kills its tasks %v after it loses the leader (--fence-timeout plus --kill-grace), but the servers rerun them elsewhere %v after (worker_loss_timeout): "+
+				"its tasks could run twice at once; the worker must fence at least %v before the servers rerun, so lower its --fence-timeout or --kill-grace to %v in all, or raise the servers' worker_loss_timeout to at least %v",
+			node, d, loss, fenceMargin, loss-fenceMargin, d+fenceMargin)
+	}
+	t.mu.Lock()
+	t.fencedWithin[node] = d
+	t.mu.Unlock()
+	return nil
+}
+
 func errorMessage(err error) string {
 	if st, ok := status.FromError(err); ok {
 		return st.Message()
@@ -353,16 +419,17 @@ func taskEventFromProto(e *longfairv1.TaskEvent) (fsm.TaskEvent, error) {
 		ev.Kind = fsm.TaskStarted
 	case longfairv1.TaskEventKind_TASK_EVENT_KIND_EXITED:
 		ev.Kind, ev.ExitCode = fsm.TaskExited, e.GetExitCode()
-		if d := e.GetRuntime(); d != nil {
-			if err := d.CheckValid(); err != nil {
-				return ev, fmt.Errorf("runtime: %w", err)
-			}
-			ev.Runtime = max(d.AsDuration(), 0)
-		}
 	case longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST:
+		// With a runtime: an attempt the worker fenced, charged for that.
 		ev.Kind = fsm.TaskLost
 	default:
 		return ev, fmt.Errorf("unknown event kind %v", e.GetKind())
+	}
+	if d := e.GetRuntime(); d != nil && ev.Kind != fsm.TaskStarted {
+		if err := d.CheckValid(); err != nil {
+			return ev, fmt.Errorf("runtime: %w", err)
+		}
+		ev.Runtime = max(d.AsDuration(), 0)
 	}
 	if ev.JobID == 0 || ev.Task < 0 || ev.Task >= fsm.MaxTasksPerJob || ev.Attempt < 1 || ev.Attempt > fsm.MaxAttemptsLimit {
 		return ev, fmt.Errorf("attempt %d of task %d of job %d cannot exist", ev.Attempt, ev.Task, ev.JobID)

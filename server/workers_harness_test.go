@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,6 +21,12 @@ import (
 // cluster's gossip pool through its first running server.
 func testWorker(t testing.TB, c *testCluster, id string, tune func(*worker.Config)) *worker.Agent {
 	t.Helper()
+	return testWorkerLogging(t, c, id, tune, c.logger.With("worker", id))
+}
+
+// testWorkerLogging is testWorker logging to logger.
+func testWorkerLogging(t testing.TB, c *testCluster, id string, tune func(*worker.Config), logger *slog.Logger) *worker.Agent {
+	t.Helper()
 	cfg := worker.DefaultConfig()
 	cfg.NodeID = id
 	cfg.Join = []string{c.running()[0].GossipAddr()}
@@ -28,10 +35,13 @@ func testWorker(t testing.TB, c *testCluster, id string, tune func(*worker.Confi
 	cfg.WorkDir = filepath.Join(t.TempDir(), id)
 	cfg.Resources = map[string]float64{"cpu": 4, "mem": 8 << 30}
 	cfg.KillGrace = 500 * time.Millisecond
+	// Fenced within 2 s of losing the leader (with the kill grace): the
+	// harness's servers rerun tasks after 3 s.
+	cfg.FenceTimeout = 1500 * time.Millisecond
 	if tune != nil {
 		tune(&cfg)
 	}
-	ag, err := worker.New(cfg, c.logger.With("worker", id))
+	ag, err := worker.New(cfg, logger)
 	if err != nil {
 		t.Fatalf("new worker %s: %v", id, err)
 	}

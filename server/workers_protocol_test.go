@@ -28,6 +28,8 @@ type protoWorker struct {
 	advert *longfairv1.WorkerAdvert
 	ml     *memberlist.Memberlist
 	seq    uint64
+	// fencedWithin is what its hellos say about when it fences.
+	fencedWithin time.Duration
 
 	cancel context.CancelFunc
 	stream longfairv1.Workers_ConnectClient
@@ -70,7 +72,7 @@ func newProtoWorker(t testing.TB, c *testCluster, id string, resources map[strin
 	if _, err := ml.Join([]string{c.running()[0].GossipAddr()}); err != nil {
 		t.Fatal(err)
 	}
-	w := &protoWorker{t: t, c: c, advert: ad, ml: ml}
+	w := &protoWorker{t: t, c: c, advert: ad, ml: ml, fencedWithin: time.Second}
 	t.Cleanup(func() {
 		w.disconnect()
 		ml.Leave(time.Second)
@@ -90,7 +92,10 @@ func (w *protoWorker) connect(ctx context.Context, fresh bool, held []*longfairv
 		cancel()
 		w.t.Fatal(err)
 	}
-	hello := &longfairv1.WorkerHello{Advert: w.advert, Session: "s-" + strconv.FormatBool(fresh), Fresh: fresh, Held: held, Pending: pending}
+	hello := &longfairv1.WorkerHello{
+		Advert: w.advert, Session: "s-" + strconv.FormatBool(fresh), Fresh: fresh, Held: held, Pending: pending,
+		FencedWithin: durationpb.New(w.fencedWithin),
+	}
 	if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Hello{Hello: hello}}); err != nil {
 		cancel()
 		w.t.Fatal(err)
@@ -219,7 +224,7 @@ func costOf(t *testing.T, f *fsm.FSM, job uint64, runtime time.Duration) ledger.
 	for j, name := range s.Resources {
 		demand[j], weights[j] = ji.Demand[name], s.BillingWeights[name]
 	}
-	cost, err := ledger.Cost(runtime, demand, weights)
+	cost, err := ledger.Cost(runtime, demand, weights, s.BillingRule)
 	if err != nil {
 		t.Fatalf("cost of job %d for %v: %v", job, runtime, err)
 	}

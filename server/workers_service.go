@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
@@ -52,7 +53,7 @@ func (w *workersService) ReadTaskOutput(req *longfairv1.ReadTaskOutputRequest, s
 	if addr == "" {
 		return status.Errorf(codes.Unavailable, "attempt %d of task %d of job %d ran on node %s, whose worker address is unknown: its output can be read once the worker is back", attempt, req.GetTask(), req.GetJobId(), node)
 	}
-	conn, err := w.s.fwd.conn(addr)
+	conn, err := w.s.fwd.workerConn(addr)
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (w *workersService) ReadTaskOutput(req *longfairv1.ReadTaskOutputRequest, s
 		JobId: req.GetJobId(), Task: req.GetTask(), Attempt: int32(attempt),
 		Stream: req.GetStream(), Offset: req.GetOffset(), Follow: req.GetFollow(),
 	}
-	cs, err := longfairv1.NewTaskOutputClient(conn).ReadTaskOutput(stream.Context(), fwd)
+	cs, err := longfairv1.NewTaskOutputClient(conn).ReadTaskOutput(callerToken(stream.Context()), fwd)
 	if err != nil {
 		return workerError(err, node)
 	}
@@ -76,6 +77,19 @@ func (w *workersService) ReadTaskOutput(req *longfairv1.ReadTaskOutputRequest, s
 			return err
 		}
 	}
+}
+
+// callerToken carries the caller's bearer token, and nothing else of its
+// metadata, on to the worker: the worker asks the servers whether that
+// token may read the job (worker/caller_auth.go), exactly as this server
+// just did, so a server has no more right to a worker's output than its
+// caller.
+func callerToken(ctx context.Context) context.Context {
+	in, _ := metadata.FromIncomingContext(ctx)
+	if v := in.Get(longfairv1.AuthorizationMetadataKey); len(v) == 1 {
+		return metadata.AppendToOutgoingContext(ctx, longfairv1.AuthorizationMetadataKey, v[0])
+	}
+	return ctx
 }
 
 // attemptNode returns the node and number of an attempt; attempt 0 means

@@ -6,11 +6,13 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
@@ -156,7 +158,9 @@ func TestWorkerShutdownRequeuesItsTasks(t *testing.T) {
 }
 
 // A worker whose stream ends and does not come back within the grace
-// period has its node marked down and its attempts lost.
+// period has its node marked down at once, but its attempts are lost only
+// once the worker has surely fenced them: the loss timeout after it was
+// last heard. They are charged up to the fence.
 func TestBrokenStreamMarksTheNodeDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -180,14 +184,61 @@ func TestBrokenStreamMarksTheNodeDown(t *testing.T) {
 	w.disconnect() // gossip still says it is alive
 	gone := time.Now()
 	started := attemptState(t, leader.FSM(), k).StartedAt
-	waitFor(ctx, t, "r1 down", func() bool { return attemptState(t, leader.FSM(), k).State == fsm.TaskLostState })
+	waitFor(ctx, t, "r1 down", func() bool {
+		for _, n := range leader.FSM().Nodes() {
+			if n.ID == "r1" {
+				return !n.Up
+			}
+		}
+		return false
+	})
 	if d := time.Since(gone); d < workerStreamGrace || d > workerStreamGrace+3*time.Second {
-		t.Fatalf("the attempt was lost %v after the stream ended; want just after the %v grace", d, workerStreamGrace)
+		t.Fatalf("the node went down %v after the stream ended; want just after the %v grace", d, workerStreamGrace)
 	}
-	// Charged up to the worker's last message, not for the grace period.
+	if st := attemptState(t, leader.FSM(), k).State; st != fsm.TaskRunning {
+		t.Fatalf("the attempt is %v as soon as its node went down; the worker may still run it until it fences it", st)
+	}
+	waitFor(ctx, t, "the attempt lost", func() bool { return attemptState(t, leader.FSM(), k).State == fsm.TaskLostState })
+	loss := time.Duration(leader.cfg.WorkerLossTimeout)
+	// The last heartbeat came 0.1 s before the stream ended.
+	if d := time.Since(gone); d < loss-100*time.Millisecond || d > loss+3*time.Second {
+		t.Fatalf("the attempt was lost %v after the stream ended; want just after the %v loss timeout", d, loss)
+	}
+	// Charged up to when the worker surely fenced it (its last message
+	// plus what its hello said), not for the whole loss timeout.
 	lost := attemptState(t, leader.FSM(), k)
-	if last := ledger.Time(gone.UnixNano()).Sub(started); lost.Runtime > last || lost.Runtime < 300*time.Millisecond {
-		t.Fatalf("the lost attempt was charged for %v; it ran for 0.3s to %v before its worker went quiet", lost.Runtime, last)
+	last := ledger.Time(gone.UnixNano()).Sub(started)
+	if lost.Runtime > last+w.fencedWithin || lost.Runtime < 300*time.Millisecond+w.fencedWithin {
+		t.Fatalf("the lost attempt was charged for %v; it ran for 0.3s to %v before its worker went quiet and was fenced %v after that", lost.Runtime, last, w.fencedWithin)
+	}
+}
+
+// A worker that would fence its tasks later than the servers rerun them is
+// refused, with what to change.
+func TestWorkerFencingTooLateIsRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 1)
+	leader := c.waitLeader(ctx)
+	w := newProtoWorker(t, c, "late", map[string]float64{"cpu": 2})
+	loss := time.Duration(leader.cfg.WorkerLossTimeout)
+	w.fencedWithin = loss - fenceMargin/2
+	stream, err := longfairv1.NewWorkersClient(c.conn(leader)).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hello := &longfairv1.WorkerHello{Advert: w.advert, Session: "s", Fresh: true, FencedWithin: durationpb.New(w.fencedWithin)}
+	if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Hello{Hello: hello}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = stream.Recv()
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "--fence-timeout") || !strings.Contains(err.Error(), "worker_loss_timeout") {
+		t.Fatalf("hello fencing %v after a %v loss timeout: %v; want FailedPrecondition saying which settings to change", w.fencedWithin, loss, err)
+	}
+	for _, n := range leader.FSM().Nodes() {
+		if n.ID == "late" {
+			t.Fatalf("the refused worker's node is in the ledger: %+v", n)
+		}
 	}
 }
 
@@ -288,7 +339,8 @@ func TestWalltimeIsEnforcedAndCharged(t *testing.T) {
 	account, user := setupAccount(ctx, t, c, "physics")
 	testWorker(t, c, "w1", nil)
 	waitNodesUp(ctx, t, leader, "w1")
-	walltime := 500 * time.Millisecond
+	// The shortest walltime the API accepts, so the test is quick.
+	walltime := longfairv1.MinWalltime
 	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "overrun", 1, map[string]float64{"cpu": 1}, walltime, "sleep 30"))
 	if err != nil {
 		t.Fatal(err)
@@ -305,8 +357,8 @@ func TestWalltimeIsEnforcedAndCharged(t *testing.T) {
 	if rt := task.GetRuntime().AsDuration(); rt != walltime {
 		t.Fatalf("runtime %v, want exactly the walltime %v", rt, walltime)
 	}
-	// 1 SU per core-hour: half a second of one core, in micro-SU rounded
-	// half up.
+	// 1 SU per core-hour: a second of one core, in micro-SU rounded half
+	// up.
 	if want := int64(math.Floor(walltime.Seconds()/3600*1e6 + 0.5)); task.GetChargedMicroSu() != want {
 		t.Fatalf("charged %d micro-SU, want %d", task.GetChargedMicroSu(), want)
 	}
@@ -355,5 +407,91 @@ func TestWorkersFollowANewLeader(t *testing.T) {
 	}
 	if charged != j.GetChargedMicroSu() {
 		t.Fatalf("journal charges %d, job %d", charged, j.GetChargedMicroSu())
+	}
+}
+
+// A new leader does not know when the old one last heard a worker, so it
+// counts the loss timeout from the start of its own term: an attempt whose
+// worker went quiet just before the change of leader is not lost before
+// the worker has surely fenced it, however the old leader's time ran.
+func TestNewLeaderCountsTheLossTimeoutFromItsTerm(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 3)
+	leader := c.waitLeader(ctx)
+	account, user := setupAccount(ctx, t, c, "physics")
+	w := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 2})
+	w.connect(ctx, true, nil, nil)
+	waitNodesUp(ctx, t, leader, "r1")
+	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := attemptKey{resp.GetJob().GetId(), 0, 1}
+	w.assignments(ctx, 1)
+	w.send(w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, 0, 0))
+	w.waitAck(ctx, w.seq)
+	started := attemptState(t, leader.FSM(), k).StartedAt
+	w.disconnect() // last heard now; gossip still says it is alive
+	quiet := time.Now()
+	time.Sleep(time.Second)
+	c.stop(c.index(leader))
+	stopped := time.Now()
+	next := c.waitLeader(ctx)
+	waitFor(ctx, t, "the attempt lost", func() bool { return attemptState(t, next.FSM(), k).State == fsm.TaskLostState })
+	lost := attemptState(t, next.FSM(), k)
+	loss := time.Duration(next.cfg.WorkerLossTimeout)
+	if at := time.Unix(0, int64(lost.EndedAt)); at.Before(stopped.Add(loss)) {
+		t.Fatalf("the new leader lost the attempt %v after the old one stopped, before its %v loss timeout had passed in its own term", at.Sub(stopped).Round(time.Millisecond), loss)
+	}
+	// It ran at least until its worker went quiet.
+	if ran := ledger.Time(quiet.UnixNano()).Sub(started); lost.Runtime < ran {
+		t.Fatalf("the lost attempt was charged for %v; it ran at least %v", lost.Runtime, ran)
+	}
+}
+
+// A worker that fenced an attempt (its supervisor killed it after the
+// worker lost the leader) reports it lost with the runtime it measured;
+// the ledger charges exactly that and requeues the task, and the same
+// report sent again when the worker reconnects is not charged twice.
+func TestFencedAttemptIsChargedItsReportedRuntimeOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestCluster(t, 1)
+	leader := c.waitLeader(ctx)
+	account, user := setupAccount(ctx, t, c, "physics")
+	w := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 2})
+	w.connect(ctx, true, nil, nil)
+	waitNodesUp(ctx, t, leader, "r1")
+	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetJob().GetId()
+	k := attemptKey{id, 0, 1}
+	w.assignments(ctx, 1)
+	w.send(w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, 0, 0))
+	w.waitAck(ctx, w.seq)
+	const ran = 1234 * time.Millisecond
+	fenced := w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST, 128+15, ran)
+	w.send(fenced)
+	w.waitAck(ctx, w.seq)
+	lost := attemptState(t, leader.FSM(), k)
+	if lost.State != fsm.TaskLostState || lost.Runtime != ran || lost.Charged != costOf(t, leader.FSM(), id, ran) {
+		t.Fatalf("fenced attempt = %+v; want lost, charged for the %v the worker measured", lost, ran)
+	}
+	// Reconnecting, the worker reports it again, as if the ack was lost.
+	w.disconnect()
+	w.connect(ctx, false, []*longfairv1.HeldAttempt{{Attempt: k.ref()}}, []*longfairv1.TaskEvent{fenced})
+	waitFor(ctx, t, "the task rerun", func() bool {
+		_, err := leader.FSM().Attempt(id, 0, 2)
+		return err == nil
+	})
+	j, err := leader.FSM().Job(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := attemptState(t, leader.FSM(), k); again.Charged != lost.Charged || j.Charged != lost.Charged {
+		t.Fatalf("after the report came again: attempt charged %d, job %d; want %d once", again.Charged, j.Charged, lost.Charged)
 	}
 }

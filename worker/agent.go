@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,17 @@ type Agent struct {
 	fresh     atomic.Bool
 	connected atomic.Bool
 	leaderID  atomic.Value // string
+	// refusedAsDuplicate is set while the leader refuses this process
+	// because another worker holds its node id; it then leaves the gossip
+	// pool without saying so, since the pool knows that name as the
+	// other worker's, and a leave would take the other's node down.
+	refusedAsDuplicate atomic.Bool
+	// lease is when the attempts' supervisors fence them unless it is
+	// renewed (monoNow): FenceTimeout after the last moment the leader
+	// surely heard this worker (renewLease).
+	lease atomic.Int64
+	// exe is the program supervisors run as (Config.Executable).
+	exe string
 
 	// runCtx lives until Shutdown; attempts and loops stop with it.
 	runCtx    context.Context
@@ -71,19 +83,26 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	}
 	logger = logger.With("node_id", cfg.NodeID)
 	cfg.Resources = withDetected(cfg.Resources)
-	if err := os.MkdirAll(cfg.WorkDir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(cfg.WorkDir, supervisorsDir), 0o700); err != nil {
 		return nil, fmt.Errorf("create work dir: %w", err)
 	}
 	var sid [8]byte
 	if _, err := rand.Read(sid[:]); err != nil {
 		return nil, fmt.Errorf("make a session id: %w", err)
 	}
+	var err error
 	ag := &Agent{
 		cfg: cfg, log: logger, session: hex.EncodeToString(sid[:]),
 		baseEnv:  taskEnv(os.Environ()),
 		devs:     newDevices(int(cfg.Resources[ResourceMIC])),
 		tasks:    newTable(),
 		goodbyes: make(chan goodbye),
+	}
+	ag.exe = cfg.Executable
+	if ag.exe == "" {
+		if ag.exe, err = selfExe(); err != nil {
+			return nil, fmt.Errorf("find this program to run task supervisors: %w (set the worker's Executable)", err)
+		}
 	}
 	ag.fresh.Store(true)
 	ag.leaderID.Store("")
@@ -118,28 +137,38 @@ func (ag *Agent) Start(ctx context.Context) (err error) {
 	if ag.advert.Address == "" {
 		ag.advert.Address = ag.grpcLis.Addr().String()
 	}
-	serverOpts, err := ag.cfg.serverOptions()
-	if err != nil {
-		return err
-	}
 	dialOpts, err := ag.cfg.dialOptions()
 	if err != nil {
 		return err
 	}
-	ag.grpc = grpc.NewServer(serverOpts...)
-	longfairv1.RegisterTaskOutputServer(ag.grpc, &outputService{ag: ag})
+	checkDialOpts, err := ag.cfg.transportDialOptions()
+	if err != nil {
+		return err
+	}
 	if ag.gossip, err = startGossip(ag.cfg, ag.advert, ag.log); err != nil {
 		return err
 	}
 	ag.leaders = newLeaderFinder(ag.gossip, ag.log)
 	ag.leaders.dial = dialOpts
+	ag.leaders.checkDial = checkDialOpts
+	serverOpts, err := ag.cfg.serverOptions(newCallerAuth(ag.leaders, ag.log))
+	if err != nil {
+		return err
+	}
+	ag.grpc = grpc.NewServer(serverOpts...)
+	longfairv1.RegisterTaskOutputServer(ag.grpc, &outputService{ag: ag})
 	ag.goLoop(func() {
 		if err := ag.grpc.Serve(ag.grpcLis); err != nil {
 			ag.log.Error("gRPC server stopped", "error", err)
 		}
 	})
 	ag.goLoop(func() { ag.gossip.joinLoop(ag.runCtx, ag.cfg.Join) })
-	ag.goLoop(func() { ag.connectLoop(ag.runCtx) })
+	ag.goLoop(func() {
+		// Supervisors get EOF at once when their agent dies, then give
+		// their tasks the kill grace.
+		ag.waitOldSupervisors(ag.runCtx, ag.cfg.KillGrace+5*time.Second)
+		ag.connectLoop(ag.runCtx)
+	})
 	ag.goLoop(func() { ag.pruneLoop(ag.runCtx) })
 	ag.log.Info("worker started", "gossip", ag.GossipAddr(), "grpc", ag.GRPCAddr(),
 		"resources", ag.cfg.Resources, "class", ag.cfg.Class, "account", ag.cfg.Account, "work_dir", ag.cfg.WorkDir)
@@ -157,9 +186,9 @@ func (ag *Agent) goLoop(f func()) {
 // Shutdown stops the worker on purpose: it takes no more assignments,
 // stops its running tasks (SIGTERM, then SIGKILL after the kill grace)
 // without reporting their ends, waits until the leader has acknowledged
-// the events it still holds, tells the leader it leaves (so its node is
-// marked down at once and its attempts are requeued), and leaves the
-// gossip pool. ctx bounds the waiting. Calling it again returns the first
+// the events it still holds, tells the leader it leaves once its tasks
+// have ended (so its node is marked down at once and its attempts are
+// requeued), and leaves the gossip pool. ctx bounds the waiting. Calling it again returns the first
 // result.
 func (ag *Agent) Shutdown(ctx context.Context) error {
 	ag.stopOnce.Do(func() { ag.stopErr = ag.shutdown(ctx) })
@@ -175,15 +204,22 @@ func (ag *Agent) shutdown(ctx context.Context) error {
 		for _, a := range ag.tasks.running() {
 			ag.stop([]*longfairv1.AttemptRef{a.key.ref()}, false, ag.cfg.KillGrace, "the worker is shutting down")
 		}
-		if !waitGroup(ctx, &ag.wg) {
+		stopped := waitGroup(ctx, &ag.wg)
+		if !stopped {
 			errs = append(errs, errors.New("tasks were still running when the shutdown deadline passed"))
 		}
 		ag.flush(ctx)
-		ag.sayGoodbye(ctx, "the worker is shutting down")
+		// A goodbye has the leader rerun this node's tasks at once, so it
+		// is said only when they are over; otherwise the leader waits its
+		// loss timeout, by when their supervisors have fenced them (this
+		// process going away closes their pipes).
+		if stopped {
+			ag.sayGoodbye(ctx, "the worker is shutting down")
+		}
 		ag.cancelRun()
 	}
 	if ag.gossip != nil {
-		if err := ag.gossip.leave(time.Second); err != nil {
+		if err := ag.gossip.leave(time.Second, !ag.refusedAsDuplicate.Load()); err != nil {
 			ag.log.Warn("leaving gossip pool", "error", err)
 		}
 	}
@@ -198,6 +234,44 @@ func (ag *Agent) shutdown(ctx context.Context) error {
 	}
 	ag.log.Info("worker stopped")
 	return errors.Join(errs...)
+}
+
+// renewLease extends the attempts' lease to FenceTimeout after anchor
+// (monoNow), the moment this worker sent a message the leader has since
+// answered: the leader heard the worker after anchor, so it counts its
+// own loss timeout from a later moment (server/leader_nodes.go), and the
+// lease always runs out first.
+func (ag *Agent) renewLease(anchor int64) {
+	deadline := anchor + int64(ag.cfg.FenceTimeout)
+	var cur int64
+	for {
+		cur = ag.lease.Load()
+		if deadline <= cur {
+			return
+		}
+		if ag.lease.CompareAndSwap(cur, deadline) {
+			break
+		}
+	}
+	// How close a leader change or a network problem came to fencing the
+	// tasks: what an operator needs to set the fence timeout.
+	if cur > 0 {
+		if gap := time.Duration(monoNow() - (cur - int64(ag.cfg.FenceTimeout))); gap > 2*defaultHeartbeat {
+			ag.log.Info("in contact with the leader again", "without_contact", gap.Round(time.Millisecond), "fence_timeout", ag.cfg.FenceTimeout)
+		}
+	}
+	ag.tasks.mu.Lock()
+	procs := make([]*supervised, 0, len(ag.tasks.attempts))
+	for _, a := range ag.tasks.attempts {
+		if a.proc != nil && !a.ended {
+			procs = append(procs, a.proc)
+		}
+	}
+	ag.tasks.mu.Unlock()
+	for _, p := range procs {
+		// A supervisor whose task just ended has closed its pipe.
+		_ = p.renew(deadline)
+	}
 }
 
 // flush waits until the leader has acknowledged every event, while the

@@ -16,6 +16,20 @@ import (
 // that verify incoming connections), and with its token as a bearer
 // token on every call.
 func (c Config) dialOptions() ([]grpc.DialOption, error) {
+	opts, err := c.transportDialOptions()
+	if err != nil {
+		return nil, err
+	}
+	if c.Token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(bearerToken{secret: c.Token, secure: c.TLS.Enabled()}))
+	}
+	return opts, nil
+}
+
+// transportDialOptions secure connections to the servers without the
+// worker's token: the questions the worker asks about its callers carry
+// the caller's token instead (caller_auth.go).
+func (c Config) transportDialOptions() ([]grpc.DialOption, error) {
 	creds := insecure.NewCredentials()
 	if c.TLS.Enabled() {
 		var err error
@@ -23,25 +37,24 @@ func (c Config) dialOptions() ([]grpc.DialOption, error) {
 			return nil, fmt.Errorf("worker TLS: %w", err)
 		}
 	}
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
-	if c.Token != "" {
-		opts = append(opts, grpc.WithPerRPCCredentials(bearerToken{secret: c.Token, secure: c.TLS.Enabled()}))
-	}
-	return opts, nil
+	return []grpc.DialOption{grpc.WithTransportCredentials(creds)}, nil
 }
 
 // serverOptions secure the TaskOutput listener servers read task output
 // from: TLS with the worker's certificate, and with a CA, only callers
-// whose certificate it signed (the servers).
-func (c Config) serverOptions() ([]grpc.ServerOption, error) {
+// whose certificate it signed (the servers); and, TLS or not, every call
+// carries a token the servers allow to read the job it names
+// (caller_auth.go).
+func (c Config) serverOptions(auth *callerAuth) ([]grpc.ServerOption, error) {
+	opts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(auth.unary), grpc.ChainStreamInterceptor(auth.stream)}
 	if !c.TLS.Enabled() {
-		return nil, nil
+		return opts, nil
 	}
 	creds, err := c.TLS.ServerCredentials()
 	if err != nil {
 		return nil, fmt.Errorf("worker TLS: %w", err)
 	}
-	return []grpc.ServerOption{grpc.Creds(creds)}, nil
+	return append(opts, grpc.Creds(creds)), nil
 }
 
 // checkSecurity validates the token's shape and the TLS files.

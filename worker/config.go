@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"regexp"
 	"strconv"
 	"time"
 
 	"google.golang.org/grpc/status"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/ops"
 )
 
@@ -67,8 +67,22 @@ type Config struct {
 	// written; 0 keeps them forever (janitor.go).
 	OutputRetention time.Duration
 	// KillGrace is how long a task gets between SIGTERM and SIGKILL when
-	// its walltime is over or its job is cancelled.
+	// its walltime is over, its job is cancelled or it is fenced.
 	KillGrace time.Duration
+	// FenceTimeout is how long the worker's tasks keep running while the
+	// worker is out of contact with the leader (stopped, hung, cut off or
+	// dead): then each task's supervisor kills it (SIGTERM, then SIGKILL
+	// after KillGrace), so that it never runs at the same time as the
+	// rerun the servers start once worker_loss_timeout has passed. It must
+	// be well above a leader failover (a few seconds), and FenceTimeout +
+	// KillGrace must be below the servers' worker_loss_timeout by their
+	// margin: the leader refuses a worker that fences too late.
+	FenceTimeout time.Duration
+	// Executable is the program each attempt's supervisor runs as (it
+	// must call Supervise first in main); empty is this program
+	// (/proc/self/exe on Linux, so that an upgrade replacing the file does
+	// not change what running agents start).
+	Executable string
 	// Observer, when set, is told when attempts start and end (metrics,
 	// benchmarks). Its methods must not block.
 	Observer Observer
@@ -91,13 +105,21 @@ func DefaultConfig() Config {
 		GossipAddr: DefaultGossipAddr,
 		GRPCAddr:   DefaultGRPCAddr,
 		KillGrace:  10 * time.Second,
+		// With the kill grace, 40 s: below the servers' default
+		// worker_loss_timeout (60 s) by more than their margin, and far
+		// above a leader failover (one to three seconds).
+		FenceTimeout: DefaultFenceTimeout,
 
 		OutputRetention: DefaultOutputRetention,
 	}
 }
 
-var (
-	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+// DefaultFenceTimeout is the default FenceTimeout; MinFenceTimeout is the
+// shortest accepted: the lease is renewed every leader heartbeat (half a
+// second), and a few must be allowed to go missing.
+const (
+	DefaultFenceTimeout = 30 * time.Second
+	MinFenceTimeout     = time.Second
 )
 
 // Validate checks the configuration and says what to change when it is
@@ -132,8 +154,8 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("gossip key is %d bytes: give 16, 24 or 32 bytes (base64 on the command line), the same on every server and worker", len(c.GossipKey)))
 	}
 	for name, v := range c.Resources {
-		if !namePattern.MatchString(name) {
-			errs = append(errs, fmt.Errorf("resource name %q is not valid: use letters, digits, '.', '_' or '-', starting with a letter or digit", name))
+		if err := core.CheckName("resource name", name); err != nil {
+			errs = append(errs, err)
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v > 1e18 {
 			errs = append(errs, fmt.Errorf("resource %s is %v: give a finite number from 0 to 1e18", name, v))
@@ -142,11 +164,14 @@ func (c Config) Validate() error {
 	if mic := c.Resources[ResourceMIC]; mic != math.Trunc(mic) || mic > maxDevices {
 		errs = append(errs, fmt.Errorf("mic is %v: give the number of MIC devices, a whole number up to %d", mic, maxDevices))
 	}
-	if len(c.Class) > 64 {
-		errs = append(errs, fmt.Errorf("node class is %d bytes long: use at most 64", len(c.Class)))
+	// The rules the leader checks the node's advert by (fsm.NodeUp).
+	if err := core.CheckText("node class", c.Class, core.MaxNameLength); err != nil {
+		errs = append(errs, err)
 	}
-	if c.Account != "" && !namePattern.MatchString(c.Account) {
-		errs = append(errs, fmt.Errorf("account %q is not a valid account name: use 1-64 letters, digits, '.', '_' or '-'", c.Account))
+	if c.Account != "" {
+		if err := core.CheckName("account", c.Account); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.WorkDir == "" {
 		errs = append(errs, errors.New("work dir is empty: set --work-dir to a directory the worker may own (task directories and output go there)"))
@@ -154,6 +179,9 @@ func (c Config) Validate() error {
 	errs = append(errs, c.checkSecurity()...)
 	if c.KillGrace < 0 {
 		errs = append(errs, fmt.Errorf("kill grace is %v: give zero or a positive duration", c.KillGrace))
+	}
+	if c.FenceTimeout < MinFenceTimeout {
+		errs = append(errs, fmt.Errorf("fence timeout is %v: give at least %v, well above a leader failover (the default is %v)", c.FenceTimeout, MinFenceTimeout, DefaultFenceTimeout))
 	}
 	if c.OutputRetention < 0 {
 		errs = append(errs, fmt.Errorf("output retention is %v: give a positive duration, or 0 to keep task output forever", c.OutputRetention))

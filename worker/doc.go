@@ -10,16 +10,23 @@
 //     address of its TaskOutput gRPC service;
 //   - keeps one gRPC stream open to the Raft leader (Workers.Connect),
 //     finding the leader through any server it knows from gossip, and
-//     reconnecting to the new leader when the old one goes away;
+//     reconnecting to the new leader when the old one goes away; the
+//     leader refuses it (ALREADY_EXISTS) while another worker process —
+//     another session id, made at start — holds a live stream as the same
+//     node, and it then retries slowly and leaves gossip without a leave
+//     message, which would take the other worker's node down;
 //   - runs each assignment the leader sends — only attempts the cluster has
 //     committed — as /bin/sh -c COMMAND in its own process group and its own
 //     working directory, with stdout and stderr in per-attempt files, the MIC
 //     devices it was given in OFFLOAD_DEVICES, and its walltime enforced
-//     (SIGTERM, then SIGKILL after a grace period);
+//     (SIGTERM, then SIGKILL after a grace period), under a supervisor
+//     process (below);
 //   - reports each attempt's start and exit (code and runtime, measured
 //     here) on the stream, and keeps reporting an event until the leader
 //     acknowledges it has been committed;
-//   - serves the attempts' output to the servers (`longfair logs`) and
+//   - serves the attempts' output (`longfair logs`) to callers whose token
+//     the servers let read the job, asking them on each new caller and job
+//     (caller_auth.go: the worker keeps no tokens or rules of its own), and
 //     removes it, with what tasks left in their working directories, once
 //     the attempt is over and the output retention has passed (a week by
 //     default).
@@ -33,6 +40,28 @@
 // without a report. The ledger ignores reports about attempts that are no
 // longer active, so nothing is charged twice.
 //
-// The agent reads the clock (runtimes are measured here) and never touches
-// the ledger itself.
+// Fencing. A task must never run at the same time as its rerun elsewhere,
+// and a worker that is stopped (SIGSTOP), hung, cut off or killed cannot
+// be relied on to kill it. So each attempt runs under its own supervisor:
+// the worker's program started again (supervise.go; programs that run an
+// Agent call Supervise first in main), which owns the task's process
+// group, enforces the walltime, measures the runtime and holds a lease on
+// the monotonic clock. The agent numbers its heartbeats and the leader
+// echoes each; an echo proves the leader heard the worker after that
+// heartbeat was sent, and renews the lease of every supervisor to that
+// send time plus FenceTimeout. When the lease runs out, or the agent's
+// end of the control pipe closes (it died), the supervisor kills the
+// whole group (SIGTERM, then SIGKILL after KillGrace) and exits; the agent
+// reports the attempt lost with the runtime it had, which the ledger
+// charges if it still holds the attempt, and ignores otherwise. The
+// leader reruns the attempts of a silent worker only WorkerLossTimeout
+// after it last heard it, and refuses a worker whose FenceTimeout plus
+// KillGrace (sent in its hello) is not at least a second shorter (package
+// server: the timeline). The default fence timeout, 30 s, is far above a
+// leader failover: a worker went 1.3 s without an answered heartbeat when
+// its leader was killed, 2.1 s when it was stopped (SIGSTOP), on the
+// default Raft timings.
+//
+// The agent reads the clock (runtimes are measured by the supervisors)
+// and never touches the ledger itself.
 package worker

@@ -83,9 +83,13 @@ func (g *gossip) serverAddrs() []string {
 	return out
 }
 
-// leave tells the pool this worker is going, then stops gossiping.
-func (g *gossip) leave(timeout time.Duration) error {
-	err := g.ml.Leave(timeout)
+// leave tells the pool this worker is going (when announce is set), then
+// stops gossiping.
+func (g *gossip) leave(timeout time.Duration, announce bool) error {
+	var err error
+	if announce {
+		err = g.ml.Leave(timeout)
+	}
 	if serr := g.ml.Shutdown(); err == nil {
 		err = serr
 	}

@@ -27,3 +27,8 @@ func waitExit(pid int) {
 		}
 	}
 }
+
+// selfExe is what the agent runs as each attempt's supervisor: this very
+// program, even when its file was replaced or removed (an upgrade) while
+// the agent runs.
+func selfExe() (string, error) { return "/proc/self/exe", nil }

@@ -2,7 +2,10 @@
 
 package worker
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
 
 // procAttr puts the task in its own process group.
 func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
@@ -13,3 +16,7 @@ func procAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true
 const waitKeepsZombie = false
 
 func waitExit(int) {}
+
+// selfExe is what the agent runs as each attempt's supervisor: this
+// program.
+func selfExe() (string, error) { return os.Executable() }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMemTotalReadsMeminfo(t *testing.T) {
@@ -67,11 +68,13 @@ func TestConfigValidateNamesEachProblem(t *testing.T) {
 	cfg.GossipKey = []byte("short")
 	cfg.Resources = map[string]float64{"mic": 1.5, "cpu": -1}
 	cfg.Account = "a/b"
+	cfg.Class = "cpu\x1b[2J"
+	cfg.FenceTimeout = 100 * time.Millisecond
 	err := cfg.Validate()
 	if err == nil {
 		t.Fatal("a bad configuration was accepted")
 	}
-	for _, want := range []string{"node id", "join address", "gossip address", "gossip key", "mic", "resource cpu", "account", "work dir"} {
+	for _, want := range []string{"node id", "join address", "gossip address", "gossip key", "mic", "resource cpu", "account", "node class", "work dir", "fence timeout is 100ms"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q:\n%v", want, err)
 		}

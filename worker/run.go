@@ -62,19 +62,37 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	defer stderr.Close()
 
 	ag.tasks.mu.Lock()
-	if a.stopping {
-		ag.tasks.mu.Unlock()
+	stopping := a.stopping
+	ag.tasks.mu.Unlock()
+	if stopping {
 		ag.finish(a, 128+15, 0)
 		return
 	}
-	proc, err := startProcess(shellScript(a.asg.GetCommand()), dir, ag.env(a, idx), stdout, stderr)
+	// Not under the table's lock: starting a supervisor takes an exec,
+	// and lease renewals (renewLease) must not wait for it. A stop asked
+	// for meanwhile is passed on below.
+	started := time.Now()
+	proc, err := startSupervised(ag.exe, supervisorSpec{
+		Script: shellScript(a.asg.GetCommand()), Dir: dir, Env: ag.env(a, idx),
+		Walltime: a.asg.GetWalltime().AsDuration(), KillGrace: ag.cfg.KillGrace,
+		LockFile: supervisorLock(ag.cfg.WorkDir, k),
+	}, ag.lease.Load, stdout, stderr)
+	ag.tasks.mu.Lock()
 	if err == nil {
 		a.proc = proc
 	}
+	stopping, grace := a.stopping, a.stopGrace
 	ag.tasks.mu.Unlock()
 	if err != nil {
 		ag.lose(a, err)
 		return
+	}
+	if stopping {
+		proc.stop(grace)
+	}
+	// A renewal sent while the supervisor was starting did not reach it.
+	if err := proc.renew(ag.lease.Load()); err != nil {
+		ag.log.Warn("cannot renew a task's lease", "job", k.job, "task", k.task, "attempt", k.attempt, "error", err)
 	}
 	ag.tasks.event(a, &longfairv1.TaskEvent{Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED})
 	if o := ag.cfg.Observer; o != nil {
@@ -82,17 +100,34 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	}
 	ag.log.Debug("task started", "job", k.job, "task", k.task, "attempt", k.attempt, "pid", proc.pgid, "mic", idx)
 
-	walltime := a.asg.GetWalltime().AsDuration()
-	timer := time.AfterFunc(walltime, func() {
-		ag.log.Info("task reached its walltime; stopping it", "job", k.job, "task", k.task, "attempt", k.attempt, "walltime", walltime)
-		proc.stop(ag.cfg.KillGrace)
-	})
-	code, runtime, err := proc.wait()
-	timer.Stop()
+	// The supervisor enforces the walltime (SIGTERM, then SIGKILL after
+	// the kill grace), even while this agent cannot act.
+	ex, err := proc.wait(started)
 	if err != nil {
 		ag.log.Error("lost track of a task's process", "job", k.job, "task", k.task, "attempt", k.attempt, "error", err)
 	}
-	ag.finish(a, code, runtime)
+	if ex.fenced != "" {
+		ag.fenced(a, ex)
+		return
+	}
+	ag.finish(a, ex.code, ex.runtime)
+}
+
+// fenced reports an attempt its supervisor killed on its own, because
+// this agent was out of contact with the leader for longer than the fence
+// timeout (or was gone): the leader reruns it elsewhere, if it has not
+// already, and charges the runtime reported here.
+func (ag *Agent) fenced(a *attempt, ex exit) {
+	k := a.key
+	ag.log.Warn("task fenced: killed because the worker lost contact with the leader", "job", k.job, "task", k.task, "attempt", k.attempt,
+		"why", ex.fenced, "exit_code", ex.code, "runtime", ex.runtime)
+	ag.tasks.event(a, &longfairv1.TaskEvent{
+		Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST, ExitCode: ex.code, Runtime: durationpb.New(max(ex.runtime, time.Nanosecond)),
+	})
+	ag.tasks.ended(a)
+	if o := ag.cfg.Observer; o != nil {
+		o.TaskEnded(k.job, k.task, k.attempt, ex.code, ex.runtime)
+	}
 }
 
 // finish reports an attempt's exit and marks it ended.
@@ -174,7 +209,7 @@ func (ag *Agent) env(a *attempt, devices []int) []string {
 // taskEnv is the agent's environment without the variables it sets for
 // each task, so that a value inherited by the agent never leaks into one.
 func taskEnv(environ []string) []string {
-	own := []string{EnvJobID, EnvTaskID, EnvTaskIndex, EnvAttempt, EnvAccount, EnvUser, EnvNodeID, EnvOffloadDevices}
+	own := []string{EnvJobID, EnvTaskID, EnvTaskIndex, EnvAttempt, EnvAccount, EnvUser, EnvNodeID, EnvOffloadDevices, envSupervisor}
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
@@ -219,7 +254,7 @@ func (ag *Agent) stop(refs []*longfairv1.AttemptRef, report bool, grace time.Dur
 		if !report {
 			a.report = false
 		}
-		a.stopping = true
+		a.stopping, a.stopGrace = true, grace
 		proc, cancel := a.proc, a.cancelStart
 		ag.tasks.mu.Unlock()
 		ag.log.Info("killing task", "job", k.job, "task", k.task, "attempt", k.attempt, "reason", reason, "reported", report)

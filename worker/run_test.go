@@ -35,6 +35,9 @@ func newTestAgent(t *testing.T, tune func(*Config)) *Agent {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ag.runCtx, ag.cancelRun = ctx, cancel
+	// As if the leader had just answered: no test here is about fencing
+	// unless it says so.
+	ag.renewLease(monoNow() + int64(time.Hour))
 	t.Cleanup(func() {
 		for _, a := range ag.tasks.running() {
 			ag.kill([]*longfairv1.AttemptRef{a.key.ref()}, false, "test over")

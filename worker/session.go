@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
+
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
 
@@ -39,7 +41,13 @@ func (ag *Agent) runSession(ctx context.Context, leaderID, addr string) (welcome
 		return false, err
 	}
 	held, pending, last := ag.tasks.snapshot()
-	hello := &longfairv1.WorkerHello{Advert: ag.advert, Session: ag.session, Fresh: ag.fresh.Load(), Held: held, Pending: pending}
+	hello := &longfairv1.WorkerHello{
+		Advert: ag.advert, Session: ag.session, Fresh: ag.fresh.Load(), Held: held, Pending: pending,
+		FencedWithin: durationpb.New(ag.cfg.FenceTimeout + ag.cfg.KillGrace),
+	}
+	// The welcome answers the hello: the leader heard this worker after
+	// helloSent.
+	helloSent := monoNow()
 	if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Hello{Hello: hello}}); err != nil {
 		return false, fmt.Errorf("send hello: %w", err)
 	}
@@ -88,6 +96,7 @@ func (ag *Agent) runSession(ctx context.Context, leaderID, addr string) (welcome
 	}
 	lastRecv.Store(time.Now().UnixNano())
 	silenceNS.Store(int64(4 * hb))
+	ag.renewLease(helloSent)
 	ag.fresh.Store(false)
 	ag.leaderID.Store(w.GetLeaderId())
 	ag.connected.Store(true)
@@ -100,9 +109,10 @@ func (ag *Agent) runSession(ctx context.Context, leaderID, addr string) (welcome
 	var wg sync.WaitGroup
 	wg.Add(1)
 	sendErr := make(chan error, 1)
+	beats := &heartbeats{sent: make(map[uint64]int64)}
 	go func() {
 		defer wg.Done()
-		sendErr <- ag.sendLoop(sctx, stream, last, hb)
+		sendErr <- ag.sendLoop(sctx, stream, last, hb, beats)
 		cancel()
 	}()
 	defer wg.Wait()
@@ -121,8 +131,51 @@ func (ag *Agent) runSession(ctx context.Context, leaderID, addr string) (welcome
 			return true, err
 		}
 		lastRecv.Store(time.Now().UnixNano())
+		if seq := msg.GetHeartbeat().GetSeq(); seq > 0 {
+			if sent, ok := beats.answered(seq); ok {
+				ag.renewLease(sent)
+			}
+		}
 		ag.handle(msg)
 	}
+}
+
+// heartbeats remembers when this session's numbered heartbeats were sent,
+// until the leader echoes them.
+type heartbeats struct {
+	mu   sync.Mutex
+	seq  uint64
+	sent map[uint64]int64 // seq -> monoNow at sending
+}
+
+// next numbers a heartbeat about to be sent.
+func (h *heartbeats) next() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq++
+	h.sent[h.seq] = monoNow()
+	// A leader that never echoes must not grow the map without bound.
+	delete(h.sent, h.seq-maxUnansweredBeats)
+	return h.seq
+}
+
+// maxUnansweredBeats bounds the heartbeats remembered.
+const maxUnansweredBeats = 64
+
+// answered returns when heartbeat seq was sent and forgets it and older
+// ones.
+func (h *heartbeats) answered(seq uint64) (int64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	sent, ok := h.sent[seq]
+	if ok {
+		for s := range h.sent {
+			if s <= seq {
+				delete(h.sent, s)
+			}
+		}
+	}
+	return sent, ok
 }
 
 // handle acts on one message from the leader. Assignments are recorded in
@@ -174,7 +227,7 @@ func (ag *Agent) assign(asg *longfairv1.Assignment) {
 
 // sendLoop sends events as they happen, heartbeats, and a goodbye when
 // the agent shuts down. after is the last seq the hello carried.
-func (ag *Agent) sendLoop(ctx context.Context, stream longfairv1.Workers_ConnectClient, after uint64, heartbeat time.Duration) error {
+func (ag *Agent) sendLoop(ctx context.Context, stream longfairv1.Workers_ConnectClient, after uint64, heartbeat time.Duration, beats *heartbeats) error {
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
 	sent := after
@@ -205,7 +258,8 @@ func (ag *Agent) sendLoop(ctx context.Context, stream longfairv1.Workers_Connect
 				return err
 			}
 		case <-tick.C:
-			if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Heartbeat{Heartbeat: &longfairv1.Heartbeat{}}}); err != nil {
+			hb := &longfairv1.Heartbeat{Seq: beats.next()}
+			if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Heartbeat{Heartbeat: hb}}); err != nil {
 				return fmt.Errorf("send heartbeat: %w", err)
 			}
 		case g := <-ag.goodbyes:

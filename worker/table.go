@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
@@ -31,14 +32,17 @@ type attempt struct {
 	asg *longfairv1.Assignment
 	// cancelStart stops an attempt still waiting for its MIC devices.
 	cancelStart context.CancelFunc
-	proc        *process
+	proc        *supervised
 	ended       bool
 	// report is whether the attempt's end is reported. It is cleared when
 	// the leader says the ledger does not know the attempt, and when the
 	// agent shuts down (the leader then marks the node's attempts lost).
 	report bool
-	// stopping is set once a kill was asked for.
-	stopping bool
+	// stopping is set once a kill was asked for, with the grace asked
+	// for (an attempt whose supervisor is still starting gets the stop
+	// once it has started).
+	stopping  bool
+	stopGrace time.Duration
 }
 
 // table holds the attempts and the events not yet acknowledged. Every

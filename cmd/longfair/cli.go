@@ -103,6 +103,7 @@ func wantArgs(name string, args []string, min, max int, what string) error {
 type clientFlags struct {
 	addr, token string
 	timeout     time.Duration
+	attempt     attemptFlag
 	stale       bool
 	output      string
 	tls         ops.TLSConfig // cli_tls.go
@@ -114,6 +115,7 @@ func (f *clientFlags) register(fs *flag.FlagSet, listing bool) {
 	fs.StringVar(&f.addr, "addr", "", "servers' gRPC `host:port`, comma-separated (default $"+client.EnvAddr+", else "+client.DefaultAddr+")")
 	fs.StringVar(&f.token, "token", "", "bearer `token` (default $"+client.EnvToken+")")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up when the cluster has not answered within `duration`")
+	fs.Var(&f.attempt, "attempt-timeout", "give up on a server that has not answered within `duration` and try the next (doubled once every server stalled; at most a third of --timeout; 0: off) (default $"+client.EnvAttemptTimeout+", else "+client.DefaultAttemptTimeout.String()+")")
 	fs.BoolVar(&f.stale, "stale", false, "let any server answer reads from its replica, which may lag behind the leader")
 	f.registerTLS(fs)
 	if listing {
@@ -151,8 +153,41 @@ func (f *clientFlags) dial() (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.New(addrs, append(tlsOpts, client.WithToken(f.resolvedToken()), client.WithConsistentReads(!f.stale),
-		client.WithRetry(max(f.timeout, time.Second), client.DefaultUnreachableFor))...)
+	attempt := f.attempt.d
+	if !f.attempt.set {
+		if attempt, err = client.AttemptTimeoutFromEnv(); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
+	opts := append(tlsOpts, client.WithToken(f.resolvedToken()), client.WithConsistentReads(!f.stale),
+		client.WithRetry(max(f.timeout, time.Second), client.DefaultUnreachableFor), client.WithAttemptTimeout(attempt))
+	if f.output != "json" {
+		opts = append(opts, client.WithDialOptions(escapeReplies()...))
+	}
+	return client.New(addrs, opts...)
+}
+
+// attemptFlag is --attempt-timeout; unset, $LONGFAIR_ATTEMPT_TIMEOUT or
+// the client's default applies.
+type attemptFlag struct {
+	d   time.Duration
+	set bool
+}
+
+func (a *attemptFlag) String() string {
+	if a == nil || !a.set {
+		return ""
+	}
+	return a.d.String()
+}
+
+func (a *attemptFlag) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return fmt.Errorf("%q is not a duration: give one such as 2s, or 0 to turn per-attempt deadlines off", v)
+	}
+	a.d, a.set = d, true
+	return nil
 }
 
 // resolvedToken is --token, else $LONGFAIR_TOKEN.

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/longfair/longfair/worker"
 )
 
 // The CLI tests drive the built binary against one 'longfair dev' cluster:
@@ -32,6 +34,7 @@ var sharedDev struct {
 }
 
 func TestMain(m *testing.M) {
+	worker.Supervise() // tests run worker agents in this process
 	code := m.Run()
 	if d := sharedDev.dev; d != nil {
 		if err := d.stop(); err != nil {
@@ -622,11 +625,19 @@ func TestCLIStatusNodesExplain(t *testing.T) {
 		t.Fatalf("nodes csv: %q, %v", records, err)
 	}
 
-	id := submittedID(t, d.ok(t, "submit", "--account", "bio", "--user", "bob", "--cpu", "64", "--", "true"))
+	// A task no node can hold is refused at submission, holding nothing.
+	_, errOut, code := d.run(t, "submit", "--account", "bio", "--user", "bob", "--cpu", "64", "--", "true")
+	if code != 1 {
+		t.Fatalf("submit --cpu 64 on 4-cpu nodes exited %d", code)
+	}
+	oneLine(t, "submit of a task no node can hold", errOut, "no known node has cpu=64", "largest known node has cpu=4 mem=8G mic=2")
+
+	// More tasks than the cluster runs at once: some wait for resources.
+	id := submittedID(t, d.ok(t, "submit", "--account", "bio", "--user", "bob", "--array", "40", "--cpu", "1", "--walltime", "2m", "--", "sleep 60"))
 	defer d.ok(t, "cancel", id)
 	out = d.ok(t, "explain", id)
-	if !strings.Contains(out, "no up node is big enough") || !strings.Contains(out, "cpu=64") || !strings.Contains(out, "ranks") {
-		t.Fatalf("explain of a job no node can hold:\n%s", out)
+	if !strings.Contains(out, "resources") || !strings.Contains(out, "ranks") {
+		t.Fatalf("explain of a job with waiting tasks:\n%s", out)
 	}
 	var e struct {
 		Explanation struct {
@@ -646,7 +657,7 @@ func TestCLIStatusNodesExplain(t *testing.T) {
 		t.Fatalf("explain json: %+v", e)
 	}
 
-	_, errOut, code := d.run(t, "submit", "--account", "nope", "--user", "bob", "--", "true")
+	_, errOut, code = d.run(t, "submit", "--account", "nope", "--user", "bob", "--", "true")
 	if code != 1 {
 		t.Fatalf("submit to a missing account exited %d", code)
 	}

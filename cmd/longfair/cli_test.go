@@ -112,6 +112,7 @@ func TestErrorsAreOneLineWithTheExitCode(t *testing.T) {
 		{[]string{"operator", "snapshot", "restore", "x.snap"}, 2, "--yes"},
 		{[]string{"usage", "report", "--from", "now", "--to", "-1d"}, 2, "not before"},
 		{[]string{"jobs", "--addr", addr, "--timeout", "2s"}, 1, addr},
+		{[]string{"jobs", "--attempt-timeout", "soon"}, 2, "not a duration"},
 		{[]string{"nosuchcommand"}, 2, "longfair help"},
 	} {
 		var out, errOut bytes.Buffer

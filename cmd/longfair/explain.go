@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
+	"github.com/longfair/longfair/ledger"
 )
 
 const explainHelp = `Usage: longfair explain JOB_ID [flags]
@@ -117,19 +119,22 @@ func explain(ctx context.Context, c *client.Client, id uint64) (*explanation, er
 	if err != nil {
 		return nil, err
 	}
+	up := upShapes(nodes.GetNodes(), job.GetDemand())
+	// Earlier jobs no up node can hold are passed over by the scheduler:
+	// they hold nothing back.
 	ahead := int64(0)
 	for j, err := range c.AllJobs(ctx, &longfairv1.ListJobsRequest{Account: job.GetAccount(),
 		States: []longfairv1.JobState{longfairv1.JobState_JOB_STATE_PENDING, longfairv1.JobState_JOB_STATE_RUNNING}}) {
 		if err != nil {
 			return nil, err
 		}
-		if j.GetId() < id {
+		if j.GetId() < id && up.holds(j.GetDemand()) {
 			ahead += j.GetPendingTasks()
 		}
 	}
 	e.Policy = settings.GetPolicy()
 
-	explainNodes(e, job, nodes.GetNodes())
+	explainNodes(e, job, nodes.GetNodes(), up)
 	explainRank(e, settings, report)
 	if ahead > 0 {
 		e.add("queue", "%d pending task(s) of earlier %s jobs go before this job's (an account's jobs start in submission order)", ahead, job.GetAccount())
@@ -140,46 +145,32 @@ func explain(ctx context.Context, c *client.Client, id uint64) (*explanation, er
 	return e, nil
 }
 
-// explainNodes says whether any node could ever hold a task, and whether
-// one can now.
-func explainNodes(e *explanation, job *longfairv1.Job, nodes []*longfairv1.Node) {
+// explainNodes says whether any up node could ever hold a task, and
+// whether one can now.
+func explainNodes(e *explanation, job *longfairv1.Job, nodes []*longfairv1.Node, up nodeShapes) {
 	demand := job.GetDemand()
-	var up []*longfairv1.Node
-	for _, n := range nodes {
-		if n.GetUp() {
-			up = append(up, n)
-		}
-	}
-	if len(up) == 0 {
+	if len(up.shapes) == 0 {
 		e.add("workers", "no worker node is up: nothing runs until workers join the cluster (start 'longfair worker' on the compute nodes; 'longfair nodes' lists them)")
 		return
 	}
+	if !up.holds(demand) {
+		largest := "the largest up node has"
+		if len(up.shapes) > 1 {
+			largest = "the largest up nodes have"
+		}
+		d := up.vector(demand)
+		e.add("resources", "no up node can hold %s: %s %s. The job waits until a node that can hold a task is up, and does not hold back %s's later jobs meanwhile; or cancel it and resubmit with a smaller demand",
+			up.shapes.Lacking(up.names, d), largest, up.shapes.Describe(up.names), job.GetAccount())
+		return
+	}
 	var big, free []*longfairv1.Node
-	for _, n := range up {
-		if fits(demand, n.GetCapacity()) {
+	for _, n := range nodes {
+		if n.GetUp() && fits(demand, n.GetCapacity()) {
 			big = append(big, n)
 			if fits(demand, n.GetFree()) {
 				free = append(free, n)
 			}
 		}
-	}
-	if len(big) == 0 {
-		var short []string
-		for _, k := range resourceOrder(demand) {
-			most := 0.0
-			for _, n := range up {
-				most = math.Max(most, n.GetCapacity()[k])
-			}
-			if demand[k] > most {
-				if most == 0 {
-					short = append(short, fmt.Sprintf("no up node has %s at all", k))
-				} else {
-					short = append(short, fmt.Sprintf("it needs %s=%s but the largest node has %s", k, client.FormatQuantity(k, demand[k]), client.FormatQuantity(k, most)))
-				}
-			}
-		}
-		e.add("resources", "no up node is big enough for one task (%s): it cannot start until such a node joins, or resubmit with a smaller demand", strings.Join(short, "; "))
-		return
 	}
 	if len(free) == 0 {
 		best, bestScore := big[0], -1.0
@@ -207,6 +198,50 @@ func explainNodes(e *explanation, job *longfairv1.Job, nodes []*longfairv1.Node)
 		names = append(names[:3], "…")
 	}
 	e.add("resources", "node(s) %s have room for a task now: it starts at the next scheduling pass unless accounts ranked before %s take the room first", strings.Join(names, ", "), job.GetAccount())
+}
+
+// nodeShapes are the largest shapes of the up nodes (ledger.Shapes, as
+// the scheduler computes them) over names: the resources of the nodes and
+// of the explained job's demand.
+type nodeShapes struct {
+	names  []string
+	shapes ledger.Shapes
+}
+
+func upShapes(nodes []*longfairv1.Node, demand map[string]float64) nodeShapes {
+	maps := []map[string]float64{demand}
+	for _, n := range nodes {
+		if n.GetUp() {
+			maps = append(maps, n.GetCapacity())
+		}
+	}
+	s := nodeShapes{names: resourceOrder(maps...)}
+	for _, n := range nodes {
+		if n.GetUp() {
+			s.shapes = s.shapes.Add(s.vector(n.GetCapacity()))
+		}
+	}
+	return s
+}
+
+// vector is m over s.names; resources outside them are left out.
+func (s nodeShapes) vector(m map[string]float64) ledger.Vector {
+	v := ledger.NewVector(len(s.names))
+	for j, k := range s.names {
+		v[j] = m[k]
+	}
+	return v
+}
+
+// holds reports whether an idle up node could run a task of demand; a
+// resource no up node has cannot be held.
+func (s nodeShapes) holds(demand map[string]float64) bool {
+	for k, q := range demand {
+		if q > 0 && !slices.Contains(s.names, k) {
+			return false
+		}
+	}
+	return s.shapes.Holds(s.vector(demand))
 }
 
 // fits reports whether have holds demand in every resource.

@@ -140,7 +140,9 @@ func jobShowCommand() func(args []string, stdout, stderr io.Writer) error {
 func printJob(w io.Writer, j *longfairv1.Job) {
 	name := ""
 	if j.GetName() != "" {
-		name = fmt.Sprintf(" %q", j.GetName())
+		// Quoted, not %q: the reply is escaped already (escapeReplies),
+		// and escaping it twice would double its backslashes.
+		name = ` "` + j.GetName() + `"`
 	}
 	fmt.Fprintf(w, "job %d%s: %s\n", j.GetId(), name, client.StateName(j.GetState()))
 	t := table{header: []string{"", ""}}

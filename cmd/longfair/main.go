@@ -9,6 +9,9 @@ import (
 	"os"
 	"slices"
 	"sort"
+
+	"github.com/longfair/longfair/core"
+	"github.com/longfair/longfair/worker"
 )
 
 // command is one subcommand: what it does in one line, and how to run it.
@@ -73,6 +76,9 @@ func jobGroup() func(args []string, stdout, stderr io.Writer) error {
 }
 
 func main() {
+	// A worker runs each task under this program started again as the
+	// task's supervisor (worker/supervise.go); that must come first.
+	worker.Supervise()
 	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -102,7 +108,8 @@ func dispatch(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &pe) {
 		path = pe.path
 	}
-	fmt.Fprintf(stderr, "longfair %s: %v\n", path, err)
+	// Escaped: the message may quote what a server sent, and it is one line.
+	fmt.Fprintf(stderr, "longfair %s: %s\n", path, core.Escape(err.Error()))
 	var ue usageError
 	if errors.As(err, &ue) {
 		return 2

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
@@ -22,9 +23,58 @@ func operatorGroup() func(args []string, stdout, stderr io.Writer) error {
 		{"save", "save a consistent snapshot of the cluster state to a file", snapshotSaveCommand()},
 		{"restore", "replace the cluster state with a saved snapshot", snapshotRestoreCommand()},
 	})
-	return group("operator", "Operates the server group: Raft peers and snapshots.", []subcommand{
+	return group("operator", "Operates the server group: Raft peers, snapshots and state checks.", []subcommand{
 		{"raft", "list, add and remove Raft peers", raft},
 		{"snapshot", "save and restore snapshots of the cluster state", snapshot},
+		{"verify-state", "compare every server's state at one checkpoint", verifyStateCommand()},
+	})
+}
+
+const verifyStateHelp = `Usage: longfair operator verify-state [flags]
+
+Has the leader commit a checkpoint, every server digest its whole state at
+that log index, and compares the digests: a server whose state differs
+from most servers' is DIVERGED (its files were changed or damaged outside
+the log). Such a server already refuses reads; restore it by moving its
+data dir aside and starting it empty to rejoin, or from a snapshot. A
+leader that most servers disagree with hands leadership over.
+
+Exits 1 when any server diverged or could not be compared.
+
+Example:
+  longfair operator verify-state
+`
+
+func verifyStateCommand() func(args []string, stdout, stderr io.Writer) error {
+	return clientCommand("operator verify-state", verifyStateHelp, true, nil, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
+		if err := wantArgs("operator verify-state", args, 0, 0, ""); err != nil {
+			return err
+		}
+		ctx, cancel := f.callContext(ctx)
+		defer cancel()
+		resp, err := c.Operator().VerifyState(ctx, &longfairv1.VerifyStateRequest{})
+		if err != nil {
+			return err
+		}
+		t := table{header: []string{"SERVER", "INDEX", "DIGEST", "STATUS", "DETAIL"}}
+		var bad []string
+		for _, s := range resp.GetServers() {
+			digest := s.GetDigest()
+			if len(digest) > 16 {
+				digest = digest[:16]
+			}
+			t.add(s.GetId(), fmt.Sprint(s.GetIndex()), orDash(digest), s.GetStatus(), orDash(s.GetDetail()))
+			if s.GetStatus() != "OK" {
+				bad = append(bad, s.GetId()+" "+s.GetStatus())
+			}
+		}
+		if err := writeListing(out.stdout, f.output, t, resp); err != nil {
+			return err
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("state check at index %d: %s", resp.GetIndex(), strings.Join(bad, ", "))
+		}
+		return nil
 	})
 }
 

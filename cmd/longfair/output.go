@@ -14,6 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/longfair/longfair/core"
 )
 
 // table is a listing: a header and rows of cells.
@@ -24,8 +26,11 @@ type table struct {
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 
-// writeTable writes t aligned in columns (or CSV with a header line).
+// writeTable writes t aligned in columns (or CSV with a header line),
+// every cell escaped (core.Escape): a control character in a cell would
+// drive the terminal, and a tab or newline would break the columns.
 func writeTable(w io.Writer, format string, t table) error {
+	t = escapeTable(t)
 	if format == "csv" {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(t.header); err != nil {
@@ -42,6 +47,30 @@ func writeTable(w io.Writer, format string, t table) error {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
+}
+
+// escapeTable returns t with every cell escaped, copying only when a cell
+// changes.
+func escapeTable(t table) table {
+	out := table{header: t.header, rows: t.rows}
+	copied := false
+	for i, r := range t.rows {
+		for j, c := range r {
+			e := core.Escape(c)
+			if e == c {
+				continue
+			}
+			if !copied {
+				out.rows = make([][]string, len(t.rows))
+				for k := range t.rows {
+					out.rows[k] = append([]string(nil), t.rows[k]...)
+				}
+				copied = true
+			}
+			out.rows[i][j] = e
+		}
+	}
+	return out
 }
 
 // writeListing writes a listing as a table, CSV, or JSON. The JSON is

@@ -59,6 +59,7 @@ func printSettings(out cmdIO, format string, s *longfairv1.Settings) error {
 	t.add("quantum", fmtDuration(s.GetQuantum()))
 	t.add("ltrf_resource", orDash(s.GetLtrfResource()))
 	t.add("billing_weights", fmtBilling(s.GetBillingWeights()))
+	t.add("billing_rule", orDash(s.GetBillingRule()))
 	t.add("resources", strings.Join(s.GetResources(), ", "))
 	addPaperSettings(&t, s)
 	return writeListing(out.stdout, format, t, s)
@@ -94,7 +95,12 @@ settings from its next scheduling pass.
   --placement  affinity, bestfit or spread
 
 Billing weights are SU per hour per unit of a resource; for sizes give the
-unit after a slash: mem=0.25/G is 0.25 SU per GiB-hour.
+unit after a slash: mem=0.25/G is 0.25 SU per GiB-hour. --billing-rule max
+(the default) bills a task its largest weighted resource, as Slurm's
+PriorityFlags=MAX_TRES: give weights that price a whole node of each
+resource alike, and a task pays for the largest share of a node it takes.
+--billing-rule sum bills every weighted resource. A resource with weight 0
+is free.
 
 The other papers' policies have settings of their own:
   --qknobler-rho ρ        qknobler: the fraction of its DRF share each account
@@ -114,7 +120,8 @@ The other papers' policies have settings of their own:
 Examples:
   longfair policy set --policy hmrf --window decay:7d --starvation-timeout 30m
   longfair policy set --billing-weight cpu=1,mem=0.25/G,mic=4
-  longfair policy set --add-resource gpu
+  longfair policy set --billing-rule max
+  longfair policy set --add-resource gpu --billing-weight cpu=1,mem=0.25/G,mic=8,gpu=4
   longfair policy set --policy qknobler --qknobler-rho 0.75
   longfair policy set --policy fawkes --fawkes-weighting td --fawkes-guarantee 0.5
 `
@@ -144,6 +151,7 @@ func (o *optionalDuration) Set(s string) error {
 func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 	var (
 		policy, window, placement, ltrf string
+		billingRule                     string
 		starvation, quantum             optionalDuration
 		billing, addResources           listFlag
 		papers                          paperPolicyFlags
@@ -156,7 +164,8 @@ func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.Var(&quantum, "quantum", "how far ahead fairness is projected (`duration`)")
 		fs.StringVar(&ltrf, "ltrf-resource", "", "the `resource` ltrf is fair on")
 		fs.Var(&billing, "billing-weight", "`name=SU_per_hour[/unit]`; repeat or comma-separate; replaces all billing weights")
-		fs.Var(&addResources, "add-resource", "declare a new resource `name`; repeat or comma-separate")
+		fs.StringVar(&billingRule, "billing-rule", "", "how weighted resources make a task's rate: `max` (the largest) or sum")
+		fs.Var(&addResources, "add-resource", "declare a new resource `name`, with its --billing-weight; repeat or comma-separate")
 		papers.register(fs)
 	}
 	return clientCommand("policy set", policySetHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
@@ -171,6 +180,7 @@ func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 			return &v
 		}
 		req.Policy, req.Window, req.Placement, req.LtrfResource = set(policy), set(window), set(placement), set(ltrf)
+		req.BillingRule = set(billingRule)
 		if starvation.set {
 			req.Timeout = durationpb.New(starvation.v)
 		}
@@ -186,7 +196,7 @@ func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 		}
 		hasPapers := papers.apply(req)
 		if req.Policy == nil && req.Window == nil && req.Placement == nil && req.LtrfResource == nil && req.Timeout == nil &&
-			req.Quantum == nil && len(req.BillingWeights) == 0 && len(req.AddResources) == 0 && !hasPapers {
+			req.Quantum == nil && len(req.BillingWeights) == 0 && req.BillingRule == nil && len(req.AddResources) == 0 && !hasPapers {
 			return usagef("nothing to change: give at least one setting (see --help)")
 		}
 		ctx, cancel := f.callContext(ctx)

@@ -92,10 +92,10 @@ type resourceFlags struct {
 }
 
 func (r *resourceFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&r.cpu, "cpu", "", "CPU cores per task (default 1 when no resource is given)")
-	fs.StringVar(&r.mem, "mem", "", "memory per task: bytes, or with a unit such as 512M or 4G (binary, as in Slurm)")
-	fs.StringVar(&r.mic, "mic", "", "MIC (Xeon Phi) devices per task")
-	fs.Var(&r.res, "res", "any other resource per task as `name=quantity`; repeat or comma-separate")
+	fs.StringVar(&r.cpu, "cpu", "", "CPU cores per task, in hundredths: at least 0.01, rounded up (default 1 when no resource is given)")
+	fs.StringVar(&r.mem, "mem", "", "memory per task: bytes, or with a unit such as 512M or 4G (binary, as in Slurm); at least 1M, rounded up to whole MiB")
+	fs.StringVar(&r.mic, "mic", "", "MIC (Xeon Phi) devices per task, whole")
+	fs.Var(&r.res, "res", "any other resource per task as `name=quantity`, whole units (sizes named *mem or *bytes in MiB); repeat or comma-separate")
 }
 
 // demand builds the demand map; with nothing given it is one CPU core.

@@ -80,6 +80,7 @@ type serverFlags struct {
 	logLevel, logFormat                           string
 	httpAddr                                      string
 	shutdownTimeout                               time.Duration
+	workerLossTimeout                             time.Duration
 	security                                      securityFlags // server_security.go
 }
 
@@ -106,6 +107,7 @@ func newServerFlagSet(f *serverFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&f.httpAddr, "http-addr", server.DefaultHTTPAddr, "listen `host:port` for /metrics, /healthz and /readyz (no token is asked: keep it private); '' disables it")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls get to finish on SIGINT/SIGTERM")
+	fs.DurationVar(&f.workerLossTimeout, "worker-loss-timeout", server.DefaultWorkerLossTimeout, "how long after a worker was last heard its tasks are rerun elsewhere; workers must fence (--fence-timeout plus --kill-grace) at least 1s sooner")
 	f.security.register(fs)
 	return fs
 }
@@ -160,6 +162,8 @@ func serverConfig(args []string, stderr io.Writer) (server.Config, serverFlags, 
 			cfg.LogLevel = f.logLevel
 		case "log-format":
 			cfg.LogFormat = f.logFormat
+		case "worker-loss-timeout":
+			cfg.WorkerLossTimeout = server.Duration(f.workerLossTimeout)
 		}
 	})
 	if err := f.security.apply(fs, &cfg); err != nil {

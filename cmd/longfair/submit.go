@@ -47,7 +47,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&user, "user", defaultUser(), "`user` submitting, a member of the account (default $LONGFAIR_USER, else $USER)")
 		fs.Int64Var(&tasks, "array", 1, "number of tasks in the job array (1 to 1000000)")
 		fs.Int64Var(&tasks, "n", 1, "short for --array")
-		fs.DurationVar(&walltime, "walltime", time.Hour, "longest a task may run, e.g. 30m or 2h; it is stopped after")
+		fs.DurationVar(&walltime, "walltime", time.Hour, "longest a task may run, 1s to 365 days, e.g. 30m or 2h; it is stopped after")
 		fs.StringVar(&name, "name", "", "job `name` for people")
 		fs.IntVar(&maxAttempts, "max-attempts", 0, "how often a task lost with its node is started (0: the cluster default, 3)")
 		fs.StringVar(&requestID, "request-id", "", "`id` that makes the submission idempotent: submitting again with it returns the first job")

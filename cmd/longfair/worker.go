@@ -59,6 +59,7 @@ type workerFlags struct {
 	mic                         int
 	class, account              string
 	killGrace, shutdownTimeout  time.Duration
+	fenceTimeout                time.Duration
 	outputRetention             time.Duration
 	logLevel, logFormat         string
 	security                    workerSecurityFlags // worker_security.go
@@ -86,6 +87,7 @@ func newWorkerFlagSet(f *workerFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.account, "account", "", "`account` that contributed this node (its weight can come from it)")
 	fs.StringVar(&f.workDir, "work-dir", "", "`directory` for task working directories and output (required)")
 	fs.DurationVar(&f.killGrace, "kill-grace", 10*time.Second, "time between SIGTERM and SIGKILL when a task is stopped")
+	fs.DurationVar(&f.fenceTimeout, "fence-timeout", worker.DefaultFenceTimeout, "kill the running tasks when the leader has not been reached for this long (then --kill-grace); with the grace, at least 1s below the servers' worker_loss_timeout")
 	fs.DurationVar(&f.outputRetention, "output-retention", worker.DefaultOutputRetention, "how long an ended task's output and leftover working directory are kept after they were last written (0: forever)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
@@ -109,6 +111,7 @@ func workerConfig(args []string, stderr io.Writer) (worker.Config, workerFlags, 
 	cfg.GossipAddr, cfg.GossipAdvertise = f.gossipAddr, f.gossipAdvertise
 	cfg.GRPCAddr, cfg.GRPCAdvertise = f.grpcAddr, f.grpcAdvertise
 	cfg.Class, cfg.Account, cfg.KillGrace = f.class, f.account, f.killGrace
+	cfg.FenceTimeout = f.fenceTimeout
 	cfg.OutputRetention = f.outputRetention
 	if cfg.NodeID == "" {
 		host, err := os.Hostname()

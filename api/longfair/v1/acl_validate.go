@@ -1,6 +1,10 @@
 package longfairv1
 
-import "time"
+import (
+	"time"
+
+	"github.com/longfair/longfair/core"
+)
 
 // Limits of the ACL service.
 const (
@@ -51,25 +55,10 @@ func (r *CreateTokenRequest) Validate() error {
 }
 
 // CheckNodeID checks a node id by the rule workers and servers follow for
-// their --node-id: 1–255 bytes of letters, digits, '.', '_', '-' or ':',
-// starting with a letter or digit. Its error is InvalidArgument and names
-// field.
-func CheckNodeID(field, id string) error {
-	if id == "" {
-		return bad("%s is empty: give the node's id (its --node-id, usually the host name)", field)
-	}
-	if len(id) > MaxNodeIDBytes {
-		return bad("%s is %d bytes long: use at most %d", field, len(id), MaxNodeIDBytes)
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-' && c != ':') {
-			return bad("%s %q has %q at position %d: a node id is letters, digits, '.', '_', '-' or ':', starting with a letter or digit (the worker's --node-id)", field, id, c, i)
-		}
-	}
-	return nil
-}
+// their --node-id (core.CheckNodeID): 1–255 bytes of letters, digits, '.',
+// '_', '-' or ':', starting with a letter or digit. Its error is
+// InvalidArgument and names field.
+func CheckNodeID(field, id string) error { return invalidIf(core.CheckNodeID(field, id)) }
 
 // Validate checks a ListTokensRequest.
 func (r *ListTokensRequest) Validate() error { return checkPage(r.GetPageSize(), r.GetPageToken()) }

@@ -155,7 +155,11 @@ type SubmitJobRequest struct {
 	User    string `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
 	// name is free text for humans (at most 256 bytes).
 	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	// demand per task, by resource name; at least one quantity must be positive.
+	// demand per task, by resource name; at least one quantity must be
+	// positive. Each is 0 or at least one unit of its resource (0.01 core for
+	// cpu, 1 MiB for mem and other byte-counted resources, 1 for anything
+	// else) and is rounded up to whole units; the job shows the rounded
+	// demand.
 	Demand map[string]float64 `protobuf:"bytes,4,rep,name=demand,proto3" json:"demand,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
 	// tasks in the array: 1 to 1,000,000.
 	Tasks int64 `protobuf:"varint,5,opt,name=tasks,proto3" json:"tasks,omitempty"`

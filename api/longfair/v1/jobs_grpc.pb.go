@@ -36,6 +36,9 @@ type JobsClient interface {
 	// SubmitJob submits a job array. The cluster places an SU hold for the
 	// worst case (tasks × walltime × billing rate); ResourceExhausted, with the
 	// numbers, when the account's available SUs do not cover it.
+	// FailedPrecondition, naming the largest node shapes, when no known node
+	// (up or down) could hold one task; before any node is known every shape
+	// is accepted.
 	SubmitJob(ctx context.Context, in *SubmitJobRequest, opts ...grpc.CallOption) (*SubmitJobResponse, error)
 	// CancelJob cancels a job's pending tasks; running tasks are stopped by
 	// their workers and charged for the time they ran.
@@ -116,6 +119,9 @@ type JobsServer interface {
 	// SubmitJob submits a job array. The cluster places an SU hold for the
 	// worst case (tasks × walltime × billing rate); ResourceExhausted, with the
 	// numbers, when the account's available SUs do not cover it.
+	// FailedPrecondition, naming the largest node shapes, when no known node
+	// (up or down) could hold one task; before any node is known every shape
+	// is accepted.
 	SubmitJob(context.Context, *SubmitJobRequest) (*SubmitJobResponse, error)
 	// CancelJob cancels a job's pending tasks; running tasks are stopped by
 	// their workers and charged for the time they ran.

@@ -1,5 +1,7 @@
 package longfairv1
 
+import "github.com/longfair/longfair/core"
+
 // Metadata keys every service understands. They travel as gRPC metadata, not
 // in messages, so that the same request type serves every caller.
 const (
@@ -12,7 +14,7 @@ const (
 
 // Limits shared by request validation and the cluster's own checks.
 const (
-	MaxNameLength      = 64
+	MaxNameLength      = core.MaxNameLength
 	MaxTasksPerJob     = 1_000_000
 	MaxAttemptsLimit   = 100
 	DefaultMaxAttempts = 3

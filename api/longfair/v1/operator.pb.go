@@ -23,6 +23,240 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type VerifyStateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyStateRequest) Reset() {
+	*x = VerifyStateRequest{}
+	mi := &file_longfair_v1_operator_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyStateRequest) ProtoMessage() {}
+
+func (x *VerifyStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_operator_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyStateRequest.ProtoReflect.Descriptor instead.
+func (*VerifyStateRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{0}
+}
+
+type VerifyStateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// index is the checkpoint compared: every digest is of the state after
+	// every log entry before it.
+	Index uint64 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	// majority_digest is the digest most servers hold (hex); empty when no
+	// digest is held by more than half of the servers.
+	MajorityDigest string               `protobuf:"bytes,2,opt,name=majority_digest,json=majorityDigest,proto3" json:"majority_digest,omitempty"`
+	Servers        []*ServerStateDigest `protobuf:"bytes,3,rep,name=servers,proto3" json:"servers,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *VerifyStateResponse) Reset() {
+	*x = VerifyStateResponse{}
+	mi := &file_longfair_v1_operator_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyStateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyStateResponse) ProtoMessage() {}
+
+func (x *VerifyStateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_operator_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyStateResponse.ProtoReflect.Descriptor instead.
+func (*VerifyStateResponse) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *VerifyStateResponse) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *VerifyStateResponse) GetMajorityDigest() string {
+	if x != nil {
+		return x.MajorityDigest
+	}
+	return ""
+}
+
+func (x *VerifyStateResponse) GetServers() []*ServerStateDigest {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+type GetStateDigestRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Index         uint64                 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetStateDigestRequest) Reset() {
+	*x = GetStateDigestRequest{}
+	mi := &file_longfair_v1_operator_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetStateDigestRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetStateDigestRequest) ProtoMessage() {}
+
+func (x *GetStateDigestRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_operator_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetStateDigestRequest.ProtoReflect.Descriptor instead.
+func (*GetStateDigestRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *GetStateDigestRequest) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+type ServerStateDigest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Index uint64                 `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	// digest is the SHA-256 of the server's state (hex); empty when it could
+	// not be had (see detail).
+	Digest string `protobuf:"bytes,3,opt,name=digest,proto3" json:"digest,omitempty"`
+	// status: OK (agrees with most servers), DIVERGED, or UNKNOWN (the
+	// server did not answer or has no digest of that checkpoint).
+	Status string `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	// detail says why a server is DIVERGED or UNKNOWN, and what to do.
+	Detail string `protobuf:"bytes,5,opt,name=detail,proto3" json:"detail,omitempty"`
+	// diverged is the server's own divergence report, when it has one.
+	Diverged      string `protobuf:"bytes,6,opt,name=diverged,proto3" json:"diverged,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServerStateDigest) Reset() {
+	*x = ServerStateDigest{}
+	mi := &file_longfair_v1_operator_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServerStateDigest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServerStateDigest) ProtoMessage() {}
+
+func (x *ServerStateDigest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_operator_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServerStateDigest.ProtoReflect.Descriptor instead.
+func (*ServerStateDigest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ServerStateDigest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ServerStateDigest) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *ServerStateDigest) GetDigest() string {
+	if x != nil {
+		return x.Digest
+	}
+	return ""
+}
+
+func (x *ServerStateDigest) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *ServerStateDigest) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *ServerStateDigest) GetDiverged() string {
+	if x != nil {
+		return x.Diverged
+	}
+	return ""
+}
+
 type Peer struct {
 	state       protoimpl.MessageState `protogen:"open.v1"`
 	Id          string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -37,7 +271,7 @@ type Peer struct {
 
 func (x *Peer) Reset() {
 	*x = Peer{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[0]
+	mi := &file_longfair_v1_operator_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -49,7 +283,7 @@ func (x *Peer) String() string {
 func (*Peer) ProtoMessage() {}
 
 func (x *Peer) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[0]
+	mi := &file_longfair_v1_operator_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -62,7 +296,7 @@ func (x *Peer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Peer.ProtoReflect.Descriptor instead.
 func (*Peer) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{0}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Peer) GetId() string {
@@ -108,7 +342,7 @@ type ListPeersRequest struct {
 
 func (x *ListPeersRequest) Reset() {
 	*x = ListPeersRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[1]
+	mi := &file_longfair_v1_operator_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -120,7 +354,7 @@ func (x *ListPeersRequest) String() string {
 func (*ListPeersRequest) ProtoMessage() {}
 
 func (x *ListPeersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[1]
+	mi := &file_longfair_v1_operator_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -133,7 +367,7 @@ func (x *ListPeersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPeersRequest.ProtoReflect.Descriptor instead.
 func (*ListPeersRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{1}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{5}
 }
 
 type ListPeersResponse struct {
@@ -145,7 +379,7 @@ type ListPeersResponse struct {
 
 func (x *ListPeersResponse) Reset() {
 	*x = ListPeersResponse{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[2]
+	mi := &file_longfair_v1_operator_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -157,7 +391,7 @@ func (x *ListPeersResponse) String() string {
 func (*ListPeersResponse) ProtoMessage() {}
 
 func (x *ListPeersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[2]
+	mi := &file_longfair_v1_operator_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -170,7 +404,7 @@ func (x *ListPeersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPeersResponse.ProtoReflect.Descriptor instead.
 func (*ListPeersResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{2}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListPeersResponse) GetPeers() []*Peer {
@@ -188,7 +422,7 @@ type GetLeaderRequest struct {
 
 func (x *GetLeaderRequest) Reset() {
 	*x = GetLeaderRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[3]
+	mi := &file_longfair_v1_operator_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -200,7 +434,7 @@ func (x *GetLeaderRequest) String() string {
 func (*GetLeaderRequest) ProtoMessage() {}
 
 func (x *GetLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[3]
+	mi := &file_longfair_v1_operator_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -213,7 +447,7 @@ func (x *GetLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLeaderRequest.ProtoReflect.Descriptor instead.
 func (*GetLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{3}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{7}
 }
 
 type AddPeerRequest struct {
@@ -226,7 +460,7 @@ type AddPeerRequest struct {
 
 func (x *AddPeerRequest) Reset() {
 	*x = AddPeerRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[4]
+	mi := &file_longfair_v1_operator_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -238,7 +472,7 @@ func (x *AddPeerRequest) String() string {
 func (*AddPeerRequest) ProtoMessage() {}
 
 func (x *AddPeerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[4]
+	mi := &file_longfair_v1_operator_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -251,7 +485,7 @@ func (x *AddPeerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddPeerRequest.ProtoReflect.Descriptor instead.
 func (*AddPeerRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{4}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *AddPeerRequest) GetId() string {
@@ -277,7 +511,7 @@ type RemovePeerRequest struct {
 
 func (x *RemovePeerRequest) Reset() {
 	*x = RemovePeerRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[5]
+	mi := &file_longfair_v1_operator_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -289,7 +523,7 @@ func (x *RemovePeerRequest) String() string {
 func (*RemovePeerRequest) ProtoMessage() {}
 
 func (x *RemovePeerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[5]
+	mi := &file_longfair_v1_operator_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -302,7 +536,7 @@ func (x *RemovePeerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovePeerRequest.ProtoReflect.Descriptor instead.
 func (*RemovePeerRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{5}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RemovePeerRequest) GetId() string {
@@ -320,7 +554,7 @@ type SaveSnapshotRequest struct {
 
 func (x *SaveSnapshotRequest) Reset() {
 	*x = SaveSnapshotRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[6]
+	mi := &file_longfair_v1_operator_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -332,7 +566,7 @@ func (x *SaveSnapshotRequest) String() string {
 func (*SaveSnapshotRequest) ProtoMessage() {}
 
 func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[6]
+	mi := &file_longfair_v1_operator_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -345,7 +579,7 @@ func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{6}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{10}
 }
 
 type SnapshotChunk struct {
@@ -357,7 +591,7 @@ type SnapshotChunk struct {
 
 func (x *SnapshotChunk) Reset() {
 	*x = SnapshotChunk{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[7]
+	mi := &file_longfair_v1_operator_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -369,7 +603,7 @@ func (x *SnapshotChunk) String() string {
 func (*SnapshotChunk) ProtoMessage() {}
 
 func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[7]
+	mi := &file_longfair_v1_operator_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -382,7 +616,7 @@ func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotChunk.ProtoReflect.Descriptor instead.
 func (*SnapshotChunk) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{7}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SnapshotChunk) GetData() []byte {
@@ -401,7 +635,7 @@ type RestoreSnapshotResponse struct {
 
 func (x *RestoreSnapshotResponse) Reset() {
 	*x = RestoreSnapshotResponse{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[8]
+	mi := &file_longfair_v1_operator_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -413,7 +647,7 @@ func (x *RestoreSnapshotResponse) String() string {
 func (*RestoreSnapshotResponse) ProtoMessage() {}
 
 func (x *RestoreSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[8]
+	mi := &file_longfair_v1_operator_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -426,7 +660,7 @@ func (x *RestoreSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*RestoreSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{8}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RestoreSnapshotResponse) GetIndex() uint64 {
@@ -461,14 +695,18 @@ type Settings struct {
 	QknoblerRho float64 `protobuf:"fixed64,9,opt,name=qknobler_rho,json=qknoblerRho,proto3" json:"qknobler_rho,omitempty"`
 	// fawkes is how FAWKES weighting resizes the partitions under fawkes,
 	// defaults filled in.
-	Fawkes        *FawkesSettings `protobuf:"bytes,10,opt,name=fawkes,proto3" json:"fawkes,omitempty"`
+	Fawkes *FawkesSettings `protobuf:"bytes,10,opt,name=fawkes,proto3" json:"fawkes,omitempty"`
+	// billing_rule is how a task's weighted resources make its SU rate:
+	// "max" (the largest, as Slurm's PriorityFlags=MAX_TRES; the default)
+	// or "sum" (all of them).
+	BillingRule   string `protobuf:"bytes,11,opt,name=billing_rule,json=billingRule,proto3" json:"billing_rule,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Settings) Reset() {
 	*x = Settings{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[9]
+	mi := &file_longfair_v1_operator_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -480,7 +718,7 @@ func (x *Settings) String() string {
 func (*Settings) ProtoMessage() {}
 
 func (x *Settings) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[9]
+	mi := &file_longfair_v1_operator_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -493,7 +731,7 @@ func (x *Settings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Settings.ProtoReflect.Descriptor instead.
 func (*Settings) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{9}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Settings) GetPolicy() string {
@@ -566,6 +804,13 @@ func (x *Settings) GetFawkes() *FawkesSettings {
 	return nil
 }
 
+func (x *Settings) GetBillingRule() string {
+	if x != nil {
+		return x.BillingRule
+	}
+	return ""
+}
+
 // FawkesSettings configure FAWKES weighting: every interval the leader
 // recomputes each account's weight by the weighting policy and resizes
 // the partitions when the global discrimination Var(D) exceeds threshold.
@@ -592,7 +837,7 @@ type FawkesSettings struct {
 
 func (x *FawkesSettings) Reset() {
 	*x = FawkesSettings{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[10]
+	mi := &file_longfair_v1_operator_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -604,7 +849,7 @@ func (x *FawkesSettings) String() string {
 func (*FawkesSettings) ProtoMessage() {}
 
 func (x *FawkesSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[10]
+	mi := &file_longfair_v1_operator_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -617,7 +862,7 @@ func (x *FawkesSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FawkesSettings.ProtoReflect.Descriptor instead.
 func (*FawkesSettings) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{10}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FawkesSettings) GetWeighting() string {
@@ -686,7 +931,7 @@ type FawkesSettingsUpdate struct {
 
 func (x *FawkesSettingsUpdate) Reset() {
 	*x = FawkesSettingsUpdate{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[11]
+	mi := &file_longfair_v1_operator_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -698,7 +943,7 @@ func (x *FawkesSettingsUpdate) String() string {
 func (*FawkesSettingsUpdate) ProtoMessage() {}
 
 func (x *FawkesSettingsUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[11]
+	mi := &file_longfair_v1_operator_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -711,7 +956,7 @@ func (x *FawkesSettingsUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FawkesSettingsUpdate.ProtoReflect.Descriptor instead.
 func (*FawkesSettingsUpdate) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{11}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FawkesSettingsUpdate) GetWeighting() string {
@@ -778,14 +1023,16 @@ type UpdateSettingsRequest struct {
 	// qknobler_rho, if set, is qknobler's knob ρ in [0, 1].
 	QknoblerRho *float64 `protobuf:"fixed64,9,opt,name=qknobler_rho,json=qknoblerRho,proto3,oneof" json:"qknobler_rho,omitempty"`
 	// fawkes, if set, changes the FAWKES weighting settings it sets.
-	Fawkes        *FawkesSettingsUpdate `protobuf:"bytes,10,opt,name=fawkes,proto3" json:"fawkes,omitempty"`
+	Fawkes *FawkesSettingsUpdate `protobuf:"bytes,10,opt,name=fawkes,proto3" json:"fawkes,omitempty"`
+	// billing_rule, if set, is "max" or "sum" (see Settings.billing_rule).
+	BillingRule   *string `protobuf:"bytes,11,opt,name=billing_rule,json=billingRule,proto3,oneof" json:"billing_rule,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UpdateSettingsRequest) Reset() {
 	*x = UpdateSettingsRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[12]
+	mi := &file_longfair_v1_operator_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -797,7 +1044,7 @@ func (x *UpdateSettingsRequest) String() string {
 func (*UpdateSettingsRequest) ProtoMessage() {}
 
 func (x *UpdateSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[12]
+	mi := &file_longfair_v1_operator_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -810,7 +1057,7 @@ func (x *UpdateSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{12}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UpdateSettingsRequest) GetPolicy() string {
@@ -883,6 +1130,13 @@ func (x *UpdateSettingsRequest) GetFawkes() *FawkesSettingsUpdate {
 	return nil
 }
 
+func (x *UpdateSettingsRequest) GetBillingRule() string {
+	if x != nil && x.BillingRule != nil {
+		return *x.BillingRule
+	}
+	return ""
+}
+
 type GetSettingsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -891,7 +1145,7 @@ type GetSettingsRequest struct {
 
 func (x *GetSettingsRequest) Reset() {
 	*x = GetSettingsRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[13]
+	mi := &file_longfair_v1_operator_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -903,7 +1157,7 @@ func (x *GetSettingsRequest) String() string {
 func (*GetSettingsRequest) ProtoMessage() {}
 
 func (x *GetSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[13]
+	mi := &file_longfair_v1_operator_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -916,7 +1170,7 @@ func (x *GetSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSettingsRequest.ProtoReflect.Descriptor instead.
 func (*GetSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{13}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{17}
 }
 
 type ListNodesRequest struct {
@@ -927,7 +1181,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[14]
+	mi := &file_longfair_v1_operator_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -939,7 +1193,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[14]
+	mi := &file_longfair_v1_operator_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -952,7 +1206,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{14}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{18}
 }
 
 type ListNodesResponse struct {
@@ -964,7 +1218,7 @@ type ListNodesResponse struct {
 
 func (x *ListNodesResponse) Reset() {
 	*x = ListNodesResponse{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[15]
+	mi := &file_longfair_v1_operator_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -976,7 +1230,7 @@ func (x *ListNodesResponse) String() string {
 func (*ListNodesResponse) ProtoMessage() {}
 
 func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[15]
+	mi := &file_longfair_v1_operator_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -989,7 +1243,7 @@ func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodesResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{15}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListNodesResponse) GetNodes() []*Node {
@@ -1017,7 +1271,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[16]
+	mi := &file_longfair_v1_operator_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1029,7 +1283,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[16]
+	mi := &file_longfair_v1_operator_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1042,7 +1296,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{16}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Node) GetId() string {
@@ -1112,7 +1366,21 @@ var File_longfair_v1_operator_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\n" +
-	"\x1alongfair/v1/operator.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x90\x01\n" +
+	"\x1alongfair/v1/operator.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x14\n" +
+	"\x12VerifyStateRequest\"\x8e\x01\n" +
+	"\x13VerifyStateResponse\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x04R\x05index\x12'\n" +
+	"\x0fmajority_digest\x18\x02 \x01(\tR\x0emajorityDigest\x128\n" +
+	"\aservers\x18\x03 \x03(\v2\x1e.longfair.v1.ServerStateDigestR\aservers\"-\n" +
+	"\x15GetStateDigestRequest\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x04R\x05index\"\x9d\x01\n" +
+	"\x11ServerStateDigest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x04R\x05index\x12\x16\n" +
+	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x16\n" +
+	"\x06status\x18\x04 \x01(\tR\x06status\x12\x16\n" +
+	"\x06detail\x18\x05 \x01(\tR\x06detail\x12\x1a\n" +
+	"\bdiverged\x18\x06 \x01(\tR\bdiverged\"\x90\x01\n" +
 	"\x04Peer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fraft_address\x18\x02 \x01(\tR\vraftAddress\x12!\n" +
@@ -1132,7 +1400,7 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\rSnapshotChunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"/\n" +
 	"\x17RestoreSnapshotResponse\x12\x14\n" +
-	"\x05index\x18\x01 \x01(\x04R\x05index\"\xf4\x03\n" +
+	"\x05index\x18\x01 \x01(\x04R\x05index\"\x97\x04\n" +
 	"\bSettings\x12\x16\n" +
 	"\x06policy\x18\x01 \x01(\tR\x06policy\x12\x16\n" +
 	"\x06window\x18\x02 \x01(\tR\x06window\x123\n" +
@@ -1144,7 +1412,8 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\tresources\x18\b \x03(\tR\tresources\x12!\n" +
 	"\fqknobler_rho\x18\t \x01(\x01R\vqknoblerRho\x123\n" +
 	"\x06fawkes\x18\n" +
-	" \x01(\v2\x1b.longfair.v1.FawkesSettingsR\x06fawkes\x1aA\n" +
+	" \x01(\v2\x1b.longfair.v1.FawkesSettingsR\x06fawkes\x12!\n" +
+	"\fbilling_rule\x18\v \x01(\tR\vbillingRule\x1aA\n" +
 	"\x13BillingWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xdb\x01\n" +
@@ -1172,7 +1441,7 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\x05_baseB\f\n" +
 	"\n" +
 	"_guaranteeB\a\n" +
-	"\x05_disk\"\xfb\x04\n" +
+	"\x05_disk\"\xb4\x05\n" +
 	"\x15UpdateSettingsRequest\x12\x1b\n" +
 	"\x06policy\x18\x01 \x01(\tH\x00R\x06policy\x88\x01\x01\x12\x1b\n" +
 	"\x06window\x18\x02 \x01(\tH\x01R\x06window\x88\x01\x01\x123\n" +
@@ -1184,7 +1453,8 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\radd_resources\x18\b \x03(\tR\faddResources\x12&\n" +
 	"\fqknobler_rho\x18\t \x01(\x01H\x04R\vqknoblerRho\x88\x01\x01\x129\n" +
 	"\x06fawkes\x18\n" +
-	" \x01(\v2!.longfair.v1.FawkesSettingsUpdateR\x06fawkes\x1aA\n" +
+	" \x01(\v2!.longfair.v1.FawkesSettingsUpdateR\x06fawkes\x12&\n" +
+	"\fbilling_rule\x18\v \x01(\tH\x05R\vbillingRule\x88\x01\x01\x1aA\n" +
 	"\x13BillingWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\t\n" +
@@ -1193,7 +1463,8 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\n" +
 	"_placementB\x10\n" +
 	"\x0e_ltrf_resourceB\x0f\n" +
-	"\r_qknobler_rho\"\x14\n" +
+	"\r_qknobler_rhoB\x0f\n" +
+	"\r_billing_rule\"\x14\n" +
 	"\x12GetSettingsRequest\"\x12\n" +
 	"\x10ListNodesRequest\"<\n" +
 	"\x11ListNodesResponse\x12'\n" +
@@ -1213,7 +1484,7 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a7\n" +
 	"\tFreeEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x012\xb2\x05\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x012\xda\x06\n" +
 	"\bOperator\x12J\n" +
 	"\tListPeers\x12\x1d.longfair.v1.ListPeersRequest\x1a\x1e.longfair.v1.ListPeersResponse\x12=\n" +
 	"\tGetLeader\x12\x1d.longfair.v1.GetLeaderRequest\x1a\x11.longfair.v1.Peer\x12F\n" +
@@ -1224,7 +1495,9 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\x0fRestoreSnapshot\x12\x1a.longfair.v1.SnapshotChunk\x1a$.longfair.v1.RestoreSnapshotResponse(\x01\x12E\n" +
 	"\vGetSettings\x12\x1f.longfair.v1.GetSettingsRequest\x1a\x15.longfair.v1.Settings\x12K\n" +
 	"\x0eUpdateSettings\x12\".longfair.v1.UpdateSettingsRequest\x1a\x15.longfair.v1.Settings\x12J\n" +
-	"\tListNodes\x12\x1d.longfair.v1.ListNodesRequest\x1a\x1e.longfair.v1.ListNodesResponseB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
+	"\tListNodes\x12\x1d.longfair.v1.ListNodesRequest\x1a\x1e.longfair.v1.ListNodesResponse\x12P\n" +
+	"\vVerifyState\x12\x1f.longfair.v1.VerifyStateRequest\x1a .longfair.v1.VerifyStateResponse\x12T\n" +
+	"\x0eGetStateDigest\x12\".longfair.v1.GetStateDigestRequest\x1a\x1e.longfair.v1.ServerStateDigestB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
 
 var (
 	file_longfair_v1_operator_proto_rawDescOnce sync.Once
@@ -1238,71 +1511,80 @@ func file_longfair_v1_operator_proto_rawDescGZIP() []byte {
 	return file_longfair_v1_operator_proto_rawDescData
 }
 
-var file_longfair_v1_operator_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_longfair_v1_operator_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_longfair_v1_operator_proto_goTypes = []any{
-	(*Peer)(nil),                    // 0: longfair.v1.Peer
-	(*ListPeersRequest)(nil),        // 1: longfair.v1.ListPeersRequest
-	(*ListPeersResponse)(nil),       // 2: longfair.v1.ListPeersResponse
-	(*GetLeaderRequest)(nil),        // 3: longfair.v1.GetLeaderRequest
-	(*AddPeerRequest)(nil),          // 4: longfair.v1.AddPeerRequest
-	(*RemovePeerRequest)(nil),       // 5: longfair.v1.RemovePeerRequest
-	(*SaveSnapshotRequest)(nil),     // 6: longfair.v1.SaveSnapshotRequest
-	(*SnapshotChunk)(nil),           // 7: longfair.v1.SnapshotChunk
-	(*RestoreSnapshotResponse)(nil), // 8: longfair.v1.RestoreSnapshotResponse
-	(*Settings)(nil),                // 9: longfair.v1.Settings
-	(*FawkesSettings)(nil),          // 10: longfair.v1.FawkesSettings
-	(*FawkesSettingsUpdate)(nil),    // 11: longfair.v1.FawkesSettingsUpdate
-	(*UpdateSettingsRequest)(nil),   // 12: longfair.v1.UpdateSettingsRequest
-	(*GetSettingsRequest)(nil),      // 13: longfair.v1.GetSettingsRequest
-	(*ListNodesRequest)(nil),        // 14: longfair.v1.ListNodesRequest
-	(*ListNodesResponse)(nil),       // 15: longfair.v1.ListNodesResponse
-	(*Node)(nil),                    // 16: longfair.v1.Node
-	nil,                             // 17: longfair.v1.Settings.BillingWeightsEntry
-	nil,                             // 18: longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
-	nil,                             // 19: longfair.v1.Node.CapacityEntry
-	nil,                             // 20: longfair.v1.Node.FreeEntry
-	(*durationpb.Duration)(nil),     // 21: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),   // 22: google.protobuf.Timestamp
+	(*VerifyStateRequest)(nil),      // 0: longfair.v1.VerifyStateRequest
+	(*VerifyStateResponse)(nil),     // 1: longfair.v1.VerifyStateResponse
+	(*GetStateDigestRequest)(nil),   // 2: longfair.v1.GetStateDigestRequest
+	(*ServerStateDigest)(nil),       // 3: longfair.v1.ServerStateDigest
+	(*Peer)(nil),                    // 4: longfair.v1.Peer
+	(*ListPeersRequest)(nil),        // 5: longfair.v1.ListPeersRequest
+	(*ListPeersResponse)(nil),       // 6: longfair.v1.ListPeersResponse
+	(*GetLeaderRequest)(nil),        // 7: longfair.v1.GetLeaderRequest
+	(*AddPeerRequest)(nil),          // 8: longfair.v1.AddPeerRequest
+	(*RemovePeerRequest)(nil),       // 9: longfair.v1.RemovePeerRequest
+	(*SaveSnapshotRequest)(nil),     // 10: longfair.v1.SaveSnapshotRequest
+	(*SnapshotChunk)(nil),           // 11: longfair.v1.SnapshotChunk
+	(*RestoreSnapshotResponse)(nil), // 12: longfair.v1.RestoreSnapshotResponse
+	(*Settings)(nil),                // 13: longfair.v1.Settings
+	(*FawkesSettings)(nil),          // 14: longfair.v1.FawkesSettings
+	(*FawkesSettingsUpdate)(nil),    // 15: longfair.v1.FawkesSettingsUpdate
+	(*UpdateSettingsRequest)(nil),   // 16: longfair.v1.UpdateSettingsRequest
+	(*GetSettingsRequest)(nil),      // 17: longfair.v1.GetSettingsRequest
+	(*ListNodesRequest)(nil),        // 18: longfair.v1.ListNodesRequest
+	(*ListNodesResponse)(nil),       // 19: longfair.v1.ListNodesResponse
+	(*Node)(nil),                    // 20: longfair.v1.Node
+	nil,                             // 21: longfair.v1.Settings.BillingWeightsEntry
+	nil,                             // 22: longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
+	nil,                             // 23: longfair.v1.Node.CapacityEntry
+	nil,                             // 24: longfair.v1.Node.FreeEntry
+	(*durationpb.Duration)(nil),     // 25: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),   // 26: google.protobuf.Timestamp
 }
 var file_longfair_v1_operator_proto_depIdxs = []int32{
-	0,  // 0: longfair.v1.ListPeersResponse.peers:type_name -> longfair.v1.Peer
-	21, // 1: longfair.v1.Settings.timeout:type_name -> google.protobuf.Duration
-	21, // 2: longfair.v1.Settings.quantum:type_name -> google.protobuf.Duration
-	17, // 3: longfair.v1.Settings.billing_weights:type_name -> longfair.v1.Settings.BillingWeightsEntry
-	10, // 4: longfair.v1.Settings.fawkes:type_name -> longfair.v1.FawkesSettings
-	21, // 5: longfair.v1.FawkesSettings.interval:type_name -> google.protobuf.Duration
-	21, // 6: longfair.v1.FawkesSettingsUpdate.interval:type_name -> google.protobuf.Duration
-	21, // 7: longfair.v1.UpdateSettingsRequest.timeout:type_name -> google.protobuf.Duration
-	21, // 8: longfair.v1.UpdateSettingsRequest.quantum:type_name -> google.protobuf.Duration
-	18, // 9: longfair.v1.UpdateSettingsRequest.billing_weights:type_name -> longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
-	11, // 10: longfair.v1.UpdateSettingsRequest.fawkes:type_name -> longfair.v1.FawkesSettingsUpdate
-	16, // 11: longfair.v1.ListNodesResponse.nodes:type_name -> longfair.v1.Node
-	19, // 12: longfair.v1.Node.capacity:type_name -> longfair.v1.Node.CapacityEntry
-	20, // 13: longfair.v1.Node.free:type_name -> longfair.v1.Node.FreeEntry
-	22, // 14: longfair.v1.Node.since:type_name -> google.protobuf.Timestamp
-	1,  // 15: longfair.v1.Operator.ListPeers:input_type -> longfair.v1.ListPeersRequest
-	3,  // 16: longfair.v1.Operator.GetLeader:input_type -> longfair.v1.GetLeaderRequest
-	4,  // 17: longfair.v1.Operator.AddPeer:input_type -> longfair.v1.AddPeerRequest
-	5,  // 18: longfair.v1.Operator.RemovePeer:input_type -> longfair.v1.RemovePeerRequest
-	6,  // 19: longfair.v1.Operator.SaveSnapshot:input_type -> longfair.v1.SaveSnapshotRequest
-	7,  // 20: longfair.v1.Operator.RestoreSnapshot:input_type -> longfair.v1.SnapshotChunk
-	13, // 21: longfair.v1.Operator.GetSettings:input_type -> longfair.v1.GetSettingsRequest
-	12, // 22: longfair.v1.Operator.UpdateSettings:input_type -> longfair.v1.UpdateSettingsRequest
-	14, // 23: longfair.v1.Operator.ListNodes:input_type -> longfair.v1.ListNodesRequest
-	2,  // 24: longfair.v1.Operator.ListPeers:output_type -> longfair.v1.ListPeersResponse
-	0,  // 25: longfair.v1.Operator.GetLeader:output_type -> longfair.v1.Peer
-	2,  // 26: longfair.v1.Operator.AddPeer:output_type -> longfair.v1.ListPeersResponse
-	2,  // 27: longfair.v1.Operator.RemovePeer:output_type -> longfair.v1.ListPeersResponse
-	7,  // 28: longfair.v1.Operator.SaveSnapshot:output_type -> longfair.v1.SnapshotChunk
-	8,  // 29: longfair.v1.Operator.RestoreSnapshot:output_type -> longfair.v1.RestoreSnapshotResponse
-	9,  // 30: longfair.v1.Operator.GetSettings:output_type -> longfair.v1.Settings
-	9,  // 31: longfair.v1.Operator.UpdateSettings:output_type -> longfair.v1.Settings
-	15, // 32: longfair.v1.Operator.ListNodes:output_type -> longfair.v1.ListNodesResponse
-	24, // [24:33] is the sub-list for method output_type
-	15, // [15:24] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	3,  // 0: longfair.v1.VerifyStateResponse.servers:type_name -> longfair.v1.ServerStateDigest
+	4,  // 1: longfair.v1.ListPeersResponse.peers:type_name -> longfair.v1.Peer
+	25, // 2: longfair.v1.Settings.timeout:type_name -> google.protobuf.Duration
+	25, // 3: longfair.v1.Settings.quantum:type_name -> google.protobuf.Duration
+	21, // 4: longfair.v1.Settings.billing_weights:type_name -> longfair.v1.Settings.BillingWeightsEntry
+	14, // 5: longfair.v1.Settings.fawkes:type_name -> longfair.v1.FawkesSettings
+	25, // 6: longfair.v1.FawkesSettings.interval:type_name -> google.protobuf.Duration
+	25, // 7: longfair.v1.FawkesSettingsUpdate.interval:type_name -> google.protobuf.Duration
+	25, // 8: longfair.v1.UpdateSettingsRequest.timeout:type_name -> google.protobuf.Duration
+	25, // 9: longfair.v1.UpdateSettingsRequest.quantum:type_name -> google.protobuf.Duration
+	22, // 10: longfair.v1.UpdateSettingsRequest.billing_weights:type_name -> longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
+	15, // 11: longfair.v1.UpdateSettingsRequest.fawkes:type_name -> longfair.v1.FawkesSettingsUpdate
+	20, // 12: longfair.v1.ListNodesResponse.nodes:type_name -> longfair.v1.Node
+	23, // 13: longfair.v1.Node.capacity:type_name -> longfair.v1.Node.CapacityEntry
+	24, // 14: longfair.v1.Node.free:type_name -> longfair.v1.Node.FreeEntry
+	26, // 15: longfair.v1.Node.since:type_name -> google.protobuf.Timestamp
+	5,  // 16: longfair.v1.Operator.ListPeers:input_type -> longfair.v1.ListPeersRequest
+	7,  // 17: longfair.v1.Operator.GetLeader:input_type -> longfair.v1.GetLeaderRequest
+	8,  // 18: longfair.v1.Operator.AddPeer:input_type -> longfair.v1.AddPeerRequest
+	9,  // 19: longfair.v1.Operator.RemovePeer:input_type -> longfair.v1.RemovePeerRequest
+	10, // 20: longfair.v1.Operator.SaveSnapshot:input_type -> longfair.v1.SaveSnapshotRequest
+	11, // 21: longfair.v1.Operator.RestoreSnapshot:input_type -> longfair.v1.SnapshotChunk
+	17, // 22: longfair.v1.Operator.GetSettings:input_type -> longfair.v1.GetSettingsRequest
+	16, // 23: longfair.v1.Operator.UpdateSettings:input_type -> longfair.v1.UpdateSettingsRequest
+	18, // 24: longfair.v1.Operator.ListNodes:input_type -> longfair.v1.ListNodesRequest
+	0,  // 25: longfair.v1.Operator.VerifyState:input_type -> longfair.v1.VerifyStateRequest
+	2,  // 26: longfair.v1.Operator.GetStateDigest:input_type -> longfair.v1.GetStateDigestRequest
+	6,  // 27: longfair.v1.Operator.ListPeers:output_type -> longfair.v1.ListPeersResponse
+	4,  // 28: longfair.v1.Operator.GetLeader:output_type -> longfair.v1.Peer
+	6,  // 29: longfair.v1.Operator.AddPeer:output_type -> longfair.v1.ListPeersResponse
+	6,  // 30: longfair.v1.Operator.RemovePeer:output_type -> longfair.v1.ListPeersResponse
+	11, // 31: longfair.v1.Operator.SaveSnapshot:output_type -> longfair.v1.SnapshotChunk
+	12, // 32: longfair.v1.Operator.RestoreSnapshot:output_type -> longfair.v1.RestoreSnapshotResponse
+	13, // 33: longfair.v1.Operator.GetSettings:output_type -> longfair.v1.Settings
+	13, // 34: longfair.v1.Operator.UpdateSettings:output_type -> longfair.v1.Settings
+	19, // 35: longfair.v1.Operator.ListNodes:output_type -> longfair.v1.ListNodesResponse
+	1,  // 36: longfair.v1.Operator.VerifyState:output_type -> longfair.v1.VerifyStateResponse
+	3,  // 37: longfair.v1.Operator.GetStateDigest:output_type -> longfair.v1.ServerStateDigest
+	27, // [27:38] is the sub-list for method output_type
+	16, // [16:27] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_operator_proto_init() }
@@ -1310,15 +1592,15 @@ func file_longfair_v1_operator_proto_init() {
 	if File_longfair_v1_operator_proto != nil {
 		return
 	}
-	file_longfair_v1_operator_proto_msgTypes[11].OneofWrappers = []any{}
-	file_longfair_v1_operator_proto_msgTypes[12].OneofWrappers = []any{}
+	file_longfair_v1_operator_proto_msgTypes[15].OneofWrappers = []any{}
+	file_longfair_v1_operator_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_operator_proto_rawDesc), len(file_longfair_v1_operator_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

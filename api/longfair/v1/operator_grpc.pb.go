@@ -28,6 +28,8 @@ const (
 	Operator_GetSettings_FullMethodName     = "/longfair.v1.Operator/GetSettings"
 	Operator_UpdateSettings_FullMethodName  = "/longfair.v1.Operator/UpdateSettings"
 	Operator_ListNodes_FullMethodName       = "/longfair.v1.Operator/ListNodes"
+	Operator_VerifyState_FullMethodName     = "/longfair.v1.Operator/VerifyState"
+	Operator_GetStateDigest_FullMethodName  = "/longfair.v1.Operator/GetStateDigest"
 )
 
 // OperatorClient is the client API for Operator service.
@@ -54,6 +56,14 @@ type OperatorClient interface {
 	UpdateSettings(ctx context.Context, in *UpdateSettingsRequest, opts ...grpc.CallOption) (*Settings, error)
 	// ListNodes lists worker nodes, up and down, by id.
 	ListNodes(ctx context.Context, in *ListNodesRequest, opts ...grpc.CallOption) (*ListNodesResponse, error)
+	// VerifyState has the leader commit a checkpoint, every replica digest
+	// its state there and compare it with the leader's, and collects every
+	// server's digest: which agree with most servers and which diverged.
+	VerifyState(ctx context.Context, in *VerifyStateRequest, opts ...grpc.CallOption) (*VerifyStateResponse, error)
+	// GetStateDigest returns the answering server's own digest of its state
+	// at a checkpoint (waiting until it has applied it); VerifyState asks
+	// every server with it.
+	GetStateDigest(ctx context.Context, in *GetStateDigestRequest, opts ...grpc.CallOption) (*ServerStateDigest, error)
 }
 
 type operatorClient struct {
@@ -166,6 +176,26 @@ func (c *operatorClient) ListNodes(ctx context.Context, in *ListNodesRequest, op
 	return out, nil
 }
 
+func (c *operatorClient) VerifyState(ctx context.Context, in *VerifyStateRequest, opts ...grpc.CallOption) (*VerifyStateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifyStateResponse)
+	err := c.cc.Invoke(ctx, Operator_VerifyState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *operatorClient) GetStateDigest(ctx context.Context, in *GetStateDigestRequest, opts ...grpc.CallOption) (*ServerStateDigest, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ServerStateDigest)
+	err := c.cc.Invoke(ctx, Operator_GetStateDigest_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // OperatorServer is the server API for Operator service.
 // All implementations must embed UnimplementedOperatorServer
 // for forward compatibility.
@@ -190,6 +220,14 @@ type OperatorServer interface {
 	UpdateSettings(context.Context, *UpdateSettingsRequest) (*Settings, error)
 	// ListNodes lists worker nodes, up and down, by id.
 	ListNodes(context.Context, *ListNodesRequest) (*ListNodesResponse, error)
+	// VerifyState has the leader commit a checkpoint, every replica digest
+	// its state there and compare it with the leader's, and collects every
+	// server's digest: which agree with most servers and which diverged.
+	VerifyState(context.Context, *VerifyStateRequest) (*VerifyStateResponse, error)
+	// GetStateDigest returns the answering server's own digest of its state
+	// at a checkpoint (waiting until it has applied it); VerifyState asks
+	// every server with it.
+	GetStateDigest(context.Context, *GetStateDigestRequest) (*ServerStateDigest, error)
 	mustEmbedUnimplementedOperatorServer()
 }
 
@@ -226,6 +264,12 @@ func (UnimplementedOperatorServer) UpdateSettings(context.Context, *UpdateSettin
 }
 func (UnimplementedOperatorServer) ListNodes(context.Context, *ListNodesRequest) (*ListNodesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListNodes not implemented")
+}
+func (UnimplementedOperatorServer) VerifyState(context.Context, *VerifyStateRequest) (*VerifyStateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyState not implemented")
+}
+func (UnimplementedOperatorServer) GetStateDigest(context.Context, *GetStateDigestRequest) (*ServerStateDigest, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetStateDigest not implemented")
 }
 func (UnimplementedOperatorServer) mustEmbedUnimplementedOperatorServer() {}
 func (UnimplementedOperatorServer) testEmbeddedByValue()                  {}
@@ -392,6 +436,42 @@ func _Operator_ListNodes_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Operator_VerifyState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OperatorServer).VerifyState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Operator_VerifyState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OperatorServer).VerifyState(ctx, req.(*VerifyStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Operator_GetStateDigest_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetStateDigestRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OperatorServer).GetStateDigest(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Operator_GetStateDigest_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OperatorServer).GetStateDigest(ctx, req.(*GetStateDigestRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Operator_ServiceDesc is the grpc.ServiceDesc for Operator service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -426,6 +506,14 @@ var Operator_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListNodes",
 			Handler:    _Operator_ListNodes_Handler,
+		},
+		{
+			MethodName: "VerifyState",
+			Handler:    _Operator_VerifyState_Handler,
+		},
+		{
+			MethodName: "GetStateDigest",
+			Handler:    _Operator_GetStateDigest_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"time"
-	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/longfair/longfair/core"
+	"github.com/longfair/longfair/ledger"
 )
 
 // Request validation: every request type has a Validate method that checks
@@ -39,14 +42,16 @@ func ValidateUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handle
 
 // Limits of the API besides those in metadata.go.
 const (
-	MaxWalltime       = 365 * 24 * time.Hour
+	// MinWalltime and MaxWalltime bound a job's walltime (core's rule).
+	MinWalltime       = core.MinWalltime
+	MaxWalltime       = core.MaxWalltime
 	MaxPageTokenBytes = 256
-	MaxNodeIDBytes    = 255
+	MaxNodeIDBytes    = core.MaxNodeIDLength
 	MaxAddressBytes   = 255
 	MaxDemandEntries  = 64
 	MaxMemberships    = 1000
 	// MaxQuantity bounds resource quantities, weights and contributions.
-	MaxQuantity = 1e18
+	MaxQuantity = ledger.MaxQuantity
 )
 
 func bad(format string, args ...any) error {
@@ -54,23 +59,9 @@ func bad(format string, args ...any) error {
 }
 
 // checkName: 1–64 letters, digits, '.', '_' or '-', starting with a letter
-// or digit (the cluster's rule for account, user, grant and resource names).
-func checkName(field, name string) error {
-	if name == "" {
-		return bad("%s is empty: give a name of letters, digits, '.', '_' or '-'", field)
-	}
-	if len(name) > MaxNameLength {
-		return bad("%s is %d bytes long: use at most %d", field, len(name), MaxNameLength)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return bad("%s %q has %q at position %d: use letters, digits, '.', '_' or '-', starting with a letter or digit", field, name, c, i)
-		}
-	}
-	return nil
-}
+// or digit (the cluster's rule for account, user, grant and resource names,
+// core.CheckName).
+func checkName(field, name string) error { return invalidIf(core.CheckName(field, name)) }
 
 func checkOptionalName(field, name string) error {
 	if name == "" {
@@ -79,14 +70,18 @@ func checkOptionalName(field, name string) error {
 	return checkName(field, name)
 }
 
+// checkText: one line of free text, at most limit bytes, with no control
+// or bidirectional formatting characters (core.CheckText).
 func checkText(field, s string, limit int) error {
-	if len(s) > limit {
-		return bad("%s is %d bytes long: use at most %d", field, len(s), limit)
+	return invalidIf(core.CheckText(field, s, limit))
+}
+
+// invalidIf turns a core rule's error into an InvalidArgument status.
+func invalidIf(err error) error {
+	if err == nil {
+		return nil
 	}
-	if !utf8.ValidString(s) {
-		return bad("%s is not valid UTF-8", field)
-	}
-	return nil
+	return status.Error(codes.InvalidArgument, err.Error())
 }
 
 func checkQuantity(field string, x float64) error {
@@ -111,12 +106,36 @@ func checkQuantities(field string, q map[string]float64) error {
 	return nil
 }
 
+// checkDemand checks a task's demand: valid names and quantities, each
+// either 0 or at least one unit of its resource (ledger.ResourceUnit: 0.01
+// core, 1 MiB, one device), the rule the FSM applies again before it rounds
+// the demand up to whole units.
+func checkDemand(q map[string]float64) error {
+	if err := checkQuantities("demand", q); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if _, err := ledger.ResourceUnit(name).RoundUp("demand["+name+"]", q[name]); err != nil {
+			return bad("%v", err)
+		}
+	}
+	return nil
+}
+
 func checkPage(size int32, token string) error {
 	if size < 0 || size > MaxPageSize {
 		return bad("page_size is %d: give 0 for the default (%d) or up to %d", size, DefaultPageSize, MaxPageSize)
 	}
 	if len(token) > MaxPageTokenBytes {
 		return bad("page_token is %d bytes long: pass the next_page_token of the previous response unchanged", len(token))
+	}
+	if core.CheckText("page_token", token, MaxPageTokenBytes) != nil {
+		return bad("page_token holds a character no page token has: pass the next_page_token of the previous response unchanged")
 	}
 	return nil
 }

@@ -1,8 +1,11 @@
 package longfairv1
 
 import (
+	"fmt"
 	"time"
-	"unicode/utf8"
+
+	"github.com/longfair/longfair/core"
+	"github.com/longfair/longfair/ledger"
 )
 
 // The Validate methods of every request type: what can be checked without
@@ -137,7 +140,7 @@ func (r *SubmitJobRequest) Validate() error {
 	if len(r.GetDemand()) == 0 {
 		return bad("demand is empty: give each task's resources, e.g. cpu=1")
 	}
-	if err := checkQuantities("demand", r.GetDemand()); err != nil {
+	if err := checkDemand(r.GetDemand()); err != nil {
 		return err
 	}
 	positive := false
@@ -153,6 +156,9 @@ func (r *SubmitJobRequest) Validate() error {
 	if err := checkDuration("walltime", r.GetWalltime(), false, MaxWalltime); err != nil {
 		return err
 	}
+	if w := r.GetWalltime().AsDuration(); w < MinWalltime {
+		return bad("walltime is %v: give at least %v, e.g. 10m", w, MinWalltime)
+	}
 	if len(r.GetCommand()) == 0 {
 		return bad("command is empty: give the program to run and its arguments")
 	}
@@ -163,10 +169,12 @@ func (r *SubmitJobRequest) Validate() error {
 		return bad("command starts with an empty program name: give the program to run")
 	}
 	size := 0
-	for _, arg := range r.GetCommand() {
+	for i, arg := range r.GetCommand() {
 		size += len(arg)
-		if !utf8.ValidString(arg) {
-			return bad("command argument %q is not valid UTF-8", arg)
+		// A shell script may span lines; nothing else that drives a
+		// terminal may be in it.
+		if err := invalidIf(core.CheckCommandText(fmt.Sprintf("command argument %d", i+1), arg, MaxCommandBytes)); err != nil {
+			return err
 		}
 	}
 	if size > MaxCommandBytes {
@@ -256,11 +264,8 @@ func (r *UsageReportRequest) Validate() error {
 
 // Validate checks the request.
 func (r *AddPeerRequest) Validate() error {
-	if err := checkText("id", r.GetId(), MaxNodeIDBytes); err != nil {
+	if err := checkName("id", r.GetId()); err != nil {
 		return err
-	}
-	if r.GetId() == "" {
-		return bad("id is empty: give the new server's node id")
 	}
 	if r.GetRaftAddress() == "" {
 		return bad("raft_address is empty: give the new server's Raft address, host:port")
@@ -270,16 +275,14 @@ func (r *AddPeerRequest) Validate() error {
 
 // Validate checks the request.
 func (r *RemovePeerRequest) Validate() error {
-	if r.GetId() == "" {
-		return bad("id is empty: give the node id of the server to remove")
-	}
-	return checkText("id", r.GetId(), MaxNodeIDBytes)
+	// A server's node id follows the name rule (its --node-id).
+	return checkName("id", r.GetId())
 }
 
 // Validate checks the request.
 func (r *UpdateSettingsRequest) Validate() error {
 	if r.Policy == nil && r.Window == nil && r.Timeout == nil && r.Placement == nil && r.Quantum == nil &&
-		r.LtrfResource == nil && len(r.GetBillingWeights()) == 0 && len(r.GetAddResources()) == 0 && !r.hasPaperSettings() {
+		r.LtrfResource == nil && len(r.GetBillingWeights()) == 0 && r.BillingRule == nil && len(r.GetAddResources()) == 0 && !r.hasPaperSettings() {
 		return bad("nothing to update: set at least one setting")
 	}
 	if err := r.validatePaperSettings(); err != nil {
@@ -289,8 +292,14 @@ func (r *UpdateSettingsRequest) Validate() error {
 		name  string
 		value *string
 	}{{"policy", r.Policy}, {"window", r.Window}, {"placement", r.Placement}} {
-		if f.value != nil && (*f.value == "" || len(*f.value) > MaxNameLength || !utf8.ValidString(*f.value)) {
-			return bad("%s is empty, too long or not UTF-8: give one of the values listed in the Settings message", f.name)
+		if f.value == nil {
+			continue
+		}
+		if err := checkText(f.name, *f.value, MaxNameLength); err != nil {
+			return err
+		}
+		if *f.value == "" {
+			return bad("%s is empty: give one of the values listed in the Settings message", f.name)
 		}
 	}
 	if err := checkDuration("timeout", r.GetTimeout(), true, 0); err != nil {
@@ -308,6 +317,11 @@ func (r *UpdateSettingsRequest) Validate() error {
 	}
 	if err := checkQuantities("billing_weights", r.GetBillingWeights()); err != nil {
 		return err
+	}
+	if r.BillingRule != nil {
+		if _, err := ledger.ParseBillingRule(r.GetBillingRule()); err != nil {
+			return bad("billing_rule: %v", err)
+		}
 	}
 	if len(r.GetAddResources()) > MaxDemandEntries {
 		return bad("add_resources lists %d resources: a cluster has at most %d", len(r.GetAddResources()), MaxDemandEntries)

@@ -53,6 +53,13 @@ func TestSubmitJobValidation(t *testing.T) {
 		{"zero demand", func(r *SubmitJobRequest) { r.Demand = map[string]float64{"cpu": 0} }, []string{"demand", "zero"}},
 		{"NaN demand", func(r *SubmitJobRequest) { r.Demand = map[string]float64{"cpu": math.NaN()} }, []string{"demand[cpu]", "finite"}},
 		{"negative demand", func(r *SubmitJobRequest) { r.Demand["mem"] = -1 }, []string{"demand[mem]"}},
+		{"infinite demand", func(r *SubmitJobRequest) { r.Demand["cpu"] = math.Inf(1) }, []string{"demand[cpu]", "finite"}},
+		// Issue 10 item 1: below one unit of the resource is refused, with
+		// the unit and the least that can be asked for.
+		{"1e-300 cpu", func(r *SubmitJobRequest) { r.Demand["cpu"] = 1e-300 }, []string{"demand[cpu]", "0.01 core", "at least 0.01"}},
+		{"micro cpu", func(r *SubmitJobRequest) { r.Demand["cpu"] = 0.000001 }, []string{"demand[cpu]", "0.01 core"}},
+		{"bytes of mem", func(r *SubmitJobRequest) { r.Demand["mem"] = 4 }, []string{"demand[mem]", "MiB", "at least 1048576"}},
+		{"half a gpu", func(r *SubmitJobRequest) { r.Demand["gpu"] = 0.5 }, []string{"demand[gpu]", "whole", "at least 1"}},
 		{"no tasks", func(r *SubmitJobRequest) { r.Tasks = 0 }, []string{"tasks", "1 to 1000000"}},
 		{"too many tasks", func(r *SubmitJobRequest) { r.Tasks = MaxTasksPerJob + 1 }, []string{"tasks"}},
 		{"no walltime", func(r *SubmitJobRequest) { r.Walltime = nil }, []string{"walltime", "missing"}},
@@ -90,6 +97,7 @@ func TestOtherValidation(t *testing.T) {
 		{"usage missing", &UsageReportRequest{}, []string{"from and to"}},
 		{"settings empty", &UpdateSettingsRequest{}, []string{"nothing to update"}},
 		{"quantum", &UpdateSettingsRequest{Quantum: durationpb.New(0)}, []string{"quantum", "positive"}},
+		{"billing rule", &UpdateSettingsRequest{BillingRule: proto.String("avg")}, []string{"billing_rule", "avg", "max", "sum"}},
 		{"peer", &AddPeerRequest{Id: "s2"}, []string{"raft_address"}},
 	}
 	for _, c := range cases {

@@ -434,7 +434,13 @@ type WorkerHello struct {
 	// held lists every attempt the worker knows (see HeldAttempt).
 	Held []*HeldAttempt `protobuf:"bytes,4,rep,name=held,proto3" json:"held,omitempty"`
 	// pending are the events not yet acknowledged, oldest first.
-	Pending       []*TaskEvent `protobuf:"bytes,5,rep,name=pending,proto3" json:"pending,omitempty"`
+	Pending []*TaskEvent `protobuf:"bytes,5,rep,name=pending,proto3" json:"pending,omitempty"`
+	// fenced_within is how long after its last contact with a leader the
+	// worker has surely killed its attempts (its fence timeout plus its kill
+	// grace). The leader refuses a worker that fences later than it would
+	// rerun the worker's attempts elsewhere. Unset: an older worker that
+	// does not fence.
+	FencedWithin  *durationpb.Duration `protobuf:"bytes,6,opt,name=fenced_within,json=fencedWithin,proto3" json:"fenced_within,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -500,6 +506,13 @@ func (x *WorkerHello) GetHeld() []*HeldAttempt {
 func (x *WorkerHello) GetPending() []*TaskEvent {
 	if x != nil {
 		return x.Pending
+	}
+	return nil
+}
+
+func (x *WorkerHello) GetFencedWithin() *durationpb.Duration {
+	if x != nil {
+		return x.FencedWithin
 	}
 	return nil
 }
@@ -594,8 +607,14 @@ func (x *WorkerGoodbye) GetReason() string {
 	return ""
 }
 
+// Heartbeat keeps the stream alive. A worker numbers its heartbeats (seq,
+// from 1) and the leader echoes each one back with the same seq: the echo
+// proves the leader heard the worker after the heartbeat was sent, which
+// is what renews the worker's lease on its running attempts. The leader's
+// own periodic heartbeats carry seq 0.
 type Heartbeat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -628,6 +647,13 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
 	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Heartbeat) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
 }
 
 type WorkerMessage struct {
@@ -1353,18 +1379,20 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\aruntime\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\aruntime\"Z\n" +
 	"\vHeldAttempt\x121\n" +
 	"\aattempt\x18\x01 \x01(\v2\x17.longfair.v1.AttemptRefR\aattempt\x12\x18\n" +
-	"\arunning\x18\x02 \x01(\bR\arunning\"\xd0\x01\n" +
+	"\arunning\x18\x02 \x01(\bR\arunning\"\x90\x02\n" +
 	"\vWorkerHello\x121\n" +
 	"\x06advert\x18\x01 \x01(\v2\x19.longfair.v1.WorkerAdvertR\x06advert\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12\x14\n" +
 	"\x05fresh\x18\x03 \x01(\bR\x05fresh\x12,\n" +
 	"\x04held\x18\x04 \x03(\v2\x18.longfair.v1.HeldAttemptR\x04held\x120\n" +
-	"\apending\x18\x05 \x03(\v2\x16.longfair.v1.TaskEventR\apending\">\n" +
+	"\apending\x18\x05 \x03(\v2\x16.longfair.v1.TaskEventR\apending\x12>\n" +
+	"\rfenced_within\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\ffencedWithin\">\n" +
 	"\fWorkerEvents\x12.\n" +
 	"\x06events\x18\x01 \x03(\v2\x16.longfair.v1.TaskEventR\x06events\"'\n" +
 	"\rWorkerGoodbye\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"\v\n" +
-	"\tHeartbeat\"\xed\x01\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x1d\n" +
+	"\tHeartbeat\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xed\x01\n" +
 	"\rWorkerMessage\x120\n" +
 	"\x05hello\x18\x01 \x01(\v2\x18.longfair.v1.WorkerHelloH\x00R\x05hello\x123\n" +
 	"\x06events\x18\x02 \x01(\v2\x19.longfair.v1.WorkerEventsH\x00R\x06events\x126\n" +
@@ -1474,34 +1502,35 @@ var file_longfair_v1_workers_proto_depIdxs = []int32{
 	2,  // 5: longfair.v1.WorkerHello.advert:type_name -> longfair.v1.WorkerAdvert
 	5,  // 6: longfair.v1.WorkerHello.held:type_name -> longfair.v1.HeldAttempt
 	4,  // 7: longfair.v1.WorkerHello.pending:type_name -> longfair.v1.TaskEvent
-	4,  // 8: longfair.v1.WorkerEvents.events:type_name -> longfair.v1.TaskEvent
-	6,  // 9: longfair.v1.WorkerMessage.hello:type_name -> longfair.v1.WorkerHello
-	7,  // 10: longfair.v1.WorkerMessage.events:type_name -> longfair.v1.WorkerEvents
-	9,  // 11: longfair.v1.WorkerMessage.heartbeat:type_name -> longfair.v1.Heartbeat
-	8,  // 12: longfair.v1.WorkerMessage.goodbye:type_name -> longfair.v1.WorkerGoodbye
-	3,  // 13: longfair.v1.Assignment.attempt:type_name -> longfair.v1.AttemptRef
-	21, // 14: longfair.v1.Assignment.walltime:type_name -> google.protobuf.Duration
-	20, // 15: longfair.v1.Assignment.demand:type_name -> longfair.v1.Assignment.DemandEntry
-	11, // 16: longfair.v1.Assignments.assignments:type_name -> longfair.v1.Assignment
-	3,  // 17: longfair.v1.Kill.attempts:type_name -> longfair.v1.AttemptRef
-	21, // 18: longfair.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
-	15, // 19: longfair.v1.LeaderMessage.welcome:type_name -> longfair.v1.Welcome
-	12, // 20: longfair.v1.LeaderMessage.assignments:type_name -> longfair.v1.Assignments
-	13, // 21: longfair.v1.LeaderMessage.kill:type_name -> longfair.v1.Kill
-	14, // 22: longfair.v1.LeaderMessage.ack:type_name -> longfair.v1.Ack
-	9,  // 23: longfair.v1.LeaderMessage.heartbeat:type_name -> longfair.v1.Heartbeat
-	1,  // 24: longfair.v1.ReadTaskOutputRequest.stream:type_name -> longfair.v1.OutputStream
-	10, // 25: longfair.v1.Workers.Connect:input_type -> longfair.v1.WorkerMessage
-	17, // 26: longfair.v1.Workers.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
-	17, // 27: longfair.v1.TaskOutput.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
-	16, // 28: longfair.v1.Workers.Connect:output_type -> longfair.v1.LeaderMessage
-	18, // 29: longfair.v1.Workers.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
-	18, // 30: longfair.v1.TaskOutput.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
-	28, // [28:31] is the sub-list for method output_type
-	25, // [25:28] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	21, // 8: longfair.v1.WorkerHello.fenced_within:type_name -> google.protobuf.Duration
+	4,  // 9: longfair.v1.WorkerEvents.events:type_name -> longfair.v1.TaskEvent
+	6,  // 10: longfair.v1.WorkerMessage.hello:type_name -> longfair.v1.WorkerHello
+	7,  // 11: longfair.v1.WorkerMessage.events:type_name -> longfair.v1.WorkerEvents
+	9,  // 12: longfair.v1.WorkerMessage.heartbeat:type_name -> longfair.v1.Heartbeat
+	8,  // 13: longfair.v1.WorkerMessage.goodbye:type_name -> longfair.v1.WorkerGoodbye
+	3,  // 14: longfair.v1.Assignment.attempt:type_name -> longfair.v1.AttemptRef
+	21, // 15: longfair.v1.Assignment.walltime:type_name -> google.protobuf.Duration
+	20, // 16: longfair.v1.Assignment.demand:type_name -> longfair.v1.Assignment.DemandEntry
+	11, // 17: longfair.v1.Assignments.assignments:type_name -> longfair.v1.Assignment
+	3,  // 18: longfair.v1.Kill.attempts:type_name -> longfair.v1.AttemptRef
+	21, // 19: longfair.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
+	15, // 20: longfair.v1.LeaderMessage.welcome:type_name -> longfair.v1.Welcome
+	12, // 21: longfair.v1.LeaderMessage.assignments:type_name -> longfair.v1.Assignments
+	13, // 22: longfair.v1.LeaderMessage.kill:type_name -> longfair.v1.Kill
+	14, // 23: longfair.v1.LeaderMessage.ack:type_name -> longfair.v1.Ack
+	9,  // 24: longfair.v1.LeaderMessage.heartbeat:type_name -> longfair.v1.Heartbeat
+	1,  // 25: longfair.v1.ReadTaskOutputRequest.stream:type_name -> longfair.v1.OutputStream
+	10, // 26: longfair.v1.Workers.Connect:input_type -> longfair.v1.WorkerMessage
+	17, // 27: longfair.v1.Workers.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
+	17, // 28: longfair.v1.TaskOutput.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
+	16, // 29: longfair.v1.Workers.Connect:output_type -> longfair.v1.LeaderMessage
+	18, // 30: longfair.v1.Workers.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
+	18, // 31: longfair.v1.TaskOutput.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
+	29, // [29:32] is the sub-list for method output_type
+	26, // [26:29] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_workers_proto_init() }
