@@ -29,10 +29,10 @@ var (
 	linClients  = flag.Int("lin.clients", 16, "concurrent clients in the linearizability test")
 	linCheckFor = flag.Duration("lin.check-timeout", 0, "how long porcupine may search per account before the result is Unknown (0: as long as -lin.duration, at least 2m)")
 	linSeed     = flag.Uint64("lin.seed", 0, "seed of the clients' choices (0: from the clock; the test logs it)")
-	// Off by default while issue 10 item 3 is open (its fix, workers that
-	// fence themselves, is on branch h/fencing): at the head it finds the
-	// double runs that item describes. Turn it on by default once merged.
-	linWorkerFaults = flag.Bool("lin.worker-faults", false, "also pause a worker running tasks long enough to be declared lost (issue 10 item 3)")
+	// On by default: a paused worker whose tasks are rerun elsewhere must
+	// have fenced them first (issue 10 item 3); -lin.worker-faults=false
+	// leaves the workers alone for a shorter run.
+	linWorkerFaults = flag.Bool("lin.worker-faults", true, "also pause a worker running tasks long enough to be declared lost (issue 10 item 3)")
 )
 
 // The shape of every job in the history: one task that needs a MIC
