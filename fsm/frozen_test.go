@@ -450,7 +450,6 @@ type freezer struct {
 	f       *FSM
 	entries []frozenEntry
 	term    uint64
-	lines   []string
 }
 
 func (z *freezer) at(d time.Duration) ledger.Time { return t0.Add(d) }
