@@ -43,7 +43,7 @@ func layerOf(rel string) int {
 		return layerLedger
 	case rel == "sched" || strings.HasPrefix(rel, "sched/"):
 		return layerEngine
-	case rel == "fsm", rel == "internal/boltcheck":
+	case rel == "fsm" || strings.HasPrefix(rel, "fsm/"), rel == "internal/boltcheck":
 		return layerFSM
 	}
 	return layerService
@@ -224,7 +224,7 @@ func TestLayersPointOneWay(t *testing.T) {
 				continue
 			}
 			if to := layerOf(irel); to > from {
-				t.Errorf("%s (layer %s) imports %s (layer %s): layers point one way, core ← ledger ← sched ← fsm ← server; move what %s needs down, or pass it in",
+				t.Errorf("%s (layer %s) imports %s (layer %s): layers point one way, core ← ledger ← sched ← fsm ← server; move what %s needs down, or pass it in (a new package meant for the lower layers is placed in layerOf, internal/layering)",
 					rel, layerNames[from], irel, layerNames[to], rel)
 			}
 		}
