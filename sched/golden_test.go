@@ -38,8 +38,11 @@ type scenario struct {
 	Now       string          `json:"now"`
 	Resources []string        `json:"resources"`
 	Settings  scenarioSetting `json:"settings"`
-	Groups    []sched.Group   `json:"groups,omitempty"`
-	Nodes     []struct {
+	Groups    []struct {
+		Path   string  `json:"path"`
+		Weight float64 `json:"weight"`
+	} `json:"groups,omitempty"`
+	Nodes []struct {
 		ID       string             `json:"id"`
 		Capacity map[string]float64 `json:"capacity"`
 		// Free defaults to the capacity.
@@ -109,7 +112,10 @@ func (s *scenario) view() (*sched.View, error) {
 	}
 	at := func(what, text string) ledger.Time { return ledger.Time(dur(what, text)) }
 
-	v := &sched.View{Now: at("now", s.Now), Resources: s.Resources, Groups: s.Groups}
+	v := &sched.View{Now: at("now", s.Now), Resources: s.Resources}
+	for _, g := range s.Groups {
+		v.Groups = append(v.Groups, sched.Group{Path: g.Path, Weight: g.Weight})
+	}
 	v.Settings = sched.Settings{
 		Policy:      sched.Policy(s.Settings.Policy),
 		Quantum:     dur("quantum", s.Settings.Quantum),
