@@ -80,7 +80,10 @@
 // when an entry decodes as another command, applies or is refused
 // differently, or leaves a state whose Digest differs: renumbering a
 // command, or changing how an old entry applies, breaks it. Such a failure
-// is a bug in the change, never a reason to touch the set.
+// is a bug in the change, never a reason to touch the set. A new bucket
+// fails it too (Digest hashes bucket names, even of empty buckets): old
+// and new servers would then disagree at every checkpoint of a rolling
+// upgrade, which the change must settle first.
 //
 // Sets are never edited or regenerated. When a release adds a command type,
 // an envelope version or a field whose old absence must keep applying,
