@@ -12,13 +12,15 @@
 // time, a type and a JSON body. Apply never reads the clock: time is the
 // leader's stamp made non-decreasing (t = max(t, last)). A command that is
 // malformed, of an unknown version or type, or invalid for the current state
-// is refused with an *Error carrying a gRPC code, the same way on every
-// server, and changes nothing. Two servers that apply the same log hold
-// byte-identical bbolt contents (Digest). An entry's shape is checked by
-// the rules of the version it was written with (rules, CommandVersion):
-// a rule a later release adds (version 3: core's text rule and the
-// walltime minimum) refuses new entries while an old log replays exactly
-// as it applied.
+// is refused with an *Error carrying a Kind (errors.go), the same way on
+// every server, and changes nothing. Kinds name what was wrong in the
+// ledger's terms; the FSM imports no transport package, and package server
+// alone maps kinds to gRPC codes (server/errors.go). Two servers that
+// apply the same log hold byte-identical bbolt contents (Digest). An
+// entry's shape is checked by the rules of the version it was written
+// with (rules, CommandVersion): a rule a later release adds (version 3:
+// core's text rule and the walltime minimum) refuses new entries while an
+// old log replays exactly as it applied.
 //
 // A leader proposes Encode(now, cmd) through raft.Apply; the future's
 // Response() is a *Result, which Response[T] unpacks into the command's
