@@ -3,10 +3,6 @@ package fsm
 import (
 	"errors"
 	"fmt"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -45,34 +41,5 @@ func TestKindsNamed(t *testing.T) {
 	}
 	if got := Kinds()[0]; got != KindNone {
 		t.Errorf("Kinds()[0] = %v, want KindNone", got)
-	}
-}
-
-// The FSM speaks the ledger's language: refusals carry a Kind, and only
-// package server maps kinds to gRPC codes. No file of the package (tests
-// aside) may import gRPC again.
-func TestNoTransportImports(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := parser.ParseFile(fset, name, src, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			if path := strings.Trim(imp.Path.Value, `"`); strings.HasPrefix(path, "google.golang.org/grpc") {
-				t.Errorf("%s imports %s: return a refusal of a Kind (errors.go) and let package server map it to a gRPC code", name, path)
-			}
-		}
 	}
 }

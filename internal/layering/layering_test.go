@@ -79,13 +79,9 @@ func fsmNetwork(path string) bool {
 // has, each to be removed (and its entry with it) as issue 11 moves on.
 // The list only shrinks: an entry that no import matches any more fails
 // the test, so that it is deleted rather than left to excuse a new one.
-var knownExceptions = []struct{ pkg, imports, why string }{
-	// Issue 11 (Build 3): fsm's refusals become domain error kinds,
-	// mapped to gRPC status in server only. Until then fsm.Error carries
-	// a gRPC code.
-	{"fsm", "google.golang.org/grpc/codes", "fsm.Error carries a gRPC code until it has domain kinds (issue 11)"},
-	{"fsm", "google.golang.org/grpc/status", "fsm.Error carries a gRPC code until it has domain kinds (issue 11)"},
-}
+// None is left: fsm's refusals are domain kinds since issue 11, mapped to
+// gRPC codes in server only.
+var knownExceptions = []struct{ pkg, imports, why string }{}
 
 type goPackage struct {
 	ImportPath string
