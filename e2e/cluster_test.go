@@ -86,6 +86,14 @@ func (c *cluster) joinAddrs() string {
 	return strings.Join(out, ",")
 }
 
+// The test workers' fence timeout and kill grace: a worker that loses the
+// leader has its tasks killed within their sum, which the servers'
+// --worker-loss-timeout (4s) must exceed by a second.
+const (
+	workerFenceTimeout = 2 * time.Second
+	workerKillGrace    = time.Second
+)
+
 // startWorker starts a worker process joining the cluster; args add to
 // the defaults (cpu 4, mem 8G, kill grace 1s, fence timeout 2s: twice a
 // leader failover here, so that a failover on a loaded machine does not
@@ -94,7 +102,7 @@ func (c *cluster) startWorker(id string, args ...string) *proc {
 	c.t.Helper()
 	all := []string{"worker", "--node-id", id, "--join", c.joinAddrs(),
 		"--gossip-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-		"--work-dir", filepath.Join(c.dir, id), "--log-format", "json", "--kill-grace", "1s", "--fence-timeout", "2s",
+		"--work-dir", filepath.Join(c.dir, id), "--log-format", "json", "--kill-grace", workerKillGrace.String(), "--fence-timeout", workerFenceTimeout.String(),
 		"--cpu", "4", "--mem", "8G"}
 	p := startProc(c.t, c.dir, id, append(all, args...)...)
 	c.workers[id] = p

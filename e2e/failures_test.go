@@ -135,14 +135,14 @@ func TestWorkerKilledTasksRunElsewhere(t *testing.T) {
 		// The lost attempt is charged for the time it ran up to the moment
 		// its worker had surely fenced it: the worker's last heartbeat (at
 		// most half a second before the kill) plus its fence timeout and
-		// kill grace (2 s, startWorker); not up to when the loss was
-		// declared (3 s after the last heartbeat).
+		// kill grace (startWorker); not up to when the loss was declared
+		// (the loss timeout after the last heartbeat).
 		lost := charges[fmt.Sprintf("job-%d.task-%d.attempt-1", job, task.GetIndex())]
 		if lost == nil || lost.GetAmountMicroSu() <= 0 {
 			t.Errorf("the lost attempt of task %d was not charged: %v", task.GetIndex(), lost)
 			continue
 		}
-		const fenced = 2 * time.Second
+		const fenced = workerFenceTimeout + workerKillGrace
 		if rt := chargedRuntime(t, lost); rt < time.Second-500*time.Millisecond+fenced || rt > time.Second+fenced+500*time.Millisecond {
 			t.Errorf("the lost attempt of task %d was charged for %v; want about the 1s it ran before the kill plus the %v its worker had to fence it (the failure was noticed after %v)", task.GetIndex(), rt, fenced, detected)
 		}
