@@ -32,8 +32,10 @@ type Explanation struct {
 	KeyExact bool
 	// Rule says in words how the policy orders accounts.
 	Rule string
-	// Beta is the account's sharing degree at the end of the quantum, as
-	// the pass judges it; +Inf when it has no baseline to fall short of.
+	// Beta is the account's sharing degree at the view's time, as the
+	// fairness report shows it (+Inf when it has no baseline to fall short
+	// of); hmrf's Key holds the one the pass judges with, at the end of
+	// the quantum.
 	Beta float64
 	// Weight is the account's weight, TotalWeight the sum over accounts.
 	Weight, TotalWeight float64
@@ -124,7 +126,7 @@ func (e *Engine) Explain(v *View, id uint64) (*Explanation, error) {
 	}
 	a := &v.Accounts[acct]
 	x := &Explanation{Account: a.Name, Policy: v.Settings.Policy, Weight: a.Weight, Timeout: v.Settings.Timeout,
-		Starving: starving(v, a), Beta: ledger.Beta(e.fair[acct].usage, e.fair[acct].baseline)}
+		Starving: starving(v, a), Beta: ledger.Beta(a.Usage, a.Baseline)}
 	for i := range v.Accounts {
 		x.TotalWeight += v.Accounts[i].Weight
 	}

@@ -1085,8 +1085,10 @@ type JobExplanation struct {
 	// account's rank key, compared in order, smaller first.
 	RankClass string    `protobuf:"bytes,8,opt,name=rank_class,json=rankClass,proto3" json:"rank_class,omitempty"`
 	RankKey   []float64 `protobuf:"fixed64,9,rep,packed,name=rank_key,json=rankKey,proto3" json:"rank_key,omitempty"`
-	// beta is the account's sharing degree at the end of the quantum, set
-	// when has_beta (no baseline means no sharing loss to make up).
+	// beta is the account's sharing degree now, as the fairness report
+	// shows it, set when has_beta (no baseline means no sharing loss to
+	// make up); hmrf's rank_key holds the β it ranks with, at the end of
+	// the scheduling quantum.
 	HasBeta     bool    `protobuf:"varint,10,opt,name=has_beta,json=hasBeta,proto3" json:"has_beta,omitempty"`
 	Beta        float64 `protobuf:"fixed64,11,opt,name=beta,proto3" json:"beta,omitempty"`
 	Weight      float64 `protobuf:"fixed64,12,opt,name=weight,proto3" json:"weight,omitempty"`
