@@ -25,4 +25,10 @@
 // and a blocked node's share goes to its siblings first. fawkes confines
 // every account to the partition FAWKES weighting (package sched/fawkes)
 // gave it (Account.Share).
+//
+// Explain (explain.go) is the engine's own account of a pending job: where
+// its account ranks as a pass over the view would begin, by the same start
+// key, and what the job waits for on the view's nodes. The server serves
+// it as Jobs.ExplainJob over the view the leader schedules from, and
+// 'longfair explain' only prints it.
 package sched
