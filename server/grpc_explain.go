@@ -12,11 +12,18 @@ import (
 )
 
 // ExplainJob serves the engine's own explanation of a pending job
-// (sched.Engine.Explain) over the FSM's scheduling view, the one the
-// leader's passes start from (fsm.View).
+// (sched.Engine.Explain). The leader explains over the view its passes
+// schedule on (passView: the nodes whose worker is ready); a follower,
+// asked for a read it may serve from its replica, over the FSM's view
+// with every up node. The CLI asks the leader (a consistent read).
 func (j *jobsService) ExplainJob(ctx context.Context, req *longfairv1.ExplainJobRequest) (*longfairv1.JobExplanation, error) {
 	at := now()
-	v := j.s.fsm.View(at)
+	var v *sched.View
+	if t := j.s.hub.current(); t != nil {
+		v = t.passView(at)
+	} else {
+		v = j.s.fsm.View(at)
+	}
 	info, err := j.s.fsm.Job(req.GetJobId())
 	if err != nil {
 		return nil, err

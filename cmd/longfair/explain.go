@@ -92,7 +92,8 @@ func explainCommand() func(args []string, stdout, stderr io.Writer) error {
 // explain asks the cluster for the engine's explanation of the job
 // (Jobs.ExplainJob) and says it in words.
 func explain(ctx context.Context, c *client.Client, id uint64) (*explanation, error) {
-	x, err := c.Jobs().ExplainJob(ctx, &longfairv1.ExplainJobRequest{JobId: id})
+	// The leader explains over the view its scheduling passes use.
+	x, err := c.Jobs().ExplainJob(client.ConsistentRead(ctx), &longfairv1.ExplainJobRequest{JobId: id})
 	if err != nil {
 		return nil, err
 	}

@@ -52,9 +52,10 @@ type JobsClient interface {
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
 	// ExplainJob says why a job's pending tasks wait, as the scheduler sees
 	// it: where the job's account ranks as the next pass begins, by the key
-	// the policy in force ranks with, and what the job waits for on the up
-	// nodes. An ended job, or one with every task placed, comes back with
-	// the job alone.
+	// the policy in force ranks with, and what the job waits for on the
+	// nodes (the leader: those whose worker takes tasks, as its passes see
+	// them; a follower serving a stale read: every up node). An ended job,
+	// or one with every task placed, comes back with the job alone.
 	ExplainJob(ctx context.Context, in *ExplainJobRequest, opts ...grpc.CallOption) (*JobExplanation, error)
 }
 
@@ -151,9 +152,10 @@ type JobsServer interface {
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
 	// ExplainJob says why a job's pending tasks wait, as the scheduler sees
 	// it: where the job's account ranks as the next pass begins, by the key
-	// the policy in force ranks with, and what the job waits for on the up
-	// nodes. An ended job, or one with every task placed, comes back with
-	// the job alone.
+	// the policy in force ranks with, and what the job waits for on the
+	// nodes (the leader: those whose worker takes tasks, as its passes see
+	// them; a follower serving a stale read: every up node). An ended job,
+	// or one with every task placed, comes back with the job alone.
 	ExplainJob(context.Context, *ExplainJobRequest) (*JobExplanation, error)
 	mustEmbedUnimplementedJobsServer()
 }
