@@ -135,7 +135,7 @@ func (e *Engine) Explain(v *View, id uint64) (*Explanation, error) {
 	job := &a.Queue[first]
 	x.nodes(e, v, job.Demand)
 	for _, j := range a.Queue[:first] {
-		if j.ID != id && e.shapes.Holds(j.Demand) {
+		if e.shapes.Holds(j.Demand) {
 			x.Ahead += int64(max(j.Pending, 0))
 		}
 	}
