@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/longfair/longfair/core"
 )
 
 // Validate methods of the Groups and Queues requests and of the policy
@@ -105,8 +107,10 @@ func (r *ListLatencyQueuesRequest) Validate() error { return nil }
 // server checks the rest (the disk resource exists, weighting none needs
 // a guarantee) with the whole settings.
 func (r *UpdateSettingsRequest) validatePaperSettings() error {
-	if r.QknoblerRho != nil && !(r.GetQknoblerRho() >= 0 && r.GetQknoblerRho() <= 1) {
-		return bad("qknobler_rho %v is out of range: give a value in [0, 1] (0 favours efficiency, 1 is exactly drf)", r.GetQknoblerRho())
+	if r.QknoblerRho != nil {
+		if err := invalidIf(core.CheckRho("qknobler_rho", r.GetQknoblerRho())); err != nil {
+			return err
+		}
 	}
 	f := r.GetFawkes()
 	if f == nil {
