@@ -28,3 +28,10 @@ func CheckQuantum(quantum time.Duration) error {
 	}
 	return fmt.Errorf("quantum %v must be positive, e.g. 1m", quantum)
 }
+
+// FawkesWeightings are the names of FAWKES's weightings (package
+// sched/fawkes, which takes its list from here), in the order help shows
+// them: the names a request may give, in any case.
+func FawkesWeightings() []string {
+	return []string{"td", "jd", "dd", "pu", "du", "ru", "js", "jt", "tt", "eq", "none"}
+}

@@ -2,6 +2,7 @@ package longfairv1
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -117,10 +118,9 @@ func (r *UpdateSettingsRequest) validatePaperSettings() error {
 		return nil
 	}
 	if f.Weighting != nil && f.GetWeighting() != "" {
-		switch strings.ToLower(f.GetWeighting()) {
-		case "td", "jd", "dd", "pu", "du", "ru", "js", "jt", "tt", "eq", "none":
-		default:
-			return bad("fawkes.weighting %q is unknown: give td, jd, dd, pu, du, ru, js, jt, tt, eq or none", f.GetWeighting())
+		names := core.FawkesWeightings()
+		if !slices.Contains(names, strings.ToLower(f.GetWeighting())) {
+			return bad("fawkes.weighting %q is unknown: give %s or %s", f.GetWeighting(), strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 		}
 	}
 	if err := checkDuration("fawkes.interval", f.GetInterval(), true, 0); err != nil {
