@@ -25,4 +25,9 @@
 // and a blocked node's share goes to its siblings first. fawkes confines
 // every account to the partition FAWKES weighting (package sched/fawkes)
 // gave it (Account.Share).
+//
+// Every policy has a small scenario under testdata/golden (a view in JSON,
+// what the engine decides in the .golden beside it), which
+// TestGoldenScenarios replays; a new policy adds one and writes its
+// .golden with -update-golden.
 package sched
