@@ -7,7 +7,7 @@ RACE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -E '/(server|worker|cli
 PURE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -vE '/(server|worker|client|ops|fsm|cmd)(/|$$)')
 STATICCHECK_VERSION := v0.6.1
 
-.PHONY: build run test bench lint proto clean tools
+.PHONY: build run test bench lint proto clean tools fuzz lin
 
 build:
 	$(GO) build -o $(BIN) ./cmd/longfair
@@ -33,6 +33,27 @@ test: tools
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m $(PURE_PKGS)
 	@if [ -n "$(RACE_PKGS)" ]; then $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS); fi
+
+# fuzz searches, for FUZZTIME each, for requests that make a real server
+# panic, answer Internal/Unknown or corrupt its ledger: every public
+# request type (FuzzAPI) and scripts over the worker stream
+# (FuzzWorkerStream). `make test` runs only their seeds. New failing inputs
+# land in server/testdata/fuzz/ and then run in every `make test`.
+# Each input costs a few calls to the server, so minimizing a new
+# interesting input (its coverage is noisy: servers run goroutines of their
+# own) is capped at 10 runs instead of Go's default minute.
+FUZZTIME ?= 30s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzAPI$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x ./server
+	$(GO) test -run '^$$' -fuzz '^FuzzWorkerStream$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x ./server
+
+# lin runs the linearizability check under faults for LIN_DURATION
+# (`make test` runs it for 40s), worker pause included (issue 10 item 3;
+# LIN_FLAGS=-lin.worker-faults=false leaves workers alone).
+LIN_DURATION ?= 10m
+LIN_FLAGS    ?=
+lin:
+	$(GO) test -count=1 -timeout 90m ./e2e -run '^TestLinearizableUnderFaults$$' -v -lin.duration=$(LIN_DURATION) $(LIN_FLAGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1x -timeout 30m ./...

@@ -25,6 +25,8 @@ type serverProc struct {
 	*proc
 	id, grpc, gossip string
 	dead             bool
+	// args started it; a restart reuses them on the same addresses.
+	args []string
 }
 
 // cluster is servers and workers started by one test.
@@ -57,9 +59,9 @@ func startCluster(ctx context.Context, t testing.TB, n int) *cluster {
 		args := []string{"server", "--node-id", id, "--data-dir", filepath.Join(c.dir, id),
 			"--raft-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
 			"--log-format", "json", "--log-level", "info", "--bootstrap-expect", fmt.Sprint(n),
-			// Workers (startWorker) fence within 2s; tasks of a lost
-			// worker are rerun after 3s.
-			"--worker-loss-timeout", "3s",
+			// Workers (startWorker) fence within 3s; tasks of a lost
+			// worker are rerun after 4s.
+			"--worker-loss-timeout", "4s",
 			// These tests call without tokens; the ACL has its own tests.
 			"--acl=false"}
 		if len(join) > 0 {
@@ -67,7 +69,7 @@ func startCluster(ctx context.Context, t testing.TB, n int) *cluster {
 		}
 		p := startProc(t, c.dir, id, args...)
 		fields := p.waitLog(ctx, t, "server started")
-		s := &serverProc{proc: p, id: id, grpc: str(fields, "grpc"), gossip: str(fields, "gossip")}
+		s := &serverProc{proc: p, id: id, grpc: str(fields, "grpc"), gossip: str(fields, "gossip"), args: args}
 		c.servers = append(c.servers, s)
 		join = append(join, s.gossip)
 	}
@@ -85,12 +87,14 @@ func (c *cluster) joinAddrs() string {
 }
 
 // startWorker starts a worker process joining the cluster; args add to
-// the defaults (cpu 4, mem 8G, kill grace 1s, fence timeout 1s).
+// the defaults (cpu 4, mem 8G, kill grace 1s, fence timeout 2s: twice a
+// leader failover here, so that a failover on a loaded machine does not
+// fence every task).
 func (c *cluster) startWorker(id string, args ...string) *proc {
 	c.t.Helper()
 	all := []string{"worker", "--node-id", id, "--join", c.joinAddrs(),
 		"--gossip-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-		"--work-dir", filepath.Join(c.dir, id), "--log-format", "json", "--kill-grace", "1s", "--fence-timeout", "1s",
+		"--work-dir", filepath.Join(c.dir, id), "--log-format", "json", "--kill-grace", "1s", "--fence-timeout", "2s",
 		"--cpu", "4", "--mem", "8G"}
 	p := startProc(c.t, c.dir, id, append(all, args...)...)
 	c.workers[id] = p

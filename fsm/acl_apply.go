@@ -1,8 +1,6 @@
 package fsm
 
 import (
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -10,13 +8,13 @@ import (
 func (b *batch) createToken(c *CreateToken, t ledger.Time) (any, error) {
 	acl := &b.st.acl
 	if c.Bootstrap && acl.bootstrapped != 0 {
-		return nil, refuse(codes.FailedPrecondition, "the ACL was bootstrapped already: bootstrapping works once; ask an admin for a token (longfair acl token create)")
+		return nil, refuse(KindPrecondition, "the ACL was bootstrapped already: bootstrapping works once; ask an admin for a token (longfair acl token create)")
 	}
 	if _, ok := acl.byID[c.ID]; ok {
-		return nil, refuse(codes.AlreadyExists, "token id %q is taken: retry, and a new id is drawn", c.ID)
+		return nil, refuse(KindExists, "token id %q is taken: retry, and a new id is drawn", c.ID)
 	}
 	if _, ok := acl.byHash[c.SecretHash]; ok {
-		return nil, refuse(codes.AlreadyExists, "a token with this secret exists already: use another secret")
+		return nil, refuse(KindExists, "a token with this secret exists already: use another secret")
 	}
 	if c.Role == RoleUser {
 		if _, ok := b.st.users[c.User]; !ok {
@@ -51,7 +49,7 @@ func (b *batch) revokeToken(c *RevokeToken, t ledger.Time) (any, error) {
 		return tokenInfo(old), nil
 	}
 	if old.Role == RoleAdmin && old.usableAt(t) && acl.usableAdmins(t) == 1 {
-		return nil, refuse(codes.FailedPrecondition, "token %q is the last usable admin token: create another admin token before revoking it", c.ID)
+		return nil, refuse(KindPrecondition, "token %q is the last usable admin token: create another admin token before revoking it", c.ID)
 	}
 	r := *old
 	r.RevokedAt = t

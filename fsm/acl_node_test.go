@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/grpc/codes"
 )
 
 // A worker token bound to a node keeps its node through every way the
@@ -136,7 +135,7 @@ func TestTokenNodeRefusals(t *testing.T) {
 		"node with a slash":   {ID: "w3", SecretHash: hashOf("worker-secret-003"), Role: RoleWorker, Node: "c01/x"},
 		"node over 255 bytes": {ID: "w4", SecretHash: hashOf("worker-secret-004"), Role: RoleWorker, Node: string(make([]byte, maxNodeIDLength+1))},
 	} {
-		if _, err := Encode(t0, c); Code(err) != codes.InvalidArgument {
+		if _, err := Encode(t0, c); KindOf(err) != KindInvalid {
 			t.Errorf("%s: Encode gave %v, want InvalidArgument", name, err)
 		}
 		// A leader that skipped the check: every server refuses the entry.
@@ -148,7 +147,7 @@ func TestTokenNodeRefusals(t *testing.T) {
 		raw[0], raw[1] = CommandVersion, byte(TypeCreateToken)
 		binary.BigEndian.PutUint64(raw[2:], uint64(t0))
 		e := h.log.addRaw(append(raw, body...))
-		if r := h.f.Apply(e).(*Result); Code(r.Err) != codes.InvalidArgument {
+		if r := h.f.Apply(e).(*Result); KindOf(r.Err) != KindInvalid {
 			t.Errorf("%s: applied with %v, want InvalidArgument", name, r.Err)
 		}
 	}

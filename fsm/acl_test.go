@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"google.golang.org/grpc/codes"
 )
 
 // hashOf is the SHA-256 of a secret as the server proposes it, computed
@@ -18,12 +16,12 @@ func hashOf(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func wantCode(t *testing.T, r *Result, code codes.Code) {
+func wantKind(t *testing.T, r *Result, code Kind) {
 	t.Helper()
 	if r.Err == nil {
 		t.Fatalf("%s was applied; want refusal with %v", r.Type, code)
 	}
-	if got := Code(r.Err); got != code {
+	if got := KindOf(r.Err); got != code {
 		t.Fatalf("%s refused with %v (%v); want %v", r.Type, got, r.Err, code)
 	}
 }
@@ -43,7 +41,7 @@ func TestBootstrapWorksOnceAndChangesNothingAfter(t *testing.T) {
 	before := stateDigest(t, h.f)
 	gen := h.f.ACLGeneration()
 	r := h.at(time.Minute).apply(&CreateToken{ID: "boot2", SecretHash: hashOf("second-secret-0123"), Role: RoleAdmin, Bootstrap: true})
-	wantCode(t, r, codes.FailedPrecondition)
+	wantKind(t, r, KindPrecondition)
 	if stateDigest(t, h.f) != before {
 		t.Fatal("a refused second bootstrap changed the state")
 	}
@@ -63,15 +61,15 @@ func TestCreateTokenRefusals(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		cmd  *CreateToken
-		code codes.Code
+		code Kind
 	}{
-		{"id taken", &CreateToken{ID: "a1", SecretHash: hashOf("other-secret-00001"), Role: RoleAdmin}, codes.AlreadyExists},
-		{"secret taken", &CreateToken{ID: "a2", SecretHash: hashOf("s-admin-000000001"), Role: RoleAdmin}, codes.AlreadyExists},
-		{"unknown user", &CreateToken{ID: "u1", SecretHash: hashOf("s-user-0000000001"), Role: RoleUser, User: "nobody"}, codes.NotFound},
-		{"expires before created", &CreateToken{ID: "u2", SecretHash: hashOf("s-user-0000000002"), Role: RoleUser, User: "ann", ExpiresAt: t0}, codes.InvalidArgument},
+		{"id taken", &CreateToken{ID: "a1", SecretHash: hashOf("other-secret-00001"), Role: RoleAdmin}, KindExists},
+		{"secret taken", &CreateToken{ID: "a2", SecretHash: hashOf("s-admin-000000001"), Role: RoleAdmin}, KindExists},
+		{"unknown user", &CreateToken{ID: "u1", SecretHash: hashOf("s-user-0000000001"), Role: RoleUser, User: "nobody"}, KindNotFound},
+		{"expires before created", &CreateToken{ID: "u2", SecretHash: hashOf("s-user-0000000002"), Role: RoleUser, User: "ann", ExpiresAt: t0}, KindInvalid},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			wantCode(t, h.apply(c.cmd), c.code)
+			wantKind(t, h.apply(c.cmd), c.code)
 			if stateDigest(t, h.f) != before {
 				t.Fatal("a refused CreateToken changed the state")
 			}
@@ -99,7 +97,7 @@ func TestMalformedTokenCommandsAreRefusedAtDecode(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := good
 			c.change(&cmd)
-			if _, err := Encode(t0, &cmd); Code(err) != codes.InvalidArgument {
+			if _, err := Encode(t0, &cmd); KindOf(err) != KindInvalid {
 				t.Fatalf("Encode: %v; want InvalidArgument", err)
 			}
 		})
@@ -107,7 +105,7 @@ func TestMalformedTokenCommandsAreRefusedAtDecode(t *testing.T) {
 	if _, err := Encode(t0, &good); err != nil {
 		t.Fatalf("the good command does not encode: %v", err)
 	}
-	if _, err := Encode(t0, &RevokeToken{ID: ""}); Code(err) != codes.InvalidArgument {
+	if _, err := Encode(t0, &RevokeToken{ID: ""}); KindOf(err) != KindInvalid {
 		t.Fatalf("RevokeToken without id: %v", err)
 	}
 }
@@ -136,12 +134,12 @@ func TestRevokeTokenAndTheLastAdmin(t *testing.T) {
 	if info, ok := h.f.TokenBySecretHash(hashOf("user-secret-000001")); !ok || info.RevokedAt == 0 {
 		t.Fatalf("a revoked token must still be found, marked revoked: %+v, %v", info, ok)
 	}
-	wantCode(t, h.apply(&RevokeToken{ID: "nope"}), codes.NotFound)
+	wantKind(t, h.apply(&RevokeToken{ID: "nope"}), KindNotFound)
 
 	// At t0+2h admin2 has expired: admin1 is the last usable admin.
 	h.at(2 * time.Hour)
 	before := stateDigest(t, h.f)
-	wantCode(t, h.apply(&RevokeToken{ID: "admin1"}), codes.FailedPrecondition)
+	wantKind(t, h.apply(&RevokeToken{ID: "admin1"}), KindPrecondition)
 	if stateDigest(t, h.f) != before {
 		t.Fatal("a refused revocation changed the state")
 	}
@@ -291,7 +289,7 @@ func TestTokenReplicasAgree(t *testing.T) {
 		for _, r := range res {
 			if rr, ok := r.(*Result); ok && rr.Err != nil {
 				var e *Error
-				if !errors.As(rr.Err, &e) || e.Code != codes.FailedPrecondition {
+				if !errors.As(rr.Err, &e) || e.Kind != KindPrecondition {
 					t.Fatalf("replica refused %v", rr.Err)
 				}
 				refused++

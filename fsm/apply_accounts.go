@@ -3,8 +3,6 @@ package fsm
 import (
 	"slices"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -12,7 +10,7 @@ import (
 func (b *batch) createAccount(c *CreateAccount, t ledger.Time) (any, error) {
 	st := b.st
 	if _, ok := st.accounts[c.Name]; ok {
-		return nil, refuse(codes.AlreadyExists, "account %q already exists: pick another name, or update it with UpdateAccount", c.Name)
+		return nil, refuse(KindExists, "account %q already exists: pick another name, or update it with UpdateAccount", c.Name)
 	}
 	a := &accountRecord{Name: c.Name, AdminWeight: c.Weight, Contribution: c.Contribution, CreatedAt: t}
 	if err := putJSON(b.bucket(bucketAccounts), []byte(a.Name), a); err != nil {
@@ -60,7 +58,7 @@ func (b *batch) updateAccount(c *UpdateAccount) (any, error) {
 func (b *batch) createUser(c *CreateUser, t ledger.Time) (any, error) {
 	st := b.st
 	if _, ok := st.users[c.Name]; ok {
-		return nil, refuse(codes.AlreadyExists, "user %q already exists: pick another name, or add memberships with AddMembership", c.Name)
+		return nil, refuse(KindExists, "user %q already exists: pick another name, or add memberships with AddMembership", c.Name)
 	}
 	for _, a := range c.Accounts {
 		if _, ok := st.accounts[a]; !ok {
@@ -94,7 +92,7 @@ func (b *batch) setMembership(user, account string, member bool) (any, error) {
 		return userInfo(old), nil
 	}
 	if member && len(old.Accounts) >= MaxMemberships {
-		return nil, refuse(codes.FailedPrecondition, "user %q is already a member of %d accounts, the most allowed: remove one first", user, MaxMemberships)
+		return nil, refuse(KindPrecondition, "user %q is already a member of %d accounts, the most allowed: remove one first", user, MaxMemberships)
 	}
 	u := *old
 	if member {

@@ -1,8 +1,6 @@
 package fsm
 
 import (
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -34,6 +32,6 @@ func (s *state) checkFit(demand ledger.Vector) *Error {
 	if len(shapes) > 1 {
 		largest, those = "the largest known nodes have", "one of those"
 	}
-	return refuse(codes.FailedPrecondition, "no known node has %s: %s %s; ask for at most %s per task, or wait for a bigger node to join",
+	return refuse(KindPrecondition, "no known node has %s: %s %s; ask for at most %s per task, or wait for a bigger node to join",
 		shapes.Lacking(names, demand), largest, shapes.Describe(names), those)
 }

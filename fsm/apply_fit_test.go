@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -28,7 +26,7 @@ func fitJob(demand map[string]float64) *SubmitJob {
 // refusedUntouched submits cmd, which must be refused with code, and checks
 // that the refusal held nothing and left the state as it was; it returns
 // the message.
-func refusedUntouched(t *testing.T, h *harness, cmd *SubmitJob, code codes.Code) string {
+func refusedUntouched(t *testing.T, h *harness, cmd *SubmitJob, code Kind) string {
 	t.Helper()
 	before := stateDigest(t, h.f)
 	bal, err := h.f.Balance("phys", h.now)
@@ -43,7 +41,7 @@ func refusedUntouched(t *testing.T, h *harness, cmd *SubmitJob, code codes.Code)
 	if r.Err == nil {
 		t.Fatalf("demand %v accepted as job %v; want a refusal", cmd.Demand, r.Value)
 	}
-	if got := Code(r.Err); got != code {
+	if got := KindOf(r.Err); got != code {
 		t.Fatalf("demand %v refused with %v (%v), want %v", cmd.Demand, got, r.Err, code)
 	}
 	if stateDigest(t, h.f) != before {
@@ -70,13 +68,13 @@ func TestSubmitRefusesATaskNoKnownNodeHolds(t *testing.T) {
 	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 4, "mem": 16 * gib, "mic": 2}})
 	h.ok(&NodeUp{ID: "n2", Capacity: map[string]float64{"cpu": 4, "mem": 16 * gib}})
 
-	msg := refusedUntouched(t, h, fitJob(map[string]float64{"cpu": 5}), codes.FailedPrecondition)
+	msg := refusedUntouched(t, h, fitJob(map[string]float64{"cpu": 5}), KindPrecondition)
 	for _, want := range []string{"no known node has cpu=5", "largest known node has cpu=4 mem=16G mic=2", "ask for at most that"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("cpu=5: refusal %q does not say %q", msg, want)
 		}
 	}
-	msg = refusedUntouched(t, h, fitJob(map[string]float64{"cpu": 1, "mic": 100}), codes.FailedPrecondition)
+	msg = refusedUntouched(t, h, fitJob(map[string]float64{"cpu": 1, "mic": 100}), KindPrecondition)
 	for _, want := range []string{"mic=100", "cpu=4 mem=16G mic=2"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("mic=100: refusal %q does not say %q", msg, want)
@@ -96,12 +94,12 @@ func TestSubmitRefusesATaskNoKnownNodeHolds(t *testing.T) {
 func TestSubmitRefusesWhatFitsNoSingleNode(t *testing.T) {
 	h := fitHarness(t)
 	h.ok(&NodeUp{ID: "fat", Capacity: map[string]float64{"cpu": 32, "mem": 128 * gib}})
-	msg := refusedUntouched(t, h, fitJob(map[string]float64{"cpu": 1, "mic": 1}), codes.FailedPrecondition)
+	msg := refusedUntouched(t, h, fitJob(map[string]float64{"cpu": 1, "mic": 1}), KindPrecondition)
 	if !strings.Contains(msg, "mic=1 (none has any mic)") {
 		t.Errorf("refusal %q does not say that no node has mic", msg)
 	}
 	h.ok(&NodeUp{ID: "phi", Capacity: map[string]float64{"cpu": 8, "mem": 96 * gib, "mic": 4}})
-	msg = refusedUntouched(t, h, fitJob(map[string]float64{"cpu": 16, "mic": 1}), codes.FailedPrecondition)
+	msg = refusedUntouched(t, h, fitJob(map[string]float64{"cpu": 16, "mic": 1}), KindPrecondition)
 	for _, want := range []string{"cpu=16 mic=1 on one node", "largest known nodes have", "cpu=32 mem=128G", "cpu=8 mem=96G mic=4", "one of those"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("refusal %q does not say %q", msg, want)
@@ -123,14 +121,14 @@ func TestSubmitFitCountsEveryKnownNode(t *testing.T) {
 	h.ok(&NodeUp{ID: "small", Capacity: map[string]float64{"cpu": 4}})
 	h.ok(&NodeDown{ID: "big", Reason: "maintenance"})
 	h.ok(fitJob(map[string]float64{"cpu": 64})) // fits the node that is down
-	refusedUntouched(t, h, fitJob(map[string]float64{"cpu": 65}), codes.FailedPrecondition)
+	refusedUntouched(t, h, fitJob(map[string]float64{"cpu": 65}), KindPrecondition)
 
 	h.ok(&NodeUp{ID: "small", Capacity: map[string]float64{"cpu": 128}}) // re-announced bigger
 	h.ok(fitJob(map[string]float64{"cpu": 65}))
 
 	h.ok(&UpdateSettings{AddResources: []string{"gpu"}, BillingWeights: map[string]float64{"cpu": 1, "gpu": 4}})
 	r := h.apply(fitJob(map[string]float64{"cpu": 1, "gpu": 1}))
-	if Code(r.Err) != codes.FailedPrecondition || !strings.Contains(r.Err.Error(), "gpu=1") {
+	if KindOf(r.Err) != KindPrecondition || !strings.Contains(r.Err.Error(), "gpu=1") {
 		t.Fatalf("gpu=1 with no node having gpu: %v, want a refusal naming gpu=1", r.Err)
 	}
 	h.ok(&NodeUp{ID: "small", Capacity: map[string]float64{"cpu": 128, "gpu": 2}})

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -31,7 +29,7 @@ func (b *batch) grant(c *Grant, t ledger.Time) (any, error) {
 		return nil, err
 	} else if ok {
 		if old.Account != c.Account || old.Amount != c.Amount || old.Expires != c.Expires || old.Note != c.Note {
-			return nil, refuse(codes.AlreadyExists, "grant %q already gave %v SU to account %q: a retry must repeat it exactly; a new grant needs a new id", id, old.Amount, old.Account)
+			return nil, refuse(KindExists, "grant %q already gave %v SU to account %q: a retry must repeat it exactly; a new grant needs a new id", id, old.Amount, old.Account)
 		}
 		return grantInfo(&old), nil
 	}
@@ -68,18 +66,19 @@ func (b *batch) saveJournal(entries []ledger.JournalEntry) error {
 	return nil
 }
 
-// ledgerRefusal maps an SU book error to a refusal with its gRPC code.
+// ledgerRefusal maps an SU book error to a refusal of its kind; anything
+// else the book refuses (ErrBadSUArgument) is invalid.
 func ledgerRefusal(err error) *Error {
-	code := codes.InvalidArgument
+	kind := KindInvalid
 	switch {
 	case errors.Is(err, ledger.ErrInsufficientFunds):
-		code = codes.ResourceExhausted
+		kind = KindInsufficientFunds
 	case errors.Is(err, ledger.ErrIDConflict):
-		code = codes.AlreadyExists
+		kind = KindExists
 	case errors.Is(err, ledger.ErrUnknownHold):
-		code = codes.NotFound
+		kind = KindNotFound
 	case errors.Is(err, ledger.ErrHoldClosed):
-		code = codes.FailedPrecondition
+		kind = KindPrecondition
 	}
-	return &Error{Code: code, Msg: err.Error()}
+	return &Error{Kind: kind, Msg: err.Error()}
 }

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/grpc/codes"
 
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
@@ -137,11 +136,11 @@ func (b *batch) removeGroup(c *RemoveGroup) (any, error) {
 	}
 	info := st.groupInfo(rec)
 	if len(info.Accounts) > 0 {
-		return nil, refuse(codes.FailedPrecondition, "group %q still holds accounts %s: move them elsewhere first (longfair account set-group)",
+		return nil, refuse(KindPrecondition, "group %q still holds accounts %s: move them elsewhere first (longfair account set-group)",
 			c.Path, strings.Join(info.Accounts, ", "))
 	}
 	if len(info.Groups) > 0 {
-		return nil, refuse(codes.FailedPrecondition, "group %q still holds groups %s: remove them first", c.Path, strings.Join(info.Groups, ", "))
+		return nil, refuse(KindPrecondition, "group %q still holds groups %s: remove them first", c.Path, strings.Join(info.Groups, ", "))
 	}
 	if err := b.bucket(bucketGroups).Delete([]byte(c.Path)); err != nil {
 		return nil, err
@@ -160,7 +159,7 @@ func (b *batch) setAccountGroup(c *SetAccountGroup, t ledger.Time) (any, error) 
 	var created []string
 	if c.Group != "" {
 		if _, clash := st.groups.byPath[c.Group+"/"+c.Account]; clash {
-			return nil, refuse(codes.FailedPrecondition, "group %q holds a group named %q: an account and a group under one parent need different names",
+			return nil, refuse(KindPrecondition, "group %q holds a group named %q: an account and a group under one parent need different names",
 				c.Group, c.Account)
 		}
 		var err error
@@ -252,7 +251,7 @@ func (f *FSM) AccountTree(now ledger.Time) ([]sched.TreeNode, []string, error) {
 	v := f.View(now)
 	nodes, err := sched.AccountTree(v)
 	if err != nil {
-		return nil, nil, refuse(codes.Internal, "account tree: %v", err)
+		return nil, nil, refuse(KindInternal, "account tree: %v", err)
 	}
 	return nodes, v.Resources, nil
 }
@@ -296,12 +295,12 @@ func (g *groupState) plan(s *state, path string) ([]string, error) {
 			if parent != "" {
 				where = "group " + parent
 			}
-			return nil, refuse(codes.FailedPrecondition, "account %q is under %s: a group there cannot have the same name; pick another name", name, where)
+			return nil, refuse(KindPrecondition, "account %q is under %s: a group there cannot have the same name; pick another name", name, where)
 		}
 		missing = append(missing, p)
 	}
 	if len(g.byPath)+len(missing) > MaxGroups {
-		return nil, refuse(codes.FailedPrecondition, "the cluster has %d groups, and %d more would pass the limit of %d: remove unused groups first",
+		return nil, refuse(KindPrecondition, "the cluster has %d groups, and %d more would pass the limit of %d: remove unused groups first",
 			len(g.byPath), len(missing), MaxGroups)
 	}
 	return missing, nil

@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 )
@@ -122,21 +120,21 @@ func TestGroupRefusalsChangeNothing(t *testing.T) {
 	cases := []struct {
 		name  string
 		entry func(t testing.TB, at ledger.Time) []byte
-		code  codes.Code
+		code  Kind
 		words []string
 	}{
-		{"empty path", cmd(&SetGroupWeight{Path: "", Weight: 1}), codes.InvalidArgument, []string{"empty"}},
-		{"double slash", cmd(&SetGroupWeight{Path: "a//b", Weight: 1}), codes.InvalidArgument, []string{"empty name"}},
-		{"leading slash", cmd(&SetGroupWeight{Path: "/a", Weight: 1}), codes.InvalidArgument, []string{"slash"}},
-		{"odd name", cmd(&SetGroupWeight{Path: "a b", Weight: 1}), codes.InvalidArgument, []string{"' '"}},
-		{"too deep", cmd(&SetGroupWeight{Path: "a/b/c/d/e/f/g/h/i", Weight: 1}), codes.InvalidArgument, []string{"at most 8"}},
-		{"negative weight", cmd(&SetGroupWeight{Path: "a", Weight: -1}), codes.InvalidArgument, []string{"group weight"}},
-		{"named like an account", cmd(&SetGroupWeight{Path: "phys", Weight: 1}), codes.FailedPrecondition, []string{"phys", "same name"}},
-		{"named like an account deeper", cmd(&SetGroupWeight{Path: "lab/chem/x", Weight: 1}), codes.FailedPrecondition, []string{"chem", "group lab"}},
-		{"account into clash", cmd(&SetAccountGroup{Account: "phys", Group: "phys"}), codes.FailedPrecondition, []string{"phys"}},
-		{"unknown account", cmd(&SetAccountGroup{Account: "geo", Group: "lab"}), codes.NotFound, []string{"geo"}},
-		{"remove unknown", cmd(&RemoveGroup{Path: "nope"}), codes.NotFound, []string{"nope", "group list"}},
-		{"remove non-empty", cmd(&RemoveGroup{Path: "lab"}), codes.FailedPrecondition, []string{"chem", "set-group"}},
+		{"empty path", cmd(&SetGroupWeight{Path: "", Weight: 1}), KindInvalid, []string{"empty"}},
+		{"double slash", cmd(&SetGroupWeight{Path: "a//b", Weight: 1}), KindInvalid, []string{"empty name"}},
+		{"leading slash", cmd(&SetGroupWeight{Path: "/a", Weight: 1}), KindInvalid, []string{"slash"}},
+		{"odd name", cmd(&SetGroupWeight{Path: "a b", Weight: 1}), KindInvalid, []string{"' '"}},
+		{"too deep", cmd(&SetGroupWeight{Path: "a/b/c/d/e/f/g/h/i", Weight: 1}), KindInvalid, []string{"at most 8"}},
+		{"negative weight", cmd(&SetGroupWeight{Path: "a", Weight: -1}), KindInvalid, []string{"group weight"}},
+		{"named like an account", cmd(&SetGroupWeight{Path: "phys", Weight: 1}), KindPrecondition, []string{"phys", "same name"}},
+		{"named like an account deeper", cmd(&SetGroupWeight{Path: "lab/chem/x", Weight: 1}), KindPrecondition, []string{"chem", "group lab"}},
+		{"account into clash", cmd(&SetAccountGroup{Account: "phys", Group: "phys"}), KindPrecondition, []string{"phys"}},
+		{"unknown account", cmd(&SetAccountGroup{Account: "geo", Group: "lab"}), KindNotFound, []string{"geo"}},
+		{"remove unknown", cmd(&RemoveGroup{Path: "nope"}), KindNotFound, []string{"nope", "group list"}},
+		{"remove non-empty", cmd(&RemoveGroup{Path: "lab"}), KindPrecondition, []string{"chem", "set-group"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -145,16 +143,16 @@ func TestGroupRefusalsChangeNothing(t *testing.T) {
 	}
 	// An account cannot move under a group that holds a group of its name.
 	h.ok(&SetGroupWeight{Path: "lab/phys", Weight: 1})
-	expectRefusal(t, h, cmd(&SetAccountGroup{Account: "phys", Group: "lab"}), codes.FailedPrecondition, []string{"phys", "different names"})
+	expectRefusal(t, h, cmd(&SetAccountGroup{Account: "phys", Group: "lab"}), KindPrecondition, []string{"phys", "different names"})
 	// A command with a bad shape is refused before it is proposed too.
-	if _, err := Encode(h.now, &SetGroupWeight{Path: "x/", Weight: 1}); Code(err) != codes.InvalidArgument {
+	if _, err := Encode(h.now, &SetGroupWeight{Path: "x/", Weight: 1}); KindOf(err) != KindInvalid {
 		t.Fatalf("Encode of a bad path: %v", err)
 	}
 }
 
 // expectRefusal applies an entry that must be refused with code and a
 // message holding words, and checks that it changed nothing.
-func expectRefusal(t *testing.T, h *harness, entry func(testing.TB, ledger.Time) []byte, code codes.Code, words []string) *Result {
+func expectRefusal(t *testing.T, h *harness, entry func(testing.TB, ledger.Time) []byte, code Kind, words []string) *Result {
 	t.Helper()
 	before := stateDigest(t, h.f)
 	later := h.now.Add(time.Hour)
@@ -164,8 +162,8 @@ func expectRefusal(t *testing.T, h *harness, entry func(testing.TB, ledger.Time)
 	if r.Err == nil {
 		t.Fatalf("accepted; want %v", code)
 	}
-	if Code(r.Err) != code {
-		t.Fatalf("code %v (%v), want %v", Code(r.Err), r.Err, code)
+	if KindOf(r.Err) != code {
+		t.Fatalf("kind %v (%v), want %v", KindOf(r.Err), r.Err, code)
 	}
 	for _, w := range words {
 		if !strings.Contains(r.Err.Error(), w) {

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -56,7 +54,7 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 				return nil, err
 			}
 			if !st.sameSubmission(j, c, maxAttempts) {
-				return nil, refuse(codes.AlreadyExists, "request id %q was already used to submit job %d, which differs from this request: use a new request id for a new job", c.RequestID, j.ID)
+				return nil, refuse(KindExists, "request id %q was already used to submit job %d, which differs from this request: use a new request id for a new job", c.RequestID, j.ID)
 			}
 			return st.jobInfo(j), nil
 		}
@@ -69,7 +67,7 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 		return nil, notFound("user %q does not exist: check the name, or ask an admin to create the user", c.User)
 	}
 	if _, member := slices.BinarySearch(u.Accounts, c.Account); !member {
-		return nil, refuse(codes.PermissionDenied, "user %q is not a member of account %q: submit to one of its accounts (%s) or ask an admin to add the membership", c.User, c.Account, strings.Join(u.Accounts, ", "))
+		return nil, refuse(KindPermission, "user %q is not a member of account %q: submit to one of its accounts (%s) or ask an admin to add the membership", c.User, c.Account, strings.Join(u.Accounts, ", "))
 	}
 	demand, refusal := st.demandVector("demand", c.Demand, c.legacy)
 	if refusal != nil {
@@ -90,7 +88,7 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	entries, err := st.su.Hold(holdID(id), c.Account, hold, t)
 	if err != nil {
 		r := ledgerRefusal(err)
-		if r.Code == codes.ResourceExhausted {
+		if r.Kind == KindInsufficientFunds {
 			r.Msg = fmt.Sprintf("job of %d tasks × %v needs a hold of %v SU: %s", c.Tasks, c.Walltime, hold, r.Msg)
 		}
 		return nil, r
@@ -142,7 +140,7 @@ func (b *batch) cancelJob(c *CancelJob, t ledger.Time) (any, error) {
 		return st.jobInfo(j), nil
 	}
 	if j.State.Ended() {
-		return nil, refuse(codes.FailedPrecondition, "job %d already %s at %s: there is nothing left to cancel", j.ID, j.State, formatTime(j.EndedAt))
+		return nil, refuse(KindPrecondition, "job %d already %s at %s: there is nothing left to cancel", j.ID, j.State, formatTime(j.EndedAt))
 	}
 	j.Cancelled += j.pending()
 	j.NextFresh, j.Requeued = j.Tasks, nil

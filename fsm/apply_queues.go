@@ -6,7 +6,6 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/grpc/codes"
 
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
@@ -24,7 +23,7 @@ import (
 // the queue and declare it again to have it judged anew.
 
 // CreateLatencyQueue declares a latency queue for an account. A queue
-// admission control rejects is refused (FailedPrecondition) with the
+// admission control rejects is refused (KindPrecondition) with the
 // reason; otherwise it is stored with its class and the reason for it.
 // Start 0 means the command's time: the first burst starts now.
 type CreateLatencyQueue struct {
@@ -136,7 +135,7 @@ func (b *batch) createLatencyQueue(c *CreateLatencyQueue, t ledger.Time) (any, e
 		return nil, notFound("account %q does not exist: create it before declaring its latency queue", c.Account)
 	}
 	if q, ok := st.queues.byAccount[c.Account]; ok {
-		return nil, refuse(codes.AlreadyExists, "account %q already has a latency queue (%v): remove it first to declare a new one", c.Account, q.Class)
+		return nil, refuse(KindExists, "account %q already has a latency queue (%v): remove it first to declare a new one", c.Account, q.Class)
 	}
 	n := len(st.settings.Resources)
 	burst := ledger.NewVector(n)
@@ -148,7 +147,7 @@ func (b *batch) createLatencyQueue(c *CreateLatencyQueue, t ledger.Time) (any, e
 		burst[k] = c.Burst[name]
 	}
 	if st.capacity.IsZero() {
-		return nil, refuse(codes.FailedPrecondition, "no worker node is up: admission control measures a queue's bursts against the cluster's capacity; declare the queue once workers have joined")
+		return nil, refuse(KindPrecondition, "no worker node is up: admission control measures a queue's bursts against the cluster's capacity; declare the queue once workers have joined")
 	}
 	start := c.Start
 	if start == 0 {
@@ -162,7 +161,7 @@ func (b *batch) createLatencyQueue(c *CreateLatencyQueue, t ledger.Time) (any, e
 		return nil, invalid("latency queue: %v", err)
 	}
 	if decision.Class == sched.Rejected {
-		return nil, refuse(codes.FailedPrecondition, "admission control rejects the latency queue of account %q: %s", c.Account, decision.Reason)
+		return nil, refuse(KindPrecondition, "admission control rejects the latency queue of account %q: %s", c.Account, decision.Reason)
 	}
 	q := &queueRecord{
 		Account: c.Account, Start: start, Period: c.Period, Deadline: c.Deadline, Burst: burst,

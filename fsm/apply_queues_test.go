@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 )
@@ -48,7 +46,7 @@ func TestLatencyQueueAdmission(t *testing.T) {
 	h.ok(&CreateAccount{Name: "bio", Weight: f64(3)})
 	spec := &sched.LatencySpec{Start: h.now, Period: time.Hour, Deadline: time.Minute, Burst: ledger.Vector{1, 0, 0}}
 	r := expectRefusal(t, h, cmd(&CreateLatencyQueue{Account: "chem", Start: h.now, Period: time.Hour, Deadline: time.Minute, Burst: map[string]float64{"cpu": 1}}),
-		codes.FailedPrecondition, []string{"admission control rejects", "chem", "safety condition", `"phys"`})
+		KindPrecondition, []string{"admission control rejects", "chem", "safety condition", `"phys"`})
 	// It is admission control's own decision on what the cluster holds.
 	physSpec := sched.LatencySpec{Start: q.Start, Period: 10 * time.Minute, Deadline: 5 * time.Minute, Burst: ledger.Vector{8, 0, 0}}
 	want, err := sched.AdmitQueue([]string{"cpu", "mem", "mic"}, ledger.Vector{16, 64 << 30, 0}, []sched.AdmittedQueue{
@@ -82,18 +80,18 @@ func TestLatencyQueueRefusals(t *testing.T) {
 	cases := []struct {
 		name  string
 		cmd   Command
-		code  codes.Code
+		code  Kind
 		words []string
 	}{
-		{"unknown account", ok(func(c *CreateLatencyQueue) { c.Account = "geo" }), codes.NotFound, []string{"geo"}},
-		{"twice", ok(func(c *CreateLatencyQueue) { c.Account = "phys" }), codes.AlreadyExists, []string{"phys", "remove it first"}},
-		{"unknown resource", ok(func(c *CreateLatencyQueue) { c.Burst = map[string]float64{"gpu": 1} }), codes.InvalidArgument, []string{"gpu", "cpu, mem, mic"}},
-		{"deadline past period", ok(func(c *CreateLatencyQueue) { c.Deadline = time.Hour }), codes.InvalidArgument, []string{"deadline", "at most the period"}},
-		{"no period", ok(func(c *CreateLatencyQueue) { c.Period = 0 }), codes.InvalidArgument, []string{"period"}},
-		{"zero burst", ok(func(c *CreateLatencyQueue) { c.Burst = map[string]float64{"cpu": 0} }), codes.InvalidArgument, []string{"zero"}},
-		{"no burst", ok(func(c *CreateLatencyQueue) { c.Burst = nil }), codes.InvalidArgument, []string{"burst is empty"}},
-		{"negative start", ok(func(c *CreateLatencyQueue) { c.Start = -1 }), codes.InvalidArgument, []string{"start"}},
-		{"remove unknown", &RemoveLatencyQueue{Account: "chem"}, codes.NotFound, []string{"chem", "queue list"}},
+		{"unknown account", ok(func(c *CreateLatencyQueue) { c.Account = "geo" }), KindNotFound, []string{"geo"}},
+		{"twice", ok(func(c *CreateLatencyQueue) { c.Account = "phys" }), KindExists, []string{"phys", "remove it first"}},
+		{"unknown resource", ok(func(c *CreateLatencyQueue) { c.Burst = map[string]float64{"gpu": 1} }), KindInvalid, []string{"gpu", "cpu, mem, mic"}},
+		{"deadline past period", ok(func(c *CreateLatencyQueue) { c.Deadline = time.Hour }), KindInvalid, []string{"deadline", "at most the period"}},
+		{"no period", ok(func(c *CreateLatencyQueue) { c.Period = 0 }), KindInvalid, []string{"period"}},
+		{"zero burst", ok(func(c *CreateLatencyQueue) { c.Burst = map[string]float64{"cpu": 0} }), KindInvalid, []string{"zero"}},
+		{"no burst", ok(func(c *CreateLatencyQueue) { c.Burst = nil }), KindInvalid, []string{"burst is empty"}},
+		{"negative start", ok(func(c *CreateLatencyQueue) { c.Start = -1 }), KindInvalid, []string{"start"}},
+		{"remove unknown", &RemoveLatencyQueue{Account: "chem"}, KindNotFound, []string{"chem", "queue list"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { expectRefusal(t, h, cmd(c.cmd), c.code, c.words) })
@@ -102,7 +100,7 @@ func TestLatencyQueueRefusals(t *testing.T) {
 	empty := newHarness(t)
 	empty.ok(&CreateAccount{Name: "phys"})
 	expectRefusal(t, empty, cmd(&CreateLatencyQueue{Account: "phys", Period: time.Minute, Deadline: time.Minute, Burst: map[string]float64{"cpu": 1}}),
-		codes.FailedPrecondition, []string{"no worker node is up"})
+		KindPrecondition, []string{"no worker node is up"})
 }
 
 // The FSM keeps what the burst under way has been given, as the engine

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/fawkes"
@@ -42,18 +40,18 @@ func TestSharesReachTheView(t *testing.T) {
 
 	for name, c := range map[string]struct {
 		cmd   *SetShares
-		code  codes.Code
+		code  Kind
 		words []string
 	}{
-		"over the cluster": {&SetShares{Shares: []AccountShare{{"bio", 0.7}, {"chem", 0.7}}}, codes.InvalidArgument, []string{"1.4", "at most 1"}},
-		"out of order":     {&SetShares{Shares: []AccountShare{{"chem", 0.1}, {"bio", 0.1}}}, codes.InvalidArgument, []string{"name order"}},
-		"twice":            {&SetShares{Shares: []AccountShare{{"chem", 0.1}, {"chem", 0.1}}}, codes.InvalidArgument, []string{"once"}},
-		"negative":         {&SetShares{Shares: []AccountShare{{"chem", -0.1}}}, codes.InvalidArgument, []string{"[0, 1]"}},
-		"unknown account":  {&SetShares{Shares: []AccountShare{{"geo", 0.1}}}, codes.NotFound, []string{"geo"}},
+		"over the cluster": {&SetShares{Shares: []AccountShare{{"bio", 0.7}, {"chem", 0.7}}}, KindInvalid, []string{"1.4", "at most 1"}},
+		"out of order":     {&SetShares{Shares: []AccountShare{{"chem", 0.1}, {"bio", 0.1}}}, KindInvalid, []string{"name order"}},
+		"twice":            {&SetShares{Shares: []AccountShare{{"chem", 0.1}, {"chem", 0.1}}}, KindInvalid, []string{"once"}},
+		"negative":         {&SetShares{Shares: []AccountShare{{"chem", -0.1}}}, KindInvalid, []string{"[0, 1]"}},
+		"unknown account":  {&SetShares{Shares: []AccountShare{{"geo", 0.1}}}, KindNotFound, []string{"geo"}},
 	} {
 		t.Run(name, func(t *testing.T) { expectRefusal(t, h, cmd(c.cmd), c.code, c.words) })
 	}
-	if _, err := Encode(h.now, &SetShares{Shares: []AccountShare{{"chem", math.NaN()}}}); Code(err) != codes.InvalidArgument {
+	if _, err := Encode(h.now, &SetShares{Shares: []AccountShare{{"chem", math.NaN()}}}); KindOf(err) != KindInvalid {
 		t.Fatalf("Encode of a NaN share: %v", err)
 	}
 }
@@ -97,7 +95,7 @@ func TestQKnoblerAndFawkesSettings(t *testing.T) {
 		"unknown disk":      {&UpdateSettings{Fawkes: &FawkesUpdate{Disk: strp("ssd")}}, []string{"ssd", "not one of"}},
 		"negative interval": {&UpdateSettings{Fawkes: &FawkesUpdate{Interval: durp(-time.Second)}}, []string{"interval", "positive"}},
 	} {
-		t.Run(name, func(t *testing.T) { expectRefusal(t, h, bad(c.u), codes.InvalidArgument, c.words) })
+		t.Run(name, func(t *testing.T) { expectRefusal(t, h, bad(c.u), KindInvalid, c.words) })
 	}
 	// The settings survive a restart.
 	before := h.f.Settings()

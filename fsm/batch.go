@@ -10,7 +10,6 @@ import (
 
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/grpc/codes"
 
 	"github.com/longfair/longfair/ledger"
 )
@@ -86,7 +85,7 @@ func (b *batch) applyEntry(l *raft.Log, entry int, poisoned map[poisonKey]any) (
 // the command panicked or the store failed.
 func (b *batch) applyCommand(index uint64, data []byte, key poisonKey, poisoned map[poisonKey]any) (*Result, bool, error) {
 	if p, ok := poisoned[key]; ok {
-		r := &Result{Index: index, Time: b.st.now, Err: refuse(codes.Internal,
+		r := &Result{Index: index, Time: b.st.now, Err: refuse(KindInternal,
 			"this command hit a bug in the server (%v) and was refused on every server: report it with the server log", p)}
 		if len(data) > 1 {
 			r.Type = CommandType(data[1])

@@ -9,8 +9,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 )
@@ -38,7 +36,7 @@ func TestSubUnitDemandsAreRefused(t *testing.T) {
 		{"negative", map[string]float64{"cpu": -1}, []string{"demand[cpu]", "finite"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			expectRefusal(t, h, cmd(job(func(j *SubmitJob) { j.Demand = c.demand; j.Tasks = 40 })), codes.InvalidArgument, c.words)
+			expectRefusal(t, h, cmd(job(func(j *SubmitJob) { j.Demand = c.demand; j.Tasks = 40 })), KindInvalid, c.words)
 		})
 	}
 }
@@ -201,7 +199,7 @@ func TestMemoryOnlyTaskPaysItsNodeShare(t *testing.T) {
 func TestBillingRuleSetting(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
-	expectRefusal(t, h, cmd(&UpdateSettings{BillingRule: strp("avg")}), codes.InvalidArgument, []string{"avg", "max", "sum"})
+	expectRefusal(t, h, cmd(&UpdateSettings{BillingRule: strp("avg")}), KindInvalid, []string{"avg", "max", "sum"})
 	s := h.ok(&UpdateSettings{BillingRule: strp("sum")}).(SettingsInfo)
 	if s.BillingRule != ledger.BillingSum {
 		t.Fatalf("rule %v after setting sum", s.BillingRule)
@@ -214,7 +212,7 @@ func TestBillingRuleSetting(t *testing.T) {
 		t.Fatalf("rule after a restore: %v, want sum", got)
 	}
 	// A new resource comes with its price; 0 is a choice, not a default.
-	expectRefusal(t, h, cmd(&UpdateSettings{AddResources: []string{"gpu"}}), codes.InvalidArgument, []string{`"gpu"`, "billing weight"})
+	expectRefusal(t, h, cmd(&UpdateSettings{AddResources: []string{"gpu"}}), KindInvalid, []string{`"gpu"`, "billing weight"})
 	s = h.ok(&UpdateSettings{AddResources: []string{"gpu", "lic"}, BillingWeights: map[string]float64{"cpu": 1, "gpu": 4, "lic": 0}}).(SettingsInfo)
 	if s.BillingWeights["gpu"] != 4 || s.BillingWeights["lic"] != 0 || len(s.Resources) != 5 {
 		t.Fatalf("after adding gpu=4 and lic=0: %v %v", s.Resources, s.BillingWeights)

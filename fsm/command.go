@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -226,7 +224,7 @@ func Decode(data []byte) (Envelope, error) {
 		return Envelope{}, invalid("log entry holds several commands: split it with SplitMulti and decode each one")
 	}
 	if env.Version != CommandVersion && env.Version != legacyVersion {
-		return Envelope{}, refuse(codes.FailedPrecondition, "command version %d is not supported by this server (it applies versions %d, %d and %d): upgrade every server to the same release", env.Version, legacyVersion, MultiVersion, CommandVersion)
+		return Envelope{}, refuse(KindPrecondition, "command version %d is not supported by this server (it applies versions %d, %d and %d): upgrade every server to the same release", env.Version, legacyVersion, MultiVersion, CommandVersion)
 	}
 	t := CommandType(data[1])
 	cmd := newCommand(t)

@@ -12,13 +12,15 @@
 // time, a type and a JSON body. Apply never reads the clock: time is the
 // leader's stamp made non-decreasing (t = max(t, last)). A command that is
 // malformed, of an unknown version or type, or invalid for the current state
-// is refused with an *Error carrying a gRPC code, the same way on every
-// server, and changes nothing. Two servers that apply the same log hold
-// byte-identical bbolt contents (Digest). An entry's shape is checked by
-// the rules of the version it was written with (rules, CommandVersion):
-// a rule a later release adds (version 3: core's text rule and the
-// walltime minimum) refuses new entries while an old log replays exactly
-// as it applied.
+// is refused with an *Error carrying a Kind (errors.go), the same way on
+// every server, and changes nothing. Kinds name what was wrong in the
+// ledger's terms; the FSM imports no transport package, and package server
+// alone maps kinds to gRPC codes (server/errors.go). Two servers that
+// apply the same log hold byte-identical bbolt contents (Digest). An
+// entry's shape is checked by the rules of the version it was written
+// with (rules, CommandVersion): a rule a later release adds (version 3:
+// core's text rule and the walltime minimum) refuses new entries while an
+// old log replays exactly as it applied.
 //
 // A leader proposes Encode(now, cmd) through raft.Apply; the future's
 // Response() is a *Result, which Response[T] unpacks into the command's
@@ -69,4 +71,28 @@
 // decisions never depend on float residue or on whether a replica
 // restarted. A job's hold and each task's charge are priced by ledger.Cost
 // under the cluster's billing weights and rule (default: max).
+//
+// # Frozen fixtures
+//
+// testdata/frozen holds raft logs and snapshots written by past releases,
+// one directory per set (log.txt: each entry's bytes in hex with the
+// command types and outcomes it had; snapshot.db.gz: Persist's output
+// part-way; state.txt: every record, for review). TestFrozenFixtures
+// applies every set to a fresh FSM and restores its snapshot, and fails
+// when an entry decodes as another command, applies or is refused
+// differently, or leaves a state whose Digest differs: renumbering a
+// command, or changing how an old entry applies, breaks it. Such a failure
+// is a bug in the change, never a reason to touch the set. A new bucket
+// fails it too (Digest hashes bucket names, even of empty buckets): old
+// and new servers would then disagree at every checkpoint of a rolling
+// upgrade, which the change must settle first.
+//
+// Sets are never edited or regenerated. When a release adds a command type,
+// an envelope version or a field whose old absence must keep applying,
+// extend buildFrozenLog (frozen_test.go) to use it, rename frozenSet, and
+// add the new set beside the old ones:
+//
+//	go test ./fsm -run TestFrozenFixtures -update-frozen
+//
+// The generator refuses to write over an existing set.
 package fsm

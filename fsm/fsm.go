@@ -12,7 +12,6 @@ import (
 
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/grpc/codes"
 
 	"github.com/longfair/longfair/internal/boltcheck"
 	"github.com/longfair/longfair/ledger"
@@ -373,7 +372,7 @@ func (f *FSM) reload() {
 func (f *FSM) refuseAll(logs []*raft.Log, out []any) {
 	for i, l := range logs {
 		if l.Type == raft.LogCommand {
-			out[i] = &Result{Index: l.Index, Err: refuse(codes.Unavailable,
+			out[i] = &Result{Index: l.Index, Err: refuse(KindUnavailable,
 				"this server's state store failed (%v) and it no longer applies commands: restart it to catch up from the log", f.broken)}
 		}
 	}

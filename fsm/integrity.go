@@ -15,7 +15,6 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/grpc/codes"
 )
 
 // Checkpoint is the state check, in two entries. One without CompareIndex
@@ -285,7 +284,7 @@ func (f *FSM) CheckpointDigest(ctx context.Context, index uint64) ([32]byte, err
 		}
 		if !ok {
 			if applied, _ := f.AppliedIndex(); applied >= index {
-				return [32]byte{}, refuse(codes.NotFound, "this server has no digest of checkpoint %d: it applied it before it restarted or restored a snapshot, or it is too old; compare a newer checkpoint", index)
+				return [32]byte{}, refuse(KindNotFound, "this server has no digest of checkpoint %d: it applied it before it restarted or restored a snapshot, or it is too old; compare a newer checkpoint", index)
 			}
 		}
 		select {

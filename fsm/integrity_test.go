@@ -12,7 +12,6 @@ import (
 
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/grpc/codes"
 
 	"github.com/longfair/longfair/internal/boltcheck"
 	"github.com/longfair/longfair/ledger"
@@ -170,7 +169,7 @@ func TestCheckpointCommandShape(t *testing.T) {
 		{CompareIndex: 3, Digest: "xyz"},
 		{CompareIndex: 3},
 	} {
-		if _, err := Encode(t0, c); Code(err) != codes.InvalidArgument {
+		if _, err := Encode(t0, c); KindOf(err) != KindInvalid {
 			t.Errorf("Encode(%+v): %v, want InvalidArgument", c, err)
 		}
 	}
@@ -185,7 +184,7 @@ func TestCheckpointCommandShape(t *testing.T) {
 	}
 	resp := h.f.Apply(h.log.addRaw(multi))
 	rs, ok := resp.(Results)
-	if !ok || len(rs) != 2 || Code(rs[0].Err) != codes.InvalidArgument {
+	if !ok || len(rs) != 2 || KindOf(rs[0].Err) != KindInvalid {
 		t.Fatalf("checkpoint in a multi-command entry: %v, want refused", resp)
 	}
 	if got := h.ok(&Checkpoint{}).(CheckpointInfo); got.Index != 2 {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/grpc/codes"
 
 	"github.com/longfair/longfair/ledger"
 )
@@ -314,7 +313,7 @@ func TestBrokenStoreRefuses(t *testing.T) {
 	h := newHarness(t)
 	h.f.db.Close() // the disk went away under the FSM
 	r := h.apply(&CreateAccount{Name: "a"})
-	if Code(r.Err) != codes.Unavailable || h.f.Err() == nil {
+	if KindOf(r.Err) != KindUnavailable || h.f.Err() == nil {
 		t.Fatalf("result %+v, Err() = %v", r, h.f.Err())
 	}
 	if !bytes.Contains([]byte(r.Err.Error()), []byte("restart")) {
@@ -355,7 +354,7 @@ func TestWindowChangeRestartsFairness(t *testing.T) {
 func TestApplyAfterClose(t *testing.T) {
 	h := newHarness(t)
 	h.f.Close()
-	if r := h.apply(&CreateAccount{Name: "a"}); Code(r.Err) != codes.Unavailable {
+	if r := h.apply(&CreateAccount{Name: "a"}); KindOf(r.Err) != KindUnavailable {
 		t.Fatalf("apply after close: %+v", r)
 	}
 }
@@ -377,7 +376,7 @@ func TestPanickingCommandIsRefused(t *testing.T) {
 		f := openFSM(t, t.TempDir())
 		f.hook = boom
 		out := f.ApplyBatch(l.entries)
-		if out[0].(*Result).Err != nil || out[2].(*Result).Err != nil || Code(out[1].(*Result).Err) != codes.Internal {
+		if out[0].(*Result).Err != nil || out[2].(*Result).Err != nil || KindOf(out[1].(*Result).Err) != KindInternal {
 			t.Fatalf("results %+v %+v %+v", out[0], out[1], out[2])
 		}
 		if _, err := f.Account("boom"); err == nil {

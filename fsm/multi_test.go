@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -138,24 +136,24 @@ func TestRefusedCommandInMultiEntryChangesNothing(t *testing.T) {
 	cases := []struct {
 		name   string
 		middle func(testing.TB, ledger.Time) []byte
-		code   codes.Code
+		code   Kind
 	}{
-		{"unknown account", cmd(job(func(j *SubmitJob) { j.Account = "bio" })), codes.NotFound},
-		{"not a member", cmd(job(func(j *SubmitJob) { j.Account = "chem" })), codes.PermissionDenied},
-		{"unknown resource", cmd(job(func(j *SubmitJob) { j.Demand = map[string]float64{"gpu": 1} })), codes.InvalidArgument},
+		{"unknown account", cmd(job(func(j *SubmitJob) { j.Account = "bio" })), KindNotFound},
+		{"not a member", cmd(job(func(j *SubmitJob) { j.Account = "chem" })), KindPermission},
+		{"unknown resource", cmd(job(func(j *SubmitJob) { j.Demand = map[string]float64{"gpu": 1} })), KindInvalid},
 		// 92 SU are free before the entry; the first command holds 1.
-		{"too expensive after the first hold", cmd(job(func(j *SubmitJob) { j.Tasks = 92 })), codes.ResourceExhausted},
-		{"request id reused by the first command", cmd(job(func(j *SubmitJob) { j.RequestID = "rq-before"; j.Tasks = 3 })), codes.AlreadyExists},
+		{"too expensive after the first hold", cmd(job(func(j *SubmitJob) { j.Tasks = 92 })), KindInsufficientFunds},
+		{"request id reused by the first command", cmd(job(func(j *SubmitJob) { j.RequestID = "rq-before"; j.Tasks = 3 })), KindExists},
 		{"malformed body", func(_ testing.TB, at ledger.Time) []byte {
 			return rawEntry(CommandVersion, TypeSubmitJob, at, `{"account":`)
-		}, codes.InvalidArgument},
+		}, KindInvalid},
 		{"unknown version", func(_ testing.TB, at ledger.Time) []byte {
 			return rawEntry(9, TypeSubmitJob, at, `{}`)
-		}, codes.FailedPrecondition},
-		{"short", func(testing.TB, ledger.Time) []byte { return []byte{1, 8} }, codes.InvalidArgument},
-		{"cancel of an ended job", cmd(&CancelJob{JobID: 2}), codes.OK},
-		{"cancel of an unknown job", cmd(&CancelJob{JobID: 77}), codes.NotFound},
-		{"bad grant", cmd(&Grant{Account: "phys", Amount: -5}), codes.InvalidArgument},
+		}, KindPrecondition},
+		{"short", func(testing.TB, ledger.Time) []byte { return []byte{1, 8} }, KindInvalid},
+		{"cancel of an ended job", cmd(&CancelJob{JobID: 2}), KindNone},
+		{"cancel of an unknown job", cmd(&CancelJob{JobID: 77}), KindNotFound},
+		{"bad grant", cmd(&Grant{Account: "phys", Amount: -5}), KindInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -170,13 +168,13 @@ func TestRefusedCommandInMultiEntryChangesNothing(t *testing.T) {
 			if rs[0].Err != nil || rs[2].Err != nil {
 				t.Fatalf("neighbours refused: %v, %v", rs[0].Err, rs[2].Err)
 			}
-			if c.code == codes.OK {
+			if c.code == KindNone {
 				// Cancelling a cancelled job answers it unchanged.
 				if rs[1].Err != nil {
 					t.Fatalf("middle refused: %v", rs[1].Err)
 				}
-			} else if Code(rs[1].Err) != c.code {
-				t.Fatalf("middle answered %v (%v), want %v", Code(rs[1].Err), rs[1].Err, c.code)
+			} else if KindOf(rs[1].Err) != c.code {
+				t.Fatalf("middle answered %v (%v), want %v", KindOf(rs[1].Err), rs[1].Err, c.code)
 			}
 			first, _ := Response[JobInfo](rs[0])
 			last, _ := Response[JobInfo](rs[2])
@@ -220,7 +218,7 @@ func TestMultiEntryIdempotentSubmit(t *testing.T) {
 	if errA != nil || errB != nil || a.ID != b.ID {
 		t.Fatalf("repeat in one entry: %+v %v, %+v %v", a, errA, b, errB)
 	}
-	if Code(rs[2].Err) != codes.AlreadyExists {
+	if KindOf(rs[2].Err) != KindExists {
 		t.Fatalf("a different job under a used request id: %v", rs[2].Err)
 	}
 	heldOnce := balance(t, h)
@@ -270,7 +268,7 @@ func TestMalformedMultiEntryIsRefused(t *testing.T) {
 			before := stateDigest(t, h.f)
 			resp := h.f.Apply(h.log.addRaw(data))
 			r, ok := resp.(*Result)
-			if !ok || Code(r.Err) != codes.InvalidArgument || r.Err.Error() == "" {
+			if !ok || KindOf(r.Err) != KindInvalid || r.Err.Error() == "" {
 				t.Fatalf("response %#v, want one InvalidArgument refusal", resp)
 			}
 			if stateDigest(t, h.f) != before {
@@ -302,7 +300,7 @@ func TestEncodeMulti(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(parts, entries) {
 		t.Fatalf("split %q, %v; want %q", parts, err, entries)
 	}
-	if _, err := Decode(data); Code(err) != codes.InvalidArgument {
+	if _, err := Decode(data); KindOf(err) != KindInvalid {
 		t.Fatalf("Decode of a multi-command entry: %v", err)
 	}
 	for name, bad := range map[string][][]byte{
@@ -312,7 +310,7 @@ func TestEncodeMulti(t *testing.T) {
 		"too many": make([][]byte, MaxMultiCommands+1),
 		"too big":  {entries[0], append(append([]byte{}, entries[0][:envelopeHeader]...), make([]byte, MaxCommandBytes)...)},
 	} {
-		if _, err := EncodeMulti(bad); Code(err) != codes.InvalidArgument {
+		if _, err := EncodeMulti(bad); KindOf(err) != KindInvalid {
 			t.Errorf("%s: EncodeMulti gave %v, want InvalidArgument", name, err)
 		}
 	}
@@ -340,8 +338,8 @@ func TestPanickingCommandInMultiEntry(t *testing.T) {
 		f.hook = boom
 		out := f.ApplyBatch(l.entries)
 		rs := out[1].(Results)
-		for i, want := range []codes.Code{codes.OK, codes.Internal, codes.OK, codes.Internal, codes.OK} {
-			if Code(rs[i].Err) != want {
+		for i, want := range []Kind{KindNone, KindInternal, KindNone, KindInternal, KindNone} {
+			if KindOf(rs[i].Err) != want {
 				t.Fatalf("command %d answered %v, want %v", i, rs[i].Err, want)
 			}
 		}
@@ -431,7 +429,7 @@ func TestMultiEntryThroughRaft(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs, ok := fut.Response().(Results)
-	if !ok || len(rs) != 4 || rs[0].Err != nil || Code(rs[1].Err) != codes.AlreadyExists || rs[2].Err != nil || rs[3].Err != nil {
+	if !ok || len(rs) != 4 || rs[0].Err != nil || KindOf(rs[1].Err) != KindExists || rs[2].Err != nil || rs[3].Err != nil {
 		t.Fatalf("response %#v", fut.Response())
 	}
 	for _, r := range rs {

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
-	"google.golang.org/grpc/codes"
 
 	"github.com/longfair/longfair/ledger"
 )
@@ -57,7 +56,7 @@ func (f *FSM) view(fn func(rs readSnap, tx *bolt.Tx) error) error {
 	return fn(rs, tx)
 }
 
-var errClosed = &Error{Code: codes.Unavailable, Msg: "the state store is closed: the server is shutting down or restoring; retry in a few seconds"}
+var errClosed = &Error{Kind: KindUnavailable, Msg: "the state store is closed: the server is shutting down or restoring; retry in a few seconds"}
 
 // Settings returns the cluster settings.
 func (f *FSM) Settings() SettingsInfo {

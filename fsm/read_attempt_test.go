@@ -3,9 +3,6 @@ package fsm
 import (
 	"testing"
 	"time"
-
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // Attempt reads any attempt of a task, not only the latest.
@@ -25,7 +22,7 @@ func TestAttemptReadsEveryAttempt(t *testing.T) {
 	if err != nil || second.Node != "n2" || second.State != TaskAssigned {
 		t.Fatalf("attempt 2 = %+v, %v; want assigned on n2", second, err)
 	}
-	if _, err := h.f.Attempt(1, 0, 3); status.Code(err) != codes.NotFound {
+	if _, err := h.f.Attempt(1, 0, 3); KindOf(err) != KindNotFound {
 		t.Fatalf("attempt 3: err = %v, want NotFound", err)
 	}
 }

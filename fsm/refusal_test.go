@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -67,60 +65,60 @@ func TestRefusalsChangeNothing(t *testing.T) {
 	cases := []struct {
 		name  string
 		entry func(t testing.TB, at ledger.Time) []byte
-		code  codes.Code
+		code  Kind
 		words []string
 	}{
-		{"short entry", func(testing.TB, ledger.Time) []byte { return []byte{1, 2, 3} }, codes.InvalidArgument, []string{"shorter"}},
+		{"short entry", func(testing.TB, ledger.Time) []byte { return []byte{1, 2, 3} }, KindInvalid, []string{"shorter"}},
 		{"future version", func(_ testing.TB, at ledger.Time) []byte {
 			return rawEntry(futureVersion, TypeCreateAccount, at, `{"name":"x"}`)
-		}, codes.FailedPrecondition, []string{fmt.Sprintf("version %d", futureVersion), "upgrade"}},
-		{"unknown type", func(_ testing.TB, at ledger.Time) []byte { return rawEntry(1, 200, at, `{}`) }, codes.InvalidArgument, []string{"unknown command type 200"}},
-		{"bad json", func(_ testing.TB, at ledger.Time) []byte { return rawEntry(1, TypeSubmitJob, at, `{"account":`) }, codes.InvalidArgument, []string{"malformed submit-job"}},
+		}, KindPrecondition, []string{fmt.Sprintf("version %d", futureVersion), "upgrade"}},
+		{"unknown type", func(_ testing.TB, at ledger.Time) []byte { return rawEntry(1, 200, at, `{}`) }, KindInvalid, []string{"unknown command type 200"}},
+		{"bad json", func(_ testing.TB, at ledger.Time) []byte { return rawEntry(1, TypeSubmitJob, at, `{"account":`) }, KindInvalid, []string{"malformed submit-job"}},
 		{"unknown field", func(_ testing.TB, at ledger.Time) []byte {
 			return rawEntry(1, TypeCreateAccount, at, `{"name":"x","colour":"red"}`)
-		}, codes.InvalidArgument, []string{"colour"}},
+		}, KindInvalid, []string{"colour"}},
 		{"trailing data", func(_ testing.TB, at ledger.Time) []byte {
 			return rawEntry(1, TypeCreateAccount, at, `{"name":"x"} {}`)
-		}, codes.InvalidArgument, []string{"trailing"}},
+		}, KindInvalid, []string{"trailing"}},
 		{"wrong json type", func(_ testing.TB, at ledger.Time) []byte {
 			return rawEntry(1, TypeSubmitJob, at, `{"tasks":"many"}`)
-		}, codes.InvalidArgument, []string{"malformed"}},
-		{"bad account name", cmd(&CreateAccount{Name: "../etc"}), codes.InvalidArgument, []string{"account name", "'.'"}},
-		{"negative weight", cmd(&CreateAccount{Name: "x", Weight: f64(-1)}), codes.InvalidArgument, []string{"weight"}},
-		{"account exists", cmd(&CreateAccount{Name: "phys"}), codes.AlreadyExists, []string{"phys", "already exists"}},
-		{"update unknown account", cmd(&UpdateAccount{Name: "bio", Weight: f64(1)}), codes.NotFound, []string{"bio"}},
-		{"user exists", cmd(&CreateUser{Name: "ann"}), codes.AlreadyExists, []string{"ann"}},
-		{"user of unknown account", cmd(&CreateUser{Name: "bob", Accounts: []string{"bio"}}), codes.NotFound, []string{"bio", "create it"}},
-		{"account listed twice", cmd(&CreateUser{Name: "bob", Accounts: []string{"phys", "phys"}}), codes.InvalidArgument, []string{`account "phys" is listed twice`}},
-		{"resource without a weight", cmd(&UpdateSettings{AddResources: []string{"gpu"}}), codes.InvalidArgument, []string{`"gpu"`, "billing weight", "free"}},
-		{"resource listed twice", cmd(&UpdateSettings{AddResources: []string{"gpu", "gpu"}}), codes.InvalidArgument, []string{`resource "gpu" is listed twice`}},
-		{"membership of unknown user", cmd(&AddMembership{User: "bob", Account: "phys"}), codes.NotFound, []string{"bob"}},
-		{"grant to unknown account", cmd(&Grant{Account: "bio", Amount: 1}), codes.NotFound, []string{"bio"}},
-		{"grant id reused", cmd(&Grant{ID: "g1", Account: "phys", Amount: 7}), codes.AlreadyExists, []string{"g1", "new id"}},
-		{"grant expired", cmd(&Grant{Account: "phys", Amount: 7, Expires: past}), codes.InvalidArgument, []string{"expires", "later"}},
-		{"zero grant", cmd(&Grant{Account: "phys"}), codes.InvalidArgument, []string{"positive"}},
-		{"unknown policy", cmd(&UpdateSettings{Policy: strp("fifo")}), codes.InvalidArgument, []string{"fifo", "hmrf"}},
-		{"bad window", cmd(&UpdateSettings{Window: strp("tumbling:0s")}), codes.InvalidArgument, []string{"window"}},
-		{"ltrf on unknown resource", cmd(&UpdateSettings{LTRFResource: strp("gpu")}), codes.InvalidArgument, []string{"gpu", "cpu, mem, mic"}},
-		{"billing unknown resource", cmd(&UpdateSettings{BillingWeights: map[string]float64{"gpu": 1}}), codes.InvalidArgument, []string{"gpu", "add the resource"}},
-		{"empty settings", cmd(&UpdateSettings{}), codes.InvalidArgument, []string{"nothing to update"}},
-		{"submit unknown account", cmd(job(func(j *SubmitJob) { j.Account = "bio" })), codes.NotFound, []string{"bio"}},
-		{"submit unknown user", cmd(job(func(j *SubmitJob) { j.User = "bob" })), codes.NotFound, []string{"bob"}},
-		{"submit not a member", cmd(job(func(j *SubmitJob) { j.Account = "chem" })), codes.PermissionDenied, []string{"ann", "chem", "membership"}},
-		{"submit unknown resource", cmd(job(func(j *SubmitJob) { j.Demand = map[string]float64{"gpu": 1} })), codes.InvalidArgument, []string{"gpu", "add it"}},
-		{"submit too expensive", cmd(job(func(j *SubmitJob) { j.Tasks = 1000 })), codes.ResourceExhausted, []string{"1000 SU", "available 92", "grant"}},
-		{"submit reused request id", cmd(job(func(j *SubmitJob) { j.RequestID = "r1" })), codes.AlreadyExists, []string{"r1", "new request id"}},
-		{"submit no tasks", cmd(job(func(j *SubmitJob) { j.Tasks = 0 })), codes.InvalidArgument, []string{"tasks"}},
+		}, KindInvalid, []string{"malformed"}},
+		{"bad account name", cmd(&CreateAccount{Name: "../etc"}), KindInvalid, []string{"account name", "'.'"}},
+		{"negative weight", cmd(&CreateAccount{Name: "x", Weight: f64(-1)}), KindInvalid, []string{"weight"}},
+		{"account exists", cmd(&CreateAccount{Name: "phys"}), KindExists, []string{"phys", "already exists"}},
+		{"update unknown account", cmd(&UpdateAccount{Name: "bio", Weight: f64(1)}), KindNotFound, []string{"bio"}},
+		{"user exists", cmd(&CreateUser{Name: "ann"}), KindExists, []string{"ann"}},
+		{"user of unknown account", cmd(&CreateUser{Name: "bob", Accounts: []string{"bio"}}), KindNotFound, []string{"bio", "create it"}},
+		{"account listed twice", cmd(&CreateUser{Name: "bob", Accounts: []string{"phys", "phys"}}), KindInvalid, []string{`account "phys" is listed twice`}},
+		{"resource without a weight", cmd(&UpdateSettings{AddResources: []string{"gpu"}}), KindInvalid, []string{`"gpu"`, "billing weight", "free"}},
+		{"resource listed twice", cmd(&UpdateSettings{AddResources: []string{"gpu", "gpu"}}), KindInvalid, []string{`resource "gpu" is listed twice`}},
+		{"membership of unknown user", cmd(&AddMembership{User: "bob", Account: "phys"}), KindNotFound, []string{"bob"}},
+		{"grant to unknown account", cmd(&Grant{Account: "bio", Amount: 1}), KindNotFound, []string{"bio"}},
+		{"grant id reused", cmd(&Grant{ID: "g1", Account: "phys", Amount: 7}), KindExists, []string{"g1", "new id"}},
+		{"grant expired", cmd(&Grant{Account: "phys", Amount: 7, Expires: past}), KindInvalid, []string{"expires", "later"}},
+		{"zero grant", cmd(&Grant{Account: "phys"}), KindInvalid, []string{"positive"}},
+		{"unknown policy", cmd(&UpdateSettings{Policy: strp("fifo")}), KindInvalid, []string{"fifo", "hmrf"}},
+		{"bad window", cmd(&UpdateSettings{Window: strp("tumbling:0s")}), KindInvalid, []string{"window"}},
+		{"ltrf on unknown resource", cmd(&UpdateSettings{LTRFResource: strp("gpu")}), KindInvalid, []string{"gpu", "cpu, mem, mic"}},
+		{"billing unknown resource", cmd(&UpdateSettings{BillingWeights: map[string]float64{"gpu": 1}}), KindInvalid, []string{"gpu", "add the resource"}},
+		{"empty settings", cmd(&UpdateSettings{}), KindInvalid, []string{"nothing to update"}},
+		{"submit unknown account", cmd(job(func(j *SubmitJob) { j.Account = "bio" })), KindNotFound, []string{"bio"}},
+		{"submit unknown user", cmd(job(func(j *SubmitJob) { j.User = "bob" })), KindNotFound, []string{"bob"}},
+		{"submit not a member", cmd(job(func(j *SubmitJob) { j.Account = "chem" })), KindPermission, []string{"ann", "chem", "membership"}},
+		{"submit unknown resource", cmd(job(func(j *SubmitJob) { j.Demand = map[string]float64{"gpu": 1} })), KindInvalid, []string{"gpu", "add it"}},
+		{"submit too expensive", cmd(job(func(j *SubmitJob) { j.Tasks = 1000 })), KindInsufficientFunds, []string{"1000 SU", "available 92", "grant"}},
+		{"submit reused request id", cmd(job(func(j *SubmitJob) { j.RequestID = "r1" })), KindExists, []string{"r1", "new request id"}},
+		{"submit no tasks", cmd(job(func(j *SubmitJob) { j.Tasks = 0 })), KindInvalid, []string{"tasks"}},
 		{"submit NaN demand", func(_ testing.TB, at ledger.Time) []byte {
 			return rawEntry(1, TypeSubmitJob, at, `{"account":"phys","user":"ann","demand":{"cpu":NaN},"tasks":1,"walltime":1,"command":["x"]}`)
-		}, codes.InvalidArgument, []string{"malformed"}},
-		{"cancel unknown job", cmd(&CancelJob{JobID: 99}), codes.NotFound, []string{"99"}},
-		{"assign nothing", cmd(&Assign{}), codes.InvalidArgument, []string{"placements"}},
-		{"events of unknown kind", cmd(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: "paused"}}}), codes.InvalidArgument, []string{"paused"}},
-		{"node down unknown", cmd(&NodeDown{ID: "n9"}), codes.NotFound, []string{"n9"}},
+		}, KindInvalid, []string{"malformed"}},
+		{"cancel unknown job", cmd(&CancelJob{JobID: 99}), KindNotFound, []string{"99"}},
+		{"assign nothing", cmd(&Assign{}), KindInvalid, []string{"placements"}},
+		{"events of unknown kind", cmd(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: "paused"}}}), KindInvalid, []string{"paused"}},
+		{"node down unknown", cmd(&NodeDown{ID: "n9"}), KindNotFound, []string{"n9"}},
 		{"node with NaN", func(_ testing.TB, at ledger.Time) []byte {
 			return rawEntry(1, TypeNodeUp, at, `{"id":"n2","capacity":{"cpu":-1}}`)
-		}, codes.InvalidArgument, []string{"capacity[cpu]"}},
+		}, KindInvalid, []string{"capacity[cpu]"}},
 	}
 	h := busyHarness(t)
 	for _, c := range cases {
@@ -134,8 +132,8 @@ func TestRefusalsChangeNothing(t *testing.T) {
 			if r.Err == nil {
 				t.Fatalf("accepted; want %v", c.code)
 			}
-			if Code(r.Err) != c.code {
-				t.Fatalf("code %v (%v), want %v", Code(r.Err), r.Err, c.code)
+			if KindOf(r.Err) != c.code {
+				t.Fatalf("kind %v (%v), want %v", KindOf(r.Err), r.Err, c.code)
 			}
 			for _, w := range c.words {
 				if !strings.Contains(r.Err.Error(), w) {

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"google.golang.org/grpc/codes"
 )
 
 // forgedText are commands whose text would drive a terminal or disguise
@@ -36,12 +34,12 @@ func TestForgedTextIsRefusedAndChangesNothing(t *testing.T) {
 	h := busyHarness(t)
 	before := stateDigest(t, h.f)
 	for name, c := range forgedText() {
-		if _, err := Encode(h.now, c); Code(err) != codes.InvalidArgument {
+		if _, err := Encode(h.now, c); KindOf(err) != KindInvalid {
 			t.Errorf("%s: Encode gave %v, want InvalidArgument", name, err)
 		}
 		h.now = h.now.Add(time.Second)
 		r := h.f.Apply(h.log.addRaw(rawCommand(t, h.now, c))).(*Result)
-		if Code(r.Err) != codes.InvalidArgument {
+		if KindOf(r.Err) != KindInvalid {
 			t.Errorf("%s: applied with %v, want InvalidArgument", name, r.Err)
 			continue
 		}
@@ -103,7 +101,7 @@ func TestGrantExpiryIsCheckedAgainstTheEntryTime(t *testing.T) {
 	h.now = h.now.Add(time.Hour)
 	before := stateDigest(t, h.f)
 	r := h.f.Apply(h.log.add(t, h.now, &Grant{ID: "now", Account: "phys", Amount: 5, Expires: h.now})).(*Result)
-	if Code(r.Err) != codes.InvalidArgument || !strings.Contains(r.Err.Error(), "not in the future") {
+	if KindOf(r.Err) != KindInvalid || !strings.Contains(r.Err.Error(), "not in the future") {
 		t.Fatalf("a grant expiring at its entry's time: %v, want InvalidArgument", r.Err)
 	}
 	if stateDigest(t, h.f) != before {

@@ -6,8 +6,9 @@ import (
 )
 
 // Errors of the SU book. Every error a book operation returns wraps exactly
-// one of them, so the FSM can map it to a status code with errors.Is; the
-// message says what was wrong and what to do. An operation that returns an
+// one of them, so the FSM can map it to a kind of refusal with errors.Is
+// (and the server that kind to the gRPC code named below); the message
+// says what was wrong and what to do. An operation that returns an
 // error has changed nothing.
 var (
 	// ErrInsufficientFunds: the account's available SU cannot cover a hold

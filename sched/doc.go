@@ -31,4 +31,9 @@
 // key, and what the job waits for on the view's nodes. The server serves
 // it as Jobs.ExplainJob over the view the leader schedules from, and
 // 'longfair explain' only prints it.
+//
+// Every policy has a small scenario under testdata/golden (a view in JSON,
+// what the engine decides in the .golden beside it), which
+// TestGoldenScenarios replays; a new policy adds one and writes its
+// .golden with -update-golden.
 package sched

@@ -20,9 +20,17 @@
 // with what is known of it instead (forward.go). Connections to the
 // leader, and from clients, carry gRPC keepalive pings.
 //
+// The FSM refuses in its own terms: an *fsm.Error carries a kind
+// (fsm.Kind), not a transport code. This package alone maps kinds to gRPC
+// codes (errors.go: codeOf, statusError), where a refusal comes back from
+// raft's ApplyFuture.Response in the proposing process (propose.go) and,
+// for reads answered from the FSM, in the outermost unary and stream
+// interceptors; only the resulting status ever crosses the network.
+//
 // Under the fawkes policy the leader also runs FAWKES weighting
-// (fawkes.go): it samples the accounts every second, recomputes their
-// weights every interval and commits the partitions with a SetShares
+// (fawkes.go): it samples the accounts every second, steps the controller
+// the simulator runs too (fawkes.Controller), which recomputes their
+// weights every interval, and commits the partitions with a SetShares
 // command, so that every server's scheduling view carries the same ones.
 //
 // The leader runs the workers (leader_term.go): it holds each worker's

@@ -70,7 +70,7 @@ func testConfig(dir, id string) Config {
 	cfg.ACL.Enabled = false
 	// Tests wait seconds, not a minute, for a lost worker's tasks to be
 	// rerun; testWorker fences them sooner.
-	cfg.WorkerLossTimeout = Duration(3 * time.Second)
+	cfg.WorkerLossTimeout = Duration(4 * time.Second)
 	return cfg
 }
 

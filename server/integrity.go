@@ -137,7 +137,7 @@ func (s *Server) checkState(ctx context.Context, ask bool, wait time.Duration) (
 func (s *Server) proposeCheckpoint(ctx context.Context, cmd *fsm.Checkpoint) (uint64, error) {
 	data, err := fsm.Encode(ledger.Time(time.Now().UnixNano()), cmd)
 	if err != nil {
-		return 0, err
+		return 0, statusError(err)
 	}
 	f := s.raft.Apply(data, timeoutFrom(ctx, defaultApplyTimeout))
 	if err := waitFuture(ctx, f); err != nil {
@@ -145,7 +145,7 @@ func (s *Server) proposeCheckpoint(ctx context.Context, cmd *fsm.Checkpoint) (ui
 	}
 	info, err := fsm.Response[fsm.CheckpointInfo](f.Response())
 	if err != nil {
-		return 0, err
+		return 0, statusError(err)
 	}
 	s.lastCheck.Store(f.Index())
 	return info.Index, nil

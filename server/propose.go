@@ -25,13 +25,15 @@ const defaultApplyTimeout = 10 * time.Second
 func (s *Server) propose(ctx context.Context, cmd fsm.Command) (any, error) {
 	data, err := fsm.Encode(ledger.Time(time.Now().UnixNano()), cmd)
 	if err != nil {
-		return nil, err
+		return nil, statusError(err)
 	}
 	return s.proposals.commit(ctx, s, data)
 }
 
 // proposeFor proposes cmd and unpacks the FSM's result as a T; a refusal
-// by the FSM comes back as the error, with its gRPC code.
+// by the FSM comes back as the error, a gRPC status with the code of its
+// kind (statusError). The refusal reaches here through raft's
+// ApplyFuture.Response in this process: only the status travels on.
 func proposeFor[T any](ctx context.Context, s *Server, cmd fsm.Command) (T, error) {
 	var zero T
 	resp, err := s.propose(ctx, cmd)
@@ -40,6 +42,7 @@ func proposeFor[T any](ctx context.Context, s *Server, cmd fsm.Command) (T, erro
 	}
 	v, err := fsm.Response[T](resp)
 	if err != nil {
+		err = statusError(err)
 		if _, ok := status.FromError(err); !ok {
 			return zero, status.Errorf(codes.Internal, "%s: %v", cmd.Type(), err)
 		}

@@ -219,7 +219,7 @@ func TestGroupCommitAbandonedProposalIsNotApplied(t *testing.T) {
 	}
 	c.waitConverged(ctx)
 	for _, s := range c.running() {
-		if _, err := s.FSM().Account("ghost"); status.Code(err) != codes.NotFound {
+		if _, err := s.FSM().Account("ghost"); fsm.KindOf(err) != fsm.KindNotFound {
 			t.Fatalf("%s: the abandoned proposal was applied (%v)", s.NodeID(), err)
 		}
 		if _, err := s.FSM().Account("real"); err != nil {

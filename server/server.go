@@ -191,9 +191,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		// Tokens are checked first (auth_interceptor.go), then requests,
 		// before they are routed: a call without a usable token, or a
 		// malformed one, is refused where it arrives and never travels
-		// to the leader.
-		grpc.ChainUnaryInterceptor(s.authUnary, longfairv1.ValidateUnary, s.unaryInterceptor),
-		grpc.ChainStreamInterceptor(s.authStream, s.streamInterceptor),
+		// to the leader. Outermost, the FSM's refusals get their gRPC
+		// codes (errors.go).
+		grpc.ChainUnaryInterceptor(statusUnary, s.authUnary, longfairv1.ValidateUnary, s.unaryInterceptor),
+		grpc.ChainStreamInterceptor(statusStream, s.authStream, s.streamInterceptor),
 		// Clients and forwarding servers ping every 10 s to find a
 		// server that stopped answering (client/options.go); gRPC's
 		// default policy would refuse pings more often than every 5 min.

@@ -35,9 +35,10 @@ func testWorkerLogging(t testing.TB, c *testCluster, id string, tune func(*worke
 	cfg.WorkDir = filepath.Join(t.TempDir(), id)
 	cfg.Resources = map[string]float64{"cpu": 4, "mem": 8 << 30}
 	cfg.KillGrace = 500 * time.Millisecond
-	// Fenced within 2 s of losing the leader (with the kill grace): the
-	// harness's servers rerun tasks after 3 s.
-	cfg.FenceTimeout = 1500 * time.Millisecond
+	// Fenced within 3 s of losing the leader (with the kill grace): the
+	// harness's servers rerun tasks after 4 s. Shorter fences were
+	// reached by heartbeats delayed under -race on two loaded cores.
+	cfg.FenceTimeout = 2500 * time.Millisecond
 	if tune != nil {
 		tune(&cfg)
 	}

@@ -23,7 +23,7 @@ import (
 // exactly what a worker holds when it reconnects. It is a gossip member
 // like a real worker.
 type protoWorker struct {
-	t      *testing.T
+	t      testing.TB
 	c      *testCluster
 	advert *longfairv1.WorkerAdvert
 	ml     *memberlist.Memberlist
@@ -53,7 +53,7 @@ func (d protoDelegate) GetBroadcasts(int, int) [][]byte { return nil }
 func (d protoDelegate) LocalState(bool) []byte          { return nil }
 func (d protoDelegate) MergeRemoteState([]byte, bool)   {}
 
-func newProtoWorker(t *testing.T, c *testCluster, id string, resources map[string]float64) *protoWorker {
+func newProtoWorker(t testing.TB, c *testCluster, id string, resources map[string]float64) *protoWorker {
 	t.Helper()
 	ad := &longfairv1.WorkerAdvert{Version: 1, Role: roleWorker, NodeId: id, Resources: resources, Address: "127.0.0.1:1"}
 	meta, err := proto.Marshal(ad)

@@ -166,18 +166,7 @@ func TestBrokenStreamMarksTheNodeDown(t *testing.T) {
 	defer cancel()
 	c := newTestCluster(t, 1)
 	leader := c.waitLeader(ctx)
-	account, user := setupAccount(ctx, t, c, "physics")
-	w := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 2})
-	w.connect(ctx, true, nil, nil)
-	waitNodesUp(ctx, t, leader, "r1")
-	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := attemptKey{resp.GetJob().GetId(), 0, 1}
-	w.assignments(ctx, 1)
-	w.send(w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, 0, 0))
-	w.waitAck(ctx, w.seq)
+	w, k := startedAttempt(ctx, t, c, leader)
 	time.Sleep(300 * time.Millisecond)
 	w.heartbeat() // its last sign of life
 	time.Sleep(100 * time.Millisecond)
@@ -419,18 +408,7 @@ func TestNewLeaderCountsTheLossTimeoutFromItsTerm(t *testing.T) {
 	defer cancel()
 	c := newTestCluster(t, 3)
 	leader := c.waitLeader(ctx)
-	account, user := setupAccount(ctx, t, c, "physics")
-	w := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 2})
-	w.connect(ctx, true, nil, nil)
-	waitNodesUp(ctx, t, leader, "r1")
-	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := attemptKey{resp.GetJob().GetId(), 0, 1}
-	w.assignments(ctx, 1)
-	w.send(w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, 0, 0))
-	w.waitAck(ctx, w.seq)
+	w, k := startedAttempt(ctx, t, c, leader)
 	started := attemptState(t, leader.FSM(), k).StartedAt
 	w.disconnect() // last heard now; gossip still says it is alive
 	quiet := time.Now()
@@ -459,19 +437,8 @@ func TestFencedAttemptIsChargedItsReportedRuntimeOnce(t *testing.T) {
 	defer cancel()
 	c := newTestCluster(t, 1)
 	leader := c.waitLeader(ctx)
-	account, user := setupAccount(ctx, t, c, "physics")
-	w := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 2})
-	w.connect(ctx, true, nil, nil)
-	waitNodesUp(ctx, t, leader, "r1")
-	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := resp.GetJob().GetId()
-	k := attemptKey{id, 0, 1}
-	w.assignments(ctx, 1)
-	w.send(w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, 0, 0))
-	w.waitAck(ctx, w.seq)
+	w, k := startedAttempt(ctx, t, c, leader)
+	id := k.job
 	const ran = 1234 * time.Millisecond
 	fenced := w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST, 128+15, ran)
 	w.send(fenced)
@@ -494,4 +461,24 @@ func TestFencedAttemptIsChargedItsReportedRuntimeOnce(t *testing.T) {
 	if again := attemptState(t, leader.FSM(), k); again.Charged != lost.Charged || j.Charged != lost.Charged {
 		t.Fatalf("after the report came again: attempt charged %d, job %d; want %d once", again.Charged, j.Charged, lost.Charged)
 	}
+}
+
+// startedAttempt connects a protocol worker r1 (2 cpu) to leader, submits
+// a one-task job of a fresh account to it, and reports the attempt
+// started; it returns the worker and the running attempt.
+func startedAttempt(ctx context.Context, t *testing.T, c *testCluster, leader *Server) (*protoWorker, attemptKey) {
+	t.Helper()
+	account, user := setupAccount(ctx, t, c, "physics")
+	w := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 2})
+	w.connect(ctx, true, nil, nil)
+	waitNodesUp(ctx, t, leader, "r1")
+	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := attemptKey{resp.GetJob().GetId(), 0, 1}
+	w.assignments(ctx, 1)
+	w.send(w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, 0, 0))
+	w.waitAck(ctx, w.seq)
+	return w, k
 }
