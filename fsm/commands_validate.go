@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/place"
@@ -94,8 +95,10 @@ func (c *UpdateSettings) validate(r rules) *Error {
 		c.QKnoblerRho == nil && c.Fawkes.empty() {
 		return invalid("nothing to update: set at least one setting")
 	}
-	if c.QKnoblerRho != nil && !(*c.QKnoblerRho >= 0 && *c.QKnoblerRho <= 1) {
-		return invalid("qknobler knob ρ %v is out of range: give a value in [0, 1] (0 favours efficiency, 1 is exactly drf)", *c.QKnoblerRho)
+	if c.QKnoblerRho != nil {
+		if err := invalidIf(core.CheckRho("qknobler knob ρ", *c.QKnoblerRho)); err != nil {
+			return err
+		}
 	}
 	if !c.Fawkes.empty() {
 		if err := c.Fawkes.validate(r); err != nil {
@@ -120,8 +123,10 @@ func (c *UpdateSettings) validate(r rules) *Error {
 	if c.Timeout != nil && *c.Timeout < 0 {
 		return invalid("time-out %v is negative: give 0 to disable it or a positive duration", *c.Timeout)
 	}
-	if c.Quantum != nil && *c.Quantum <= 0 {
-		return invalid("quantum %v must be positive, e.g. 1m", *c.Quantum)
+	if c.Quantum != nil {
+		if err := invalidIf(core.CheckQuantum(*c.Quantum)); err != nil {
+			return err
+		}
 	}
 	if c.LTRFResource != nil {
 		if err := checkName("ltrf resource", *c.LTRFResource); err != nil {

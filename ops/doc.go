@@ -1,8 +1,9 @@
 // Package ops holds what running longfair in production needs beside the
 // scheduler itself: TLS for every connection (clients, server-to-server
 // Raft and forwarding, server-to-worker streams), API token secrets and
-// their hashes, the gossip encryption key, logging, metrics, and the
-// health and readiness endpoints. Package tlstest makes throwaway CAs for
+// their hashes, the gossip encryption key and the servers' gossip metadata
+// (ServerMeta, which servers write and servers and workers read), logging,
+// metrics, and the health and readiness endpoints. Package tlstest makes throwaway CAs for
 // tests of all of these.
 //
 // It depends only on the standard library and libraries the cluster

@@ -26,6 +26,12 @@
 // every account to the partition FAWKES weighting (package sched/fawkes)
 // gave it (Account.Share).
 //
+// Explain (explain.go) is the engine's own account of a pending job: where
+// its account ranks as a pass over the view would begin, by the same start
+// key, and what the job waits for on the view's nodes. The server serves
+// it as Jobs.ExplainJob over the view the leader schedules from, and
+// 'longfair explain' only prints it.
+//
 // Every policy has a small scenario under testdata/golden (a view in JSON,
 // what the engine decides in the .golden beside it), which
 // TestGoldenScenarios replays; a new policy adds one and writes its

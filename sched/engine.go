@@ -167,13 +167,19 @@ func (e *Engine) prepare(v *View) error {
 		if first == len(acct.Queue) {
 			continue
 		}
-		k := v.Settings.Policy.key(a, f, e.capacity, v.Settings.LTRFResource)
-		if starving(v, acct) {
-			k = rankKey{class: classStarving, a: float64(acct.WaitingSince), account: a}
-		}
-		e.heap.push(a, k)
+		e.heap.push(a, e.startKey(v, a))
 	}
 	return nil
+}
+
+// startKey is account a's rank key as a pass begins (prepare has set its
+// fairness state): the policy's key, or, past the starvation time-out,
+// the starving class, longest waiting first. Explain ranks with it too.
+func (e *Engine) startKey(v *View, a int) rankKey {
+	if acct := &v.Accounts[a]; starving(v, acct) {
+		return rankKey{class: classStarving, a: float64(acct.WaitingSince), account: a}
+	}
+	return v.Settings.Policy.key(a, &e.fair[a], e.capacity, v.Settings.LTRFResource)
 }
 
 // starving reports whether the account has waited past the time-out.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/sched/place"
 )
 
@@ -27,8 +28,8 @@ func (s Settings) Validate(resources []string) error {
 	if _, err := place.ParseStrategy(string(s.Placement)); err != nil {
 		return err
 	}
-	if s.Quantum <= 0 {
-		return fmt.Errorf("quantum %v must be positive, e.g. 1m", s.Quantum)
+	if err := core.CheckQuantum(s.Quantum); err != nil {
+		return err
 	}
 	if s.Timeout < 0 {
 		return fmt.Errorf("time-out %v must not be negative (0 disables it)", s.Timeout)
@@ -39,8 +40,5 @@ func (s Settings) Validate(resources []string) error {
 	if err := s.Fawkes.Validate(resources); err != nil {
 		return err
 	}
-	if !(s.QKnoblerRho >= 0 && s.QKnoblerRho <= 1) {
-		return fmt.Errorf("qknobler knob ρ %v is out of range: give a value in [0, 1] (0 favours efficiency, 1 is exactly drf)", s.QKnoblerRho)
-	}
-	return nil
+	return core.CheckRho("qknobler knob ρ", s.QKnoblerRho)
 }

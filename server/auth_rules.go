@@ -114,6 +114,15 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 		// servers Jobs.GetJob with its caller's token, and serves the
 		// output when they answer (worker/caller_auth.go).
 		return userRule(checkOf(func(u *userScope, r interface{ GetJobId() uint64 }) error { return u.job(r.GetJobId()) }), nil), true
+	case "Jobs/ExplainJob":
+		// Whoever may see the job may see why it waits; the account
+		// ranked first is named only to its members.
+		return userRule(checkOf(func(u *userScope, r *longfairv1.ExplainJobRequest) error { return u.job(r.GetJobId()) }),
+			filterOf(func(u *userScope, r *longfairv1.JobExplanation) {
+				if !u.isMember(r.GetFirstAccount()) {
+					r.FirstAccount = ""
+				}
+			})), true
 	case "Jobs/ListTasks":
 		return userRule(checkOf(func(u *userScope, r *longfairv1.ListTasksRequest) error { return u.job(r.GetJobId()) }), nil), true
 	case "Jobs/ListJobs":

@@ -28,8 +28,9 @@
 // interceptors; only the resulting status ever crosses the network.
 //
 // Under the fawkes policy the leader also runs FAWKES weighting
-// (fawkes.go): it samples the accounts every second, recomputes their
-// weights every interval and commits the partitions with a SetShares
+// (fawkes.go): it samples the accounts every second, steps the controller
+// the simulator runs too (fawkes.Controller), which recomputes their
+// weights every interval, and commits the partitions with a SetShares
 // command, so that every server's scheduling view carries the same ones.
 //
 // The leader runs the workers (leader_term.go): it holds each worker's

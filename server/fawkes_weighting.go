@@ -3,39 +3,31 @@ package server
 import (
 	"math"
 	"slices"
-	"time"
 
 	"github.com/longfair/longfair/fsm"
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched/fawkes"
 )
 
-// fawkesWeighting is the leader's FAWKES weighting (as the simulator runs
-// it, sched/sim/fawkes_replay.go): it samples every account from the
-// FSM, time-averages the samples over each interval T with a fawkes.Meter,
-// and at the end of each interval computes new weights and resizes the
-// partitions when the global discrimination exceeds τ. Between intervals
-// an account that gains work is given a partition at once, with the mean
-// weight of the others, and one that runs out of work gives its partition
-// back. It keeps no clock: every step is handed the FSM's input at a time.
-// Its state is the leader's only: a new leader starts afresh from the
-// committed partitions.
+// fawkesWeighting is the leader's FAWKES weighting: the controller the
+// simulator runs too (fawkes.Controller), fed from the FSM. It samples
+// every account at each step, and commits the partitions the controller
+// decides: at the end of each interval T when the global discrimination
+// exceeds τ, and whenever an account gains or runs out of work. It keeps
+// no clock: every step is handed the FSM's input at a time. Its state is
+// the leader's only: a new leader starts afresh from the committed
+// partitions.
 type fawkesWeighting struct {
-	cfg     fawkes.Config // defaults filled in
-	names   []string
-	meter   *fawkes.Meter
-	active  []bool
-	weights []float64
-	// shares are the partitions as this weighting last decided them.
-	shares []float64
+	cfg   fawkes.Config // defaults filled in
+	names []string
+	ctl   *fawkes.Controller
 	// jobs are the jobs not yet seen ending: how many of their tasks had
 	// ended when last sampled, their account, and the step that saw them
 	// last (steps counts the steps).
 	jobs  map[uint64]*seenJob
 	steps uint64
-	// fresh is set until the first step, which makes sure the accounts
-	// with work have partitions.
-	fresh bool
+	// step's input, kept to spare the allocation.
+	in fawkes.StepInput
 }
 
 type seenJob struct {
@@ -53,39 +45,23 @@ type fawkesDecision struct {
 	Tick *fawkes.Decision
 }
 
-// slowdownReference is the shortest time a job's slowdown is measured
-// against, as in the simulator: a job of a few seconds does not get an
-// enormous slowdown from a short wait.
-const slowdownReference = 10 * time.Second
-
 // newFawkesWeighting starts the weighting at the input's time, from the
 // partitions committed there: an account's share is its weight.
 func newFawkesWeighting(in *fsm.FawkesInput) *fawkesWeighting {
 	n := len(in.Accounts)
+	shares, work := make([]float64, n), make([]bool, n)
 	w := &fawkesWeighting{
-		cfg: in.Config.WithDefaults(), names: accountNames(in), meter: fawkes.NewMeter(in.Config, n, in.Now),
-		active: make([]bool, n), weights: make([]float64, n), shares: make([]float64, n),
-		jobs: make(map[uint64]*seenJob), fresh: true,
+		cfg: in.Config.WithDefaults(), names: accountNames(in), jobs: make(map[uint64]*seenJob),
+		in: fawkes.StepInput{Accounts: make([]fawkes.Account, n)},
 	}
 	for i := range in.Accounts {
 		a := &in.Accounts[i]
-		w.active[i] = hasWork(a)
-		if w.active[i] {
-			w.weights[i] = a.Share
-		}
-		w.shares[i] = a.Share
+		shares[i], work[i] = a.Share, hasWork(a)
 		for _, j := range a.Jobs {
 			w.jobs[j.ID] = &seenJob{done: j.Done, account: i}
 		}
 	}
-	// An account with work but no partition yet starts with the mean
-	// weight of the others, as one that gains work later does.
-	mean := fawkes.MeanActiveWeight(w.weights, w.active)
-	for i, on := range w.active {
-		if on && w.weights[i] <= 0 {
-			w.weights[i] = mean
-		}
-	}
+	w.ctl = fawkes.NewController(w.cfg, in.Now, shares, work)
 	return w
 }
 
@@ -107,51 +83,39 @@ func accountNames(in *fsm.FawkesInput) []string {
 // input ended: the tasks that succeeded or failed, and whether the job
 // completed (succeeded or failed, not cancelled); ok false when unknown.
 func (w *fawkesWeighting) step(in *fsm.FawkesInput, ended func(id uint64) (done int64, completed, ok bool)) fawkesDecision {
-	var out fawkesDecision
-	w.meter.Advance(in.Now)
+	proc, disk := fawkes.ProcessorResource(in.Resources), w.cfg.DiskResource(in.Resources)
+	w.in.Now = in.Now
+	w.in.Mins = fawkes.MinimumShares(w.cfg, contributions(in))
+	w.in.Processors, w.in.Disk = used(in.Capacity, in.Capacity, proc), used(in.Capacity, in.Capacity, disk)
+	for i := range in.Accounts {
+		a := &in.Accounts[i]
+		acct := fawkes.Account{
+			Work: hasWork(a), Processors: used(a.Running, in.Capacity, proc), Disk: used(a.Running, in.Capacity, disk),
+			Held: fawkes.Held(a.Running, in.Capacity),
+		}
+		for _, j := range a.Jobs {
+			acct.Wait(fawkes.WaitingJob{
+				Tasks: j.Pending, TaskTime: j.Walltime, TaskHeld: fawkes.Held(j.Demand, in.Capacity),
+				// The leader knows a job's time alone only as its
+				// declared walltime.
+				Waited: in.Now.Sub(j.SubmittedAt), Alone: j.Walltime,
+			})
+		}
+		w.in.Accounts[i] = acct
+	}
 	w.countCompletions(in, ended)
-	mins := fawkes.MinimumShares(w.cfg, contributions(in))
-	if in.Now >= w.meter.NextTick() {
-		d := w.meter.Tick(in.Now, w.active, mins)
-		out.Tick = &d
-		if d.Resize {
-			copy(w.weights, d.Weights)
-			out.Shares = d.Shares
-		}
-	}
-	changed := w.fresh
-	w.fresh = false
-	for i := range in.Accounts {
-		on := hasWork(&in.Accounts[i])
-		if on == w.active[i] {
-			continue
-		}
-		changed = true
-		w.active[i] = on
-		w.weights[i] = 0
-		if on {
-			w.weights[i] = fawkes.MeanActiveWeight(w.weights, w.active)
-		}
-	}
-	if changed {
-		out.Shares = fawkes.Shares(w.cfg, fawkes.NormalizeActive(w.weights, w.active), mins, w.active)
-	}
-	if out.Shares != nil {
-		copy(w.shares, out.Shares)
-	}
-	for i := range in.Accounts {
-		s, held := w.sample(in, i)
-		w.meter.Set(i, s, held)
-	}
+	d := w.ctl.Step(&w.in)
+	out := fawkesDecision{Shares: d.Shares, Tick: d.Tick}
 	if out.Shares != nil && sameShares(out.Shares, in) {
 		out.Shares = nil
 	}
 	return out
 }
 
-// countCompletions tells the meter what finished since the last step.
-// The meter only adds completions up, so the order they are told in does
-// not matter.
+// countCompletions adds to the step's input what finished since the last
+// step, as fawkes.Completions defines it: the tasks of the jobs in the
+// input as their count of ended tasks grows, and a job once it has left
+// the input, succeeded or failed.
 func (w *fawkesWeighting) countCompletions(in *fsm.FawkesInput, ended func(uint64) (int64, bool, bool)) {
 	w.steps++
 	for i := range in.Accounts {
@@ -162,7 +126,7 @@ func (w *fawkesWeighting) countCompletions(in *fsm.FawkesInput, ended func(uint6
 				w.jobs[j.ID] = s
 			}
 			if d := j.Done - s.done; d > 0 {
-				w.meter.Completed(i, 0, int(d))
+				w.in.Accounts[i].Done.Tasks += int(d)
 			}
 			s.done, s.account, s.seen = j.Done, i, w.steps
 		}
@@ -172,49 +136,23 @@ func (w *fawkesWeighting) countCompletions(in *fsm.FawkesInput, ended func(uint6
 			continue
 		}
 		if done, completed, ok := ended(id); ok {
-			jobs := 0
+			c := &w.in.Accounts[s.account].Done
 			if completed {
-				jobs = 1
+				c.Jobs++
 			}
-			w.meter.Completed(s.account, jobs, int(max(done-s.done, 0)))
+			c.Tasks += int(max(done-s.done, 0))
 		}
 		delete(w.jobs, id)
 	}
 }
 
-// sample is account i's state for the weighting policies, and the
-// fraction of the cluster it holds.
-func (w *fawkesWeighting) sample(in *fsm.FawkesInput, i int) (fawkes.Sample, float64) {
-	a := &in.Accounts[i]
-	var s fawkes.Sample
-	for _, j := range a.Jobs {
-		if j.Pending <= 0 {
-			continue
-		}
-		s.WaitingJobs++
-		s.WaitingTasks += float64(j.Pending)
-		s.WaitingWork += float64(j.Pending) * j.Walltime.Seconds() * fawkes.Held(j.Demand, in.Capacity)
-		ref := max(j.Walltime, slowdownReference).Seconds()
-		s.Slowdown += max(in.Now.Sub(j.SubmittedAt), 0).Seconds() / ref
-		s.SlowdownGrowth += 1 / ref
-	}
-	if s.WaitingJobs > 0 {
-		s.Slowdown /= s.WaitingJobs
-		s.SlowdownGrowth /= s.WaitingJobs
-	}
-	proc, disk := fawkes.ProcessorResource(in.Resources), w.cfg.DiskResource(in.Resources)
-	s.ProcessorUse = partitionUse(a.Running, in.Capacity, proc, w.shares[i])
-	s.DiskUse = partitionUse(a.Running, in.Capacity, disk, w.shares[i])
-	return s, fawkes.Held(a.Running, in.Capacity)
-}
-
-// partitionUse is the fraction of a partition's resource k in use (see
-// fawkes.PartitionUse); a resource the cluster does not have counts as unused.
-func partitionUse(running, capacity ledger.Vector, k int, share float64) float64 {
-	if k >= len(running) || k >= len(capacity) {
+// used is amount k of v; a resource the cluster does not have counts as
+// unused (and as no capacity).
+func used(v, capacity ledger.Vector, k int) float64 {
+	if k >= len(v) || k >= len(capacity) {
 		return 0
 	}
-	return fawkes.PartitionUse(running[k], share*capacity[k])
+	return v[k]
 }
 
 func hasWork(a *fsm.FawkesAccount) bool {

@@ -113,3 +113,19 @@ func TestFawkesWeightingCountsCompletions(t *testing.T) {
 		t.Fatalf("asked how jobs %v ended, want job 1", asked)
 	}
 }
+
+// The leader samples once a second, so a step rarely falls exactly on the
+// end of an interval; the intervals must still be T long (as the
+// simulator's, which end exactly every T), not stretched by each late step.
+func TestFawkesWeightingKeepsIntervalsTLong(t *testing.T) {
+	cfg := fawkes.Config{Weighting: fawkes.TD, Interval: time.Minute, Threshold: -1}
+	shares := []float64{0.5, 0.5, 0}
+	w := newFawkesWeighting(fawkesInput(cfg, 0, []int64{30, 10, 0}, []int64{0, 0, 0}, shares))
+	w.step(fawkesInput(cfg, 0, []int64{30, 10, 0}, []int64{0, 0, 0}, shares), neverEnded)
+	if d := w.step(fawkesInput(cfg, 61*time.Second, []int64{30, 10, 0}, []int64{0, 0, 0}, shares), neverEnded); d.Tick == nil {
+		t.Fatal("the first interval did not end at the step after it")
+	}
+	if d := w.step(fawkesInput(cfg, 2*time.Minute, []int64{30, 10, 0}, []int64{0, 0, 0}, shares), neverEnded); d.Tick == nil {
+		t.Fatal("the second interval did not end at 2m: the late step at 61s stretched it")
+	}
+}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"slices"
 	"sync"
@@ -13,27 +12,15 @@ import (
 )
 
 // RoleServer is the gossip role of a longfair server.
-const RoleServer = "server"
+const RoleServer = ops.RoleServer
 
-// memberMetaVersion is the version of the gossip metadata format. A server
-// ignores members whose metadata it cannot read rather than guessing.
-const memberMetaVersion = 1
+// memberMetaVersion is the version of the gossip metadata format this
+// server writes and reads.
+const memberMetaVersion = ops.ServerMetaVersion
 
-// MemberMeta is what a server advertises about itself in the gossip pool.
-// It travels in memberlist's node metadata, which is limited to 512 bytes.
-type MemberMeta struct {
-	Version int    `json:"v"`
-	Role    string `json:"role"`
-	ID      string `json:"id"`
-	Raft    string `json:"raft,omitempty"`
-	GRPC    string `json:"grpc,omitempty"`
-	// Expect is the server's bootstrap-expect setting, so that servers
-	// started with different values notice instead of forming odd groups.
-	Expect int `json:"expect,omitempty"`
-	// HasState is set once the server holds Raft state: a server that
-	// sees a peer with state never bootstraps a new group beside it.
-	HasState bool `json:"state,omitempty"`
-}
+// MemberMeta is what a server advertises about itself in the gossip pool
+// (one definition, in package ops, which workers read too).
+type MemberMeta = ops.ServerMeta
 
 // ServerMember is a server seen in the gossip pool.
 type ServerMember struct {
@@ -177,7 +164,7 @@ func (g *gossip) notifyChanged() {
 // NodeMeta implements memberlist.Delegate.
 func (g *gossip) NodeMeta(limit int) []byte {
 	g.mu.Lock()
-	b, err := json.Marshal(g.self)
+	b, err := g.self.Encode()
 	g.mu.Unlock()
 	if err != nil || len(b) > limit {
 		// Cannot happen with validated ids and addresses; advertising
@@ -222,12 +209,9 @@ func (g *gossip) NotifyLeave(n *memberlist.Node) {
 }
 
 func (g *gossip) upsert(n *memberlist.Node) {
-	var meta MemberMeta
-	if err := json.Unmarshal(n.Meta, &meta); err != nil || meta.Version != memberMetaVersion {
+	meta, ok := ops.DecodeServerMeta(n.Meta)
+	if !ok || meta.Version != memberMetaVersion {
 		// Workers and future member kinds are not servers' business here.
-		return
-	}
-	if meta.Role != RoleServer {
 		return
 	}
 	if meta.ID != n.Name {

@@ -61,24 +61,11 @@ func (t *leaderTerm) scheduleLoop() {
 // pass runs one scheduling pass; it reports whether another should follow
 // at once (it placed tasks, or had more placements than one command holds).
 func (t *leaderTerm) pass(engine *sched.Engine) (again bool) {
-	ready := t.readyConns()
-	if len(ready) == 0 {
+	if len(t.readyConns()) == 0 {
 		return false
 	}
-	usable := make(map[string]bool, len(ready))
-	for _, c := range ready {
-		usable[c.node] = true
-	}
 	start := time.Now()
-	v := t.s.fsm.View(ledger.Time(start.UnixNano()))
-	// Only nodes whose worker can be told are scheduled on.
-	nodes := v.Nodes[:0]
-	for _, n := range v.Nodes {
-		if usable[n.ID] {
-			nodes = append(nodes, n)
-		}
-	}
-	v.Nodes = nodes
+	v := t.passView(ledger.Time(start.UnixNano()))
 	if len(v.Nodes) == 0 || !hasPending(v) {
 		return false
 	}
@@ -111,6 +98,26 @@ func (t *leaderTerm) pass(engine *sched.Engine) (again bool) {
 	}
 	t.deliverPlaced(res.Accepted)
 	return truncated || len(res.Dropped) > 0 && len(res.Accepted) > 0
+}
+
+// passView is the view a pass schedules on at now: the FSM's view with
+// only the nodes whose worker is ready, since only those can be told.
+// Jobs.ExplainJob explains over it too.
+func (t *leaderTerm) passView(now ledger.Time) *sched.View {
+	ready := t.readyConns()
+	usable := make(map[string]bool, len(ready))
+	for _, c := range ready {
+		usable[c.node] = true
+	}
+	v := t.s.fsm.View(now)
+	nodes := v.Nodes[:0]
+	for _, n := range v.Nodes {
+		if usable[n.ID] {
+			nodes = append(nodes, n)
+		}
+	}
+	v.Nodes = nodes
+	return v
 }
 
 func hasPending(v *sched.View) bool {

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -21,16 +20,6 @@ const RoleWorker = "worker"
 
 // advertVersion is the version of the WorkerAdvert record.
 const advertVersion = 1
-
-// serverMeta is the part of a server's gossip metadata a worker reads:
-// JSON written by package server (MemberMeta), whose role is "server" and
-// whose grpc field is the address clients dial.
-type serverMeta struct {
-	Version int    `json:"v"`
-	Role    string `json:"role"`
-	ID      string `json:"id"`
-	GRPC    string `json:"grpc"`
-}
 
 // gossip is the agent's memberlist member and its table of live servers.
 type gossip struct {
@@ -120,8 +109,10 @@ func (g *gossip) NotifyLeave(n *memberlist.Node) {
 }
 
 func (g *gossip) upsert(n *memberlist.Node) {
-	var m serverMeta
-	if err := json.Unmarshal(n.Meta, &m); err != nil || m.Role != "server" || m.GRPC == "" {
+	// A server's metadata (ops.ServerMeta): the worker needs only its
+	// role and the address to dial, whatever the version.
+	m, ok := ops.DecodeServerMeta(n.Meta)
+	if !ok || m.GRPC == "" {
 		return
 	}
 	g.mu.Lock()

@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
-	"github.com/longfair/longfair/ledger"
 )
 
 const explainHelp = `Usage: longfair explain JOB_ID [flags]
@@ -22,9 +19,10 @@ a worker node at all, a node big enough (or with a MIC), free resources,
 earlier jobs of the same account, its service units, the starvation
 time-out.
 
-The rank is estimated from the fairness report as of now; the leader ranks
-with usage projected to the end of its scheduling quantum, so close ranks
-may come out the other way.
+The policy engine explains its own decision: the rank is the one a
+scheduling pass would begin with now, over the cluster state of the server
+asked (usage projected to the end of the scheduling quantum), among the
+accounts with a pending task some up node can hold.
 
 Example:
   longfair explain 12
@@ -40,7 +38,11 @@ type explanation struct {
 	Ranked   int             `json:"ranked_accounts,omitempty"`
 	RankNote string          `json:"rank_reason,omitempty"`
 	Beta     *float64        `json:"beta,omitempty"`
-	Reasons  []reason        `json:"reasons"`
+	// RankClass and RankKey are the account's rank key as the engine
+	// compares it (class first, then the values, smaller first).
+	RankClass string    `json:"rank_class,omitempty"`
+	RankKey   []float64 `json:"rank_key,omitempty"`
+	Reasons   []reason  `json:"reasons"`
 }
 
 type reason struct {
@@ -87,13 +89,15 @@ func explainCommand() func(args []string, stdout, stderr io.Writer) error {
 	})
 }
 
-// explain gathers the job, the fairness report, the nodes, the settings
-// and the balance, and says what holds the job back.
+// explain asks the cluster for the engine's explanation of the job
+// (Jobs.ExplainJob) and says it in words.
 func explain(ctx context.Context, c *client.Client, id uint64) (*explanation, error) {
-	job, err := c.Jobs().GetJob(ctx, &longfairv1.GetJobRequest{JobId: id})
+	// The leader explains over the view its scheduling passes use.
+	x, err := c.Jobs().ExplainJob(client.ConsistentRead(ctx), &longfairv1.ExplainJobRequest{JobId: id})
 	if err != nil {
 		return nil, err
 	}
+	job := x.GetJob()
 	e := &explanation{Job: job, Account: job.GetAccount()}
 	if client.JobEnded(job) {
 		e.add("ended", "the job ended %s at %s: nothing holds it back", client.StateName(job.GetState()), fmtTime(job.GetEndedAt()))
@@ -103,153 +107,87 @@ func explain(ctx context.Context, c *client.Client, id uint64) (*explanation, er
 		e.add("placed", "every task that has not ended is placed (%d running): nothing holds it back", job.GetRunningTasks())
 		return e, nil
 	}
-	settings, err := c.Operator().GetSettings(ctx, &longfairv1.GetSettingsRequest{})
-	if err != nil {
-		return nil, err
-	}
-	report, err := c.Fairness().GetFairnessReport(ctx, &longfairv1.GetFairnessReportRequest{})
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := c.Operator().ListNodes(ctx, &longfairv1.ListNodesRequest{})
-	if err != nil {
-		return nil, err
-	}
-	balance, err := c.Ledger().GetBalance(ctx, &longfairv1.GetBalanceRequest{Account: job.GetAccount()})
-	if err != nil {
-		return nil, err
-	}
-	up := upShapes(nodes.GetNodes(), job.GetDemand())
-	// Earlier jobs no up node can hold are passed over by the scheduler:
-	// they hold nothing back.
-	ahead := int64(0)
-	for j, err := range c.AllJobs(ctx, &longfairv1.ListJobsRequest{Account: job.GetAccount(),
-		States: []longfairv1.JobState{longfairv1.JobState_JOB_STATE_PENDING, longfairv1.JobState_JOB_STATE_RUNNING}}) {
-		if err != nil {
-			return nil, err
-		}
-		if j.GetId() < id && up.holds(j.GetDemand()) {
-			ahead += j.GetPendingTasks()
-		}
-	}
-	e.Policy = settings.GetPolicy()
-
-	explainNodes(e, job, nodes.GetNodes(), up)
-	explainRank(e, settings, report)
-	if ahead > 0 {
+	e.Policy = x.GetPolicy()
+	explainNodes(e, x)
+	explainRank(e, x)
+	if ahead := x.GetAheadTasks(); ahead > 0 {
 		e.add("queue", "%d pending task(s) of earlier %s jobs go before this job's (an account's jobs start in submission order)", ahead, job.GetAccount())
 	}
 	e.add("service units", "%s SU were held for this job at submission, so its cost is covered; %s has %s SU available for new jobs",
-		fmtSU(job.GetHoldMicroSu()), job.GetAccount(), fmtSU(balance.GetAvailableMicroSu()))
-	explainTimeout(e, settings, report, job.GetAccount())
+		fmtSU(job.GetHoldMicroSu()), job.GetAccount(), fmtSU(x.GetAvailableMicroSu()))
+	explainTimeout(e, x)
 	return e, nil
 }
 
-// explainNodes says whether any up node could ever hold a task, and
-// whether one can now.
-func explainNodes(e *explanation, job *longfairv1.Job, nodes []*longfairv1.Node, up nodeShapes) {
-	demand := job.GetDemand()
-	if len(up.shapes) == 0 {
+// explainNodes says what the job waits for on the up nodes.
+func explainNodes(e *explanation, x *longfairv1.JobExplanation) {
+	demand := x.GetJob().GetDemand()
+	switch x.GetWait() {
+	case longfairv1.JobWait_JOB_WAIT_NO_NODES:
 		e.add("workers", "no worker node is up: nothing runs until workers join the cluster (start 'longfair worker' on the compute nodes; 'longfair nodes' lists them)")
-		return
-	}
-	if !up.holds(demand) {
+	case longfairv1.JobWait_JOB_WAIT_NO_NODE_HOLDS:
 		largest := "the largest up node has"
-		if len(up.shapes) > 1 {
+		if x.GetLargestShapes() > 1 {
 			largest = "the largest up nodes have"
 		}
-		d := up.vector(demand)
 		e.add("resources", "no up node can hold %s: %s %s. The job waits until a node that can hold a task is up, and does not hold back %s's later jobs meanwhile; or cancel it and resubmit with a smaller demand",
-			up.shapes.Lacking(up.names, d), largest, up.shapes.Describe(up.names), job.GetAccount())
-		return
-	}
-	var big, free []*longfairv1.Node
-	for _, n := range nodes {
-		if n.GetUp() && fits(demand, n.GetCapacity()) {
-			big = append(big, n)
-			if fits(demand, n.GetFree()) {
-				free = append(free, n)
-			}
-		}
-	}
-	if len(free) == 0 {
-		best, bestScore := big[0], -1.0
-		for _, n := range big {
-			score := math.Inf(1)
-			for k, d := range demand {
-				if d > 0 {
-					score = math.Min(score, n.GetFree()[k]/d)
-				}
-			}
-			if score > bestScore {
-				best, bestScore = n, score
-			}
-		}
+			x.GetLacking(), largest, x.GetLargestNodes(), e.Account)
+	case longfairv1.JobWait_JOB_WAIT_NO_ROOM:
 		e.add("resources", "waiting for resources: %d node(s) could hold a task of %s, but none has that free now; the closest is %s with %s free",
-			len(big), fmtVector(demand), best.GetId(), fmtVectorOf(best.GetFree(), demand))
+			x.GetHoldingNodes(), fmtVector(demand), x.GetClosestNode(), fmtVectorOf(x.GetClosestFree(), demand))
+	case longfairv1.JobWait_JOB_WAIT_ROOM:
+		names := slices.Clone(x.GetRoomNodes())
+		if len(names) > 3 {
+			names = append(names[:3], "…")
+		}
+		e.add("resources", "node(s) %s have room for a task now: it starts at the next scheduling pass unless accounts ranked before %s take the room first", strings.Join(names, ", "), e.Account)
+	}
+}
+
+// explainRank says where the job's account ranks among the accounts the
+// next pass would serve, and by what rule.
+func explainRank(e *explanation, x *longfairv1.JobExplanation) {
+	e.Rank, e.Ranked, e.RankNote = int(x.GetRank()), int(x.GetRankedAccounts()), x.GetRankRule()
+	e.RankClass, e.RankKey = x.GetRankClass(), x.GetRankKey()
+	if x.GetHasBeta() {
+		b := x.GetBeta()
+		e.Beta = &b
+	}
+	if e.Rank == 0 {
+		e.add("rank", "no up node can hold any pending task of %s, so the scheduler does not rank it; under %s %s", e.Account, x.GetPolicy(), x.GetRankRule())
 		return
 	}
-	names := make([]string, 0, len(free))
-	for _, n := range free {
-		names = append(names, n.GetId())
-	}
-	sort.Strings(names)
-	if len(names) > 3 {
-		names = append(names[:3], "…")
-	}
-	e.add("resources", "node(s) %s have room for a task now: it starts at the next scheduling pass unless accounts ranked before %s take the room first", strings.Join(names, ", "), job.GetAccount())
-}
-
-// nodeShapes are the largest shapes of the up nodes (ledger.Shapes, as
-// the scheduler computes them) over names: the resources of the nodes and
-// of the explained job's demand.
-type nodeShapes struct {
-	names  []string
-	shapes ledger.Shapes
-}
-
-func upShapes(nodes []*longfairv1.Node, demand map[string]float64) nodeShapes {
-	maps := []map[string]float64{demand}
-	for _, n := range nodes {
-		if n.GetUp() {
-			maps = append(maps, n.GetCapacity())
+	beta := "no β yet (it has had no baseline to fall short of)"
+	if x.GetHasBeta() {
+		beta = fmt.Sprintf("β %.3f", x.GetBeta())
+		if x.GetBeta() < 1 {
+			beta += ", under sharing loss"
 		}
 	}
-	s := nodeShapes{names: resourceOrder(maps...)}
-	for _, n := range nodes {
-		if n.GetUp() {
-			s.shapes = s.shapes.Add(s.vector(n.GetCapacity()))
+	first := ""
+	if e.Rank > 1 {
+		// The server names the first account only to its members.
+		first = "; another account goes first now"
+		if f := x.GetFirstAccount(); f != "" {
+			first = fmt.Sprintf("; %s goes first now", f)
 		}
 	}
-	return s
+	e.add("rank", "%s ranks %d of %d accounts with pending tasks under %s (%s, weight %s of %s)%s: %s",
+		e.Account, e.Rank, e.Ranked, x.GetPolicy(), beta, fmtNumber(x.GetWeight()), fmtNumber(x.GetTotalWeight()), first, x.GetRankRule())
 }
 
-// vector is m over s.names; resources outside them are left out.
-func (s nodeShapes) vector(m map[string]float64) ledger.Vector {
-	v := ledger.NewVector(len(s.names))
-	for j, k := range s.names {
-		v[j] = m[k]
+// explainTimeout says how close the account is to the starvation
+// time-out, past which it goes before everyone.
+func explainTimeout(e *explanation, x *longfairv1.JobExplanation) {
+	timeout := x.GetTimeout().AsDuration()
+	if timeout <= 0 {
+		e.add("time-out", "the starvation time-out is off ('longfair policy set --starvation-timeout 30m' turns it on)")
+		return
 	}
-	return v
-}
-
-// holds reports whether an idle up node could run a task of demand; a
-// resource no up node has cannot be held.
-func (s nodeShapes) holds(demand map[string]float64) bool {
-	for k, q := range demand {
-		if q > 0 && !slices.Contains(s.names, k) {
-			return false
-		}
+	waited := x.GetWaiting().AsDuration()
+	if x.GetStarving() {
+		e.add("time-out", "%s has waited %s for an allocation, past the %s starvation time-out: it goes before every account that is not starving", e.Account, fmtDur(waited), fmtDur(timeout))
+	} else {
+		e.add("time-out", "%s has waited %s of the %s starvation time-out; past it, it goes before every account that is not starving", e.Account, fmtDur(waited), fmtDur(timeout))
 	}
-	return s.shapes.Holds(s.vector(demand))
-}
-
-// fits reports whether have holds demand in every resource.
-func fits(demand, have map[string]float64) bool {
-	for k, d := range demand {
-		if d > have[k] {
-			return false
-		}
-	}
-	return true
 }

@@ -239,3 +239,7 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+func fmtNumber(x float64) string {
+	return fmt.Sprintf("%.4g", x)
+}

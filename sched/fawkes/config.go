@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/longfair/longfair/core"
 )
 
 // Weighting names how FAWKES sets the accounts' weights (paper §4.3).
@@ -27,8 +29,16 @@ const (
 	TT    Weighting = "tt"   // task throughput: a^(−tasks completed / tasks waiting)
 )
 
-// Weightings lists every weighting, in the order help shows them.
-func Weightings() []Weighting { return []Weighting{TD, JD, DD, PU, DU, RU, JS, JT, TT, Equal, None} }
+// Weightings lists every weighting, in the order help shows them: the
+// names core.FawkesWeightings gives, which the API checks requests by.
+func Weightings() []Weighting {
+	names := core.FawkesWeightings()
+	w := make([]Weighting, len(names))
+	for i, n := range names {
+		w[i] = Weighting(n)
+	}
+	return w
+}
 
 // ParseWeighting turns a name (any case) into a Weighting, or says which
 // names are valid.

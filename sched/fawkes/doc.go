@@ -13,9 +13,14 @@
 // eq); Shares turns weights into partition sizes that respect every active
 // account's minimum share; and the discrimination D_i = ∫(c_i − w_i)dt with
 // its variance, the paper's global discrimination factor, decides whether to
-// resize (Var(D) > τ). The engine's fawkes policy (package sched) confines
-// each account to the share it was given; the simulator and the leader run
-// the Meter.
+// resize (Var(D) > τ). The Controller puts these together into one step —
+// samples, completions and time in, partitions out — and is the one
+// implementation the leader (server) and the simulator (sched/sim) both
+// run; each only gathers its accounts' state (Account.Wait, Completions)
+// and commits or applies the partitions. SlowdownFloor and Completions
+// define, once, how JS measures slowdown and how JT and TT count
+// completions. The engine's fawkes policy (package sched) confines each
+// account to the share it was given.
 //
 // longfair jobs carry no input or output data, so the data-based policies
 // use the closest thing a job declares: DD weighs the declared work of the

@@ -3,6 +3,7 @@ package fawkes
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +225,20 @@ func TestResizeOnlyAboveTheThreshold(t *testing.T) {
 	}
 	if got := Held(ledger.Vector{4, 0, 1}, ledger.Vector{8, 16, 0}); got != 0.25 {
 		t.Errorf("Held = %v, want the mean of 4/8 and 0/16, 0.25 (a resource the cluster lacks does not count)", got)
+	}
+}
+
+// Every weighting the package implements is in the list the API checks
+// requests by, and nothing else is.
+func TestWeightingsListsEveryWeighting(t *testing.T) {
+	all := []Weighting{None, Equal, JD, DD, TD, PU, DU, RU, JS, JT, TT}
+	got := Weightings()
+	if len(got) != len(all) {
+		t.Fatalf("Weightings() = %v, want the %d weightings %v", got, len(all), all)
+	}
+	for _, w := range all {
+		if !slices.Contains(got, w) {
+			t.Errorf("Weightings() = %v lacks %q", got, w)
+		}
 	}
 }

@@ -21,8 +21,8 @@
 // Every result also carries FAWKES's discrimination: per account D_i, the
 // integral of the share of the cluster it held less the share it was due,
 // and its variance over the accounts. Under fawkes the replay runs FAWKES
-// weighting itself (fawkes_replay.go): it ends a weighting interval every
-// T, resizes the partitions when Var(D) exceeds τ, and admits or releases
+// weighting itself (fawkes_replay.go), stepping the leader's controller
+// (fawkes.Controller): it ends a weighting interval every T, resizes the partitions when Var(D) exceeds τ, and admits or releases
 // accounts as their work starts or runs out. Accounts can be arranged in a
 // tree for hdrf and dff (Workload.Groups, Account.Group, LoadTree); the
 // DFF and FAWKES papers' experiments are DFFCluster/RunDFFExperiment and

@@ -1,10 +1,9 @@
 package sim
 
 import (
-	"time"
-
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
+	"github.com/longfair/longfair/sched/fawkes"
 )
 
 // arrive submits job j; it reports whether the job joined a queue.
@@ -112,13 +111,10 @@ func (r *replay) jobDone(j int) {
 		rootAcct.jobs++
 		rootAcct.waitSum += root.firstStart.Sub(root.arrived).Seconds()
 		rootAcct.completionSum += completion.Seconds()
-		rootAcct.slowdownSum += max(1, completion.Seconds()/max(root.ideal, slowdownFloor).Seconds())
+		slowdown, _ := fawkes.Slowdown(completion, root.ideal)
+		rootAcct.slowdownSum += max(1, slowdown)
 	}
 	for _, d := range r.deps[j] {
 		r.events.push(event{at: r.now.Add(r.w.Jobs[d].After.Delay), job: int32(d), kind: evArrive})
 	}
 }
-
-// slowdownFloor bounds slowdown for very short jobs, as is usual for traces
-// where a job of a second would otherwise show a slowdown in the thousands.
-const slowdownFloor = 10 * time.Second

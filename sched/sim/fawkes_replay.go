@@ -56,7 +56,7 @@ func (r *replay) fawkesWake(t ledger.Time) (bool, error) {
 	if f == nil || !r.papers.started {
 		return false, nil
 	}
-	tick := f.meter.NextTick()
+	tick := f.nextTick()
 	if tick > t {
 		return false, nil
 	}
@@ -132,18 +132,15 @@ type FawkesTick struct {
 }
 
 // fawkesReplay runs FAWKES weighting inside a replay under the fawkes
-// policy: it samples the accounts after every step, ends an interval every
-// T, and gives the accounts their partitions through Account.Share. An
-// account that gains work between ticks is admitted at once with the mean
-// weight of the others (so at least its minimum share); one that runs out
-// of work gives its partition back to the others at once.
+// policy: the controller the leader runs (fawkes.Controller), stepped after
+// every step of the replay and at the end of every interval T; it gives the
+// accounts their partitions through Account.Share.
 type fawkesReplay struct {
 	cfg        fawkes.Config
-	meter      *fawkes.Meter
+	ctl        *fawkes.Controller // from the replay's first event on
+	initial    []float64          // the partitions until then
 	mins       []float64
-	active     []bool
-	weights    []float64
-	shares     []float64
+	in         fawkes.StepInput
 	proc, disk int
 	jobsSeen   []int
 	tasksDone  []int
@@ -160,10 +157,12 @@ func newFawkesReplay(r *replay, disc *discTracker) *fawkesReplay {
 		contrib[i] = a.Weight
 	}
 	f := &fawkesReplay{
-		cfg: cfg, meter: fawkes.NewMeter(cfg, n, 0), mins: fawkes.MinimumShares(cfg, contrib),
-		active: make([]bool, n), weights: make([]float64, n), shares: make([]float64, n),
+		cfg: cfg, mins: fawkes.MinimumShares(cfg, contrib),
 		proc: fawkes.ProcessorResource(r.w.Resources), disk: cfg.DiskResource(r.w.Resources),
 		jobsSeen: make([]int, n), tasksDone: make([]int, n), disc: disc,
+	}
+	f.in = fawkes.StepInput{
+		Accounts: make([]fawkes.Account, n), Mins: f.mins, Processors: r.capacity[f.proc], Disk: r.capacity[f.disk],
 	}
 	// Until the first accounts arrive every account holds an equal part,
 	// so that the engine always has partitions to go by.
@@ -172,7 +171,8 @@ func newFawkesReplay(r *replay, disc *discTracker) *fawkesReplay {
 	for i := range all {
 		all[i], equal[i] = true, 1/float64(n)
 	}
-	f.apply(r, fawkes.Shares(cfg, equal, f.mins, all), 0)
+	f.initial = fawkes.Shares(cfg, equal, f.mins, all)
+	f.apply(r, f.initial, 0)
 	user := r.cfg.Trace
 	r.cfg.Trace = func(e TraceEvent) {
 		if e.Kind == End {
@@ -185,94 +185,75 @@ func newFawkesReplay(r *replay, disc *discTracker) *fawkesReplay {
 	return f
 }
 
-// start begins the first interval at the replay's first event.
+// start begins the first interval at the replay's first event, no account
+// counted as having work yet.
 func (f *fawkesReplay) start(t ledger.Time) {
-	f.meter = fawkes.NewMeter(f.cfg, len(f.active), t)
+	f.ctl = fawkes.NewController(f.cfg, t, f.initial, make([]bool, len(f.initial)))
 }
 
-// settled samples every account after a step and admits or releases the
-// accounts whose work started or ran out; it reports whether the
-// partitions changed.
+// nextTick is when the current interval ends.
+func (f *fawkesReplay) nextTick() ledger.Time { return f.ctl.NextTick() }
+
+// settled steps the controller after a step of the replay: it admits or
+// releases the accounts whose work started or ran out and samples them;
+// it reports whether the partitions changed.
 func (f *fawkesReplay) settled(r *replay, t ledger.Time) bool {
-	f.meter.Advance(t)
-	changed := false
-	for a := range f.active {
-		on := r.activeAccount(a)
-		if on == f.active[a] {
-			continue
-		}
-		changed = true
-		f.active[a] = on
-		f.disc.setActive(a, on, t)
-		if on {
-			f.weights[a] = fawkes.MeanActiveWeight(f.weights, f.active)
-		} else {
-			f.weights[a] = 0
-		}
+	d := f.step(r, t)
+	return d.Shares != nil
+}
+
+// tick steps the controller at t, the end of an interval; it reports
+// whether the partitions changed.
+func (f *fawkesReplay) tick(r *replay, t ledger.Time) bool {
+	d := f.step(r, t)
+	if d.Tick != nil {
+		f.ticks = append(f.ticks, FawkesTick{
+			Time: t, Weights: d.Tick.Weights, Shares: d.TickShares, Variance: d.Tick.Variance, Resized: d.Tick.Resize,
+		})
 	}
-	if changed {
-		f.apply(r, fawkes.Shares(f.cfg, fawkes.NormalizeActive(f.weights, f.active), f.mins, f.active), t)
-	}
-	for a := range f.active {
-		s, held := f.sample(r, a, t)
-		f.meter.Set(a, s, held)
+	return d.Shares != nil
+}
+
+// step hands the controller the accounts' state at t and gives the
+// accounts the partitions it decides.
+func (f *fawkesReplay) step(r *replay, t ledger.Time) fawkes.Step {
+	f.in.Now = t
+	for a := range f.in.Accounts {
+		va := &r.view.Accounts[a]
+		acct := fawkes.Account{
+			Work: r.activeAccount(a), Processors: va.Running[f.proc], Disk: va.Running[f.disk], Held: fawkes.Held(va.Running, r.capacity),
+		}
 		if jobs := r.accts[a].jobs - f.jobsSeen[a]; jobs > 0 || f.tasksDone[a] > 0 {
-			f.meter.Completed(a, jobs, f.tasksDone[a])
+			acct.Done = fawkes.Completions{Jobs: jobs, Tasks: f.tasksDone[a]}
 			f.jobsSeen[a], f.tasksDone[a] = r.accts[a].jobs, 0
 		}
+		for _, q := range va.Queue {
+			if q.Pending <= 0 {
+				continue
+			}
+			root := &r.jobs[r.jobs[q.ID].root]
+			acct.Wait(fawkes.WaitingJob{
+				Tasks: int64(q.Pending), TaskTime: r.w.Jobs[q.ID].Runtime, TaskHeld: fawkes.Held(q.Demand, r.capacity),
+				Waited: t.Sub(root.arrived), Alone: root.ideal,
+			})
+		}
+		if acct.Work != f.ctl.Active(a) {
+			f.disc.setActive(a, acct.Work, t)
+		}
+		f.in.Accounts[a] = acct
 	}
-	return changed
-}
-
-// tick ends a weighting interval at t; it reports whether the partitions
-// changed.
-func (f *fawkesReplay) tick(r *replay, t ledger.Time) bool {
-	d := f.meter.Tick(t, f.active, f.mins)
-	if d.Resize {
-		copy(f.weights, d.Weights)
+	d := f.ctl.Step(&f.in)
+	if d.Shares != nil {
 		f.apply(r, d.Shares, t)
 	}
-	f.ticks = append(f.ticks, FawkesTick{
-		Time: t, Weights: d.Weights, Shares: append([]float64(nil), f.shares...), Variance: d.Variance, Resized: d.Resize,
-	})
-	return d.Resize
+	return d
 }
 
 // apply gives the accounts new partitions.
 func (f *fawkesReplay) apply(r *replay, shares []float64, t ledger.Time) {
-	copy(f.shares, shares)
 	for a := range shares {
 		r.view.Accounts[a].Share = shares[a]
 	}
 	f.disc.setShares(shares, t)
 	f.changes = append(f.changes, PartitionChange{Time: t, Shares: append([]float64(nil), shares...)})
-}
-
-// sample is account a's state for the weighting policies, and the fraction
-// of the cluster it holds.
-func (f *fawkesReplay) sample(r *replay, a int, t ledger.Time) (fawkes.Sample, float64) {
-	va := &r.view.Accounts[a]
-	s := fawkes.Sample{WaitingTasks: float64(r.accts[a].pending)}
-	for _, q := range va.Queue {
-		if q.Pending <= 0 {
-			continue
-		}
-		s.WaitingJobs++
-		switch f.cfg.Weighting {
-		case fawkes.DD:
-			s.WaitingWork += float64(q.Pending) * r.w.Jobs[q.ID].Runtime.Seconds() * fawkes.Held(q.Demand, r.capacity)
-		case fawkes.JS:
-			root := &r.jobs[r.jobs[q.ID].root]
-			ref := max(root.ideal, slowdownFloor).Seconds()
-			s.Slowdown += t.Sub(root.arrived).Seconds() / ref
-			s.SlowdownGrowth += 1 / ref
-		}
-	}
-	if s.WaitingJobs > 0 {
-		s.Slowdown /= s.WaitingJobs
-		s.SlowdownGrowth /= s.WaitingJobs
-	}
-	s.ProcessorUse = fawkes.PartitionUse(va.Running[f.proc], f.shares[a]*r.capacity[f.proc])
-	s.DiskUse = fawkes.PartitionUse(va.Running[f.disk], f.shares[a]*r.capacity[f.disk])
-	return s, fawkes.Held(va.Running, r.capacity)
 }

@@ -148,6 +148,66 @@ func (TaskState) EnumDescriptor() ([]byte, []int) {
 	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{1}
 }
 
+// JobWait is what a pending job's next task waits for on the up nodes.
+type JobWait int32
+
+const (
+	JobWait_JOB_WAIT_UNSPECIFIED JobWait = 0
+	// No worker node is up.
+	JobWait_JOB_WAIT_NO_NODES JobWait = 1
+	// No up node could hold a task even idle.
+	JobWait_JOB_WAIT_NO_NODE_HOLDS JobWait = 2
+	// Some up node could hold a task, none has room now.
+	JobWait_JOB_WAIT_NO_ROOM JobWait = 3
+	// Some up node has room now.
+	JobWait_JOB_WAIT_ROOM JobWait = 4
+)
+
+// Enum value maps for JobWait.
+var (
+	JobWait_name = map[int32]string{
+		0: "JOB_WAIT_UNSPECIFIED",
+		1: "JOB_WAIT_NO_NODES",
+		2: "JOB_WAIT_NO_NODE_HOLDS",
+		3: "JOB_WAIT_NO_ROOM",
+		4: "JOB_WAIT_ROOM",
+	}
+	JobWait_value = map[string]int32{
+		"JOB_WAIT_UNSPECIFIED":   0,
+		"JOB_WAIT_NO_NODES":      1,
+		"JOB_WAIT_NO_NODE_HOLDS": 2,
+		"JOB_WAIT_NO_ROOM":       3,
+		"JOB_WAIT_ROOM":          4,
+	}
+)
+
+func (x JobWait) Enum() *JobWait {
+	p := new(JobWait)
+	*p = x
+	return p
+}
+
+func (x JobWait) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (JobWait) Descriptor() protoreflect.EnumDescriptor {
+	return file_longfair_v1_jobs_proto_enumTypes[2].Descriptor()
+}
+
+func (JobWait) Type() protoreflect.EnumType {
+	return &file_longfair_v1_jobs_proto_enumTypes[2]
+}
+
+func (x JobWait) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use JobWait.Descriptor instead.
+func (JobWait) EnumDescriptor() ([]byte, []int) {
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{2}
+}
+
 type SubmitJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// account is charged and gets the fairness credit; the user must be a member.
@@ -958,6 +1018,321 @@ func (x *Task) GetChargedMicroSu() int64 {
 	return 0
 }
 
+type ExplainJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainJobRequest) Reset() {
+	*x = ExplainJobRequest{}
+	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainJobRequest) ProtoMessage() {}
+
+func (x *ExplainJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainJobRequest.ProtoReflect.Descriptor instead.
+func (*ExplainJobRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ExplainJobRequest) GetJobId() uint64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+// JobExplanation is the engine's own account of a pending job (package
+// sched, Explanation); unset past job when the job has no pending task.
+type JobExplanation struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Job    *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Policy string                 `protobuf:"bytes,2,opt,name=policy,proto3" json:"policy,omitempty"`
+	// rank of the job's account (1 = first) among the accounts the next
+	// pass would serve, of ranked_accounts; 0 when the account is not
+	// among them (no up node can hold any of its pending tasks).
+	Rank           int32 `protobuf:"varint,3,opt,name=rank,proto3" json:"rank,omitempty"`
+	RankedAccounts int32 `protobuf:"varint,4,opt,name=ranked_accounts,json=rankedAccounts,proto3" json:"ranked_accounts,omitempty"`
+	// first_account is the account ranked first; empty when the caller may
+	// not see that account.
+	FirstAccount string `protobuf:"bytes,5,opt,name=first_account,json=firstAccount,proto3" json:"first_account,omitempty"`
+	// rank_rule says in words how the policy orders accounts. rank_exact is
+	// false for the policies that order by more than one key per account
+	// (hdrf, dff, bpf, sp, qknobler below ρ = 1): the rank is then by β.
+	RankRule  string `protobuf:"bytes,6,opt,name=rank_rule,json=rankRule,proto3" json:"rank_rule,omitempty"`
+	RankExact bool   `protobuf:"varint,7,opt,name=rank_exact,json=rankExact,proto3" json:"rank_exact,omitempty"`
+	// rank_class ("starving", "sharing loss", "normal") and rank_key: the
+	// account's rank key, compared in order, smaller first.
+	RankClass string    `protobuf:"bytes,8,opt,name=rank_class,json=rankClass,proto3" json:"rank_class,omitempty"`
+	RankKey   []float64 `protobuf:"fixed64,9,rep,packed,name=rank_key,json=rankKey,proto3" json:"rank_key,omitempty"`
+	// beta is the account's sharing degree now, as the fairness report
+	// shows it, set when has_beta (no baseline means no sharing loss to
+	// make up); hmrf's rank_key holds the β it ranks with, at the end of
+	// the scheduling quantum.
+	HasBeta     bool    `protobuf:"varint,10,opt,name=has_beta,json=hasBeta,proto3" json:"has_beta,omitempty"`
+	Beta        float64 `protobuf:"fixed64,11,opt,name=beta,proto3" json:"beta,omitempty"`
+	Weight      float64 `protobuf:"fixed64,12,opt,name=weight,proto3" json:"weight,omitempty"`
+	TotalWeight float64 `protobuf:"fixed64,13,opt,name=total_weight,json=totalWeight,proto3" json:"total_weight,omitempty"`
+	// waiting is how long the account has waited for an allocation;
+	// starving says it is past the starvation time-out (timeout, 0 when off).
+	Waiting  *durationpb.Duration `protobuf:"bytes,14,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	Timeout  *durationpb.Duration `protobuf:"bytes,15,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Starving bool                 `protobuf:"varint,16,opt,name=starving,proto3" json:"starving,omitempty"`
+	Wait     JobWait              `protobuf:"varint,17,opt,name=wait,proto3,enum=longfair.v1.JobWait" json:"wait,omitempty"`
+	// lacking and largest_nodes, for JOB_WAIT_NO_NODE_HOLDS: what of the
+	// demand no up node has, and the largest up node shapes (largest_shapes
+	// of them).
+	Lacking       string `protobuf:"bytes,18,opt,name=lacking,proto3" json:"lacking,omitempty"`
+	LargestNodes  string `protobuf:"bytes,19,opt,name=largest_nodes,json=largestNodes,proto3" json:"largest_nodes,omitempty"`
+	LargestShapes int32  `protobuf:"varint,20,opt,name=largest_shapes,json=largestShapes,proto3" json:"largest_shapes,omitempty"`
+	// holding_nodes counts the up nodes that could hold a task idle; for
+	// JOB_WAIT_NO_ROOM closest_node has the most of the demand free
+	// (closest_free); for JOB_WAIT_ROOM room_nodes have room now, by id.
+	HoldingNodes int32              `protobuf:"varint,21,opt,name=holding_nodes,json=holdingNodes,proto3" json:"holding_nodes,omitempty"`
+	ClosestNode  string             `protobuf:"bytes,22,opt,name=closest_node,json=closestNode,proto3" json:"closest_node,omitempty"`
+	ClosestFree  map[string]float64 `protobuf:"bytes,23,rep,name=closest_free,json=closestFree,proto3" json:"closest_free,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	RoomNodes    []string           `protobuf:"bytes,24,rep,name=room_nodes,json=roomNodes,proto3" json:"room_nodes,omitempty"`
+	// ahead_tasks are the pending tasks of the account's earlier jobs that
+	// some up node can hold: they start first.
+	AheadTasks int64 `protobuf:"varint,25,opt,name=ahead_tasks,json=aheadTasks,proto3" json:"ahead_tasks,omitempty"`
+	// available_micro_su is the account's SU available for new jobs.
+	AvailableMicroSu int64 `protobuf:"varint,26,opt,name=available_micro_su,json=availableMicroSu,proto3" json:"available_micro_su,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *JobExplanation) Reset() {
+	*x = JobExplanation{}
+	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobExplanation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobExplanation) ProtoMessage() {}
+
+func (x *JobExplanation) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobExplanation.ProtoReflect.Descriptor instead.
+func (*JobExplanation) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *JobExplanation) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *JobExplanation) GetRank() int32 {
+	if x != nil {
+		return x.Rank
+	}
+	return 0
+}
+
+func (x *JobExplanation) GetRankedAccounts() int32 {
+	if x != nil {
+		return x.RankedAccounts
+	}
+	return 0
+}
+
+func (x *JobExplanation) GetFirstAccount() string {
+	if x != nil {
+		return x.FirstAccount
+	}
+	return ""
+}
+
+func (x *JobExplanation) GetRankRule() string {
+	if x != nil {
+		return x.RankRule
+	}
+	return ""
+}
+
+func (x *JobExplanation) GetRankExact() bool {
+	if x != nil {
+		return x.RankExact
+	}
+	return false
+}
+
+func (x *JobExplanation) GetRankClass() string {
+	if x != nil {
+		return x.RankClass
+	}
+	return ""
+}
+
+func (x *JobExplanation) GetRankKey() []float64 {
+	if x != nil {
+		return x.RankKey
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetHasBeta() bool {
+	if x != nil {
+		return x.HasBeta
+	}
+	return false
+}
+
+func (x *JobExplanation) GetBeta() float64 {
+	if x != nil {
+		return x.Beta
+	}
+	return 0
+}
+
+func (x *JobExplanation) GetWeight() float64 {
+	if x != nil {
+		return x.Weight
+	}
+	return 0
+}
+
+func (x *JobExplanation) GetTotalWeight() float64 {
+	if x != nil {
+		return x.TotalWeight
+	}
+	return 0
+}
+
+func (x *JobExplanation) GetWaiting() *durationpb.Duration {
+	if x != nil {
+		return x.Waiting
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.Timeout
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetStarving() bool {
+	if x != nil {
+		return x.Starving
+	}
+	return false
+}
+
+func (x *JobExplanation) GetWait() JobWait {
+	if x != nil {
+		return x.Wait
+	}
+	return JobWait_JOB_WAIT_UNSPECIFIED
+}
+
+func (x *JobExplanation) GetLacking() string {
+	if x != nil {
+		return x.Lacking
+	}
+	return ""
+}
+
+func (x *JobExplanation) GetLargestNodes() string {
+	if x != nil {
+		return x.LargestNodes
+	}
+	return ""
+}
+
+func (x *JobExplanation) GetLargestShapes() int32 {
+	if x != nil {
+		return x.LargestShapes
+	}
+	return 0
+}
+
+func (x *JobExplanation) GetHoldingNodes() int32 {
+	if x != nil {
+		return x.HoldingNodes
+	}
+	return 0
+}
+
+func (x *JobExplanation) GetClosestNode() string {
+	if x != nil {
+		return x.ClosestNode
+	}
+	return ""
+}
+
+func (x *JobExplanation) GetClosestFree() map[string]float64 {
+	if x != nil {
+		return x.ClosestFree
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetRoomNodes() []string {
+	if x != nil {
+		return x.RoomNodes
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetAheadTasks() int64 {
+	if x != nil {
+		return x.AheadTasks
+	}
+	return 0
+}
+
+func (x *JobExplanation) GetAvailableMicroSu() int64 {
+	if x != nil {
+		return x.AvailableMicroSu
+	}
+	return 0
+}
+
 var File_longfair_v1_jobs_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_jobs_proto_rawDesc = "" +
@@ -1039,7 +1414,44 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\texit_code\x18\t \x01(\x05R\bexitCode\x123\n" +
 	"\aruntime\x18\n" +
 	" \x01(\v2\x19.google.protobuf.DurationR\aruntime\x12(\n" +
-	"\x10charged_micro_su\x18\v \x01(\x03R\x0echargedMicroSu*\x9b\x01\n" +
+	"\x10charged_micro_su\x18\v \x01(\x03R\x0echargedMicroSu\"*\n" +
+	"\x11ExplainJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"\xeb\a\n" +
+	"\x0eJobExplanation\x12\"\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.longfair.v1.JobR\x03job\x12\x16\n" +
+	"\x06policy\x18\x02 \x01(\tR\x06policy\x12\x12\n" +
+	"\x04rank\x18\x03 \x01(\x05R\x04rank\x12'\n" +
+	"\x0franked_accounts\x18\x04 \x01(\x05R\x0erankedAccounts\x12#\n" +
+	"\rfirst_account\x18\x05 \x01(\tR\ffirstAccount\x12\x1b\n" +
+	"\trank_rule\x18\x06 \x01(\tR\brankRule\x12\x1d\n" +
+	"\n" +
+	"rank_exact\x18\a \x01(\bR\trankExact\x12\x1d\n" +
+	"\n" +
+	"rank_class\x18\b \x01(\tR\trankClass\x12\x19\n" +
+	"\brank_key\x18\t \x03(\x01R\arankKey\x12\x19\n" +
+	"\bhas_beta\x18\n" +
+	" \x01(\bR\ahasBeta\x12\x12\n" +
+	"\x04beta\x18\v \x01(\x01R\x04beta\x12\x16\n" +
+	"\x06weight\x18\f \x01(\x01R\x06weight\x12!\n" +
+	"\ftotal_weight\x18\r \x01(\x01R\vtotalWeight\x123\n" +
+	"\awaiting\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\awaiting\x123\n" +
+	"\atimeout\x18\x0f \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12\x1a\n" +
+	"\bstarving\x18\x10 \x01(\bR\bstarving\x12(\n" +
+	"\x04wait\x18\x11 \x01(\x0e2\x14.longfair.v1.JobWaitR\x04wait\x12\x18\n" +
+	"\alacking\x18\x12 \x01(\tR\alacking\x12#\n" +
+	"\rlargest_nodes\x18\x13 \x01(\tR\flargestNodes\x12%\n" +
+	"\x0elargest_shapes\x18\x14 \x01(\x05R\rlargestShapes\x12#\n" +
+	"\rholding_nodes\x18\x15 \x01(\x05R\fholdingNodes\x12!\n" +
+	"\fclosest_node\x18\x16 \x01(\tR\vclosestNode\x12O\n" +
+	"\fclosest_free\x18\x17 \x03(\v2,.longfair.v1.JobExplanation.ClosestFreeEntryR\vclosestFree\x12\x1d\n" +
+	"\n" +
+	"room_nodes\x18\x18 \x03(\tR\troomNodes\x12\x1f\n" +
+	"\vahead_tasks\x18\x19 \x01(\x03R\n" +
+	"aheadTasks\x12,\n" +
+	"\x12available_micro_su\x18\x1a \x01(\x03R\x10availableMicroSu\x1a>\n" +
+	"\x10ClosestFreeEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01*\x9b\x01\n" +
 	"\bJobState\x12\x19\n" +
 	"\x15JOB_STATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11JOB_STATE_PENDING\x10\x01\x12\x15\n" +
@@ -1053,13 +1465,21 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x12TASK_STATE_RUNNING\x10\x02\x12\x18\n" +
 	"\x14TASK_STATE_SUCCEEDED\x10\x03\x12\x15\n" +
 	"\x11TASK_STATE_FAILED\x10\x04\x12\x13\n" +
-	"\x0fTASK_STATE_LOST\x10\x052\xdd\x02\n" +
+	"\x0fTASK_STATE_LOST\x10\x05*\x7f\n" +
+	"\aJobWait\x12\x18\n" +
+	"\x14JOB_WAIT_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11JOB_WAIT_NO_NODES\x10\x01\x12\x1a\n" +
+	"\x16JOB_WAIT_NO_NODE_HOLDS\x10\x02\x12\x14\n" +
+	"\x10JOB_WAIT_NO_ROOM\x10\x03\x12\x11\n" +
+	"\rJOB_WAIT_ROOM\x10\x042\xa8\x03\n" +
 	"\x04Jobs\x12J\n" +
 	"\tSubmitJob\x12\x1d.longfair.v1.SubmitJobRequest\x1a\x1e.longfair.v1.SubmitJobResponse\x12<\n" +
 	"\tCancelJob\x12\x1d.longfair.v1.CancelJobRequest\x1a\x10.longfair.v1.Job\x126\n" +
 	"\x06GetJob\x12\x1a.longfair.v1.GetJobRequest\x1a\x10.longfair.v1.Job\x12G\n" +
 	"\bListJobs\x12\x1c.longfair.v1.ListJobsRequest\x1a\x1d.longfair.v1.ListJobsResponse\x12J\n" +
-	"\tListTasks\x12\x1d.longfair.v1.ListTasksRequest\x1a\x1e.longfair.v1.ListTasksResponseB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
+	"\tListTasks\x12\x1d.longfair.v1.ListTasksRequest\x1a\x1e.longfair.v1.ListTasksResponse\x12I\n" +
+	"\n" +
+	"ExplainJob\x12\x1e.longfair.v1.ExplainJobRequest\x1a\x1b.longfair.v1.JobExplanationB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
 
 var (
 	file_longfair_v1_jobs_proto_rawDescOnce sync.Once
@@ -1073,58 +1493,69 @@ func file_longfair_v1_jobs_proto_rawDescGZIP() []byte {
 	return file_longfair_v1_jobs_proto_rawDescData
 }
 
-var file_longfair_v1_jobs_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_longfair_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_longfair_v1_jobs_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_longfair_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_longfair_v1_jobs_proto_goTypes = []any{
 	(JobState)(0),                 // 0: longfair.v1.JobState
 	(TaskState)(0),                // 1: longfair.v1.TaskState
-	(*SubmitJobRequest)(nil),      // 2: longfair.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil),     // 3: longfair.v1.SubmitJobResponse
-	(*CancelJobRequest)(nil),      // 4: longfair.v1.CancelJobRequest
-	(*GetJobRequest)(nil),         // 5: longfair.v1.GetJobRequest
-	(*ListJobsRequest)(nil),       // 6: longfair.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 7: longfair.v1.ListJobsResponse
-	(*Job)(nil),                   // 8: longfair.v1.Job
-	(*ListTasksRequest)(nil),      // 9: longfair.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),     // 10: longfair.v1.ListTasksResponse
-	(*Task)(nil),                  // 11: longfair.v1.Task
-	nil,                           // 12: longfair.v1.SubmitJobRequest.DemandEntry
-	nil,                           // 13: longfair.v1.Job.DemandEntry
-	(*durationpb.Duration)(nil),   // 14: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
+	(JobWait)(0),                  // 2: longfair.v1.JobWait
+	(*SubmitJobRequest)(nil),      // 3: longfair.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil),     // 4: longfair.v1.SubmitJobResponse
+	(*CancelJobRequest)(nil),      // 5: longfair.v1.CancelJobRequest
+	(*GetJobRequest)(nil),         // 6: longfair.v1.GetJobRequest
+	(*ListJobsRequest)(nil),       // 7: longfair.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 8: longfair.v1.ListJobsResponse
+	(*Job)(nil),                   // 9: longfair.v1.Job
+	(*ListTasksRequest)(nil),      // 10: longfair.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),     // 11: longfair.v1.ListTasksResponse
+	(*Task)(nil),                  // 12: longfair.v1.Task
+	(*ExplainJobRequest)(nil),     // 13: longfair.v1.ExplainJobRequest
+	(*JobExplanation)(nil),        // 14: longfair.v1.JobExplanation
+	nil,                           // 15: longfair.v1.SubmitJobRequest.DemandEntry
+	nil,                           // 16: longfair.v1.Job.DemandEntry
+	nil,                           // 17: longfair.v1.JobExplanation.ClosestFreeEntry
+	(*durationpb.Duration)(nil),   // 18: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
 }
 var file_longfair_v1_jobs_proto_depIdxs = []int32{
-	12, // 0: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
-	14, // 1: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
-	8,  // 2: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
+	15, // 0: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
+	18, // 1: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
+	9,  // 2: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
 	0,  // 3: longfair.v1.ListJobsRequest.states:type_name -> longfair.v1.JobState
-	8,  // 4: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
-	13, // 5: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
-	14, // 6: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
+	9,  // 4: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
+	16, // 5: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
+	18, // 6: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
 	0,  // 7: longfair.v1.Job.state:type_name -> longfair.v1.JobState
-	15, // 8: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
-	15, // 9: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
-	11, // 10: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
+	19, // 8: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
+	19, // 9: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
+	12, // 10: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
 	1,  // 11: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
-	15, // 12: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
-	15, // 13: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	15, // 14: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
-	14, // 15: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
-	2,  // 16: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
-	4,  // 17: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
-	5,  // 18: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
-	6,  // 19: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
-	9,  // 20: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
-	3,  // 21: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
-	8,  // 22: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
-	8,  // 23: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
-	7,  // 24: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
-	10, // 25: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
-	21, // [21:26] is the sub-list for method output_type
-	16, // [16:21] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	19, // 12: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
+	19, // 13: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	19, // 14: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
+	18, // 15: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
+	9,  // 16: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
+	18, // 17: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
+	18, // 18: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
+	2,  // 19: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
+	17, // 20: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
+	3,  // 21: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
+	5,  // 22: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
+	6,  // 23: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
+	7,  // 24: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
+	10, // 25: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
+	13, // 26: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
+	4,  // 27: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
+	9,  // 28: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
+	9,  // 29: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
+	8,  // 30: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
+	11, // 31: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
+	14, // 32: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
+	27, // [27:33] is the sub-list for method output_type
+	21, // [21:27] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_jobs_proto_init() }
@@ -1137,8 +1568,8 @@ func file_longfair_v1_jobs_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_jobs_proto_rawDesc), len(file_longfair_v1_jobs_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   12,
+			NumEnums:      3,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,11 +19,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Jobs_SubmitJob_FullMethodName = "/longfair.v1.Jobs/SubmitJob"
-	Jobs_CancelJob_FullMethodName = "/longfair.v1.Jobs/CancelJob"
-	Jobs_GetJob_FullMethodName    = "/longfair.v1.Jobs/GetJob"
-	Jobs_ListJobs_FullMethodName  = "/longfair.v1.Jobs/ListJobs"
-	Jobs_ListTasks_FullMethodName = "/longfair.v1.Jobs/ListTasks"
+	Jobs_SubmitJob_FullMethodName  = "/longfair.v1.Jobs/SubmitJob"
+	Jobs_CancelJob_FullMethodName  = "/longfair.v1.Jobs/CancelJob"
+	Jobs_GetJob_FullMethodName     = "/longfair.v1.Jobs/GetJob"
+	Jobs_ListJobs_FullMethodName   = "/longfair.v1.Jobs/ListJobs"
+	Jobs_ListTasks_FullMethodName  = "/longfair.v1.Jobs/ListTasks"
+	Jobs_ExplainJob_FullMethodName = "/longfair.v1.Jobs/ExplainJob"
 )
 
 // JobsClient is the client API for Jobs service.
@@ -49,6 +50,13 @@ type JobsClient interface {
 	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
 	// ListTasks lists a job's tasks that have started at least once, by index.
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
+	// ExplainJob says why a job's pending tasks wait, as the scheduler sees
+	// it: where the job's account ranks as the next pass begins, by the key
+	// the policy in force ranks with, and what the job waits for on the
+	// nodes (the leader: those whose worker takes tasks, as its passes see
+	// them; a follower serving a stale read: every up node). An ended job,
+	// or one with every task placed, comes back with the job alone.
+	ExplainJob(ctx context.Context, in *ExplainJobRequest, opts ...grpc.CallOption) (*JobExplanation, error)
 }
 
 type jobsClient struct {
@@ -109,6 +117,16 @@ func (c *jobsClient) ListTasks(ctx context.Context, in *ListTasksRequest, opts .
 	return out, nil
 }
 
+func (c *jobsClient) ExplainJob(ctx context.Context, in *ExplainJobRequest, opts ...grpc.CallOption) (*JobExplanation, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(JobExplanation)
+	err := c.cc.Invoke(ctx, Jobs_ExplainJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JobsServer is the server API for Jobs service.
 // All implementations must embed UnimplementedJobsServer
 // for forward compatibility.
@@ -132,6 +150,13 @@ type JobsServer interface {
 	ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
 	// ListTasks lists a job's tasks that have started at least once, by index.
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
+	// ExplainJob says why a job's pending tasks wait, as the scheduler sees
+	// it: where the job's account ranks as the next pass begins, by the key
+	// the policy in force ranks with, and what the job waits for on the
+	// nodes (the leader: those whose worker takes tasks, as its passes see
+	// them; a follower serving a stale read: every up node). An ended job,
+	// or one with every task placed, comes back with the job alone.
+	ExplainJob(context.Context, *ExplainJobRequest) (*JobExplanation, error)
 	mustEmbedUnimplementedJobsServer()
 }
 
@@ -156,6 +181,9 @@ func (UnimplementedJobsServer) ListJobs(context.Context, *ListJobsRequest) (*Lis
 }
 func (UnimplementedJobsServer) ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListTasks not implemented")
+}
+func (UnimplementedJobsServer) ExplainJob(context.Context, *ExplainJobRequest) (*JobExplanation, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExplainJob not implemented")
 }
 func (UnimplementedJobsServer) mustEmbedUnimplementedJobsServer() {}
 func (UnimplementedJobsServer) testEmbeddedByValue()              {}
@@ -268,6 +296,24 @@ func _Jobs_ListTasks_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Jobs_ExplainJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExplainJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).ExplainJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_ExplainJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).ExplainJob(ctx, req.(*ExplainJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Jobs_ServiceDesc is the grpc.ServiceDesc for Jobs service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -294,6 +340,10 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListTasks",
 			Handler:    _Jobs_ListTasks_Handler,
+		},
+		{
+			MethodName: "ExplainJob",
+			Handler:    _Jobs_ExplainJob_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -2,8 +2,11 @@ package longfairv1
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/longfair/longfair/core"
 )
 
 // Validate methods of the Groups and Queues requests and of the policy
@@ -105,18 +108,19 @@ func (r *ListLatencyQueuesRequest) Validate() error { return nil }
 // server checks the rest (the disk resource exists, weighting none needs
 // a guarantee) with the whole settings.
 func (r *UpdateSettingsRequest) validatePaperSettings() error {
-	if r.QknoblerRho != nil && !(r.GetQknoblerRho() >= 0 && r.GetQknoblerRho() <= 1) {
-		return bad("qknobler_rho %v is out of range: give a value in [0, 1] (0 favours efficiency, 1 is exactly drf)", r.GetQknoblerRho())
+	if r.QknoblerRho != nil {
+		if err := invalidIf(core.CheckRho("qknobler_rho", r.GetQknoblerRho())); err != nil {
+			return err
+		}
 	}
 	f := r.GetFawkes()
 	if f == nil {
 		return nil
 	}
 	if f.Weighting != nil && f.GetWeighting() != "" {
-		switch strings.ToLower(f.GetWeighting()) {
-		case "td", "jd", "dd", "pu", "du", "ru", "js", "jt", "tt", "eq", "none":
-		default:
-			return bad("fawkes.weighting %q is unknown: give td, jd, dd, pu, du, ru, js, jt, tt, eq or none", f.GetWeighting())
+		names := core.FawkesWeightings()
+		if !slices.Contains(names, strings.ToLower(f.GetWeighting())) {
+			return bad("fawkes.weighting %q is unknown: give %s or %s", f.GetWeighting(), strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
 		}
 	}
 	if err := checkDuration("fawkes.interval", f.GetInterval(), true, 0); err != nil {

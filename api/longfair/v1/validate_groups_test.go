@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 )
@@ -59,5 +60,24 @@ func TestGroupAndQueueValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { wantInvalid(t, c.req.Validate(), c.words...) })
+	}
+}
+
+// The messages of the policy-setting rules that live in core read as they
+// did when the API kept its own copies.
+func TestPolicySettingMessagesUnchanged(t *testing.T) {
+	for _, c := range []struct {
+		req  *UpdateSettingsRequest
+		want string
+	}{
+		{&UpdateSettingsRequest{QknoblerRho: proto.Float64(1.5)}, "qknobler_rho 1.5 is out of range: give a value in [0, 1] (0 favours efficiency, 1 is exactly drf)"},
+		{&UpdateSettingsRequest{Fawkes: &FawkesSettingsUpdate{Weighting: proto.String("fifo")}}, `fawkes.weighting "fifo" is unknown: give td, jd, dd, pu, du, ru, js, jt, tt, eq or none`},
+	} {
+		if err := c.req.Validate(); status.Convert(err).Message() != c.want {
+			t.Errorf("%v: %v, want %q", c.req, err, c.want)
+		}
+	}
+	if err := (&UpdateSettingsRequest{Fawkes: &FawkesSettingsUpdate{Weighting: proto.String("TD")}}).Validate(); err != nil {
+		t.Errorf("weighting TD (any case): %v", err)
 	}
 }

@@ -200,6 +200,9 @@ func (r *CancelJobRequest) Validate() error { return checkJobID(r.GetJobId()) }
 func (r *GetJobRequest) Validate() error { return checkJobID(r.GetJobId()) }
 
 // Validate checks the request.
+func (r *ExplainJobRequest) Validate() error { return checkJobID(r.GetJobId()) }
+
+// Validate checks the request.
 func (r *ListJobsRequest) Validate() error {
 	if err := checkOptionalName("account", r.GetAccount()); err != nil {
 		return err

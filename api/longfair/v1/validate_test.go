@@ -93,6 +93,7 @@ func TestOtherValidation(t *testing.T) {
 		{"page size", &ListJobsRequest{PageSize: -1}, []string{"page_size"}},
 		{"job state", &ListJobsRequest{States: []JobState{42}}, []string{"states", "PENDING"}},
 		{"job id", &GetJobRequest{}, []string{"job_id"}},
+		{"explain job id", &ExplainJobRequest{}, []string{"job_id"}},
 		{"usage range", &UsageReportRequest{From: timestamppb.New(time.Unix(100, 0)), To: timestamppb.New(time.Unix(50, 0))}, []string{"from", "before"}},
 		{"usage missing", &UsageReportRequest{}, []string{"from and to"}},
 		{"settings empty", &UpdateSettingsRequest{}, []string{"nothing to update"}},

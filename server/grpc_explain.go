@@ -1,0 +1,70 @@
+package server
+
+import (
+	"context"
+	"math"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/sched"
+)
+
+// ExplainJob serves the engine's own explanation of a pending job
+// (sched.Engine.Explain). The leader explains over the view its passes
+// schedule on (passView: the nodes whose worker is ready); a follower,
+// asked for a read it may serve from its replica, over the FSM's view
+// with every up node. The CLI asks the leader (a consistent read).
+func (j *jobsService) ExplainJob(ctx context.Context, req *longfairv1.ExplainJobRequest) (*longfairv1.JobExplanation, error) {
+	at := now()
+	var v *sched.View
+	if t := j.s.hub.current(); t != nil {
+		v = t.passView(at)
+	} else {
+		v = j.s.fsm.View(at)
+	}
+	info, err := j.s.fsm.Job(req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	out := &longfairv1.JobExplanation{Job: jobProto(info), Policy: string(v.Settings.Policy)}
+	if info.State.Ended() || info.Pending == 0 {
+		return out, nil
+	}
+	x, err := sched.NewEngine().Explain(v, info.ID)
+	if err != nil {
+		// The view was read before the job: a task requeued in between
+		// is pending in the job but not yet in the view.
+		return nil, status.Errorf(codes.Aborted, "job %d changed while it was explained (%v): run explain again", info.ID, err)
+	}
+	b, err := j.s.fsm.Balance(info.Account, at)
+	if err != nil {
+		return nil, err
+	}
+	out.Rank, out.RankedAccounts, out.FirstAccount = int32(x.Rank), int32(x.Ranked), x.First
+	out.RankRule, out.RankExact = x.Rule, x.KeyExact
+	if x.Rank > 0 {
+		out.RankClass, out.RankKey = x.Key.Class, []float64{finite(x.Key.A), finite(x.Key.B), finite(x.Key.C)}
+	}
+	if !math.IsInf(x.Beta, 1) {
+		out.HasBeta, out.Beta = true, x.Beta
+	}
+	out.Weight, out.TotalWeight = x.Weight, x.TotalWeight
+	out.Waiting, out.Timeout, out.Starving = duration(x.Waiting), duration(x.Timeout), x.Starving
+	out.Wait = jobWaitProto[x.Wait]
+	out.Lacking, out.LargestNodes, out.LargestShapes = x.Lacking, x.Largest, int32(x.Shapes)
+	out.HoldingNodes, out.ClosestNode, out.RoomNodes = int32(x.Holding), x.Closest, x.Room
+	if x.ClosestFree != nil {
+		out.ClosestFree = namedVector(v.Resources, x.ClosestFree)
+	}
+	out.AheadTasks, out.AvailableMicroSu = x.Ahead, int64(b.Available)
+	return out, nil
+}
+
+var jobWaitProto = map[sched.Wait]longfairv1.JobWait{
+	sched.WaitNoNodes:     longfairv1.JobWait_JOB_WAIT_NO_NODES,
+	sched.WaitNoNodeHolds: longfairv1.JobWait_JOB_WAIT_NO_NODE_HOLDS,
+	sched.WaitNoRoom:      longfairv1.JobWait_JOB_WAIT_NO_ROOM,
+	sched.WaitRoom:        longfairv1.JobWait_JOB_WAIT_ROOM,
+}
