@@ -27,13 +27,6 @@ type Unit struct {
 	Name string
 }
 
-// The units of ResourceUnit.
-var (
-	unitCPU   = Unit{Num: 1, Den: 100, Name: "0.01 core"}
-	unitBytes = Unit{Num: 1 << 20, Den: 1, Name: "1 MiB (1048576 bytes)"}
-	unitWhole = Unit{Num: 1, Den: 1, Name: "1 (a whole device or item)"}
-)
-
 // IsSizeResource reports whether a resource is counted in bytes: "mem"
 // and any resource whose name ends in "mem" or "bytes".
 func IsSizeResource(name string) bool {
@@ -44,11 +37,11 @@ func IsSizeResource(name string) bool {
 func ResourceUnit(name string) Unit {
 	switch {
 	case name == "cpu":
-		return unitCPU
+		return Unit{Num: 1, Den: 100, Name: "0.01 core"}
 	case IsSizeResource(name):
-		return unitBytes
+		return Unit{Num: 1 << 20, Den: 1, Name: "1 MiB (1048576 bytes)"}
 	}
-	return unitWhole
+	return Unit{Num: 1, Den: 1, Name: "1 (a whole device or item)"}
 }
 
 // UnitsOf returns the units of a resource list, indexed like its vectors.
@@ -66,7 +59,9 @@ func UnitsOf(resources []string) []Unit {
 const unitSlack = 1e-9
 
 // count is x in units, unrounded. Dividing or multiplying by 1 is exact,
-// so skipping it changes no result, only the time.
+// so skipping it changes no result, only the time. The float64
+// conversions round each product (Go may not fuse it into the division),
+// so every architecture computes the same bits: replicas must agree.
 func (u Unit) count(x float64) float64 {
 	if u.Num == 1 {
 		return float64(x * u.Den)
@@ -89,6 +84,15 @@ func whole(c float64) (float64, bool) {
 	return r, math.Abs(c-r) <= unitSlack*math.Max(1, r)
 }
 
+// up returns the whole number of units c is within unitSlack of, else c
+// rounded up; exact says which.
+func up(c float64) (n float64, exact bool) {
+	if n, ok := whole(c); ok {
+		return n, true
+	}
+	return math.Ceil(c), false
+}
+
 // RoundUp returns demand x as a whole number of units, rounding up (as
 // Slurm rounds memory up to MiB): the quantity the cluster then places,
 // frees, bills and shows. It refuses, naming field, a quantity that is not
@@ -103,11 +107,8 @@ func (u Unit) RoundUp(field string, x float64) (float64, error) {
 		return 0, nil
 	}
 	c := u.count(x)
-	n, ok := whole(c)
-	if !ok {
-		n = math.Ceil(c)
-	}
-	if n < 1 || !ok && c < 1 {
+	n, exact := up(c)
+	if n < 1 || !exact && c < 1 {
 		return 0, fmt.Errorf("%s is %v, less than one unit of %s: ask for 0 or at least %s", field, x, u.Name, strconv.FormatFloat(u.of(1), 'f', -1, 64))
 	}
 	return u.of(n), nil
@@ -147,10 +148,7 @@ func AddUnits(free, demand Vector, units []Unit, sign float64) {
 			continue // most tasks ask for few of the resources
 		}
 		u := units[k]
-		n, ok := whole(u.count(demand[k]))
-		if !ok {
-			n = math.Ceil(u.count(demand[k]))
-		}
+		n, _ := up(u.count(demand[k]))
 		free[k] = u.of(math.Round(u.count(free[k])) + sign*n)
 	}
 }
