@@ -35,7 +35,7 @@ func (r *retryConn) Invoke(ctx context.Context, method string, args, reply any, 
 	never := longfairv1.NeverRepeat(args)
 	ctx = c.readMode(ctx)
 	uncertain := false
-	err := c.do(ctx, method, true, func(actx context.Context, ep *endpoint) error {
+	err := c.do(ctx, method, !longfairv1.LongRunning(method), func(actx context.Context, ep *endpoint) error {
 		var p peer.Peer
 		start := time.Now()
 		err := ep.conn.Invoke(actx, method, args, reply, append(opts, grpc.Peer(&p))...)

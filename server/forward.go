@@ -265,8 +265,13 @@ func (s *Server) forwardUnary(ctx context.Context, addr, method string, req any,
 		if err != nil {
 			return nil, err
 		}
+		// Reads are not cut short: a stopped leader is given up when
+		// another is elected (the watch) or by keepalive, while a
+		// deadline would only repeat a slow read (Ledger/Verify) on the
+		// same leader. A repeatable write that got no answer in time is
+		// sent again, and is applied once.
 		limit := time.Duration(0)
-		if repeatable {
+		if repeatable && kind != kindRead && !longfairv1.LongRunning(method) {
 			limit = forwardAttemptTimeout << min(attempt, 4)
 		}
 		reply := outType.New().Interface()

@@ -174,6 +174,11 @@ func (t *leaderTerm) register(c *workerConn) error {
 			c.node, old.from, now.Sub(old.since).Round(time.Millisecond), now.Sub(time.Unix(0, old.lastHeard.Load())).Round(time.Millisecond))
 	}
 	t.conns[c.node] = c
+	if c.fencedWithin > 0 {
+		t.fencedWithin[c.node] = c.fencedWithin
+	} else {
+		delete(t.fencedWithin, c.node)
+	}
 	delete(t.lostAt, c.node)
 	delete(t.heardAt, c.node)
 	delete(t.goodbye, c.node)

@@ -46,6 +46,9 @@ type workerConn struct {
 	// from is the address the stream comes from; since, when it opened.
 	from  string
 	since time.Time
+	// fencedWithin is how soon the worker kills its attempts after losing
+	// the leader (its hello), 0 when it does not fence (checkFence).
+	fencedWithin time.Duration
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -184,7 +187,8 @@ func (t *leaderTerm) serve(stream longfairv1.Workers_ConnectServer) error {
 	if err := t.checkNodeBinding(stream.Context(), hello.GetAdvert().GetNodeId()); err != nil {
 		return err
 	}
-	if err := t.checkFence(hello); err != nil {
+	fencedWithin, err := t.checkFence(hello)
+	if err != nil {
 		return err
 	}
 	ad := hello.GetAdvert()
@@ -193,7 +197,7 @@ func (t *leaderTerm) serve(stream longfairv1.Workers_ConnectServer) error {
 	stop := context.AfterFunc(stream.Context(), func() { cancel(stream.Context().Err()) })
 	defer stop()
 	c := &workerConn{
-		term: t, node: ad.GetNodeId(), session: hello.GetSession(), advert: ad,
+		term: t, node: ad.GetNodeId(), session: hello.GetSession(), advert: ad, fencedWithin: fencedWithin,
 		from: ad.GetAddress(), since: time.Now(),
 		ctx: ctx, cancel: cancel, call: stream.Context(),
 		delivered: make(map[attemptKey]time.Time), killed: make(map[attemptKey]struct{}),
@@ -369,8 +373,10 @@ func validateHello(h *longfairv1.WorkerHello) error {
 
 // checkFence refuses a worker that would still run its attempts when this
 // leader reruns them elsewhere: it must fence (kill them after losing the
-// leader) at least fenceMargin before WorkerLossTimeout.
-func (t *leaderTerm) checkFence(h *longfairv1.WorkerHello) error {
+// leader) at least fenceMargin before WorkerLossTimeout. It returns how
+// soon the worker fences, 0 for an older worker that does not; register
+// records it once the stream is taken, so a refused hello changes nothing.
+func (t *leaderTerm) checkFence(h *longfairv1.WorkerHello) (time.Duration, error) {
 	node := h.GetAdvert().GetNodeId()
 	loss := time.Duration(t.s.cfg.WorkerLossTimeout)
 	fw := h.GetFencedWithin()
@@ -378,25 +384,19 @@ func (t *leaderTerm) checkFence(h *longfairv1.WorkerHello) error {
 		// An older worker, which does not fence: taken, so that a rolling
 		// upgrade works, but its tasks can overlap their reruns.
 		t.warnOnce(node, "no-fence", "the worker does not fence its tasks (an older version): if it is cut off, its tasks may run at the same time as their reruns; upgrade it")
-		t.mu.Lock()
-		delete(t.fencedWithin, node)
-		t.mu.Unlock()
-		return nil
+		return 0, nil
 	}
 	if err := fw.CheckValid(); err != nil || fw.AsDuration() <= 0 {
-		return status.Errorf(codes.InvalidArgument, "hello's fenced_within is %v: give the worker's fence timeout plus its kill grace", fw)
+		return 0, status.Errorf(codes.InvalidArgument, "hello's fenced_within is %v: give the worker's fence timeout plus its kill grace", fw)
 	}
 	d := fw.AsDuration()
 	if d+fenceMargin > loss {
-		return status.Errorf(codes.FailedPrecondition,
+		return 0, status.Errorf(codes.FailedPrecondition,
 			"worker %s kills its tasks %v after it loses the leader (--fence-timeout plus --kill-grace), but the servers rerun them elsewhere %v after (worker_loss_timeout): "+
 				"its tasks could run twice at once; the worker must fence at least %v before the servers rerun, so lower its --fence-timeout or --kill-grace to %v in all, or raise the servers' worker_loss_timeout to at least %v",
 			node, d, loss, fenceMargin, loss-fenceMargin, d+fenceMargin)
 	}
-	t.mu.Lock()
-	t.fencedWithin[node] = d
-	t.mu.Unlock()
-	return nil
+	return d, nil
 }
 
 func errorMessage(err error) string {

@@ -48,3 +48,16 @@ func NeverRepeat(req any) bool {
 	}
 	return false
 }
+
+// LongRunning reports whether a unary method's answer takes time that
+// grows with the ledger (verifying every journal entry, a usage report
+// over a long period, digesting every server's state), so that a short
+// per-attempt deadline would only cut it off and send it again: the client
+// and a forwarding server bound such a call by the caller's deadline alone.
+func LongRunning(method string) bool {
+	switch method {
+	case Ledger_Verify_FullMethodName, Ledger_UsageReport_FullMethodName, Operator_VerifyState_FullMethodName:
+		return true
+	}
+	return false
+}
