@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"google.golang.org/protobuf/types/known/durationpb"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -107,6 +108,13 @@ type rawStream struct {
 // welcomed, or the refusal. The stream answers heartbeats until muted.
 func openRaw(ctx context.Context, t *testing.T, c *testCluster, node, session string) (*rawStream, error) {
 	t.Helper()
+	return openRawFencing(ctx, t, c, node, session, 0)
+}
+
+// openRawFencing is openRaw with a hello saying the process fences within
+// fenced (none said when 0, as an older worker).
+func openRawFencing(ctx context.Context, t *testing.T, c *testCluster, node, session string, fenced time.Duration) (*rawStream, error) {
+	t.Helper()
 	sctx, cancel := context.WithCancel(ctx)
 	stream, err := longfairv1.NewWorkersClient(c.conn(c.waitLeader(ctx))).Connect(sctx)
 	if err != nil {
@@ -115,6 +123,9 @@ func openRaw(ctx context.Context, t *testing.T, c *testCluster, node, session st
 	}
 	ad := &longfairv1.WorkerAdvert{Version: 1, Role: roleWorker, NodeId: node, Resources: map[string]float64{"cpu": 1}, Address: "127.0.0.1:1"}
 	hello := &longfairv1.WorkerHello{Advert: ad, Session: session, Fresh: true}
+	if fenced > 0 {
+		hello.FencedWithin = durationpb.New(fenced)
+	}
 	if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Hello{Hello: hello}}); err != nil {
 		cancel()
 		return nil, err
