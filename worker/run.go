@@ -121,25 +121,17 @@ func (ag *Agent) fenced(a *attempt, ex exit) {
 	k := a.key
 	ag.log.Warn("task fenced: killed because the worker lost contact with the leader", "job", k.job, "task", k.task, "attempt", k.attempt,
 		"why", ex.fenced, "exit_code", ex.code, "runtime", ex.runtime)
-	ag.tasks.event(a, &longfairv1.TaskEvent{
+	ag.report(a, &longfairv1.TaskEvent{
 		Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST, ExitCode: ex.code, Runtime: durationpb.New(max(ex.runtime, time.Nanosecond)),
-	})
-	ag.tasks.ended(a)
-	if o := ag.cfg.Observer; o != nil {
-		o.TaskEnded(k.job, k.task, k.attempt, ex.code, ex.runtime)
-	}
+	}, ex.code, ex.runtime)
 }
 
 // finish reports an attempt's exit and marks it ended.
 func (ag *Agent) finish(a *attempt, code int32, runtime time.Duration) {
 	k := a.key
-	ag.tasks.event(a, &longfairv1.TaskEvent{
+	ag.report(a, &longfairv1.TaskEvent{
 		Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_EXITED, ExitCode: code, Runtime: durationpb.New(runtime),
-	})
-	ag.tasks.ended(a)
-	if o := ag.cfg.Observer; o != nil {
-		o.TaskEnded(k.job, k.task, k.attempt, code, runtime)
-	}
+	}, code, runtime)
 	ag.log.Debug("task ended", "job", k.job, "task", k.task, "attempt", k.attempt, "exit_code", code, "runtime", runtime)
 }
 
@@ -148,10 +140,16 @@ func (ag *Agent) finish(a *attempt, code int32, runtime time.Duration) {
 func (ag *Agent) lose(a *attempt, err error) {
 	k := a.key
 	ag.log.Error("cannot run task; reporting it lost", "job", k.job, "task", k.task, "attempt", k.attempt, "error", err)
-	ag.tasks.event(a, &longfairv1.TaskEvent{Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST})
+	ag.report(a, &longfairv1.TaskEvent{Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST}, -1, 0)
+}
+
+// report queues an attempt's last event for the leader, marks it ended
+// and tells the observer how it ended.
+func (ag *Agent) report(a *attempt, ev *longfairv1.TaskEvent, code int32, runtime time.Duration) {
+	ag.tasks.event(a, ev)
 	ag.tasks.ended(a)
 	if o := ag.cfg.Observer; o != nil {
-		o.TaskEnded(k.job, k.task, k.attempt, -1, 0)
+		o.TaskEnded(a.key.job, a.key.task, a.key.attempt, code, runtime)
 	}
 }
 
