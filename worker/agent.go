@@ -260,15 +260,7 @@ func (ag *Agent) renewLease(anchor int64) {
 			ag.log.Info("in contact with the leader again", "without_contact", gap.Round(time.Millisecond), "fence_timeout", ag.cfg.FenceTimeout)
 		}
 	}
-	ag.tasks.mu.Lock()
-	procs := make([]*supervised, 0, len(ag.tasks.attempts))
-	for _, a := range ag.tasks.attempts {
-		if a.proc != nil && !a.ended {
-			procs = append(procs, a.proc)
-		}
-	}
-	ag.tasks.mu.Unlock()
-	for _, p := range procs {
+	for _, p := range ag.tasks.supervisors() {
 		// A supervisor whose task just ended has closed its pipe.
 		_ = p.renew(deadline)
 	}
