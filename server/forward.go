@@ -75,17 +75,18 @@ func newForwarder() *forwarder { return &forwarder{conns: make(map[string]*grpc.
 // conn returns the connection to a server (the leader), with keepalive
 // pings, which servers allow (server.go).
 func (f *forwarder) conn(addr string) (*grpc.ClientConn, error) {
-	return f.dial(addr, grpc.WithKeepaliveParams(keepalive.ClientParameters{
+	return f.dial(addr, addr, grpc.WithKeepaliveParams(keepalive.ClientParameters{
 		Time: forwardKeepaliveTime, Timeout: forwardKeepaliveTimeout, PermitWithoutStream: true}))
 }
 
 // workerConn returns the connection to a worker's gRPC service, without
 // keepalive pings (a worker's server refuses frequent ones).
 func (f *forwarder) workerConn(addr string) (*grpc.ClientConn, error) {
-	return f.dial("worker "+addr, nil)
+	return f.dial("worker "+addr, addr)
 }
 
-func (f *forwarder) dial(key string, opt grpc.DialOption) (*grpc.ClientConn, error) {
+// dial returns the connection cached under key, or makes one to addr.
+func (f *forwarder) dial(key, addr string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
@@ -98,12 +99,7 @@ func (f *forwarder) dial(key string, opt grpc.DialOption) (*grpc.ClientConn, err
 	if creds == nil {
 		creds = insecure.NewCredentials()
 	}
-	addr := strings.TrimPrefix(key, "worker ")
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
-	if opt != nil {
-		opts = append(opts, opt)
-	}
-	c, err := grpc.NewClient(addr, opts...)
+	c, err := grpc.NewClient(addr, append(opts, grpc.WithTransportCredentials(creds))...)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "connect to %s: %v", addr, err)
 	}
