@@ -25,7 +25,8 @@ type transportSecurity struct {
 	verifiesIncoming bool
 	serverCreds      credentials.TransportCredentials
 	dialCreds        credentials.TransportCredentials
-	// raftServer and raftClient secure the Raft transport.
+	// raftServer and raftClient secure the Raft transport; raftServer
+	// also secures the HTTP listener (http.go).
 	raftServer, raftClient *tls.Config
 }
 

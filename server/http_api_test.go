@@ -1,0 +1,443 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/ops/tlstest"
+)
+
+// apiClient calls a server's JSON/HTTP API as one token.
+type apiClient struct {
+	tb     testing.TB
+	base   string // "http://host:port"
+	token  string // "" sends no Authorization header
+	client *http.Client
+}
+
+func newAPIClient(tb testing.TB, s *Server, token string) *apiClient {
+	return &apiClient{tb: tb, base: s.HTTPURL(), token: token, client: &http.Client{Timeout: 20 * time.Second}}
+}
+
+// apiError is the JSON body of a failed call: the gRPC status.
+type apiError struct {
+	Code    codes.Code `json:"code"`
+	Message string     `json:"message"`
+}
+
+// do sends method path with body (JSON text, or "") and returns the HTTP
+// status and the response body.
+func (a *apiClient) do(method, path, body string, header ...string) (int, []byte) {
+	a.tb.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, a.base+path, rd)
+	if err != nil {
+		a.tb.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		a.tb.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		a.tb.Fatalf("%s %s: read the answer: %v", method, path, err)
+	}
+	return resp.StatusCode, b
+}
+
+// ok sends a call that must succeed and decodes its answer into out.
+func (a *apiClient) ok(method, path, body string, out proto.Message, header ...string) {
+	a.tb.Helper()
+	code, b := a.do(method, path, body, header...)
+	if code != http.StatusOK {
+		a.tb.Fatalf("%s %s %s: HTTP %d %s", method, path, body, code, b)
+	}
+	if out != nil {
+		if err := protojson.Unmarshal(b, out); err != nil {
+			a.tb.Fatalf("%s %s: answer %s is not a %T: %v", method, path, b, out, err)
+		}
+	}
+}
+
+// refusedLike checks that an HTTP call failed as the gRPC call did: the
+// HTTP status of the gRPC code, and the same code and message in the body.
+func refusedLike(tb testing.TB, what string, grpcErr error, code int, body []byte, wantHTTP int) {
+	tb.Helper()
+	if grpcErr == nil {
+		tb.Fatalf("%s: the gRPC call succeeded; the test needs one that fails", what)
+	}
+	st := status.Convert(grpcErr)
+	if code != wantHTTP {
+		tb.Errorf("%s: HTTP %d, want %d (gRPC %s)", what, code, wantHTTP, st.Code())
+	}
+	var e apiError
+	if err := json.Unmarshal(body, &e); err != nil {
+		tb.Fatalf("%s: error body %q is not a status: %v", what, body, err)
+	}
+	if e.Code != st.Code() || e.Message != st.Message() {
+		tb.Errorf("%s: HTTP says %s %q, gRPC says %s %q", what, e.Code, e.Message, st.Code(), st.Message())
+	}
+}
+
+// TestHTTPAPIBehavesAsGRPC drives a three-server group with tokens through
+// the JSON/HTTP API of a follower: writes are forwarded to the leader,
+// reads come back as the gRPC API answers them, and refusals (no token, a
+// wrong one, a user beyond their rights, bad input) carry the HTTP status
+// of the gRPC code and the gRPC message, leaving the state as it was.
+func TestHTTPAPIBehavesAsGRPC(t *testing.T) {
+	c := newACLCluster(t, 3, withHTTP)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	follower := c.follower(ctx)
+	admin := newAPIClient(t, follower, aclTestSecret)
+
+	// Writes through a follower's HTTP listener reach the leader.
+	var acct longfairv1.Account
+	admin.ok("POST", "/v1/accounts", `{"name": "phys", "weight": 2}`, &acct)
+	if acct.GetName() != "phys" || acct.GetWeight() != 2 {
+		t.Fatalf("created account %v, want phys with weight 2", &acct)
+	}
+	admin.ok("POST", "/v1/users", `{"name": "ann", "accounts": ["phys"]}`, nil)
+	admin.ok("POST", "/v1/users", `{"name": "bob"}`, nil)
+	admin.ok("POST", "/v1/accounts", `{"name": "chem"}`, nil)
+	admin.ok("POST", "/v1/grants", `{"id": "g1", "account": "phys", "amount_micro_su": "1000000000000"}`, nil)
+	leader := c.waitLeader(ctx)
+	if got, err := leader.FSM().Account("phys"); err != nil || got.Name != "phys" {
+		t.Fatalf("the leader does not hold the account created over HTTP: %+v, %v", got, err)
+	}
+
+	annSecret, _ := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "ann", 0)
+	ann := newAPIClient(t, follower, annSecret)
+	var sub longfairv1.SubmitJobResponse
+	ann.ok("POST", "/v1/jobs", `{"account": "phys", "user": "ann", "name": "sweep", "demand": {"cpu": 1},
+		"tasks": 4, "walltime": "60s", "command": ["true"], "request_id": "http-1"}`, &sub)
+	id := sub.GetJob().GetId()
+	if id == 0 || sub.GetJob().GetTasks() != 4 || sub.GetJob().GetState() != longfairv1.JobState_JOB_STATE_PENDING {
+		t.Fatalf("submitted job %v, want a pending job of 4 tasks", sub.GetJob())
+	}
+
+	// Read back over HTTP (a consistent read, so the follower's lag does
+	// not matter) it is the job gRPC returns.
+	var got longfairv1.Job
+	ann.ok("GET", "/v1/jobs/"+itoa(id), "", &got, "Longfair-Consistent", "true")
+	want, err := longfairv1.NewJobsClient(c.conn(leader)).GetJob(as(ctx, annSecret), &longfairv1.GetJobRequest{JobId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(&got, want) {
+		t.Errorf("GET /v1/jobs/%d = %v\ngRPC GetJob = %v", id, &got, want)
+	}
+	// Fields keep the protos' names, 64-bit integers travel as strings
+	// (protojson), enums as their names.
+	_, raw := ann.do("GET", "/v1/jobs/"+itoa(id), "", "Longfair-Consistent", "true")
+	for _, field := range []string{`"id":"` + itoa(id) + `"`, `"state":"JOB_STATE_PENDING"`, `"hold_micro_su":`} {
+		if !bytes.Contains(compactJSON(t, raw), []byte(field)) {
+			t.Errorf("GET /v1/jobs/%d answer lacks %s: %s", id, field, raw)
+		}
+	}
+	var list longfairv1.ListJobsResponse
+	ann.ok("GET", "/v1/jobs?account=phys&states=JOB_STATE_PENDING", "", &list, "Longfair-Consistent", "true")
+	if len(list.GetJobs()) != 1 || list.GetJobs()[0].GetId() != id {
+		t.Errorf("GET /v1/jobs?account=phys lists %v, want job %d", list.GetJobs(), id)
+	}
+
+	before := fingerprint(t, leader)
+	jobs := longfairv1.NewJobsClient(c.conn(follower))
+
+	// No token, and an unknown one: Unauthenticated, 401.
+	_, gerr := jobs.GetJob(ctx, &longfairv1.GetJobRequest{JobId: id})
+	code, body := newAPIClient(t, follower, "").do("GET", "/v1/jobs/"+itoa(id), "")
+	refusedLike(t, "no token", gerr, code, body, http.StatusUnauthorized)
+	wrong := "lf_not-a-token-of-this-cluster-000000"
+	_, gerr = jobs.GetJob(as(ctx, wrong), &longfairv1.GetJobRequest{JobId: id})
+	code, body = newAPIClient(t, follower, wrong).do("GET", "/v1/jobs/"+itoa(id), "")
+	refusedLike(t, "unknown token", gerr, code, body, http.StatusUnauthorized)
+
+	// A user asking for what only admins or other accounts' members may:
+	// PermissionDenied, 403.
+	_, gerr = longfairv1.NewACLClient(c.conn(follower)).ListTokens(as(ctx, annSecret), &longfairv1.ListTokensRequest{})
+	code, body = ann.do("GET", "/v1/tokens", "")
+	refusedLike(t, "user lists tokens", gerr, code, body, http.StatusForbidden)
+	_, gerr = longfairv1.NewLedgerClient(c.conn(follower)).GetBalance(as(ctx, annSecret), &longfairv1.GetBalanceRequest{Account: "chem"})
+	code, body = ann.do("GET", "/v1/accounts/chem/balance", "")
+	refusedLike(t, "user reads another account", gerr, code, body, http.StatusForbidden)
+
+	// Bad input: InvalidArgument, 400, with the validation's message.
+	bad := &longfairv1.SubmitJobRequest{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1},
+		Tasks: 0, Command: []string{"true"}}
+	_, gerr = jobs.SubmitJob(as(ctx, annSecret), bad)
+	badJSON, err := protojson.Marshal(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body = ann.do("POST", "/v1/jobs", string(badJSON))
+	refusedLike(t, "zero tasks", gerr, code, body, http.StatusBadRequest)
+	// A misspelt field is refused, not ignored, and says which.
+	code, body = ann.do("POST", "/v1/jobs", `{"account": "phys", "user": "ann", "taskz": 3}`)
+	if code != http.StatusBadRequest || !strings.Contains(string(body), "taskz") {
+		t.Errorf("a misspelt field: HTTP %d %s, want 400 naming taskz", code, body)
+	}
+	code, body = ann.do("GET", "/v1/jobs/seven", "")
+	if code != http.StatusBadRequest || !strings.Contains(string(body), "job_id") {
+		t.Errorf("a job id that is not a number: HTTP %d %s, want 400 naming job_id", code, body)
+	}
+	_, gerr = jobs.GetJob(as(ctx, annSecret), &longfairv1.GetJobRequest{JobId: id + 1000})
+	code, body = ann.do("GET", "/v1/jobs/"+itoa(id+1000), "", "Longfair-Consistent", "true")
+	refusedLike(t, "unknown job", gerr, code, body, http.StatusNotFound)
+	c.waitApplied(ctx)
+	if after := fingerprint(t, leader); after != before {
+		t.Errorf("refused HTTP calls changed the state:\nbefore %s\nafter  %s", before, after)
+	}
+
+	// Cancel over HTTP, then the job reads cancelled through gRPC.
+	var cancelled longfairv1.Job
+	ann.ok("POST", "/v1/jobs/"+itoa(id)+":cancel", "", &cancelled)
+	if cancelled.GetId() != id || cancelled.GetCancelledTasks() != 4 {
+		t.Errorf("cancelled job %v, want job %d with its 4 tasks cancelled", &cancelled, id)
+	}
+
+	// A server-streaming call answers newline-delimited JSON: a snapshot,
+	// chunk by chunk.
+	resp := admin.stream("GET", "/v1/snapshot")
+	defer resp.Body.Close()
+	chunks, size := 0, 0
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var line struct {
+			Result json.RawMessage `json:"result"`
+			Error  *apiError       `json:"error"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil || line.Error != nil || line.Result == nil {
+			t.Fatalf("snapshot stream line %d is not a result: %.200s (%v)", chunks+1, sc.Bytes(), err)
+		}
+		var chunk longfairv1.SnapshotChunk
+		if err := protojson.Unmarshal(line.Result, &chunk); err != nil {
+			t.Fatalf("snapshot stream line %d: %v", chunks+1, err)
+		}
+		chunks++
+		size += len(chunk.GetData())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if chunks == 0 || size == 0 {
+		t.Errorf("the snapshot stream had %d chunks, %d bytes; want a snapshot", chunks, size)
+	}
+
+	t.Run("curl", func(t *testing.T) {
+		curl, err := exec.LookPath("curl")
+		if err != nil {
+			t.Skip("curl is not installed; the JSON/HTTP API was exercised with net/http above")
+		}
+		run := func(args ...string) (int, []byte) {
+			t.Helper()
+			out, err := exec.CommandContext(ctx, curl, append([]string{"-sS", "-w", "\n%{http_code}"}, args...)...).Output()
+			if err != nil {
+				t.Fatalf("curl %v: %v", args, err)
+			}
+			i := bytes.LastIndexByte(out, '\n')
+			return atoi(t, string(out[i+1:])), out[:i]
+		}
+		code, body := run("-H", "Authorization: Bearer "+annSecret, "-H", "Content-Type: application/json",
+			"-d", `{"account":"phys","user":"ann","demand":{"cpu":1},"tasks":2,"walltime":"30s","command":["true"]}`,
+			follower.HTTPURL()+"/v1/jobs")
+		var sub longfairv1.SubmitJobResponse
+		if code != http.StatusOK || protojson.Unmarshal(body, &sub) != nil || sub.GetJob().GetId() == 0 {
+			t.Fatalf("curl submit: HTTP %d %s", code, body)
+		}
+		code, body = run("-H", "Authorization: Bearer "+annSecret, "-H", "Longfair-Consistent: true",
+			follower.HTTPURL()+"/v1/jobs/"+itoa(sub.GetJob().GetId()))
+		var job longfairv1.Job
+		if code != http.StatusOK || protojson.Unmarshal(body, &job) != nil || job.GetTasks() != 2 || job.GetAccount() != "phys" {
+			t.Fatalf("curl get: HTTP %d %s", code, body)
+		}
+		_, gerr := jobs.GetJob(ctx, &longfairv1.GetJobRequest{JobId: id})
+		code, body = run(follower.HTTPURL() + "/v1/jobs/" + itoa(id))
+		refusedLike(t, "curl without a token", gerr, code, body, http.StatusUnauthorized)
+	})
+}
+
+// stream starts a call and returns its response, for reading as it comes.
+func (a *apiClient) stream(method, path string) *http.Response {
+	a.tb.Helper()
+	req, err := http.NewRequest(method, a.base+path, nil)
+	if err != nil {
+		a.tb.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	resp, err := a.client.Do(req)
+	if err != nil {
+		a.tb.Fatalf("%s %s: %v", method, path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		a.tb.Fatalf("%s %s: HTTP %d %s", method, path, resp.StatusCode, b)
+	}
+	return resp
+}
+
+// TestOpenAPIDocumentCoversThePublicAPI checks that a server serves the
+// committed OpenAPI document and that it has an operation for every RPC
+// the server serves, from what the server registered (only the workers'
+// own stream is left out), and none for an RPC it does not serve.
+func TestOpenAPIDocumentCoversThePublicAPI(t *testing.T) {
+	c := newTestClusterWith(t, 1, withHTTP)
+	s := c.running()[0]
+	code, served := newAPIClient(t, s, "").do("GET", longfairv1.OpenAPIPath, "")
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: HTTP %d %s", longfairv1.OpenAPIPath, code, served)
+	}
+	committed, err := os.ReadFile("../api/longfair/v1/longfair.swagger.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(served, committed) {
+		t.Fatalf("the served OpenAPI document (%d bytes) is not the committed api/longfair/v1/longfair.swagger.json (%d bytes)", len(served), len(committed))
+	}
+	var doc struct {
+		Swagger string                                `json:"swagger"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(served, &doc); err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]string{} // operationId → "METHOD path"
+	for path, ops := range doc.Paths {
+		for method, raw := range ops {
+			var op struct {
+				OperationID string `json:"operationId"`
+			}
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatal(err)
+			}
+			documented[op.OperationID] = strings.ToUpper(method) + " " + path
+		}
+	}
+	rpcs := 0
+	for svc, info := range s.grpc.GetServiceInfo() {
+		name, ok := strings.CutPrefix(svc, strings.TrimPrefix(apiPrefix, "/"))
+		if !ok {
+			continue // gRPC's own (health, reflection)
+		}
+		for _, m := range info.Methods {
+			full := apiPrefix + name + "/" + m.Name
+			id := name + "_" + m.Name
+			rule, _ := ruleOf(full)
+			if rule.access == accessWorker {
+				// The workers' stream to the leader: not a user's call.
+				if _, ok := documented[id]; ok {
+					t.Errorf("%s is documented over HTTP, but only workers call it", full)
+				}
+				continue
+			}
+			rpcs++
+			if _, ok := documented[id]; !ok {
+				t.Errorf("%s has no HTTP rule (api/longfair/v1/http.yaml) in the OpenAPI document", full)
+			}
+			delete(documented, id)
+		}
+	}
+	if rpcs == 0 {
+		t.Fatal("the server registered no longfair.v1 method")
+	}
+	for id, route := range documented {
+		t.Errorf("the OpenAPI document has %s (%s), which the servers do not serve", id, route)
+	}
+}
+
+// TestHTTPAPIOverTLS checks that a server with mutual TLS serves the HTTP
+// listener over TLS only, to clients with a certificate the cluster's CA
+// signed, as its gRPC listener does.
+func TestHTTPAPIOverTLS(t *testing.T) {
+	pki := tlstest.New(t, "cluster")
+	c := newACLCluster(t, 1, func(cfg *Config) {
+		cfg.TLS = pki.Issue(cfg.NodeID)
+		withHTTP(cfg)
+	})
+	s := c.running()[0]
+	if !strings.HasPrefix(s.HTTPURL(), "https://") {
+		t.Fatalf("HTTPURL %q: want https with TLS configured", s.HTTPURL())
+	}
+	clientFor := func(cfg *tls.Config) *apiClient {
+		a := newAPIClient(t, s, aclTestSecret)
+		a.client.Transport = &http.Transport{TLSClientConfig: cfg}
+		return a
+	}
+	withCert, err := pki.Issue("admin-client").ClientTLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var who longfairv1.Token
+	clientFor(withCert).ok("GET", "/v1/whoami", "", &who)
+	if who.GetRole() != longfairv1.TokenRole_TOKEN_ROLE_ADMIN {
+		t.Errorf("whoami over HTTPS: %v, want the admin token", &who)
+	}
+
+	// Without a client certificate the handshake fails; plain HTTP gets
+	// no answer from the API.
+	noCert := withCert.Clone()
+	noCert.Certificates = nil
+	req, _ := http.NewRequest("GET", s.HTTPURL()+"/v1/whoami", nil)
+	req.Header.Set("Authorization", "Bearer "+aclTestSecret)
+	if resp, err := (&http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: noCert}}).Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("HTTPS without a client certificate answered HTTP %d; want the handshake refused", resp.StatusCode)
+	}
+	plain := newAPIClient(t, s, aclTestSecret)
+	plain.base = "http://" + s.HTTPAddr()
+	if code, body := plain.do("GET", "/v1/whoami", ""); code == http.StatusOK {
+		t.Errorf("plain HTTP to the TLS listener answered 200: %s", body)
+	}
+}
+
+func compactJSON(tb testing.TB, b []byte) []byte {
+	tb.Helper()
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		tb.Fatalf("%s: %v", b, err)
+	}
+	return out.Bytes()
+}
+
+func itoa(id uint64) string { return strconv.FormatUint(id, 10) }
+
+func atoi(tb testing.TB, s string) int {
+	tb.Helper()
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		tb.Fatalf("%q is not a number: %v", s, err)
+	}
+	return n
+}
