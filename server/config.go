@@ -86,10 +86,11 @@ type Config struct {
 	// compare its state (integrity.go).
 	StateCheck StateCheckConfig `json:"state_check"`
 
-	// HTTPAddr is the host:port of the operations listener: Prometheus
-	// metrics at /metrics, liveness at /healthz, readiness at /readyz.
-	// Empty disables it. It takes no token, so bind it to an address only
-	// the monitoring system reaches.
+	// HTTPAddr is the host:port of the HTTP listener: Prometheus metrics
+	// at /metrics, liveness at /healthz, readiness at /readyz, which take
+	// no token, and the JSON/HTTP API under /v1/, which takes the same
+	// tokens as gRPC (http_api.go). With TLS configured it serves HTTPS.
+	// Empty disables it.
 	HTTPAddr string `json:"http_addr"`
 	// LogLevel (debug, info, warn, error) and LogFormat (text, json) are
 	// how 'longfair server' logs; a Server built with New logs to the

@@ -8,7 +8,11 @@
 //   - a memberlist gossip member advertising the server's role, node id and
 //     Raft and gRPC addresses, through which servers find each other and,
 //     with bootstrap-expect, form the group once enough of them are present;
-//   - a gRPC listener serving the longfair API with server reflection on.
+//   - a gRPC listener serving the longfair API with server reflection on;
+//   - an HTTP listener (http.go) for metrics and health probes and the same
+//     API as JSON under /v1/ (http_api.go): grpc-gateway's handlers, which
+//     call this server's own gRPC listener with the HTTP caller's token,
+//     so that both forms are checked, routed and answered by one path.
 //
 // Writes that reach a follower are forwarded to the leader's gRPC address
 // with the caller's deadline; reads are answered from the local FSM unless

@@ -48,7 +48,8 @@ Config file example (every field optional; durations are strings):
 Every field is described in deploy/config.md, with systemd units for a
 three-server group in deploy/systemd. The --http-addr listener serves
 Prometheus metrics at /metrics, liveness at /healthz and readiness at
-/readyz (200 once a leader is known and this server has caught up).
+/readyz (200 once a leader is known and this server has caught up), and
+the API as JSON under /v1/ (with tokens; OpenAPI at /v1/openapi.json).
 
 ` + serverSecurityHelp + `Flags:
 `
@@ -105,7 +106,7 @@ func newServerFlagSet(f *serverFlags, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&f.bootstrap, "bootstrap", false, "form a one-server group now")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
-	fs.StringVar(&f.httpAddr, "http-addr", server.DefaultHTTPAddr, "listen `host:port` for /metrics, /healthz and /readyz (no token is asked: keep it private); '' disables it")
+	fs.StringVar(&f.httpAddr, "http-addr", server.DefaultHTTPAddr, "listen `host:port` for /metrics, /healthz and /readyz (no token is asked) and the JSON/HTTP API under /v1/ (tokens as for gRPC); '' disables it")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls get to finish on SIGINT/SIGTERM")
 	fs.DurationVar(&f.workerLossTimeout, "worker-loss-timeout", server.DefaultWorkerLossTimeout, "how long after a worker was last heard its tasks are rerun elsewhere; workers must fence (--fence-timeout plus --kill-grace) at least 1s sooner")
 	f.security.register(fs)

@@ -3,6 +3,14 @@
 // it), and the request validation every server runs before it proposes a
 // command.
 //
+// The same API as JSON over HTTP is generated from the same protos too:
+// http.yaml maps each public RPC to a method and path under /v1/ (kept out
+// of the .proto files, so that they and their gRPC code need no googleapis
+// annotations), protoc-gen-grpc-gateway turns it into the *.pb.gw.go
+// handlers that NewHTTPGateway (gateway.go) mounts, and protoc-gen-openapiv2
+// into longfair.swagger.json, the OpenAPI document (with openapi.yaml for
+// its header), embedded as OpenAPIDocument.
+//
 // Conventions for callers are in common.proto: bearer tokens and the
 // consistent-read switch travel in metadata (see the constants in
 // metadata.go), amounts of service units are integer micro-SU, and errors are
