@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -440,4 +441,86 @@ func atoi(tb testing.TB, s string) int {
 		tb.Fatalf("%q is not a number: %v", s, err)
 	}
 	return n
+}
+
+// TestHTTPFollowsTaskOutput reads a running task's output over HTTP with
+// follow: the output arrives line by line while the task runs (the task
+// waits, a bounded time, for the test to have read its first line), and
+// the stream ends when the task does, holding what gRPC reads. A task
+// that does not exist is NotFound, 404, as for gRPC.
+func TestHTTPFollowsTaskOutput(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := newTestClusterWith(t, 1, withHTTP)
+	s := c.waitLeader(ctx)
+	account, user := setupAccount(ctx, t, c, "physics")
+	testWorker(t, c, "w1", nil)
+	waitNodesUp(ctx, t, s, "w1")
+	gate := filepath.Join(t.TempDir(), "go")
+	resp, err := longfairv1.NewJobsClient(c.conn(s)).SubmitJob(ctx, shellJob(account, user, "talk", 1, map[string]float64{"cpu": 1}, time.Minute,
+		`echo first; for i in $(seq 300); do [ -e '`+gate+`' ] && break; sleep 0.1; done; echo second`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := resp.GetJob().GetId()
+	waitFor(ctx, t, "the task to start", func() bool {
+		ts, _, _ := s.FSM().Tasks(id, 0, 1)
+		return len(ts) == 1
+	})
+
+	out := newAPIClient(t, s, "").stream("GET", "/v1/jobs/"+itoa(id)+"/tasks/0/output?follow=true")
+	defer out.Body.Close()
+	lines := bufio.NewScanner(out.Body)
+	var got []byte
+	next := func() bool {
+		if !lines.Scan() {
+			return false
+		}
+		var line struct {
+			Result json.RawMessage `json:"result"`
+			Error  *apiError       `json:"error"`
+		}
+		var chunk longfairv1.TaskOutputChunk
+		if err := json.Unmarshal(lines.Bytes(), &line); err != nil || line.Error != nil || protojson.Unmarshal(line.Result, &chunk) != nil {
+			t.Fatalf("output stream line %q is not a chunk (%v)", lines.Bytes(), err)
+		}
+		if chunk.GetOffset() != int64(len(got)) {
+			t.Fatalf("chunk at offset %d after %d bytes", chunk.GetOffset(), len(got))
+		}
+		got = append(got, chunk.GetData()...)
+		return true
+	}
+	for !bytes.Contains(got, []byte("first\n")) {
+		if !next() {
+			t.Fatalf("the stream ended after %q, before the task's first line", got)
+		}
+	}
+	if bytes.Contains(got, []byte("second")) {
+		t.Fatalf("read %q before the task was let go on", got)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for next() {
+	}
+	if err := lines.Err(); err != nil {
+		t.Fatalf("reading the stream: %v", err)
+	}
+	whole, err := readOutput(ctx, c.conn(s), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != "first\nsecond\n" || string(got) != whole {
+		t.Errorf("followed over HTTP %q; gRPC reads %q; want %q", got, whole, "first\nsecond\n")
+	}
+
+	_, gerr := readOutput(ctx, c.conn(s), id+1)
+	code, body := newAPIClient(t, s, "").do("GET", "/v1/jobs/"+itoa(id+1)+"/tasks/0/output", "")
+	var e struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("error answer %q: %v", body, err)
+	}
+	refusedLike(t, "output of an unknown job", gerr, code, e.Error, http.StatusNotFound)
 }
