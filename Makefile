@@ -69,7 +69,8 @@ lint:
 # api/longfair/v1/http.yaml. It needs protoc (Debian: apt-get install
 # protobuf-compiler); the plugins are pinned and installed into
 # bin/protoc-plugins, so a fresh machine regenerates the same code that is
-# committed.
+# committed (go test ./api/... checks that it is, when the plugins are in
+# bin/protoc-plugins). The protoc command itself is api/generate.sh.
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION       := v2.33.0
@@ -79,21 +80,7 @@ proto:
 	GOBIN=$(PROTO_PLUGINS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	GOBIN=$(PROTO_PLUGINS) $(GO) install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION)
 	GOBIN=$(PROTO_PLUGINS) $(GO) install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION)
-	protoc -I api -I /usr/include \
-		--plugin=protoc-gen-go=$(PROTO_PLUGINS)/protoc-gen-go \
-		--plugin=protoc-gen-go-grpc=$(PROTO_PLUGINS)/protoc-gen-go-grpc \
-		--plugin=protoc-gen-grpc-gateway=$(PROTO_PLUGINS)/protoc-gen-grpc-gateway \
-		--plugin=protoc-gen-openapiv2=$(PROTO_PLUGINS)/protoc-gen-openapiv2 \
-		--go_out=api --go_opt=paths=source_relative \
-		--go-grpc_out=api --go-grpc_opt=paths=source_relative \
-		--grpc-gateway_out=api --grpc-gateway_opt=paths=source_relative \
-		--grpc-gateway_opt=grpc_api_configuration=api/longfair/v1/http.yaml \
-		--openapiv2_out=api/longfair/v1 \
-		--openapiv2_opt=grpc_api_configuration=api/longfair/v1/http.yaml \
-		--openapiv2_opt=allow_merge=true,merge_file_name=longfair \
-		--openapiv2_opt=openapi_configuration=api/longfair/v1/openapi.yaml \
-		--openapiv2_opt=json_names_for_fields=false \
-		api/longfair/v1/*.proto
+	PROTO_PLUGINS=$(PROTO_PLUGINS) api/generate.sh api
 
 clean:
 	rm -rf bin
