@@ -286,6 +286,33 @@ func TestHTTPAPIBehavesAsGRPC(t *testing.T) {
 		_, gerr := jobs.GetJob(ctx, &longfairv1.GetJobRequest{JobId: id})
 		code, body = run(follower.HTTPURL() + "/v1/jobs/" + itoa(id))
 		refusedLike(t, "curl without a token", gerr, code, body, http.StatusUnauthorized)
+
+		auth := []string{"-H", "Authorization: Bearer " + annSecret, "-H", "Longfair-Consistent: true"}
+		code, body = run(append(auth, follower.HTTPURL()+"/v1/jobs?account=phys")...)
+		var list longfairv1.ListJobsResponse
+		if code != http.StatusOK || protojson.Unmarshal(body, &list) != nil || len(list.GetJobs()) != 2 || list.GetJobs()[0].GetId() != sub.GetJob().GetId() {
+			t.Fatalf("curl list: HTTP %d %s, want jobs %d and %d newest first", code, body, sub.GetJob().GetId(), id)
+		}
+		code, body = run(append(auth, "-X", "POST", follower.HTTPURL()+"/v1/jobs/"+itoa(sub.GetJob().GetId())+":cancel")...)
+		var cancelled longfairv1.Job
+		if code != http.StatusOK || protojson.Unmarshal(body, &cancelled) != nil || cancelled.GetCancelledTasks() != 2 {
+			t.Fatalf("curl cancel: HTTP %d %s", code, body)
+		}
+		code, body = run(append(auth, follower.HTTPURL()+"/v1/fairness")...)
+		var report longfairv1.FairnessReport
+		if code != http.StatusOK || protojson.Unmarshal(body, &report) != nil {
+			t.Fatalf("curl fairness: HTTP %d %s", code, body)
+		}
+		var names []string
+		for _, a := range report.GetAccounts() {
+			names = append(names, a.GetAccount())
+		}
+		if strings.Join(names, ",") != "phys" {
+			t.Errorf("curl fairness as ann shows accounts %v, want only her own, phys", names)
+		}
+		_, gerr = longfairv1.NewLedgerClient(c.conn(follower)).GetBalance(as(ctx, annSecret), &longfairv1.GetBalanceRequest{Account: "chem"})
+		code, body = run(append(auth, follower.HTTPURL()+"/v1/accounts/chem/balance")...)
+		refusedLike(t, "curl: a user reads another account", gerr, code, body, http.StatusForbidden)
 	})
 }
 
