@@ -15,7 +15,7 @@ import (
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/place"
-	"github.com/longfair/longfair/sched/sim"
+	"github.com/longfair/longfair/sim"
 )
 
 const simUsage = `Usage: longfair sim INPUT [flags]

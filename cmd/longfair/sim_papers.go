@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/longfair/longfair/sched"
-	"github.com/longfair/longfair/sched/sim"
+	"github.com/longfair/longfair/sim"
 )
 
 // The QKnobler and BPF papers' inputs and experiments of longfair sim.

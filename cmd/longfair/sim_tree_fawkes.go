@@ -11,7 +11,7 @@ import (
 
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/fawkes"
-	"github.com/longfair/longfair/sched/sim"
+	"github.com/longfair/longfair/sim"
 )
 
 // The DFF and FAWKES papers' inputs, the account tree and FAWKES weighting

@@ -15,7 +15,7 @@
 // its variance, the paper's global discrimination factor, decides whether to
 // resize (Var(D) > τ). The Controller puts these together into one step —
 // samples, completions and time in, partitions out — and is the one
-// implementation the leader (server) and the simulator (sched/sim) both
+// implementation the leader (server) and the simulator (sim) both
 // run; each only gathers its accounts' state (Account.Wait, Completions)
 // and commits or applies the partitions. SlowdownFloor and Completions
 // define, once, how JS measures slowdown and how JT and TT count

@@ -14,7 +14,7 @@ func TestDFFExperimentMICJobsNoLongerWaitForCPU(t *testing.T) {
 	// wait for CPU while MICs sit idle, under DFF they do not; the MIC
 	// jobs finish sooner, the CPU jobs about as before, and the total
 	// completion time falls (the paper: about −11.9%).
-	// go test ./sched/sim -run TestDFFExperiment -v prints the table.
+	// go test ./sim -run TestDFFExperiment -v prints the table.
 	var cmps []*DFFComparison
 	defer func() {
 		var b strings.Builder

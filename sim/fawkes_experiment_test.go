@@ -53,7 +53,7 @@ func TestFawkesWeightingPolicies(t *testing.T) {
 	// balance best, finer demand better (TD at least as good as JD), and
 	// the performance-based policies do not beat TD; all three demand-based
 	// policies beat equal shares for the most loaded partition.
-	// go test ./sched/sim -run TestFawkesWeightingPolicies -v prints the table.
+	// go test ./sim -run TestFawkesWeightingPolicies -v prints the table.
 	x, err := RunFawkesExperiment(FawkesOptions{Seed: 1}, nil, FawkesPaperConfig(), dffSettings())
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 // TestBPFTables replays the BPF paper's experiments at the paper's scale (40
 // nodes, 10 bursts) and logs the tables of the README's policy guide:
 //
-//	go test ./sched/sim -run TestBPFTables -v
+//	go test ./sim -run TestBPFTables -v
 func TestBPFTables(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the paper-scale tables take a few seconds")
