@@ -53,22 +53,3 @@ func benchmarkReplay(b *testing.B, opt SyntheticOptions, p sched.Policy) {
 	b.ReportMetric(float64(res.Placements)/elapsed, "tasks/s")
 	b.ReportMetric(float64(res.Passes), "passes")
 }
-
-// BenchmarkMacro replays the paper's macro-benchmark under every policy
-// the default report compares.
-func BenchmarkMacro(b *testing.B) {
-	w, err := Macro(MacroOptions{Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		for _, p := range []sched.Policy{sched.HMRF, sched.LTDRF, sched.LTAF, sched.DRF, sched.Static} {
-			s := sched.DefaultSettings()
-			s.Policy = p
-			if _, err := Run(w, Config{Settings: s}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-}

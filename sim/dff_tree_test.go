@@ -52,21 +52,3 @@ func TestLoadTree(t *testing.T) {
 		}
 	}
 }
-
-func TestWorkloadTreeIsValidated(t *testing.T) {
-	for name, spoil := range map[string]func(w *Workload){
-		"bad group path":   func(w *Workload) { w.Groups[0].Path = "n1/" },
-		"group twice":      func(w *Workload) { w.Groups = append(w.Groups, w.Groups[0]) },
-		"negative weight":  func(w *Workload) { w.Groups[1].Weight = -2 },
-		"bad account path": func(w *Workload) { w.Accounts[0].Group = "//" },
-	} {
-		w, err := DFFCluster(DFFOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		spoil(w)
-		if err := w.Validate(); err == nil || !strings.Contains(err.Error(), "group") {
-			t.Errorf("%s: Validate said %v", name, err)
-		}
-	}
-}

@@ -6,8 +6,8 @@
 // A Workload is resources, nodes, accounts and jobs. It comes from one of the
 // loaders (the H-MRF paper's slotted examples as JSON, Standard Workload
 // Format logs of the Parallel Workloads Archive, SWIM Facebook traces) or
-// from a generator (the paper's §7.1 macro-benchmark, large synthetic
-// workloads). Run replays it under one policy and returns a Result: β over
+// from a generator (large synthetic workloads; the papers' own workloads
+// are built in sim/reproduce). Run replays it under one policy and returns a Result: β over
 // time and at the end per account, usage against contribution, job wait,
 // slowdown and completion times, utilization and makespan. The report
 // functions write results as a table, JSON, CSV or an SVG plot.
@@ -21,12 +21,22 @@
 // Every result also carries FAWKES's discrimination: per account D_i, the
 // integral of the share of the cluster it held less the share it was due,
 // and its variance over the accounts. Under fawkes the replay runs FAWKES
-// weighting itself (fawkes_replay.go), stepping the leader's controller
-// (fawkes.Controller): it ends a weighting interval every T, resizes the partitions when Var(D) exceeds τ, and admits or releases
-// accounts as their work starts or runs out. Accounts can be arranged in a
-// tree for hdrf and dff (Workload.Groups, Account.Group, LoadTree); the
-// DFF and FAWKES papers' experiments are DFFCluster/RunDFFExperiment and
-// FawkesBursty/RunFawkesExperiment.
+// weighting itself (weighting_replay.go), stepping the leader's controller
+// (fawkes.Controller): it ends a weighting interval every T, resizes the
+// partitions when Var(D) exceeds τ, and admits or releases accounts as their
+// work starts or runs out. Accounts can be arranged in a tree for hdrf and
+// dff (Workload.Groups, Account.Group, LoadTree). Latency queues (bpf, sp)
+// replay through RunLatency (latency_replay.go).
+//
+// # Files
+//
+// driver*.go, events.go, finish.go: the replay; workload.go and the loaders
+// slotted.go, swf.go, swim.go, google.go, synthetic.go, tree.go; result.go,
+// discrimination.go, fairness_meter.go (θ and ε): what a replay measures;
+// report*.go, plot.go: how it is written. The reproductions of the papers'
+// experiments (the macro-benchmark, latency bursts, the CPU–MIC cluster,
+// bursty partitions, the knob sweep) are package sim/reproduce: they build
+// workloads and compare policies through this package's API only.
 //
 // # What the model is, and what it shows
 //

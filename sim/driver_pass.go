@@ -279,10 +279,10 @@ func (r *replay) classify() {
 		reason := ""
 		switch {
 		case !fits:
-			reason = fmt.Sprintf("a task needs %s, more than any node has", r.formatVector(job.Demand))
+			reason = fmt.Sprintf("a task needs %s, more than any node has", r.FormatVector(job.Demand))
 		case r.cfg.Settings.Policy == sched.Static && !r.accts[job.Account].share.Fits(job.Demand):
 			reason = fmt.Sprintf("a task needs %s, more than the account's static partition %s",
-				r.formatVector(job.Demand), r.formatVector(r.accts[job.Account].share))
+				r.FormatVector(job.Demand), r.FormatVector(r.accts[job.Account].share))
 		default:
 			continue
 		}
@@ -293,12 +293,12 @@ func (r *replay) classify() {
 	}
 }
 
-// formatVector writes <cpu 4, mem 15> with the workload's resource names.
-func (r *replay) formatVector(v ledger.Vector) string {
-	return formatVector(r.w.Resources, v)
+// FormatVector writes <cpu 4, mem 15> with the workload's resource names.
+func (r *replay) FormatVector(v ledger.Vector) string {
+	return FormatVector(r.w.Resources, v)
 }
 
-func formatVector(names []string, v ledger.Vector) string {
+func FormatVector(names []string, v ledger.Vector) string {
 	b := []byte{'<'}
 	for i, x := range v {
 		if i > 0 {

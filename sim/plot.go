@@ -30,7 +30,7 @@ var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
 // β before an account has any baseline is undefined and left out; values
 // above the axis are drawn at its top.
 func WritePlot(w io.Writer, results []*Result) error {
-	ew := &errWriter{w: w}
+	ew := &ErrWriter{w: w}
 	if len(results) == 0 {
 		return fmt.Errorf("no results to plot")
 	}
@@ -52,14 +52,14 @@ func WritePlot(w io.Writer, results []*Result) error {
 		t1 = t0 + 1
 	}
 	height := panelHeight * len(results)
-	ew.printf(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
+	ew.Printf(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
 		plotWidth, height, plotWidth, height)
-	ew.printf(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
+	ew.Printf(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	for i, r := range results {
 		p := panel{top: float64(i * panelHeight), t0: t0, t1: t1, yMax: yMax}
 		p.draw(ew, r)
 	}
-	ew.printf("</svg>\n")
+	ew.Printf("</svg>\n")
 	return ew.err
 }
 
@@ -78,9 +78,9 @@ func (p panel) y(beta float64) float64 {
 	return p.top + plotTop + h*(1-math.Min(beta, p.yMax)/p.yMax)
 }
 
-func (p panel) draw(ew *errWriter, r *Result) {
+func (p panel) draw(ew *ErrWriter, r *Result) {
 	right := float64(plotWidth - plotRight)
-	ew.printf(`<text x="%d" y="%.1f" font-size="14" font-weight="bold">β over time — %s (window %s)</text>`+"\n",
+	ew.Printf(`<text x="%d" y="%.1f" font-size="14" font-weight="bold">β over time — %s (window %s)</text>`+"\n",
 		plotLeft, p.top+20, xmlEscape(string(r.Policy)), xmlEscape(r.Window.String()))
 	// β gridlines and labels every half.
 	for b := 0.0; b <= p.yMax+1e-9; b += 0.5 {
@@ -89,24 +89,24 @@ func (p panel) draw(ew *errWriter, r *Result) {
 		if b == 1 {
 			style = `stroke="#555" stroke-dasharray="6,4"`
 		}
-		ew.printf(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`+"\n", plotLeft, y, right, y, style)
-		ew.printf(`<text x="%d" y="%.1f" text-anchor="end">%.1f</text>`+"\n", plotLeft-6, y+4, b)
+		ew.Printf(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`+"\n", plotLeft, y, right, y, style)
+		ew.Printf(`<text x="%d" y="%.1f" text-anchor="end">%.1f</text>`+"\n", plotLeft-6, y+4, b)
 	}
 	// Time ticks.
 	bottom := p.y(0)
 	step := tickStep(p.t1.Sub(p.t0))
 	for d := time.Duration(0); p.t0.Add(d) <= p.t1; d += step {
-		ew.printf(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", p.x(p.t0.Add(d)), bottom+16, xmlEscape(axisTime(d)))
+		ew.Printf(`<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", p.x(p.t0.Add(d)), bottom+16, xmlEscape(axisTime(d)))
 	}
-	ew.printf(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333"/>`+"\n", plotLeft, bottom, right, bottom)
-	ew.printf(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#333"/>`+"\n", plotLeft, p.y(p.yMax), plotLeft, bottom)
+	ew.Printf(`<line x1="%d" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333"/>`+"\n", plotLeft, bottom, right, bottom)
+	ew.Printf(`<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#333"/>`+"\n", plotLeft, p.y(p.yMax), plotLeft, bottom)
 
 	for a, ar := range r.Accounts {
 		colour := palette[a%len(palette)]
 		var pts []string
 		flush := func() {
 			if len(pts) > 1 {
-				ew.printf(`<polyline fill="none" stroke="%s" stroke-width="1.6" points="%s"/>`+"\n", colour, strings.Join(pts, " "))
+				ew.Printf(`<polyline fill="none" stroke="%s" stroke-width="1.6" points="%s"/>`+"\n", colour, strings.Join(pts, " "))
 			}
 			pts = pts[:0]
 		}
@@ -120,11 +120,11 @@ func (p panel) draw(ew *errWriter, r *Result) {
 		flush()
 		if a < maxLegend {
 			ly := p.top + plotTop + float64(a)*16
-			ew.printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="3"/>`+"\n", right+12, ly, right+30, ly, colour)
-			ew.printf(`<text x="%.1f" y="%.1f">%s %s</text>`+"\n", right+36, ly+4, xmlEscape(ar.Name), formatBeta(ar.FinalBeta))
+			ew.Printf(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="3"/>`+"\n", right+12, ly, right+30, ly, colour)
+			ew.Printf(`<text x="%.1f" y="%.1f">%s %s</text>`+"\n", right+36, ly+4, xmlEscape(ar.Name), formatBeta(ar.FinalBeta))
 		} else if a == maxLegend {
 			ly := p.top + plotTop + float64(a)*16
-			ew.printf(`<text x="%.1f" y="%.1f">+%d more</text>`+"\n", right+12, ly+4, len(r.Accounts)-maxLegend)
+			ew.Printf(`<text x="%.1f" y="%.1f">+%d more</text>`+"\n", right+12, ly+4, len(r.Accounts)-maxLegend)
 		}
 	}
 }

@@ -73,8 +73,8 @@ func formatBeta(b float64) string {
 	return strconv.FormatFloat(b, 'f', 3, 64)
 }
 
-// formatDuration rounds for reading: whole seconds, or tenths under a minute.
-func formatDuration(d time.Duration) string {
+// FormatDuration rounds for reading: whole seconds, or tenths under a minute.
+func FormatDuration(d time.Duration) string {
 	switch {
 	case d == 0:
 		return "0s"

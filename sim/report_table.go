@@ -14,7 +14,7 @@ import (
 // times (with the speedup over static when static was run). Slotted input
 // gets the paper's per-slot table instead of job times.
 func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
-	ew := &errWriter{w: w}
+	ew := &ErrWriter{w: w}
 	writeWorkloadHeader(ew, wl, results)
 	if len(results) > 0 && results[0].Slots != nil {
 		for _, r := range results {
@@ -22,7 +22,7 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 		}
 		return ew.err
 	}
-	ew.printf("\n")
+	ew.Printf("\n")
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	head := []string{"policy", "makespan"}
 	for _, res := range wl.Resources {
@@ -31,16 +31,16 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 	head = append(head, "mean completion", "unfinished tasks", "passes", "Var(D)")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range results {
-		row := []string{string(r.Policy), formatDuration(r.Makespan)}
+		row := []string{string(r.Policy), FormatDuration(r.Makespan)}
 		for _, u := range r.Utilization {
 			row = append(row, percent(u))
 		}
-		row = append(row, formatDuration(r.MeanCompletion()), fmt.Sprint(r.UnfinishedTasks), fmt.Sprint(r.Passes), formatVariance(r.DiscriminationVariance))
+		row = append(row, FormatDuration(r.MeanCompletion()), fmt.Sprint(r.UnfinishedTasks), fmt.Sprint(r.Passes), formatVariance(r.DiscriminationVariance))
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
 
-	ew.printf("\n")
+	ew.Printf("\n")
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "account\tpolicy\tβ end\tβ min\tusage\tcontrib\tjobs\tmean wait\tmean completion\tslowdown\tspeedup\tD")
 	for a := range wl.Accounts {
@@ -61,30 +61,30 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n",
 				name, r.Policy, formatBeta(ar.FinalBeta), formatBeta(ar.MinBeta),
 				percent(ar.UsageShare), percent(ar.ContributionShare), jobs,
-				formatDuration(ar.MeanWait), formatDuration(ar.MeanCompletion), ar.MeanSlowdown, speedup,
+				FormatDuration(ar.MeanWait), FormatDuration(ar.MeanCompletion), ar.MeanSlowdown, speedup,
 				formatDiscrimination(ar.Discrimination))
 		}
 	}
 	tw.Flush()
-	ew.printf("\nβ end: sharing degree at the end (≥ 1: the account got at least what its own partition would have given it).\n")
-	ew.printf("β min: lowest β after the first tenth of the account's time in the run. usage/contrib: share of all resource-seconds vs share of contributions.\n")
+	ew.Printf("\nβ end: sharing degree at the end (≥ 1: the account got at least what its own partition would have given it).\n")
+	ew.Printf("β min: lowest β after the first tenth of the account's time in the run. usage/contrib: share of all resource-seconds vs share of contributions.\n")
 	if findPolicy(results, "static") != nil {
-		ew.printf("speedup: mean completion time under static partitions divided by the policy's, over the jobs both completed.\n")
+		ew.Printf("speedup: mean completion time under static partitions divided by the policy's, over the jobs both completed.\n")
 	}
-	ew.printf("D: FAWKES discrimination ∫(share held − share due)dt while the account had work, in share·hours (> 0: more than its due); Var(D) over the accounts, in (share·s)².\n")
+	ew.Printf("D: FAWKES discrimination ∫(share held − share due)dt while the account had work, in share·hours (> 0: more than its due); Var(D) over the accounts, in (share·s)².\n")
 	return ew.err
 }
 
-func writeWorkloadHeader(ew *errWriter, wl *Workload, results []*Result) {
-	ew.printf("Workload: %s\n", wl.Name)
-	ew.printf("Cluster: %d node(s), capacity %s; %d accounts, %d jobs, %d tasks\n",
+func writeWorkloadHeader(ew *ErrWriter, wl *Workload, results []*Result) {
+	ew.Printf("Workload: %s\n", wl.Name)
+	ew.Printf("Cluster: %d node(s), capacity %s; %d accounts, %d jobs, %d tasks\n",
 		len(wl.Nodes), formatCapacity(wl), len(wl.Accounts), len(wl.Jobs), wl.TotalTasks())
 	if len(results) > 0 {
 		s := results[0].Settings
-		ew.printf("Settings: window %s, quantum %v, placement %s, time-out %v\n", results[0].Window, s.Quantum, s.Placement, timeoutText(s.Timeout))
+		ew.Printf("Settings: window %s, quantum %v, placement %s, time-out %v\n", results[0].Window, s.Quantum, s.Placement, timeoutText(s.Timeout))
 	}
 	for _, n := range wl.Notes {
-		ew.printf("  %s\n", n)
+		ew.Printf("  %s\n", n)
 	}
 	for _, r := range results {
 		if len(r.Unschedulable) == 0 {
@@ -94,7 +94,7 @@ func writeWorkloadHeader(ew *errWriter, wl *Workload, results []*Result) {
 		for _, u := range r.Unschedulable {
 			tasks += u.Tasks
 		}
-		ew.printf("  %s: %d job(s) (%d tasks) can never run, e.g. job %d of %s: %s\n",
+		ew.Printf("  %s: %d job(s) (%d tasks) can never run, e.g. job %d of %s: %s\n",
 			r.Policy, len(r.Unschedulable), tasks, r.Unschedulable[0].ID, r.Unschedulable[0].Account, r.Unschedulable[0].Reason)
 	}
 }
@@ -104,7 +104,7 @@ func writeWorkloadHeader(ew *errWriter, wl *Workload, results []*Result) {
 func formatCapacity(wl *Workload) string {
 	c := wl.Capacity()
 	if len(wl.Units) != len(c) {
-		return formatVector(wl.Resources, c)
+		return FormatVector(wl.Resources, c)
 	}
 	parts := make([]string, len(c))
 	for i, x := range c {
@@ -121,8 +121,8 @@ func timeoutText(d time.Duration) string {
 }
 
 // writeSlotTable writes one policy's slotted replay like the paper's Table 1.
-func writeSlotTable(ew *errWriter, wl *Workload, r *Result) {
-	ew.printf("\n%s\n", r.Policy)
+func writeSlotTable(ew *ErrWriter, wl *Workload, r *Result) {
+	ew.Printf("\n%s\n", r.Policy)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "slot\t"
 	for _, a := range wl.Accounts {
@@ -146,14 +146,17 @@ func writeSlotTable(ew *errWriter, wl *Workload, r *Result) {
 	tw.Flush()
 }
 
-// errWriter remembers the first write error so report code can write freely
-// and check once.
-type errWriter struct {
+// ErrWriter remembers the first write error so report code can write
+// freely and check once (Err).
+type ErrWriter struct {
 	w   io.Writer
 	err error
 }
 
-func (e *errWriter) Write(p []byte) (int, error) {
+// NewErrWriter writes to w.
+func NewErrWriter(w io.Writer) *ErrWriter { return &ErrWriter{w: w} }
+
+func (e *ErrWriter) Write(p []byte) (int, error) {
 	if e.err != nil {
 		return 0, e.err
 	}
@@ -162,6 +165,10 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (e *errWriter) printf(format string, args ...any) {
+// Printf formats to the writer; an error is kept for Err.
+func (e *ErrWriter) Printf(format string, args ...any) {
 	fmt.Fprintf(e, format, args...)
 }
+
+// Err is the first write error, or nil.
+func (e *ErrWriter) Err() error { return e.err }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/internal/shareddata"
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -193,7 +194,7 @@ func countSWF(t *testing.T, path string) (records, skipped, header int) {
 func TestLoadSWFRealTraces(t *testing.T) {
 	for _, name := range []string{"HPC2N-2002-2.2-alea-subset.swf", "KTH-SP2-1996-2.1-cln.swf.gz"} {
 		t.Run(name, func(t *testing.T) {
-			path := sharedData(t, name)
+			path := shareddata.Path(t, name)
 			records, skipped, header := countSWF(t, path)
 			w, sum, err := LoadSWFFile(path, SWFOptions{})
 			if err != nil {

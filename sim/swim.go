@@ -12,6 +12,14 @@ import (
 	"github.com/longfair/longfair/ledger"
 )
 
+// The macro-benchmark cluster (its workload is sim/reproduce.Macro) of the H-MRF paper (§7.1): 59 EC2 m3.xlarge
+// slaves of <4 cores, 15 GB>.
+const (
+	MacroNodes     = 59
+	MacroNodeCores = 4.0
+	MacroNodeMemGB = 15.0
+)
+
 // How a SWIM job's byte counts become tasks. SWIM traces give only bytes; the
 // model is Hadoop's: one map task per HDFS split of input, reduce tasks sized
 // by the shuffle, and tasks that process data at a fixed rate. The constants

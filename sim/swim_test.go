@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/internal/shareddata"
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -93,7 +94,7 @@ func TestLoadSWIMRefusesNegativeNodes(t *testing.T) {
 }
 
 func TestLoadSWIMRealTrace(t *testing.T) {
-	path := sharedData(t, "FB-2009_samples_24_times_1hr_1.tsv")
+	path := shareddata.Path(t, "FB-2009_samples_24_times_1hr_1.tsv")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/place"
 	"github.com/longfair/longfair/sim"
+	"github.com/longfair/longfair/sim/reproduce"
 )
 
 const simUsage = `Usage: longfair sim INPUT [flags]
@@ -261,7 +262,7 @@ func loadSimWorkload(opt *simOptions) (*sim.Workload, error) {
 		if times == "" {
 			times = findSharedData("FB-2009_samples_24_times_1hr_1.tsv")
 		}
-		return sim.Macro(sim.MacroOptions{Seed: opt.seed, FacebookTimes: times})
+		return reproduce.Macro(reproduce.MacroOptions{Seed: opt.seed, FacebookTimes: times})
 	default:
 		return sim.Synthetic(sim.SyntheticOptions{Tasks: opt.synthetic, Accounts: opt.accounts, Nodes: opt.nodes, Seed: opt.seed})
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sim"
+	"github.com/longfair/longfair/sim/reproduce"
 )
 
 // The QKnobler and BPF papers' inputs and experiments of longfair sim.
@@ -142,7 +143,7 @@ func (p *paperOptions) load(opt *simOptions) (w *sim.Workload, ok bool, err erro
 		if times == "" {
 			times = findSharedData("FB-2009_samples_24_times_1hr_1.tsv")
 		}
-		w, err = sim.QKnoblerTestbed(sim.MacroOptions{Seed: opt.seed, FacebookTimes: times})
+		w, err = reproduce.QKnoblerTestbed(reproduce.MacroOptions{Seed: opt.seed, FacebookTimes: times})
 		return w, true, err
 	}
 	return nil, false, nil
@@ -158,29 +159,29 @@ func runPaperExperiments(opt *simOptions, stdout io.Writer) (done bool, err erro
 		if err != nil {
 			return true, err
 		}
-		s, err := sim.QKnoblerSweep(w, sim.Config{Settings: simSettings(opt), Window: opt.window, MaxSamples: opt.maxSamples}, p.rhos)
+		s, err := reproduce.QKnoblerSweep(w, sim.Config{Settings: simSettings(opt), Window: opt.window, MaxSamples: opt.maxSamples}, p.rhos)
 		if err != nil {
 			return true, err
 		}
-		return true, sim.WriteQKnoblerSweep(stdout, s)
+		return true, reproduce.WriteQKnoblerSweep(stdout, s)
 	case p.bpf != "":
-		o := sim.BPFScenarioOptions{Nodes: opt.nodes, Throughput: p.tqs[0], Bursts: p.bursts, Scale: p.scales[0], Seed: opt.seed}
+		o := reproduce.BPFScenarioOptions{Nodes: opt.nodes, Throughput: p.tqs[0], Bursts: p.bursts, Scale: p.scales[0], Seed: opt.seed}
 		cfg := sim.Config{Settings: simSettings(opt), Window: opt.window, MaxSamples: opt.maxSamples}
 		switch {
 		case len(p.tqs) > 1:
-			cs, err := sim.BPFByThroughputQueues(o, p.tqs, cfg)
+			cs, err := reproduce.BPFByThroughputQueues(o, p.tqs, cfg)
 			if err != nil {
 				return true, err
 			}
-			return true, sim.WriteBPFByThroughputQueues(stdout, cs, p.tqs)
+			return true, reproduce.WriteBPFByThroughputQueues(stdout, cs, p.tqs)
 		case len(p.scales) > 1:
-			cs, err := sim.BPFByBurstScale(o, p.scales, cfg)
+			cs, err := reproduce.BPFByBurstScale(o, p.scales, cfg)
 			if err != nil {
 				return true, err
 			}
-			return true, sim.WriteBPFByBurstScale(stdout, cs, p.scales)
+			return true, reproduce.WriteBPFByBurstScale(stdout, cs, p.scales)
 		}
-		lw, err := sim.BPFScenario(o)
+		lw, err := reproduce.BPFScenario(o)
 		if err != nil {
 			return true, err
 		}
@@ -190,7 +191,7 @@ func runPaperExperiments(opt *simOptions, stdout io.Writer) (done bool, err erro
 		if nodes == 0 {
 			nodes = 40
 		}
-		lw, err := sim.BPFThreeQueues(nodes, p.bursts, opt.seed)
+		lw, err := reproduce.BPFThreeQueues(nodes, p.bursts, opt.seed)
 		if err != nil {
 			return true, err
 		}
@@ -249,5 +250,5 @@ func runLatencyPolicies(lw *sim.LatencyWorkload, opt *simOptions, stdout io.Writ
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	fmt.Fprintln(stdout)
-	return sim.WriteLatencyQueues(stdout, runs)
+	return reproduce.WriteLatencyQueues(stdout, runs)
 }

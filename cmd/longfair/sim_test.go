@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/longfair/longfair/internal/shareddata"
 )
 
 const simTable1 = `{"capacity":{"cpu":100,"mem":100},
@@ -127,7 +129,7 @@ func TestSimSyntheticCSV(t *testing.T) {
 }
 
 func TestSimSWFWithPlot(t *testing.T) {
-	path := sharedTrace(t, "HPC2N-2002-2.2-alea-subset.swf")
+	path := shareddata.Path(t, "HPC2N-2002-2.2-alea-subset.swf")
 	plot := filepath.Join(t.TempDir(), "beta.svg")
 	out, err := runSimTest(t, "--swf", path, "--top", "4", "--window", "decay:7d", "--policy", "hmrf,drf", "--plot", plot)
 	if err != nil {
@@ -140,28 +142,4 @@ func TestSimSWFWithPlot(t *testing.T) {
 	if err != nil || !bytes.HasPrefix(svg, []byte("<svg")) {
 		t.Errorf("plot file: %v, starts %.20q", err, svg)
 	}
-}
-
-// sharedTrace finds a trace in ../shared/data beside the repository or
-// skips the test.
-func sharedTrace(t *testing.T, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		if filepath.Dir(dir) == dir {
-			t.Skip("no go.mod above the test: cannot find ../shared/data")
-		}
-		dir = filepath.Dir(dir)
-	}
-	p := filepath.Join(dir, "..", "shared", "data", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("trace %s absent: %v", name, err)
-	}
-	return p
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/fawkes"
 	"github.com/longfair/longfair/sim"
+	"github.com/longfair/longfair/sim/reproduce"
 )
 
 // The DFF and FAWKES papers' inputs, the account tree and FAWKES weighting
@@ -106,7 +107,7 @@ func (o *treeFawkesOptions) parse(fs *flag.FlagSet, opt *simOptions) error {
 		o.fawkes.Weighting = o.weightings[0]
 	}
 	if o.bursty && !o.guaranteeSet {
-		o.fawkes.Guarantee = sim.FawkesCoreShare
+		o.fawkes.Guarantee = reproduce.FawkesCoreShare
 	}
 	if err := o.fawkes.Validate(nil); err != nil {
 		return fmt.Errorf("fawkes flags: %w", err)
@@ -124,10 +125,10 @@ func (o *treeFawkesOptions) parse(fs *flag.FlagSet, opt *simOptions) error {
 func (o *treeFawkesOptions) load(opt *simOptions) (w *sim.Workload, ok bool, err error) {
 	switch {
 	case o.dff:
-		w, err = sim.DFFCluster(sim.DFFOptions{PooledMICs: o.dffPooled})
+		w, err = reproduce.DFFCluster(reproduce.DFFOptions{PooledMICs: o.dffPooled})
 		return w, true, err
 	case o.bursty:
-		w, err = sim.FawkesBursty(sim.FawkesOptions{Seed: opt.seed, Span: o.span})
+		w, err = reproduce.FawkesBursty(reproduce.FawkesOptions{Seed: opt.seed, Span: o.span})
 		return w, true, err
 	}
 	return nil, false, nil
@@ -161,27 +162,27 @@ func runTreeFawkesExperiments(opt *simOptions, stdout io.Writer) (done bool, err
 	settings.Fawkes = o.fawkes
 	switch {
 	case o.dff:
-		var cmps []*sim.DFFComparison
+		var cmps []*reproduce.DFFComparison
 		variants := []bool{false, true}
 		if o.dffPooled {
 			variants = []bool{true}
 		}
 		for _, pooled := range variants {
-			c, err := sim.RunDFFExperiment(sim.DFFOptions{PooledMICs: pooled}, settings)
+			c, err := reproduce.RunDFFExperiment(reproduce.DFFOptions{PooledMICs: pooled}, settings)
 			if err != nil {
 				return true, err
 			}
 			cmps = append(cmps, c)
 		}
-		return true, sim.WriteDFFTable(stdout, cmps)
+		return true, reproduce.WriteDFFTable(stdout, cmps)
 	case o.bursty:
 		cfg := o.fawkes
 		cfg.Weighting = ""
-		x, err := sim.RunFawkesExperiment(sim.FawkesOptions{Seed: opt.seed, Span: o.span}, o.weightings, cfg, settings)
+		x, err := reproduce.RunFawkesExperiment(reproduce.FawkesOptions{Seed: opt.seed, Span: o.span}, o.weightings, cfg, settings)
 		if err != nil {
 			return true, err
 		}
-		return true, sim.WriteFawkesTable(stdout, x)
+		return true, reproduce.WriteFawkesTable(stdout, x)
 	}
 	return false, nil
 }

@@ -300,6 +300,8 @@ var clockAllowlist = []struct{ pkg, fn, use, why string }{
 	// global source.
 	{"sim", "", "rand.New", "a generator seeded by the experiment's seed"},
 	{"sim", "", "rand.NewPCG", "a generator seeded by the experiment's seed"},
+	{"sim/reproduce", "", "rand.New", "a generator seeded by the experiment's seed"},
+	{"sim/reproduce", "", "rand.NewPCG", "a generator seeded by the experiment's seed"},
 }
 
 // clockFuncs are the functions of package time that read the clock or

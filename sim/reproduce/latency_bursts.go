@@ -1,4 +1,4 @@
-package sim
+package reproduce
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
+	"github.com/longfair/longfair/sim"
 )
 
 // The BPF paper's setting (§5.1): a cluster of 40 nodes of <32 cores,
@@ -79,7 +80,7 @@ type BPFScenarioOptions struct {
 // for 30 s every period; its jobs have Scale times that many tasks of 25 s.
 // Every throughput queue gets the same amount of batch work, all queued at
 // time 0. Deterministic for a given seed.
-func BPFScenario(opt BPFScenarioOptions) (*LatencyWorkload, error) {
+func BPFScenario(opt BPFScenarioOptions) (*sim.LatencyWorkload, error) {
 	if opt.Nodes < 0 || opt.Throughput < 0 || opt.Bursts < 0 || opt.Period < 0 || opt.Scale < 0 || !(opt.Load >= 0) {
 		return nil, fmt.Errorf("bpf scenario: nodes %d, throughput queues %d, bursts %d, period %v, scale %d and load %v must not be negative",
 			opt.Nodes, opt.Throughput, opt.Bursts, opt.Period, opt.Scale, opt.Load)
@@ -107,30 +108,30 @@ func BPFScenario(opt BPFScenarioOptions) (*LatencyWorkload, error) {
 		load = 1.2
 	}
 	node := ledger.Vector{BPFNodeCores, BPFNodeMemGB}
-	w := &Workload{
+	w := &sim.Workload{
 		Name: fmt.Sprintf("bpf scenario: 1 latency queue (%d bursts every %v, %d× its declared size), %d throughput queues, %d nodes",
 			bursts, period, scale, tqs, nodes),
 		Resources: []string{"cpu", "mem"},
 		Units:     []string{"cores", "GB"},
 	}
 	for i := range nodes {
-		w.Nodes = append(w.Nodes, Node{ID: fmt.Sprintf("node%02d", i+1), Capacity: node.Clone()})
+		w.Nodes = append(w.Nodes, sim.Node{ID: fmt.Sprintf("node%02d", i+1), Capacity: node.Clone()})
 	}
-	w.Accounts = append(w.Accounts, Account{Name: "LQ", Weight: 1})
-	lw := &LatencyWorkload{Workload: w, Latency: []*sched.LatencySpec{nil}}
+	w.Accounts = append(w.Accounts, sim.Account{Name: "LQ", Weight: 1})
+	lw := &sim.LatencyWorkload{Workload: w, Latency: []*sched.LatencySpec{nil}}
 	tasks := nodes * int(BPFNodeMemGB/bpfLQTask[1])
 	burst := bpfLQTask.Clone()
 	burst.Scale(float64(tasks))
 	lw.Latency[0] = &sched.LatencySpec{Start: ledger.Time(bpfLQStart), Period: period, Deadline: bpfLQDeadline, Burst: burst}
 	for n := range bursts {
-		w.Jobs = append(w.Jobs, Job{
+		w.Jobs = append(w.Jobs, sim.Job{
 			ID: uint64(n + 1), Name: fmt.Sprintf("burst%d", n+1), Account: 0,
 			Submit: ledger.Time(bpfLQStart + time.Duration(n)*period),
 			Demand: bpfLQTask.Clone(), Tasks: scale * tasks, Runtime: bpfLQRuntime,
 		})
 	}
 	for q := range tqs {
-		w.Accounts = append(w.Accounts, Account{Name: fmt.Sprintf("TQ%d", q+1), Weight: 1})
+		w.Accounts = append(w.Accounts, sim.Account{Name: fmt.Sprintf("TQ%d", q+1), Weight: 1})
 		lw.Latency = append(lw.Latency, nil)
 	}
 	addBatchJobs(w, 1, tqs, rand.New(rand.NewPCG(opt.Seed, 0x627066)), // "bpf"
@@ -146,14 +147,14 @@ func BPFScenario(opt BPFScenarioOptions) (*LatencyWorkload, error) {
 // addBatchJobs queues batch jobs at time 0 for each of the tqs accounts
 // from first, until each one's memory work (GB·s) reaches work/tqs, so that
 // every throughput queue stays backlogged as long as the others.
-func addBatchJobs(w *Workload, first, tqs int, rng *rand.Rand, work float64) {
+func addBatchJobs(w *sim.Workload, first, tqs int, rng *rand.Rand, work float64) {
 	logUniform := func(lo, hi float64) float64 { return lo * math.Pow(hi/lo, rng.Float64()) }
 	for q := range tqs {
 		for done := 0.0; done < work/float64(tqs); {
 			shape := bpfTQShapes[rng.IntN(len(bpfTQShapes))]
 			n := int(logUniform(16, bpfTQMaxTasks+1))
 			run := time.Duration(logUniform(float64(bpfTQMinRun), float64(bpfTQMaxRun))).Round(time.Second)
-			w.Jobs = append(w.Jobs, Job{
+			w.Jobs = append(w.Jobs, sim.Job{
 				ID: uint64(1000 + len(w.Jobs)), Name: fmt.Sprintf("batch%d", len(w.Jobs)+1), Account: first + q,
 				Demand: shape.Clone(), Tasks: n, Runtime: run,
 			})
@@ -168,31 +169,31 @@ func addBatchJobs(w *Workload, first, tqs int, rng *rand.Rand, work float64) {
 // gives neither the burst size nor the deadline: bursts of 80% of the
 // cluster's memory for 25 s (tasks of 20 s) reproduce its admission
 // outcome, and each queue sends Bursts jobs.
-func BPFThreeQueues(nodes, bursts int, seed uint64) (*LatencyWorkload, error) {
+func BPFThreeQueues(nodes, bursts int, seed uint64) (*sim.LatencyWorkload, error) {
 	if nodes <= 0 || bursts <= 0 {
 		return nil, fmt.Errorf("bpf three queues: nodes %d and bursts %d must be positive", nodes, bursts)
 	}
-	w := &Workload{
+	w := &sim.Workload{
 		Name:      fmt.Sprintf("bpf §5.2.5: 3 latency queues, 1 throughput queue, %d nodes", nodes),
 		Resources: []string{"cpu", "mem"},
 		Units:     []string{"cores", "GB"},
 	}
 	for i := range nodes {
-		w.Nodes = append(w.Nodes, Node{ID: fmt.Sprintf("node%02d", i+1), Capacity: ledger.Vector{BPFNodeCores, BPFNodeMemGB}})
+		w.Nodes = append(w.Nodes, sim.Node{ID: fmt.Sprintf("node%02d", i+1), Capacity: ledger.Vector{BPFNodeCores, BPFNodeMemGB}})
 	}
-	w.Accounts = append(w.Accounts, Account{Name: "TQ-0", Weight: 1})
-	lw := &LatencyWorkload{Workload: w, Latency: []*sched.LatencySpec{nil}}
+	w.Accounts = append(w.Accounts, sim.Account{Name: "TQ-0", Weight: 1})
+	lw := &sim.LatencyWorkload{Workload: w, Latency: []*sched.LatencySpec{nil}}
 	tasks := int(0.8 * float64(nodes) * BPFNodeMemGB / bpfLQTask[1])
 	burst := bpfLQTask.Clone()
 	burst.Scale(float64(tasks))
 	var end time.Duration
 	for i, q := range []struct{ start, period time.Duration }{{50 * time.Second, 150 * time.Second}, {100 * time.Second, 110 * time.Second}, {150 * time.Second, 60 * time.Second}} {
 		a := len(w.Accounts)
-		w.Accounts = append(w.Accounts, Account{Name: fmt.Sprintf("LQ-%d", i), Weight: 1})
+		w.Accounts = append(w.Accounts, sim.Account{Name: fmt.Sprintf("LQ-%d", i), Weight: 1})
 		lw.Latency = append(lw.Latency, &sched.LatencySpec{Start: ledger.Time(q.start), Period: q.period, Deadline: 25 * time.Second, Burst: burst.Clone()})
 		for n := range bursts {
 			at := q.start + time.Duration(n)*q.period
-			w.Jobs = append(w.Jobs, Job{ID: uint64(100*a + n), Name: fmt.Sprintf("LQ-%d/%d", i, n+1), Account: a,
+			w.Jobs = append(w.Jobs, sim.Job{ID: uint64(100*a + n), Name: fmt.Sprintf("LQ-%d/%d", i, n+1), Account: a,
 				Submit: ledger.Time(at), Demand: bpfLQTask.Clone(), Tasks: tasks, Runtime: 20 * time.Second})
 			end = max(end, at+q.period)
 		}

@@ -1,4 +1,4 @@
-package sim
+package reproduce
 
 import (
 	"strings"
@@ -7,9 +7,10 @@ import (
 
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
+	"github.com/longfair/longfair/sim"
 )
 
-var bpfConfig = Config{Settings: sched.Settings{Quantum: time.Minute, Placement: sched.Affinity}}
+var bpfConfig = sim.Config{Settings: sched.Settings{Quantum: time.Minute, Placement: sched.Affinity}}
 
 // small keeps the tests to seconds: a quarter of the paper's cluster and
 // six bursts.
@@ -113,27 +114,27 @@ func TestRunLatencyCountsUsageOfTheCurrentBurst(t *testing.T) {
 	// 4 tasks of 10 s on a 4-CPU node beside a backlogged throughput queue.
 	// bpf serves 2 tasks under the guarantee; the other 2 get only room the
 	// throughput queue leaves, once its backlog runs out.
-	w := &Workload{
+	w := &sim.Workload{
 		Name: "one burst", Resources: []string{"cpu"},
-		Nodes:    []Node{{ID: "n", Capacity: ledger.Vector{4}}},
-		Accounts: []Account{{Name: "LQ", Weight: 1}, {Name: "TQ", Weight: 1}},
-		Jobs: []Job{
+		Nodes:    []sim.Node{{ID: "n", Capacity: ledger.Vector{4}}},
+		Accounts: []sim.Account{{Name: "LQ", Weight: 1}, {Name: "TQ", Weight: 1}},
+		Jobs: []sim.Job{
 			{ID: 1, Account: 1, Demand: ledger.Vector{1}, Tasks: 12, Runtime: 10 * time.Second},
 			{ID: 2, Account: 0, Submit: ledger.Time(5 * time.Second), Demand: ledger.Vector{1}, Tasks: 4, Runtime: 10 * time.Second},
 		},
 	}
-	lw := &LatencyWorkload{Workload: w, Latency: []*sched.LatencySpec{
+	lw := &sim.LatencyWorkload{Workload: w, Latency: []*sched.LatencySpec{
 		{Start: ledger.Time(5 * time.Second), Period: 100 * time.Second, Deadline: 10 * time.Second, Burst: ledger.Vector{2}}, nil,
 	}}
 	var starts []string
 	cfg := bpfConfig
 	cfg.Settings.Policy = sched.BPF
-	cfg.Trace = func(e TraceEvent) {
-		for range e.Tasks * btoi(e.Kind == Start) {
+	cfg.Trace = func(e sim.TraceEvent) {
+		for range e.Tasks * btoi(e.Kind == sim.Start) {
 			starts = append(starts, time.Duration(e.Time).String()+":"+w.Accounts[w.Jobs[e.Job].Account].Name)
 		}
 	}
-	res, err := RunLatency(lw, cfg)
+	res, err := sim.RunLatency(lw, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestLatencyWorkloadIsValidated(t *testing.T) {
 		t.Fatal(err)
 	}
 	lw.Latency = lw.Latency[:1]
-	if _, err := RunLatency(lw, bpfConfig); err == nil || !strings.Contains(err.Error(), "latency declarations") {
+	if _, err := sim.RunLatency(lw, bpfConfig); err == nil || !strings.Contains(err.Error(), "latency declarations") {
 		t.Errorf("missing declarations: %v", err)
 	}
 	if _, err := BPFScenario(BPFScenarioOptions{Period: time.Second}); err == nil {

@@ -1,4 +1,4 @@
-package sim
+package reproduce
 
 import (
 	"errors"
@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/longfair/longfair/sched"
+	"github.com/longfair/longfair/sim"
 )
 
 // QKnoblerPoint is one knob setting of a QKnobler sweep.
 type QKnoblerPoint struct {
 	Rho    float64
-	Result *Result
+	Result *sim.Result
 	// Theta is θ averaged over the time some account waited (QKnoblerMeter
 	// MeanContended); ThetaMax the largest at any instant.
 	Theta, ThetaMax float64
@@ -48,7 +49,7 @@ type QKnoblerSweepResult struct {
 // QKnoblerSweep replays w under qknobler at each knob in rhos (ρ = 1 is
 // added when missing, as the reference of the speedups) and under drf, with
 // cfg's other settings, and measures θ and efficiency.
-func QKnoblerSweep(w *Workload, cfg Config, rhos []float64) (*QKnoblerSweepResult, error) {
+func QKnoblerSweep(w *sim.Workload, cfg sim.Config, rhos []float64) (*QKnoblerSweepResult, error) {
 	if err := w.Validate(); err != nil {
 		return nil, err
 	}
@@ -62,7 +63,7 @@ func QKnoblerSweep(w *Workload, cfg Config, rhos []float64) (*QKnoblerSweepResul
 		policy sched.Policy
 		rho    float64
 		point  QKnoblerPoint
-		starts []TraceEvent
+		starts []sim.TraceEvent
 		err    error
 	}
 	runs := []*run{{policy: sched.DRF, rho: 1}}
@@ -74,28 +75,28 @@ func QKnoblerSweep(w *Workload, cfg Config, rhos []float64) (*QKnoblerSweepResul
 	for a := range w.Accounts {
 		weights[a] = w.Accounts[a].Weight
 	}
-	if sumWeights(w) == 0 {
+	if w.TotalWeight() == 0 {
 		for a := range weights {
 			weights[a] = 1
 		}
 	}
-	demands := MeanDemands(w)
+	demands := sim.MeanDemands(w)
 	trace := serialized(cfg.Trace)
 	inParallel(len(runs), func(i int) {
 		r := runs[i]
 		c := cfg
 		c.Settings.Policy, c.Settings.QKnoblerRho = r.policy, r.rho
-		meter := NewQKnoblerMeter(w)
-		c.Trace = func(e TraceEvent) {
+		meter := sim.NewQKnoblerMeter(w)
+		c.Trace = func(e sim.TraceEvent) {
 			meter.Observe(e)
-			if e.Kind == Start {
+			if e.Kind == sim.Start {
 				r.starts = append(r.starts, e)
 			}
 			if trace != nil {
 				trace(e)
 			}
 		}
-		res, err := Run(w, c)
+		res, err := sim.Run(w, c)
 		if err != nil {
 			r.err = fmt.Errorf("qknobler sweep, %s at ρ = %v: %w", r.policy, r.rho, err)
 			return
@@ -158,7 +159,7 @@ func WriteQKnoblerSweep(out io.Writer, s *QKnoblerSweepResult) error {
 	fmt.Fprintln(tw, "policy\tρ\tmakespan\tspeedup\tmean completion\tspeedup\tε\tε all\tθ mean\tθ max\tθ bound\t")
 	row := func(name, rho string, p QKnoblerPoint, bound string) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f×\t%s\t%.3f×\t%.3f\t%.3f\t%.3f\t%.3f\t%s\t\n", name, rho,
-			formatDuration(p.Result.Makespan), p.Speedup, formatDuration(p.Result.MeanCompletion().Round(time.Second)),
+			sim.FormatDuration(p.Result.Makespan), p.Speedup, sim.FormatDuration(p.Result.MeanCompletion().Round(time.Second)),
 			p.CompletionSpeedup, p.Efficiency, p.Utilization, p.Theta, p.ThetaMax, bound)
 	}
 	row("drf", "–", s.DRF, "–")

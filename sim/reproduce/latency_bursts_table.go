@@ -1,4 +1,4 @@
-package sim
+package reproduce
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/longfair/longfair/sched"
+	"github.com/longfair/longfair/sim"
 )
 
 // bpfPolicies are the policies BPF is compared with in its paper: DRF (the
@@ -19,19 +20,19 @@ var bpfPolicies = []sched.Policy{sched.DRF, sched.SP, sched.BPF}
 type BPFComparison struct {
 	Workload string
 	// Runs are in the order drf, sp, bpf.
-	Runs []*LatencyResult
+	Runs []*sim.LatencyResult
 }
 
 // CompareBPF replays lw under drf, sp and bpf with cfg's other settings.
-func CompareBPF(lw *LatencyWorkload, cfg Config) (*BPFComparison, error) {
-	out := &BPFComparison{Workload: lw.Name, Runs: make([]*LatencyResult, len(bpfPolicies))}
+func CompareBPF(lw *sim.LatencyWorkload, cfg sim.Config) (*BPFComparison, error) {
+	out := &BPFComparison{Workload: lw.Name, Runs: make([]*sim.LatencyResult, len(bpfPolicies))}
 	errs := make([]error, len(bpfPolicies))
 	cfg.Trace = serialized(cfg.Trace)
 	inParallel(len(bpfPolicies), func(i int) {
 		p := bpfPolicies[i]
 		c := cfg
 		c.Settings.Policy = p
-		out.Runs[i], errs[i] = RunLatency(lw, c)
+		out.Runs[i], errs[i] = sim.RunLatency(lw, c)
 		if errs[i] != nil {
 			errs[i] = fmt.Errorf("%s: %w", p, errs[i])
 		}
@@ -43,56 +44,13 @@ func CompareBPF(lw *LatencyWorkload, cfg Config) (*BPFComparison, error) {
 }
 
 // Run returns the replay under policy p.
-func (c *BPFComparison) Run(p sched.Policy) *LatencyResult {
+func (c *BPFComparison) Run(p sched.Policy) *sim.LatencyResult {
 	for i, q := range bpfPolicies {
 		if q == p {
 			return c.Runs[i]
 		}
 	}
 	return nil
-}
-
-// LatencyCompletion is the mean completion time of the latency queues'
-// jobs; ThroughputCompletion the same for the throughput queues' jobs;
-// ThroughputShare the throughput queues' mean long-term share and
-// LatencyShare the latency queues'.
-func (r *LatencyResult) LatencyCompletion() time.Duration { return r.meanCompletion(true) }
-
-// ThroughputCompletion: see LatencyCompletion.
-func (r *LatencyResult) ThroughputCompletion() time.Duration { return r.meanCompletion(false) }
-
-// ThroughputShare: see LatencyCompletion.
-func (r *LatencyResult) ThroughputShare() float64 { return r.meanShare(false) }
-
-// LatencyShare: see LatencyCompletion.
-func (r *LatencyResult) LatencyShare() float64 { return r.meanShare(true) }
-
-func (r *LatencyResult) meanCompletion(latency bool) time.Duration {
-	sum, n := 0.0, 0
-	for _, q := range r.Queues {
-		if q.Latency == latency {
-			sum += q.MeanCompletion.Seconds() * float64(q.Jobs)
-			n += q.Jobs
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return seconds(sum / float64(n))
-}
-
-func (r *LatencyResult) meanShare(latency bool) float64 {
-	sum, n := 0.0, 0
-	for _, q := range r.Queues {
-		if q.Latency == latency {
-			sum += q.Share
-			n++
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return sum / float64(n)
 }
 
 // ratio is a/b, 0 when b is 0.
@@ -105,19 +63,19 @@ func ratio(a, b time.Duration) float64 {
 
 // BPFByThroughputQueues replays the BPF scenario with each number of
 // throughput queues under drf, sp and bpf (the paper's Table 3).
-func BPFByThroughputQueues(opt BPFScenarioOptions, counts []int, cfg Config) ([]*BPFComparison, error) {
+func BPFByThroughputQueues(opt BPFScenarioOptions, counts []int, cfg sim.Config) ([]*BPFComparison, error) {
 	return compareBPFScenarios(opt, counts, func(o *BPFScenarioOptions, n int) { o.Throughput = n }, cfg)
 }
 
 // BPFByBurstScale replays the BPF scenario with the latency queue's jobs
 // scaled beyond its declaration (the paper's Figures 7 and 8).
-func BPFByBurstScale(opt BPFScenarioOptions, scales []int, cfg Config) ([]*BPFComparison, error) {
+func BPFByBurstScale(opt BPFScenarioOptions, scales []int, cfg sim.Config) ([]*BPFComparison, error) {
 	return compareBPFScenarios(opt, scales, func(o *BPFScenarioOptions, s int) { o.Scale = s }, cfg)
 }
 
 // compareBPFScenarios compares the policies on the BPF scenario with each
 // of values set into opt by set.
-func compareBPFScenarios(opt BPFScenarioOptions, values []int, set func(*BPFScenarioOptions, int), cfg Config) ([]*BPFComparison, error) {
+func compareBPFScenarios(opt BPFScenarioOptions, values []int, set func(*BPFScenarioOptions, int), cfg sim.Config) ([]*BPFComparison, error) {
 	var out []*BPFComparison
 	for _, v := range values {
 		o := opt
@@ -146,7 +104,7 @@ func WriteBPFByThroughputQueues(out io.Writer, cs []*BPFComparison, counts []int
 	for i, c := range cs {
 		d, s, p := c.Run(sched.DRF), c.Run(sched.SP), c.Run(sched.BPF)
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.2f×\t%.2f\t%v\t\n", counts[i],
-			formatDuration(d.LatencyCompletion()), formatDuration(s.LatencyCompletion()), formatDuration(p.LatencyCompletion()),
+			sim.FormatDuration(d.LatencyCompletion()), sim.FormatDuration(s.LatencyCompletion()), sim.FormatDuration(p.LatencyCompletion()),
 			ratio(d.LatencyCompletion(), p.LatencyCompletion()), ratio(p.LatencyCompletion(), s.LatencyCompletion()), p.Queues[0].Class)
 	}
 	if err := tw.Flush(); err != nil {
@@ -169,7 +127,7 @@ func WriteBPFByBurstScale(out io.Writer, cs []*BPFComparison, scales []int) erro
 	for i, c := range cs {
 		d, s, p := c.Run(sched.DRF), c.Run(sched.SP), c.Run(sched.BPF)
 		fmt.Fprintf(tw, "%d×\t%s\t%s\t%s\t%.2f×\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t\n", scales[i],
-			formatDuration(d.ThroughputCompletion()), formatDuration(s.ThroughputCompletion()), formatDuration(p.ThroughputCompletion()),
+			sim.FormatDuration(d.ThroughputCompletion()), sim.FormatDuration(s.ThroughputCompletion()), sim.FormatDuration(p.ThroughputCompletion()),
 			ratio(s.ThroughputCompletion(), p.ThroughputCompletion()),
 			d.ThroughputShare(), s.ThroughputShare(), p.ThroughputShare(),
 			d.LatencyShare(), s.LatencyShare(), p.LatencyShare())
@@ -196,7 +154,7 @@ func WriteBPFQueues(out io.Writer, c *BPFComparison) error {
 			onTime = fmt.Sprintf("%d/%d", p.Queues[i].OnTime, p.Queues[i].Jobs)
 		}
 		fmt.Fprintf(tw, "%s\t%v\t%s\t%s\t%s\t%s\t\n", p.Queues[i].Name, p.Queues[i].Class,
-			formatDuration(d.Queues[i].MeanCompletion), formatDuration(s.Queues[i].MeanCompletion), formatDuration(p.Queues[i].MeanCompletion), onTime)
+			sim.FormatDuration(d.Queues[i].MeanCompletion), sim.FormatDuration(s.Queues[i].MeanCompletion), sim.FormatDuration(p.Queues[i].MeanCompletion), onTime)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -211,7 +169,7 @@ func WriteBPFQueues(out io.Writer, c *BPFComparison) error {
 // WriteLatencyQueues writes, queue by queue, bpf's admission decision (when
 // one of the runs is bpf's) and each run's mean job completion, jobs done
 // by the latency queue's deadline and long-term share.
-func WriteLatencyQueues(out io.Writer, runs []*LatencyResult) error {
+func WriteLatencyQueues(out io.Writer, runs []*sim.LatencyResult) error {
 	if len(runs) == 0 {
 		return nil
 	}
@@ -241,7 +199,7 @@ func WriteLatencyQueues(out io.Writer, runs []*LatencyResult) error {
 			if q.Latency {
 				onTime = fmt.Sprintf("%d/%d", q.OnTime, q.Jobs)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%.3f\t", formatDuration(q.MeanCompletion), onTime, q.Share)
+			fmt.Fprintf(tw, "%s\t%s\t%.3f\t", sim.FormatDuration(q.MeanCompletion), onTime, q.Share)
 		}
 		fmt.Fprintln(tw)
 	}

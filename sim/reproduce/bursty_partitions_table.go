@@ -1,4 +1,4 @@
-package sim
+package reproduce
 
 import (
 	"fmt"
@@ -9,18 +9,19 @@ import (
 
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/fawkes"
+	"github.com/longfair/longfair/sim"
 )
 
 // FawkesRun is one weighting's replay of the FAWKES experiment.
 type FawkesRun struct {
 	Weighting fawkes.Weighting
-	Result    *Result
+	Result    *sim.Result
 }
 
 // FawkesExperiment is the FAWKES paper's §7.3 scenario 1 under several
 // weightings of the fawkes policy.
 type FawkesExperiment struct {
-	Workload *Workload
+	Workload *sim.Workload
 	Config   fawkes.Config // the weighting's settings but for the weighting itself
 	Runs     []FawkesRun
 	// MostLoaded is the account that submitted the most tasks (c-2).
@@ -61,7 +62,7 @@ func RunFawkesExperiment(opt FawkesOptions, weightings []fawkes.Weighting, cfg f
 		s.Policy = sched.Fawkes
 		s.Fawkes = cfg
 		s.Fawkes.Weighting = wt
-		res, err := Run(w, Config{Settings: s})
+		res, err := sim.Run(w, sim.Config{Settings: s})
 		if err != nil {
 			return nil, fmt.Errorf("fawkes experiment, weighting %s: %w", wt, err)
 		}
@@ -71,7 +72,7 @@ func RunFawkesExperiment(opt FawkesOptions, weightings []fawkes.Weighting, cfg f
 }
 
 // Run returns the replay under a weighting, nil when it was not run.
-func (x *FawkesExperiment) Run(w fawkes.Weighting) *Result {
+func (x *FawkesExperiment) Run(w fawkes.Weighting) *sim.Result {
 	for _, r := range x.Runs {
 		if r.Weighting == w {
 			return r.Result
@@ -84,21 +85,21 @@ func (x *FawkesExperiment) Run(w fawkes.Weighting) *Result {
 // slowdown of every partition, the most loaded partition's change against
 // equal shares, the global discrimination and the number of resizes.
 func WriteFawkesTable(out io.Writer, x *FawkesExperiment) error {
-	ew := &errWriter{w: out}
+	ew := sim.NewErrWriter(out)
 	w := x.Workload
-	ew.printf("Workload: %s\n", w.Name)
-	ew.printf("Cluster: %d nodes, %s; ", len(w.Nodes), formatVector(w.Resources, w.Capacity()))
+	ew.Printf("Workload: %s\n", w.Name)
+	ew.Printf("Cluster: %d nodes, %s; ", len(w.Nodes), sim.FormatVector(w.Resources, w.Capacity()))
 	tasks := make([]int, len(w.Accounts))
 	for _, j := range w.Jobs {
 		tasks[j.Account] += j.Tasks
 	}
 	for a, acct := range w.Accounts {
-		ew.printf("%s %d tasks%s", acct.Name, tasks[a], map[bool]string{true: "\n", false: ", "}[a == len(w.Accounts)-1])
+		ew.Printf("%s %d tasks%s", acct.Name, tasks[a], map[bool]string{true: "\n", false: ", "}[a == len(w.Accounts)-1])
 	}
 	for _, n := range w.Notes {
-		ew.printf("  %s\n", n)
+		ew.Printf("  %s\n", n)
 	}
-	ew.printf("fawkes: T = %v, τ = %g (share·s)², each partition guaranteed %.3g of its contribution share\n\n",
+	ew.Printf("fawkes: T = %v, τ = %g (share·s)², each partition guaranteed %.3g of its contribution share\n\n",
 		x.Config.Interval, x.Config.Threshold, x.Config.Guarantee)
 	eq := x.Run(fawkes.Equal)
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -119,17 +120,17 @@ func WriteFawkesTable(out io.Writer, x *FawkesExperiment) error {
 			e, r := eq.Accounts[x.MostLoaded].MeanSlowdown, res.Accounts[x.MostLoaded].MeanSlowdown
 			vsEq = fmt.Sprintf("%+.1f%%", 100*(r-e)/e)
 		}
-		row += fmt.Sprintf("%s\t%.0f\t%d/%d\t%s\t", vsEq, res.DiscriminationVariance, res.Fawkes.Resizes, len(res.Fawkes.Ticks), formatDuration(res.Makespan))
+		row += fmt.Sprintf("%s\t%.0f\t%d/%d\t%s\t", vsEq, res.DiscriminationVariance, res.Fawkes.Resizes, len(res.Fawkes.Ticks), sim.FormatDuration(res.Makespan))
 		fmt.Fprintln(tw, row)
 	}
 	tw.Flush()
-	ew.printf("\nslowdown: mean over the partition's jobs of completion time over the job's time alone on an empty cluster.\n")
-	ew.printf("Var(D): FAWKES's global discrimination over the run, D_i = ∫(share held − share due) dt.\n")
-	ew.printf("The paper (§7.3, Fig. 9) saw TD lower the average job slowdown by about 25%%, in the most loaded partition, against equal shares.\n")
+	ew.Printf("\nslowdown: mean over the partition's jobs of completion time over the job's time alone on an empty cluster.\n")
+	ew.Printf("Var(D): FAWKES's global discrimination over the run, D_i = ∫(share held − share due) dt.\n")
+	ew.Printf("The paper (§7.3, Fig. 9) saw TD lower the average job slowdown by about 25%%, in the most loaded partition, against equal shares.\n")
 	if d := describeWeightings(x); d != "" {
-		ew.printf("%s", d)
+		ew.Printf("%s", d)
 	}
-	return ew.err
+	return ew.Err()
 }
 
 func describeWeightings(x *FawkesExperiment) string {

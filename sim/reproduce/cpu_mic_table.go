@@ -1,4 +1,4 @@
-package sim
+package reproduce
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
+	"github.com/longfair/longfair/sim"
 )
 
 // DFFOutcome is one policy's run of the DFF experiment.
@@ -26,13 +27,13 @@ type DFFOutcome struct {
 	// went unused while a MIC job waited because their node had no CPU
 	// thread left: the paper's "MIC jobs wait for CPU".
 	MICWaitingForCPU float64
-	Result           *Result
+	Result           *sim.Result
 }
 
 // DFFComparison is H-DRF against DFF on one variant of the cluster.
 type DFFComparison struct {
 	Options    DFFOptions
-	Workload   *Workload
+	Workload   *sim.Workload
 	Tree       []sched.TreeNode // the account tree with its Fair Resources at the start
 	HDRF, DFF  DFFOutcome
 	TotalDelta float64 // (DFF − H-DRF) / H-DRF total completion time
@@ -69,7 +70,7 @@ func RunDFFExperiment(opt DFFOptions, settings sched.Settings) (*DFFComparison, 
 
 // dffInitialView is the view of the first pass: nothing running, every job
 // pending.
-func dffInitialView(w *Workload) *sched.View {
+func dffInitialView(w *sim.Workload) *sched.View {
 	n := len(w.Resources)
 	v := &sched.View{Resources: w.Resources, Groups: w.Groups, Settings: sched.DefaultSettings()}
 	v.Settings.Policy = sched.DFF
@@ -92,7 +93,7 @@ func dffInitialView(w *Workload) *sched.View {
 // micWatch follows a DFF replay through its trace: what every node has
 // free, and the MIC jobs' waiting and running tasks.
 type micWatch struct {
-	w                *Workload
+	w                *sim.Workload
 	free             []ledger.Vector
 	pending, running int
 	last             ledger.Time
@@ -104,26 +105,26 @@ type micWatch struct {
 // micAccount reports whether account a runs MIC tasks (jobs 4 and 5).
 func micAccount(a int) bool { return a >= 3 }
 
-func (m *micWatch) event(e TraceEvent) {
+func (m *micWatch) event(e sim.TraceEvent) {
 	job := &m.w.Jobs[e.Job]
 	k := float64(e.Tasks)
 	switch e.Kind {
-	case Arrive:
+	case sim.Arrive:
 		if micAccount(job.Account) {
 			m.pending += e.Tasks
 		}
-	case Start:
+	case sim.Start:
 		m.free[e.Node].AddScaled(job.Demand, -k)
 		if micAccount(job.Account) {
 			m.pending -= e.Tasks
 			m.running += e.Tasks
 		}
-	case End:
+	case sim.End:
 		m.free[e.Node].AddScaled(job.Demand, k)
 		if micAccount(job.Account) {
 			m.running -= e.Tasks
 		}
-	case Settled:
+	case sim.Settled:
 		dt := e.Time.Sub(m.last).Seconds()
 		m.waitSum += m.waitNow * dt
 		if m.micNow >= 0 {
@@ -144,12 +145,12 @@ func (m *micWatch) event(e TraceEvent) {
 	}
 }
 
-func runDFF(w *Workload, s sched.Settings) (DFFOutcome, error) {
+func runDFF(w *sim.Workload, s sched.Settings) (DFFOutcome, error) {
 	m := &micWatch{w: w, micNow: -1}
 	for _, n := range w.Nodes {
 		m.free = append(m.free, n.Capacity.Clone())
 	}
-	res, err := Run(w, Config{Settings: s, Trace: m.event})
+	res, err := sim.Run(w, sim.Config{Settings: s, Trace: m.event})
 	if err != nil {
 		return DFFOutcome{}, fmt.Errorf("dff experiment under %s: %w", s.Policy, err)
 	}
@@ -168,49 +169,49 @@ func runDFF(w *Workload, s sched.Settings) (DFFOutcome, error) {
 // Resources, then per variant each job's completion time under H-DRF and
 // DFF, the totals and their change, and how the MIC jobs fared.
 func WriteDFFTable(w io.Writer, cmps []*DFFComparison) error {
-	ew := &errWriter{w: w}
+	ew := sim.NewErrWriter(w)
 	if len(cmps) == 0 {
 		return nil
 	}
 	c0 := cmps[0]
-	ew.printf("Workload: %s\n", strings.TrimSuffix(c0.Workload.Name, ", MICs pooled"))
+	ew.Printf("Workload: %s\n", strings.TrimSuffix(c0.Workload.Name, ", MICs pooled"))
 	for _, n := range c0.Workload.Notes {
-		ew.printf("  %s\n", n)
+		ew.Printf("  %s\n", n)
 	}
-	ew.printf("\nAccount tree (weights; DFF Fair Resource <cpu, mem, mic> at the start):\n")
+	ew.Printf("\nAccount tree (weights; DFF Fair Resource <cpu, mem, mic> at the start):\n")
 	writeAccountTree(ew, c0.Workload.Resources, c0.Tree)
 	for _, c := range cmps {
 		model := "7 nodes × 3 MICs (a 2-MIC task fits once per node)"
 		if c.Options.PooledMICs {
 			model = "MICs pooled (336 threads, 952 GB, 21 MICs as one pool)"
 		}
-		ew.printf("\n%s:\n", model)
+		ew.Printf("\n%s:\n", model)
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "job\tdemand <cpu,mem,mic>\ttasks\tH-DRF\tDFF\tchange\t")
 		for i, j := range dffTable1 {
 			h, d := c.HDRF.Completion[i], c.DFF.Completion[i]
 			fmt.Fprintf(tw, "%s (%s)\t%v\t%d\t%s\t%s\t%+.1f%%\t\n", j.name, j.group, []float64(j.demand), j.tasks,
-				formatDuration(h), formatDuration(d), 100*(d.Seconds()-h.Seconds())/h.Seconds())
+				sim.FormatDuration(h), sim.FormatDuration(d), 100*(d.Seconds()-h.Seconds())/h.Seconds())
 		}
-		fmt.Fprintf(tw, "total\t\t\t%s\t%s\t%+.1f%%\t\n", formatDuration(c.HDRF.Total), formatDuration(c.DFF.Total), 100*c.TotalDelta)
+		fmt.Fprintf(tw, "total\t\t\t%s\t%s\t%+.1f%%\t\n", sim.FormatDuration(c.HDRF.Total), sim.FormatDuration(c.DFF.Total), 100*c.TotalDelta)
 		tw.Flush()
-		ew.printf("MIC tasks running while MIC jobs had tasks waiting: H-DRF %.2f, DFF %.2f (mean)\n", c.HDRF.MICTasks, c.DFF.MICTasks)
-		ew.printf("free MIC slots idle for lack of a CPU thread while MIC jobs waited: H-DRF %.0f slot·s, DFF %.0f slot·s\n",
+		ew.Printf("MIC tasks running while MIC jobs had tasks waiting: H-DRF %.2f, DFF %.2f (mean)\n", c.HDRF.MICTasks, c.DFF.MICTasks)
+		ew.Printf("free MIC slots idle for lack of a CPU thread while MIC jobs waited: H-DRF %.0f slot·s, DFF %.0f slot·s\n",
 			c.HDRF.MICWaitingForCPU, c.DFF.MICWaitingForCPU)
-		ew.printf("makespan: H-DRF %s, DFF %s\n", formatDuration(c.HDRF.Makespan), formatDuration(c.DFF.Makespan))
+		ew.Printf("makespan: H-DRF %s, DFF %s\n", sim.FormatDuration(c.HDRF.Makespan), sim.FormatDuration(c.DFF.Makespan))
 	}
-	ew.printf("\nThe paper (Fig. 3) saw the total completion time fall by about 11.9%% under DFF.\n")
-	return ew.err
+	ew.Printf("\nThe paper (Fig. 3) saw the total completion time fall by about 11.9%% under DFF.\n")
+	return ew.Err()
 }
 
 // writeAccountTree writes an account tree, indented, with weights and Fair
 // Resources.
-func writeAccountTree(ew *errWriter, resources []string, nodes []sched.TreeNode) {
+func writeAccountTree(ew *sim.ErrWriter, resources []string, nodes []sched.TreeNode) {
 	for _, n := range nodes {
 		name := n.Name
 		if n.Depth == 0 {
 			name = "cluster"
 		}
-		ew.printf("  %s%-*s weight %g  FR %s\n", strings.Repeat("  ", n.Depth), max(1, 12-2*n.Depth), name, n.Weight, formatVector(resources, n.FairResource))
+		ew.Printf("  %s%-*s weight %g  FR %s\n", strings.Repeat("  ", n.Depth), max(1, 12-2*n.Depth), name, n.Weight, sim.FormatVector(resources, n.FairResource))
 	}
 }

@@ -1,4 +1,4 @@
-package sim
+package reproduce
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/sim"
 )
 
 // The FAWKES paper's weighting experiment (§7.3, WKLD-D): three MR-clusters
@@ -52,7 +53,7 @@ func fawkesJobTasks(size string) int {
 // inter-arrival times over the span; c-2 submits 188 jobs of mixed sizes
 // (60% small, 25% medium, 15% large) in bursts of about 30 jobs within two
 // minutes, a burst every span/6. Map tasks take 20–40 s (seeded).
-func FawkesBursty(opt FawkesOptions) (*Workload, error) {
+func FawkesBursty(opt FawkesOptions) (*sim.Workload, error) {
 	span := opt.Span
 	if span == 0 {
 		span = 2 * time.Hour
@@ -61,7 +62,7 @@ func FawkesBursty(opt FawkesOptions) (*Workload, error) {
 		return nil, fmt.Errorf("fawkes workload span %v is too short: give at least 10m", span)
 	}
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x6661776b6573)) // "fawkes"
-	w := &Workload{
+	w := &sim.Workload{
 		Name:      "FAWKES WKLD-D (three MR-clusters, bursty c-2)",
 		Resources: []string{"cpu"},
 		Units:     []string{"slots"},
@@ -71,17 +72,17 @@ func FawkesBursty(opt FawkesOptions) (*Workload, error) {
 		},
 	}
 	for i := range FawkesSlots / fawkesNodeSlots {
-		w.Nodes = append(w.Nodes, Node{ID: fmt.Sprintf("das4-%02d", i+1), Capacity: ledger.Vector{fawkesNodeSlots}})
+		w.Nodes = append(w.Nodes, sim.Node{ID: fmt.Sprintf("das4-%02d", i+1), Capacity: ledger.Vector{fawkesNodeSlots}})
 	}
 	for _, name := range []string{"c-1", "c-2", "c-3"} {
-		w.Accounts = append(w.Accounts, Account{Name: name, Weight: 1})
+		w.Accounts = append(w.Accounts, sim.Account{Name: name, Weight: 1})
 	}
 	steady := func(account, jobs int) {
 		gap := span.Seconds() / float64(jobs)
 		t := 0.0
 		for range jobs {
 			t += rng.ExpFloat64() * gap
-			w.addFawkesJob(rng, account, "small", ledger.Time(t*float64(time.Second)))
+			addBurstyJob(w, rng, account, "small", ledger.Time(t*float64(time.Second)))
 		}
 	}
 	steady(0, 165)
@@ -101,7 +102,7 @@ func FawkesBursty(opt FawkesOptions) (*Workload, error) {
 				size = "medium"
 			}
 			at := start + rng.Float64()*(2*time.Minute).Seconds()
-			w.addFawkesJob(rng, 1, size, ledger.Time(at*float64(time.Second)))
+			addBurstyJob(w, rng, 1, size, ledger.Time(at*float64(time.Second)))
 		}
 	}
 	steady(2, 555)
@@ -111,9 +112,10 @@ func FawkesBursty(opt FawkesOptions) (*Workload, error) {
 	return w, nil
 }
 
-func (w *Workload) addFawkesJob(rng *rand.Rand, account int, size string, submit ledger.Time) {
+// addBurstyJob appends one job of the given size class to w.
+func addBurstyJob(w *sim.Workload, rng *rand.Rand, account int, size string, submit ledger.Time) {
 	runtime := time.Duration(20+rng.IntN(21)) * time.Second
-	w.Jobs = append(w.Jobs, Job{
+	w.Jobs = append(w.Jobs, sim.Job{
 		ID: uint64(len(w.Jobs) + 1), Name: size, Account: account, Submit: submit,
 		Demand: ledger.Vector{1}, Tasks: fawkesJobTasks(size), Runtime: runtime,
 	})

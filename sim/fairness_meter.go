@@ -51,7 +51,7 @@ func NewQKnoblerMeter(w *Workload) *QKnoblerMeter {
 	for a := range w.Accounts {
 		m.shares[a] = sched.AccountShare{Weight: w.Accounts[a].Weight, Held: ledger.NewVector(len(w.Resources))}
 	}
-	if total := sumWeights(w); total == 0 {
+	if total := w.TotalWeight(); total == 0 {
 		for a := range m.shares {
 			m.shares[a].Weight = 1
 		}
@@ -154,7 +154,8 @@ func (m *QKnoblerMeter) EfficiencyContended() float64 {
 	return 0
 }
 
-func sumWeights(w *Workload) float64 {
+// TotalWeight is the sum of the accounts' weights.
+func (w *Workload) TotalWeight() float64 {
 	total := 0.0
 	for _, a := range w.Accounts {
 		total += a.Weight

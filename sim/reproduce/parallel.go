@@ -1,6 +1,8 @@
-package sim
+package reproduce
 
 import (
+	"github.com/longfair/longfair/sim"
+
 	"runtime"
 	"sync"
 )
@@ -28,12 +30,12 @@ func inParallel(n int, run func(i int)) {
 // that replays running in parallel can share the caller's Config.Trace,
 // which is written for one replay at a time. Events of different replays
 // interleave.
-func serialized(trace func(TraceEvent)) func(TraceEvent) {
+func serialized(trace func(sim.TraceEvent)) func(sim.TraceEvent) {
 	if trace == nil {
 		return nil
 	}
 	var mu sync.Mutex
-	return func(e TraceEvent) {
+	return func(e sim.TraceEvent) {
 		mu.Lock()
 		defer mu.Unlock()
 		trace(e)

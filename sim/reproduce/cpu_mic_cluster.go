@@ -1,4 +1,4 @@
-package sim
+package reproduce
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
+	"github.com/longfair/longfair/sim"
 )
 
 // The DFF paper's experiment (§4): a CPU–MIC cluster of seven nodes, each
@@ -53,8 +54,8 @@ type DFFOptions struct {
 // DFFCluster returns the DFF paper's workload with its account tree: every
 // job of Table 1 is an account of its own (a leaf of Fig. 1, n1,1 … n4,1)
 // in its group, all submitted at time zero.
-func DFFCluster(opt DFFOptions) (*Workload, error) {
-	w := &Workload{
+func DFFCluster(opt DFFOptions) (*sim.Workload, error) {
+	w := &sim.Workload{
 		Name:      "DFF CPU–MIC cluster (Table 1 jobs, Fig. 1 hierarchy)",
 		Resources: []string{"cpu", "mem", "mic"},
 		Units:     []string{"threads", "GB", "MICs"},
@@ -64,18 +65,18 @@ func DFFCluster(opt DFFOptions) (*Workload, error) {
 		},
 	}
 	for i := range DFFNodes {
-		w.Nodes = append(w.Nodes, Node{ID: fmt.Sprintf("cn%d", i+1), Capacity: ledger.Vector{DFFNodeThreads, DFFNodeMemGB, DFFNodeMICs}})
+		w.Nodes = append(w.Nodes, sim.Node{ID: fmt.Sprintf("cn%d", i+1), Capacity: ledger.Vector{DFFNodeThreads, DFFNodeMemGB, DFFNodeMICs}})
 	}
 	if opt.PooledMICs {
 		w.Name += ", MICs pooled"
-		w.Nodes = []Node{{ID: "pool", Capacity: w.Capacity()}}
+		w.Nodes = []sim.Node{{ID: "pool", Capacity: w.Capacity()}}
 	}
 	for _, g := range []string{"n1", "n2", "n3", "n4"} {
 		w.Groups = append(w.Groups, sched.Group{Path: g, Weight: 1})
 	}
 	for i, j := range dffTable1 {
-		w.Accounts = append(w.Accounts, Account{Name: j.name, Weight: 1, Group: j.group})
-		w.Jobs = append(w.Jobs, Job{ID: uint64(i + 1), Name: j.name, Account: i, Demand: j.demand.Clone(), Tasks: j.tasks, Runtime: j.runtime})
+		w.Accounts = append(w.Accounts, sim.Account{Name: j.name, Weight: 1, Group: j.group})
+		w.Jobs = append(w.Jobs, sim.Job{ID: uint64(i + 1), Name: j.name, Account: i, Demand: j.demand.Clone(), Tasks: j.tasks, Runtime: j.runtime})
 	}
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("dff workload: %w", err)

@@ -1,4 +1,4 @@
-package sim
+package reproduce
 
 import (
 	"cmp"
@@ -8,14 +8,7 @@ import (
 	"time"
 
 	"github.com/longfair/longfair/ledger"
-)
-
-// The macro-benchmark cluster of the H-MRF paper (§7.1): 59 EC2 m3.xlarge
-// slaves of <4 cores, 15 GB>.
-const (
-	MacroNodes     = 59
-	MacroNodeCores = 4.0
-	MacroNodeMemGB = 15.0
+	"github.com/longfair/longfair/sim"
 )
 
 // MacroOptions parameterize the macro-benchmark.
@@ -112,18 +105,18 @@ const (
 // kmeans, LR and ALS in a closed loop that waits 2 minutes after each job
 // completes; User4 runs 5 instances of TPC-H Q1, Q9, Q12 and Q17 in a closed
 // loop, one after another.
-func Macro(opt MacroOptions) (*Workload, error) {
+func Macro(opt MacroOptions) (*sim.Workload, error) {
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x6d6163726f)) // "macro"
-	w := &Workload{
+	w := &sim.Workload{
 		Name:      "macro-benchmark (H-MRF §7.1)",
 		Resources: []string{"cpu", "mem"},
 		Units:     []string{"cores", "GB"},
 	}
-	for i := range MacroNodes {
-		w.Nodes = append(w.Nodes, Node{ID: fmt.Sprintf("node%02d", i+1), Capacity: ledger.Vector{MacroNodeCores, MacroNodeMemGB}})
+	for i := range sim.MacroNodes {
+		w.Nodes = append(w.Nodes, sim.Node{ID: fmt.Sprintf("node%02d", i+1), Capacity: ledger.Vector{sim.MacroNodeCores, sim.MacroNodeMemGB}})
 	}
 	for _, name := range []string{"User1", "User2", "User3", "User4"} {
-		w.Accounts = append(w.Accounts, Account{Name: name, Weight: 15})
+		w.Accounts = append(w.Accounts, sim.Account{Name: name, Weight: 15})
 	}
 	if err := macroFacebook(w, rng, opt.FacebookTimes); err != nil {
 		return nil, err
@@ -142,7 +135,7 @@ func Macro(opt MacroOptions) (*Workload, error) {
 		order = append(order, tpchQueries...)
 	}
 	closedLoop(w, 3, order, 0)
-	w.Notes = append(w.Notes, "task runtimes are not in the paper; see package sim's macro.go for the values chosen")
+	w.Notes = append(w.Notes, "task runtimes are not in the paper; see sim/reproduce/macro.go for the values chosen")
 	if err := w.Validate(); err != nil {
 		return nil, fmt.Errorf("macro-benchmark: %w", err)
 	}
@@ -150,7 +143,7 @@ func Macro(opt MacroOptions) (*Workload, error) {
 }
 
 // macroFacebook adds User1's 100 jobs.
-func macroFacebook(w *Workload, rng *rand.Rand, timesPath string) error {
+func macroFacebook(w *sim.Workload, rng *rand.Rand, timesPath string) error {
 	bins := make([]int, 0, macroFacebookJobs)
 	for b, bin := range facebookBins {
 		for range bin.count {
@@ -159,7 +152,7 @@ func macroFacebook(w *Workload, rng *rand.Rand, timesPath string) error {
 	}
 	submits := make([]ledger.Time, macroFacebookJobs)
 	if timesPath != "" {
-		trace, err := LoadSWIMFile(timesPath, SWIMOptions{})
+		trace, err := sim.LoadSWIMFile(timesPath, sim.SWIMOptions{})
 		if err != nil {
 			return fmt.Errorf("macro-benchmark Facebook submission times: %w", err)
 		}
@@ -207,32 +200,32 @@ func macroFacebook(w *Workload, rng *rand.Rand, timesPath string) error {
 
 // addBenchmark adds one benchmark job (its map stage, then its reduce stage
 // as a continuation) and returns the index of its last stage.
-func addBenchmark(w *Workload, account int, b benchmark, submit ledger.Time, after *Dependency) int {
+func addBenchmark(w *sim.Workload, account int, b benchmark, submit ledger.Time, after *sim.Dependency) int {
 	id := uint64(len(w.Jobs) + 1)
 	first := len(w.Jobs)
-	w.Jobs = append(w.Jobs, Job{
+	w.Jobs = append(w.Jobs, sim.Job{
 		ID: id, Name: b.name, Account: account, Submit: submit,
 		Demand: b.mapStage.demand.Clone(), Tasks: b.mapStage.tasks, Runtime: b.mapStage.runtime, After: after,
 	})
 	if b.reduceStage == nil {
 		return first
 	}
-	w.Jobs = append(w.Jobs, Job{
+	w.Jobs = append(w.Jobs, sim.Job{
 		ID: id, Name: b.name + " reduce", Account: account,
 		Demand: b.reduceStage.demand.Clone(), Tasks: b.reduceStage.tasks, Runtime: b.reduceStage.runtime,
-		After: &Dependency{Job: first, Continues: true},
+		After: &sim.Dependency{Job: first, Continues: true},
 	})
 	return first + 1
 }
 
 // closedLoop adds jobs that each wait for the previous one to complete, plus
 // think time, before being submitted; the first is submitted at time zero.
-func closedLoop(w *Workload, account int, order []benchmark, think time.Duration) {
+func closedLoop(w *sim.Workload, account int, order []benchmark, think time.Duration) {
 	last := -1
 	for _, b := range order {
-		var after *Dependency
+		var after *sim.Dependency
 		if last >= 0 {
-			after = &Dependency{Job: last, Delay: think}
+			after = &sim.Dependency{Job: last, Delay: think}
 		}
 		last = addBenchmark(w, account, b, 0, after)
 	}

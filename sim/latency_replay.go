@@ -283,3 +283,46 @@ func (o *queueObserver) results(out *LatencyResult, classes []sched.QueueClass) 
 		out.Queues[a] = q
 	}
 }
+
+// LatencyCompletion is the mean completion time of the latency queues'
+// jobs; ThroughputCompletion the same for the throughput queues' jobs;
+// ThroughputShare the throughput queues' mean long-term share and
+// LatencyShare the latency queues'.
+func (r *LatencyResult) LatencyCompletion() time.Duration { return r.meanCompletion(true) }
+
+// ThroughputCompletion: see LatencyCompletion.
+func (r *LatencyResult) ThroughputCompletion() time.Duration { return r.meanCompletion(false) }
+
+// ThroughputShare: see LatencyCompletion.
+func (r *LatencyResult) ThroughputShare() float64 { return r.meanShare(false) }
+
+// LatencyShare: see LatencyCompletion.
+func (r *LatencyResult) LatencyShare() float64 { return r.meanShare(true) }
+
+func (r *LatencyResult) meanCompletion(latency bool) time.Duration {
+	sum, n := 0.0, 0
+	for _, q := range r.Queues {
+		if q.Latency == latency {
+			sum += q.MeanCompletion.Seconds() * float64(q.Jobs)
+			n += q.Jobs
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return seconds(sum / float64(n))
+}
+
+func (r *LatencyResult) meanShare(latency bool) float64 {
+	sum, n := 0.0, 0
+	for _, q := range r.Queues {
+		if q.Latency == latency {
+			sum += q.Share
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}

@@ -1,4 +1,4 @@
-package sim
+package reproduce
 
 import (
 	"math"
@@ -10,6 +10,7 @@ import (
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/fawkes"
+	"github.com/longfair/longfair/sim"
 )
 
 func TestFawkesTDHelpsTheMostLoadedPartition(t *testing.T) {
@@ -25,7 +26,7 @@ func TestFawkesTDHelpsTheMostLoadedPartition(t *testing.T) {
 		t.Fatalf("the most loaded partition is %s, want the bursty c-2", got)
 	}
 	td, eq, none := x.Run(fawkes.TD), x.Run(fawkes.Equal), x.Run(fawkes.None)
-	s := func(r *Result) float64 { return r.Accounts[x.MostLoaded].MeanSlowdown }
+	s := func(r *sim.Result) float64 { return r.Accounts[x.MostLoaded].MeanSlowdown }
 	change := (s(td) - s(eq)) / s(eq)
 	t.Logf("c-2 mean slowdown: td %.2f, eq %.2f (%+.1f%%), none %.2f; resizes td %d/%d", s(td), s(eq), 100*change, s(none), td.Fawkes.Resizes, len(td.Fawkes.Ticks))
 	if change > -0.10 {
@@ -81,14 +82,14 @@ func TestFawkesWeightingPolicies(t *testing.T) {
 
 // smallWorkload is a random workload of a few accounts (one of them,
 // sometimes, without weight) on two nodes; every task fits a node.
-func smallWorkload(r *rand.Rand) *Workload {
-	w := &Workload{Name: "small", Resources: []string{"cpu", "mem"}}
-	w.Nodes = []Node{{ID: "a", Capacity: ledger.Vector{8, 16}}, {ID: "b", Capacity: ledger.Vector{4, 32}}}
+func smallWorkload(r *rand.Rand) *sim.Workload {
+	w := &sim.Workload{Name: "small", Resources: []string{"cpu", "mem"}}
+	w.Nodes = []sim.Node{{ID: "a", Capacity: ledger.Vector{8, 16}}, {ID: "b", Capacity: ledger.Vector{4, 32}}}
 	for i := range 2 + r.IntN(3) {
-		w.Accounts = append(w.Accounts, Account{Name: string(rune('A' + i)), Weight: float64(r.IntN(4))})
+		w.Accounts = append(w.Accounts, sim.Account{Name: string(rune('A' + i)), Weight: float64(r.IntN(4))})
 	}
 	for i := range 5 + r.IntN(20) {
-		w.Jobs = append(w.Jobs, Job{
+		w.Jobs = append(w.Jobs, sim.Job{
 			ID: uint64(i + 1), Account: r.IntN(len(w.Accounts)),
 			Submit:  ledger.Time(time.Duration(r.IntN(600)) * time.Second),
 			Demand:  ledger.Vector{float64(1 + r.IntN(4)), float64(1 + r.IntN(8))},
@@ -145,10 +146,10 @@ func TestDiscriminationAgreesWithAStepByStepReference(t *testing.T) {
 			}
 			last = until
 		}
-		cfg := Config{Settings: sched.Settings{Policy: policy, Quantum: time.Minute, Placement: sched.Affinity}}
-		var events []TraceEvent
-		cfg.Trace = func(e TraceEvent) { events = append(events, e) }
-		res, err := Run(w, cfg)
+		cfg := sim.Config{Settings: sched.Settings{Policy: policy, Quantum: time.Minute, Placement: sched.Affinity}}
+		var events []sim.TraceEvent
+		cfg.Trace = func(e sim.TraceEvent) { events = append(events, e) }
+		res, err := sim.Run(w, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,11 +161,11 @@ func TestDiscriminationAgreesWithAStepByStepReference(t *testing.T) {
 			integrate(e.Time)
 			job := &w.Jobs[e.Job]
 			switch {
-			case e.Kind == Arrive && !never[e.Job]:
+			case e.Kind == sim.Arrive && !never[e.Job]:
 				unfinished[job.Account] += job.Tasks
-			case e.Kind == Start:
+			case e.Kind == sim.Start:
 				held[job.Account].AddScaled(job.Demand, float64(e.Tasks))
-			case e.Kind == End:
+			case e.Kind == sim.End:
 				held[job.Account].AddScaled(job.Demand, -float64(e.Tasks))
 				unfinished[job.Account] -= e.Tasks
 			}
@@ -213,12 +214,12 @@ func TestFawkesReplayKeepsAccountsInTheirPartitions(t *testing.T) {
 			held[a] = ledger.NewVector(2)
 			idleAt[a] = -1
 		}
-		cfg := Config{Settings: sched.Settings{Policy: sched.Fawkes, Quantum: time.Minute, Placement: sched.Spread,
+		cfg := sim.Config{Settings: sched.Settings{Policy: sched.Fawkes, Quantum: time.Minute, Placement: sched.Spread,
 			Fawkes: fawkes.Config{Weighting: wt, Interval: time.Minute, Guarantee: 0.5}}}
-		cfg.Trace = func(e TraceEvent) {
+		cfg.Trace = func(e sim.TraceEvent) {
 			job := &w.Jobs[e.Job]
 			switch e.Kind {
-			case Start:
+			case sim.Start:
 				if idleAt[job.Account] != e.Time {
 					idleAt[job.Account], wasIdle[job.Account] = e.Time, held[job.Account].Sum() == 0
 				}
@@ -228,11 +229,11 @@ func TestFawkesReplayKeepsAccountsInTheirPartitions(t *testing.T) {
 					s.idle = job.Demand // an idle account may start one task of any size
 				}
 				starts = append(starts, s)
-			case End:
+			case sim.End:
 				held[job.Account].AddScaled(job.Demand, -float64(e.Tasks))
 			}
 		}
-		res, err := Run(w, cfg)
+		res, err := sim.Run(w, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,11 +1,10 @@
-package sim
+package reproduce
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 )
 
@@ -79,30 +78,4 @@ func dffSettings() sched.Settings {
 	s := sched.DefaultSettings()
 	s.Quantum = time.Minute
 	return s
-}
-
-func TestTreePoliciesKeepTheReplaysPromises(t *testing.T) {
-	// With the accounts in a tree, hdrf and dff run every task once, never
-	// over a node's capacity, and never leave a task waiting that fits.
-	w, err := DFFCluster(DFFOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range w.Jobs {
-		w.Jobs[i].Tasks /= 4
-		w.Jobs[i].Submit = ledger.Time(time.Duration(i) * 45 * time.Second)
-	}
-	for _, p := range []sched.Policy{sched.HDRF, sched.DFF} {
-		c := newChecker(t, w, p)
-		s := dffSettings()
-		s.Policy, s.Placement = p, sched.BestFit
-		res, err := Run(w, Config{Settings: s, Trace: c.event})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.finish(res)
-		if res.UnfinishedTasks != 0 {
-			t.Errorf("%s: %d tasks unfinished", p, res.UnfinishedTasks)
-		}
-	}
 }

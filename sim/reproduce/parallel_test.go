@@ -1,9 +1,10 @@
-package sim
+package reproduce
 
 import (
 	"testing"
 
 	"github.com/longfair/longfair/sched"
+	"github.com/longfair/longfair/sim"
 )
 
 // TestCompareBPFTracesEveryReplayThroughOneCaller gives CompareBPF a Trace
@@ -21,14 +22,14 @@ func TestCompareBPFTracesEveryReplayThroughOneCaller(t *testing.T) {
 	for _, p := range bpfPolicies {
 		cfg := bpfConfig
 		cfg.Settings.Policy = p
-		cfg.Trace = func(TraceEvent) { want++ }
-		if _, err := RunLatency(lw, cfg); err != nil {
+		cfg.Trace = func(sim.TraceEvent) { want++ }
+		if _, err := sim.RunLatency(lw, cfg); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, byKind := 0, map[TraceKind]int{}
+	got, byKind := 0, map[sim.TraceKind]int{}
 	cfg := bpfConfig
-	cfg.Trace = func(e TraceEvent) {
+	cfg.Trace = func(e sim.TraceEvent) {
 		got++
 		byKind[e.Kind]++
 	}
@@ -36,7 +37,7 @@ func TestCompareBPFTracesEveryReplayThroughOneCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Run(sched.BPF) == nil || got != want || byKind[Start] == 0 {
+	if c.Run(sched.BPF) == nil || got != want || byKind[sim.Start] == 0 {
 		t.Errorf("the shared trace saw %d events (%v), want the %d of the three replays run one by one", got, byKind, want)
 	}
 }

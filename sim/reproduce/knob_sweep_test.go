@@ -1,4 +1,4 @@
-package sim
+package reproduce
 
 import (
 	"errors"
@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/internal/shareddata"
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
+	"github.com/longfair/longfair/sim"
 )
 
 func TestReadGoogle(t *testing.T) {
@@ -23,7 +25,7 @@ func TestReadGoogle(t *testing.T) {
 8000000,,9,0,14,4,carol,0,0,0.1,0.1,0,0
 1600000,,10,0,,0,dave,0,0,0.1,0.1,0,0
 `
-	w, err := ReadGoogle("part.csv", strings.NewReader(trace), GoogleOptions{Machines: 3})
+	w, err := sim.ReadGoogle("part.csv", strings.NewReader(trace), sim.GoogleOptions{Machines: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,8 +52,8 @@ func TestReadGoogle(t *testing.T) {
 		"bad event":     "1,,7,0,,zero,alice,0,0,0.1,0.1,0,0\n",
 		"nothing whole": "1,,7,0,,0,alice,0,0,0.1,0.1,0,0\n",
 	} {
-		_, err := ReadGoogle("part.csv", strings.NewReader(bad), GoogleOptions{})
-		var ie *InputError
+		_, err := sim.ReadGoogle("part.csv", strings.NewReader(bad), sim.GoogleOptions{})
+		var ie *sim.InputError
 		if !errors.As(err, &ie) || !strings.HasPrefix(err.Error(), "part.csv") {
 			t.Errorf("%s: %v, want an input error naming the file", name, err)
 		}
@@ -59,8 +61,8 @@ func TestReadGoogle(t *testing.T) {
 }
 
 func TestLoadGoogleTrace(t *testing.T) {
-	path := sharedData(t, "google-2011/task_events-part-00235-of-00500.csv.gz")
-	w, err := LoadGoogle(path, GoogleOptions{})
+	path := shareddata.Path(t, "google-2011/task_events-part-00235-of-00500.csv.gz")
+	w, err := sim.LoadGoogle(path, sim.GoogleOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,11 +110,11 @@ func checkSweepShape(t *testing.T, s *QKnoblerSweepResult) {
 }
 
 func TestQKnoblerSweepOnThePapersTestbedMix(t *testing.T) {
-	w, err := QKnoblerTestbed(MacroOptions{Seed: 1, FacebookTimes: optionalSharedData("FB-2009_samples_24_times_1hr_1.tsv")})
+	w, err := QKnoblerTestbed(MacroOptions{Seed: 1, FacebookTimes: shareddata.Optional("FB-2009_samples_24_times_1hr_1.tsv")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := QKnoblerSweep(w, Config{Settings: sched.Settings{Quantum: time.Minute, Placement: sched.Affinity}}, []float64{0, 0.25, 0.5, 0.75})
+	s, err := QKnoblerSweep(w, sim.Config{Settings: sched.Settings{Quantum: time.Minute, Placement: sched.Affinity}}, []float64{0, 0.25, 0.5, 0.75})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,12 +132,12 @@ func TestQKnoblerSweepOnThePapersTestbedMix(t *testing.T) {
 }
 
 func TestQKnoblerSweepOnGoogleTrace(t *testing.T) {
-	path := sharedData(t, "google-2011/task_events-part-00235-of-00500.csv.gz")
-	w, err := LoadGoogle(path, GoogleOptions{})
+	path := shareddata.Path(t, "google-2011/task_events-part-00235-of-00500.csv.gz")
+	w, err := sim.LoadGoogle(path, sim.GoogleOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := QKnoblerSweep(w, Config{Settings: sched.Settings{Quantum: time.Minute, Placement: sched.Affinity}}, []float64{0, 0.25, 0.5, 0.75, 1})
+	s, err := QKnoblerSweep(w, sim.Config{Settings: sched.Settings{Quantum: time.Minute, Placement: sched.Affinity}}, []float64{0, 0.25, 0.5, 0.75, 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,18 +152,18 @@ func TestQKnoblerSweepOnGoogleTrace(t *testing.T) {
 func TestQKnoblerMeterAgreesWithSoftFairness(t *testing.T) {
 	// Two accounts on one machine: A's long task holds half the CPUs while
 	// B's task waits behind it, so θ = ½ for the whole contended second.
-	w := &Workload{
+	w := &sim.Workload{
 		Name: "meter", Resources: []string{"cpu"},
-		Nodes:    []Node{{ID: "n", Capacity: ledger.Vector{2}}},
-		Accounts: []Account{{Name: "A", Weight: 1}, {Name: "B", Weight: 1}},
-		Jobs: []Job{
+		Nodes:    []sim.Node{{ID: "n", Capacity: ledger.Vector{2}}},
+		Accounts: []sim.Account{{Name: "A", Weight: 1}, {Name: "B", Weight: 1}},
+		Jobs: []sim.Job{
 			{ID: 1, Account: 0, Demand: ledger.Vector{1}, Tasks: 1, Runtime: 2 * time.Second},
 			{ID: 2, Account: 0, Demand: ledger.Vector{1}, Tasks: 1, Runtime: time.Second},
 			{ID: 3, Account: 1, Submit: ledger.Time(time.Millisecond), Demand: ledger.Vector{2}, Tasks: 1, Runtime: time.Second},
 		},
 	}
-	m := NewQKnoblerMeter(w)
-	if _, err := Run(w, Config{Settings: sched.Settings{Policy: sched.DRF, Quantum: time.Second, Placement: sched.Affinity}, Trace: m.Observe}); err != nil {
+	m := sim.NewQKnoblerMeter(w)
+	if _, err := sim.Run(w, sim.Config{Settings: sched.Settings{Policy: sched.DRF, Quantum: time.Second, Placement: sched.Affinity}, Trace: m.Observe}); err != nil {
 		t.Fatal(err)
 	}
 	// 0–1 ms: A holds 2 CPUs, nobody waits. 1 ms–1 s: A holds 2, B waits:
