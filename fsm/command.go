@@ -65,7 +65,7 @@ const (
 	TypeCreateToken      CommandType = 14
 	TypeRevokeToken      CommandType = 15
 	// The account tree, latency queues and FAWKES partitions
-	// (apply_groups.go, apply_queues.go, apply_shares.go).
+	// (groups.go, queues.go, shares.go).
 	TypeSetGroupWeight     CommandType = 16
 	TypeRemoveGroup        CommandType = 17
 	TypeSetAccountGroup    CommandType = 18

@@ -53,7 +53,7 @@
 // the replica diverged when the file changed while it was stopped.
 //
 // SubmitJob with CheckFit (servers set it) refuses a task that no known
-// node, up or down, could hold even idle (apply_fit.go), so that no SU is
+// node, up or down, could hold even idle (jobs_fit.go), so that no SU is
 // held for a job that can never start; with no node known yet it accepts.
 //
 // The leader's scheduler takes View(now), runs the policy engine on it and
@@ -71,6 +71,45 @@
 // decisions never depend on float residue or on whether a replica
 // restarted. A job's hold and each task's charge are priced by ledger.Cost
 // under the cluster's billing weights and rule (default: max).
+//
+// # Files
+//
+// One feature, one file (or two: the feature's commands, their shape
+// checks, their apply and the records they store; then its reads and the
+// *Info copies they return):
+//
+//	accounts.go, accounts_read.go   accounts, users, membership
+//	grants.go, grants_read.go       grants, the SU journal, balances, verify
+//	settings.go                     UpdateSettings, the cluster's resources and billing
+//	settings_policies.go            the policies' own settings (ρ, FAWKES weighting)
+//	jobs.go, jobs_read.go           SubmitJob, CancelJob, holds
+//	jobs_fit.go                     the shapes known nodes could hold (CheckFit)
+//	tasks.go, tasks_read.go         Assign, TaskEvents, attempts and charges
+//	nodes.go, nodes_read.go         NodeUp, NodeDown
+//	tokens.go, tokens_read.go       the API tokens (CreateToken, RevokeToken)
+//	groups.go                       the account tree of hdrf and dff
+//	queues.go                       bpf's latency queues
+//	shares.go, shares_read.go       FAWKES partitions and the weighting's input
+//	integrity.go                    Checkpoint and the replica digests
+//
+// The machinery: fsm.go (the raft.FSM), command.go (the envelope, command
+// numbers, versions), rules.go (shape rules by entry version), multi.go
+// (multi-command entries), batch.go (one bbolt transaction per batch),
+// state.go and store.go (the in-memory state and its bbolt encoding),
+// snapshot.go, view.go (the scheduler's view), weights.go, usage.go,
+// watch.go, errors.go (domain kinds).
+//
+// Stored records are JSON with a deterministic encoding (struct fields in
+// order, no maps), which keeps the bbolt contents of two replicas
+// byte-identical. Vectors are indexed by the cluster's resource list at the
+// time they were written; since resources are only ever appended, a shorter
+// vector is padded with zeros when read. The *Info types are copies that
+// share nothing with the FSM, with resource vectors as maps from resource
+// name to quantity. A command's validate method checks its shape, what can
+// be checked without the cluster state, by the rules of the entry's version:
+// Encode runs it so a leader never proposes an entry every server would
+// refuse; Decode runs it so every server refuses a malformed entry the same
+// way. Checks against the state happen at apply.
 //
 // # Frozen fixtures
 //

@@ -56,7 +56,7 @@ type FSM struct {
 	watchMu  sync.Mutex
 	watchers map[*Watcher]struct{}
 
-	// aclGen is the tokens' generation (ACLGeneration in acl_read.go).
+	// aclGen is the tokens' generation (ACLGeneration in tokens_read.go).
 	aclGen atomic.Uint64
 
 	// integ is this replica's own record of its checkpoints (integrity.go).

@@ -42,7 +42,7 @@ type state struct {
 	accountNames []string // sorted
 	users        map[string]*userRecord
 	nodes        map[string]*nodeState
-	// shapes are the largest shapes of the known nodes (apply_fit.go),
+	// shapes are the largest shapes of the known nodes (jobs_fit.go),
 	// computed when first needed: whatever changes a node's capacity or
 	// adds a node sets it to nil.
 	shapes ledger.Shapes
@@ -68,12 +68,12 @@ type state struct {
 	// so that a batch rewrites only the accounts it changed.
 	fairSaved map[string][]byte
 
-	// acl is the API tokens (acl_state.go).
+	// acl is the API tokens (tokens.go).
 	acl aclState
 
 	// groups, queues and shares are the account tree, the latency queues
-	// and the FAWKES partitions (apply_groups.go, apply_queues.go,
-	// apply_shares.go).
+	// and the FAWKES partitions (groups.go, queues.go,
+	// shares.go).
 	groups groupState
 	queues queueState
 	shares shareState

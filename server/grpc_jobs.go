@@ -89,7 +89,7 @@ func (j *jobsService) SubmitJob(ctx context.Context, req *longfairv1.SubmitJobRe
 		RequestID: req.GetRequestId(), Account: req.GetAccount(), User: req.GetUser(), Name: req.GetName(),
 		Demand: req.GetDemand(), Tasks: req.GetTasks(), Walltime: req.GetWalltime().AsDuration(),
 		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()),
-		CheckFit: true, // refuse a task no known node can hold (fsm/apply_fit.go)
+		CheckFit: true, // refuse a task no known node can hold (fsm/jobs_fit.go)
 	})
 	if err != nil {
 		return nil, err

@@ -6,6 +6,82 @@ import (
 	"github.com/longfair/longfair/ledger"
 )
 
+// NodeUp declares a node up with its capacity, or updates an up node.
+// Account, when set, is the account that contributed the node.
+type NodeUp struct {
+	// legacy marks an entry of the version before whole units: its
+	// capacity is kept as logged, not rounded down (see SubmitJob.legacy).
+	legacy bool
+
+	ID       string             `json:"id"`
+	Capacity map[string]float64 `json:"capacity"`
+	Class    string             `json:"class,omitempty"`
+	Account  string             `json:"account,omitempty"`
+	Address  string             `json:"address,omitempty"`
+}
+
+func (*NodeUp) Type() CommandType { return TypeNodeUp }
+
+func (c *NodeUp) validate(r rules) *Error {
+	if err := checkNodeID("node id", c.ID); err != nil {
+		return err
+	}
+	if len(c.Capacity) > MaxResources {
+		return invalid("node capacity names %d resources: a cluster has at most %d", len(c.Capacity), MaxResources)
+	}
+	if err := checkQuantities("capacity", c.Capacity); err != nil {
+		return err
+	}
+	if err := r.text("node class", c.Class, maxNameLength); err != nil {
+		return err
+	}
+	if c.Account != "" {
+		if err := checkName("contributing account", c.Account); err != nil {
+			return err
+		}
+	}
+	return r.text("node address", c.Address, maxNodeIDLength)
+}
+
+// NodeDown declares a node down: its running tasks are lost, charged up to
+// now, and requeued while they have attempts left. FailedAt, when set and
+// earlier, is when the node's attempts surely stopped running (the leader
+// knows when its worker fenced them): the lost attempts are charged up to
+// then, not for the time it took to notice the failure.
+//
+// With KeepAttempts the node only goes down: nothing new is placed there,
+// and its running attempts stay active, since an unreachable worker may
+// still run them until it fences them. A later NodeDown without
+// KeepAttempts, on the node already down, loses them.
+type NodeDown struct {
+	ID           string      `json:"id"`
+	Reason       string      `json:"reason,omitempty"`
+	FailedAt     ledger.Time `json:"failed_at,omitempty"`
+	KeepAttempts bool        `json:"keep_attempts,omitempty"`
+}
+
+func (*NodeDown) Type() CommandType { return TypeNodeDown }
+
+func (c *NodeDown) validate(r rules) *Error {
+	if err := checkNodeID("node id", c.ID); err != nil {
+		return err
+	}
+	if c.FailedAt < 0 {
+		return invalid("node-down failed_at is %d: give a time after 1970, or none", c.FailedAt)
+	}
+	return r.text("reason", c.Reason, MaxNoteBytes)
+}
+
+type nodeRecord struct {
+	ID       string        `json:"id"`
+	Up       bool          `json:"up"`
+	Capacity ledger.Vector `json:"capacity"`
+	Class    string        `json:"class,omitempty"`
+	Account  string        `json:"account,omitempty"`
+	Address  string        `json:"address,omitempty"`
+	Since    ledger.Time   `json:"since"`
+}
+
 // NodeResult is the result of NodeUp and NodeDown.
 type NodeResult struct {
 	Node NodeInfo

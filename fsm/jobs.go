@@ -4,9 +4,202 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/ledger"
 )
+
+// Limits on command contents. Beyond them a command is refused as malformed.
+const (
+	MaxTasksPerJob     = 1_000_000
+	MaxAttemptsLimit   = 100
+	DefaultMaxAttempts = 3
+	MaxWalltime        = core.MaxWalltime
+	MaxCommandArgs     = 1024
+	MaxCommandArgBytes = 64 << 10
+	MaxJobNameBytes    = 256
+	MaxNoteBytes       = 1024
+	MaxBatch           = 100_000
+	MaxMemberships     = 1000
+	MaxResources       = 64
+)
+
+// SubmitJob submits an array of Tasks identical tasks. RequestID, when set,
+// makes the submission idempotent: a second SubmitJob with the same id
+// returns the first job and holds nothing more.
+//
+// CheckFit refuses the job, holding nothing, when no known node — up or
+// down — could hold one of its tasks even idle (jobs_fit.go); with no node
+// known yet there is nothing to judge and the job is accepted. Servers set
+// it on every submission. Entries written before it existed lack it and
+// apply as they did then, so a log replayed by a newer server rebuilds the
+// state it built when it was first applied.
+type SubmitJob struct {
+	// legacy marks an entry of the version before whole units
+	// (legacyVersion): it is applied as that release applied it, its
+	// demand neither refused below one unit nor rounded, so replaying an
+	// old log gives the state the old release gave.
+	legacy bool
+
+	RequestID   string             `json:"request_id,omitempty"`
+	Account     string             `json:"account"`
+	User        string             `json:"user"`
+	Name        string             `json:"name,omitempty"`
+	Demand      map[string]float64 `json:"demand"`
+	Tasks       int64              `json:"tasks"`
+	Walltime    time.Duration      `json:"walltime"`
+	Command     []string           `json:"command"`
+	MaxAttempts int                `json:"max_attempts,omitempty"`
+	CheckFit    bool               `json:"check_fit,omitempty"`
+}
+
+func (*SubmitJob) Type() CommandType { return TypeSubmitJob }
+
+func (c *SubmitJob) validate(r rules) *Error {
+	if c.RequestID != "" {
+		if err := checkName("request id", c.RequestID); err != nil {
+			return err
+		}
+	}
+	if err := checkName("account name", c.Account); err != nil {
+		return err
+	}
+	if err := checkName("user name", c.User); err != nil {
+		return err
+	}
+	if err := r.text("job name", c.Name, MaxJobNameBytes); err != nil {
+		return err
+	}
+	if len(c.Demand) == 0 {
+		return invalid("demand is empty: give each task's resources, e.g. cpu=1")
+	}
+	if len(c.Demand) > MaxResources {
+		return invalid("demand names %d resources: a cluster has at most %d", len(c.Demand), MaxResources)
+	}
+	if err := checkQuantities("demand", c.Demand); err != nil {
+		return err
+	}
+	// Units follow the resource's name, so a demand below one unit (1e-6
+	// of a core, 4 bytes of memory) is refused here, before it is logged;
+	// apply rounds the rest up to whole units (state.demandVector). Entries
+	// of the versions before (r.strict() false) are held to their own rules.
+	for _, name := range sortedKeys(c.Demand) {
+		if !r.strict() {
+			break
+		}
+		if _, err := ledger.ResourceUnit(name).RoundUp("demand["+name+"]", c.Demand[name]); err != nil {
+			return invalid("%v", err)
+		}
+	}
+	positive := false
+	for _, x := range c.Demand {
+		positive = positive || x > 0
+	}
+	if !positive {
+		return invalid("demand is zero in every resource: a task must hold something, e.g. cpu=1")
+	}
+	if c.Tasks < 1 || c.Tasks > MaxTasksPerJob {
+		return invalid("tasks is %d: a job has 1 to %d tasks", c.Tasks, MaxTasksPerJob)
+	}
+	if c.Walltime < r.minWalltime() || c.Walltime > MaxWalltime {
+		return invalid("walltime %v must be at least %v and at most %v", c.Walltime, r.minWalltime(), MaxWalltime)
+	}
+	if len(c.Command) == 0 {
+		return invalid("command is empty: give the program to run and its arguments")
+	}
+	if len(c.Command) > MaxCommandArgs {
+		return invalid("command has %d arguments: at most %d", len(c.Command), MaxCommandArgs)
+	}
+	size := 0
+	for i, arg := range c.Command {
+		size += len(arg)
+		if err := r.commandText("command argument", arg, MaxCommandArgBytes); err != nil {
+			return err
+		}
+		if i == 0 && arg == "" {
+			return invalid("command starts with an empty program name: give the program to run")
+		}
+	}
+	if size > MaxCommandArgBytes {
+		return invalid("command is %d bytes long: at most %d; put long inputs in a file", size, MaxCommandArgBytes)
+	}
+	if c.MaxAttempts < 0 || c.MaxAttempts > MaxAttemptsLimit {
+		return invalid("max attempts %d must be between 1 and %d (0 means %d)", c.MaxAttempts, MaxAttemptsLimit, DefaultMaxAttempts)
+	}
+	return nil
+}
+
+// CancelJob cancels a job's pending tasks. Running tasks run until their
+// worker reports them ended; the job is cancelled when the last one has.
+type CancelJob struct {
+	JobID uint64 `json:"job_id"`
+}
+
+func (*CancelJob) Type() CommandType { return TypeCancelJob }
+
+func (c *CancelJob) validate(r rules) *Error {
+	if c.JobID == 0 {
+		return invalid("job id is 0: give the id SubmitJob returned")
+	}
+	return nil
+}
+
+// JobState is where a job is in its life.
+type JobState string
+
+// Job states.
+const (
+	JobPending   JobState = "pending"
+	JobRunning   JobState = "running"
+	JobSucceeded JobState = "succeeded"
+	JobFailed    JobState = "failed"
+	JobCancelled JobState = "cancelled"
+)
+
+// Ended reports whether the job is over: every task has ended or was cancelled.
+func (s JobState) Ended() bool {
+	return s == JobSucceeded || s == JobFailed || s == JobCancelled
+}
+
+// requeuedTask is a task waiting for another attempt after it was lost.
+type requeuedTask struct {
+	Task    int64 `json:"task"`
+	Attempt int   `json:"attempt"` // the attempt it will run as
+}
+
+// jobRecord is a job array. Pending tasks are not stored one by one: tasks
+// [NextFresh, Tasks) have never been placed, and Requeued lists lost tasks
+// waiting for another attempt, so a million-task array is one record.
+type jobRecord struct {
+	ID          uint64         `json:"id"`
+	RequestID   string         `json:"request_id,omitempty"`
+	Account     string         `json:"account"`
+	User        string         `json:"user"`
+	Name        string         `json:"name,omitempty"`
+	Demand      ledger.Vector  `json:"demand"`
+	Tasks       int64          `json:"tasks"`
+	Walltime    time.Duration  `json:"walltime"`
+	Command     []string       `json:"command"`
+	MaxAttempts int            `json:"max_attempts"`
+	SubmittedAt ledger.Time    `json:"submitted_at"`
+	EndedAt     ledger.Time    `json:"ended_at,omitempty"`
+	State       JobState       `json:"state"`
+	CancelledAt ledger.Time    `json:"cancelled_at,omitempty"`
+	NextFresh   int64          `json:"next_fresh"`
+	Requeued    []requeuedTask `json:"requeued,omitempty"`
+	Running     int64          `json:"running"`
+	Succeeded   int64          `json:"succeeded"`
+	Failed      int64          `json:"failed"`
+	Cancelled   int64          `json:"cancelled"`
+	Hold        ledger.SU      `json:"hold"`
+	Charged     ledger.SU      `json:"charged"`
+}
+
+// pending is how many tasks wait to be placed.
+func (j *jobRecord) pending() int64 {
+	return j.Tasks - j.NextFresh + int64(len(j.Requeued))
+}
 
 // holdID names a job's SU hold; chargeID names one attempt's charge, so a
 // repeated exit report can never charge twice.

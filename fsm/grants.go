@@ -7,6 +7,46 @@ import (
 	"github.com/longfair/longfair/ledger"
 )
 
+// Grant credits Amount to Account. ID makes it idempotent; an empty ID gets
+// one assigned by the FSM ("g-<n>"). Expires (0: never) is when the unused
+// remainder stops covering new holds.
+type Grant struct {
+	ID      string      `json:"id,omitempty"`
+	Account string      `json:"account"`
+	Amount  ledger.SU   `json:"amount"`
+	Expires ledger.Time `json:"expires,omitempty"`
+	Note    string      `json:"note,omitempty"`
+}
+
+func (*Grant) Type() CommandType { return TypeGrant }
+
+func (c *Grant) validate(r rules) *Error {
+	if c.ID != "" {
+		if err := checkName("grant id", c.ID); err != nil {
+			return err
+		}
+	}
+	if err := checkName("account name", c.Account); err != nil {
+		return err
+	}
+	if c.Amount <= 0 {
+		return invalid("grant amount %v SU must be positive", c.Amount)
+	}
+	if c.Expires < 0 {
+		return invalid("grant expiry %d is before 1970: leave it unset for a grant that never expires", c.Expires)
+	}
+	return r.text("grant note", c.Note, MaxNoteBytes)
+}
+
+type grantRecord struct {
+	ID        string      `json:"id"`
+	Account   string      `json:"account"`
+	Amount    ledger.SU   `json:"amount"`
+	Expires   ledger.Time `json:"expires,omitempty"`
+	GrantedAt ledger.Time `json:"granted_at"`
+	Note      string      `json:"note,omitempty"`
+}
+
 // grant applies Grant; the result is a GrantInfo.
 func (b *batch) grant(c *Grant, t ledger.Time) (any, error) {
 	st := b.st

@@ -8,6 +8,124 @@ import (
 	"github.com/longfair/longfair/ledger"
 )
 
+// TaskPlacement places task Task of job JobID on node Node.
+type TaskPlacement struct {
+	JobID uint64 `json:"job"`
+	Task  int64  `json:"task"`
+	Node  string `json:"node"`
+}
+
+// Assign is one scheduling pass's placements. Each is re-checked at apply
+// (node up, capacity free, task still pending); stale ones are dropped and
+// reported in the AssignResult, the rest are applied.
+type Assign struct {
+	Placements []TaskPlacement `json:"placements"`
+}
+
+func (*Assign) Type() CommandType { return TypeAssign }
+
+func (c *Assign) validate(r rules) *Error {
+	if len(c.Placements) == 0 || len(c.Placements) > MaxBatch {
+		return invalid("assign has %d placements: send 1 to %d", len(c.Placements), MaxBatch)
+	}
+	for i, p := range c.Placements {
+		if p.JobID == 0 || p.Task < 0 || p.Task >= MaxTasksPerJob {
+			return invalid("placement %d names task %d of job %d: no such task can exist", i, p.Task, p.JobID)
+		}
+		if err := checkNodeID("placement node", p.Node); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TaskEventKind is what happened to a task attempt.
+type TaskEventKind string
+
+// Task events workers report.
+const (
+	TaskStarted TaskEventKind = "started"
+	TaskExited  TaskEventKind = "exited"
+	TaskLost    TaskEventKind = "lost"
+)
+
+// TaskEvent reports what happened to attempt Attempt of a task. ExitCode and
+// Runtime are meaningful for TaskExited; the runtime is clamped to
+// [0, walltime] and is what the task is charged for. A TaskLost with a
+// Runtime is an attempt its worker fenced (killed after losing the
+// leader): it is charged that runtime; without one, up to now.
+type TaskEvent struct {
+	JobID    uint64        `json:"job"`
+	Task     int64         `json:"task"`
+	Attempt  int           `json:"attempt"`
+	Kind     TaskEventKind `json:"kind"`
+	ExitCode int32         `json:"exit_code,omitempty"`
+	Runtime  time.Duration `json:"runtime,omitempty"`
+}
+
+// TaskEvents is a batch of task events. Events that no longer match the
+// task's current attempt (duplicates, late reports) are ignored and reported
+// in the EventsResult, never applied twice.
+type TaskEvents struct {
+	Events []TaskEvent `json:"events"`
+}
+
+func (*TaskEvents) Type() CommandType { return TypeTaskEvents }
+
+func (c *TaskEvents) validate(r rules) *Error {
+	if len(c.Events) == 0 || len(c.Events) > MaxBatch {
+		return invalid("task-events has %d events: send 1 to %d", len(c.Events), MaxBatch)
+	}
+	for i, e := range c.Events {
+		if e.JobID == 0 || e.Task < 0 || e.Task >= MaxTasksPerJob || e.Attempt < 1 || e.Attempt > MaxAttemptsLimit {
+			return invalid("event %d names attempt %d of task %d of job %d: no such attempt can exist", i, e.Attempt, e.Task, e.JobID)
+		}
+		switch e.Kind {
+		case TaskStarted, TaskExited, TaskLost:
+		default:
+			return invalid("event %d has kind %q: want started, exited or lost", i, e.Kind)
+		}
+	}
+	return nil
+}
+
+// TaskState is where a task attempt is in its life.
+type TaskState string
+
+// Task attempt states.
+const (
+	TaskAssigned  TaskState = "assigned"
+	TaskRunning   TaskState = "running"
+	TaskSucceeded TaskState = "succeeded"
+	TaskFailed    TaskState = "failed"
+	TaskLostState TaskState = "lost"
+)
+
+// active reports whether the attempt still holds its node's resources.
+func (s TaskState) active() bool { return s == TaskAssigned || s == TaskRunning }
+
+// attemptRecord is one attempt of one task: written when the task is
+// placed, updated when it starts and when it ends.
+type attemptRecord struct {
+	Job        uint64        `json:"job"`
+	Task       int64         `json:"task"`
+	Attempt    int           `json:"attempt"`
+	Account    string        `json:"account"`
+	User       string        `json:"user"`
+	Node       string        `json:"node"`
+	Demand     ledger.Vector `json:"demand"`
+	State      TaskState     `json:"state"`
+	AssignedAt ledger.Time   `json:"assigned_at"`
+	// CountedFrom is when the fairness book started counting the attempt:
+	// its placement, or the last change of fairness window.
+	CountedFrom ledger.Time   `json:"counted_from"`
+	StartedAt   ledger.Time   `json:"started_at,omitempty"`
+	EndedAt     ledger.Time   `json:"ended_at,omitempty"`
+	ExitCode    int32         `json:"exit_code,omitempty"`
+	Runtime     time.Duration `json:"runtime,omitempty"`
+	Charged     ledger.SU     `json:"charged,omitempty"`
+}
+
 // PlacedTask is an accepted placement: the attempt it started.
 type PlacedTask struct {
 	JobID   uint64 `json:"job"`

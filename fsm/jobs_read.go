@@ -1,0 +1,121 @@
+package fsm
+
+import (
+	"bytes"
+	"slices"
+	"time"
+
+	"github.com/longfair/longfair/ledger"
+	bolt "go.etcd.io/bbolt"
+)
+
+// JobInfo is a job array.
+type JobInfo struct {
+	ID          uint64
+	RequestID   string
+	Account     string
+	User        string
+	Name        string
+	Demand      map[string]float64
+	Tasks       int64
+	Walltime    time.Duration
+	Command     []string
+	MaxAttempts int
+	State       JobState
+	SubmittedAt ledger.Time
+	EndedAt     ledger.Time // 0 while the job runs
+	CancelledAt ledger.Time // 0 unless cancelled
+	// Task counts; they add up to Tasks.
+	Pending, Running, Succeeded, Failed, Cancelled int64
+	// Hold is the SU hold placed at submission, Charged what the job's
+	// attempts were charged so far.
+	Hold, Charged ledger.SU
+}
+
+func (s *state) jobInfo(j *jobRecord) JobInfo { return jobInfo(j, s.settings.Resources) }
+
+func jobInfo(j *jobRecord, resources []string) JobInfo {
+	return JobInfo{
+		ID: j.ID, RequestID: j.RequestID, Account: j.Account, User: j.User, Name: j.Name,
+		Demand: named(resources, j.Demand), Tasks: j.Tasks, Walltime: j.Walltime, Command: slices.Clone(j.Command),
+		MaxAttempts: j.MaxAttempts, State: j.State, SubmittedAt: j.SubmittedAt, EndedAt: j.EndedAt, CancelledAt: j.CancelledAt,
+		Pending: j.pending(), Running: j.Running, Succeeded: j.Succeeded, Failed: j.Failed, Cancelled: j.Cancelled,
+		Hold: j.Hold, Charged: j.Charged,
+	}
+}
+
+// JobFilter selects jobs for Jobs. Empty fields match everything.
+type JobFilter struct {
+	Account string
+	User    string
+	States  []JobState
+	// Before lists only jobs with a smaller id (0: from the newest); pass
+	// the next value Jobs returned to get the following page.
+	Before uint64
+	Limit  int
+}
+
+// Job returns one job.
+func (f *FSM) Job(id uint64) (JobInfo, error) {
+	var info JobInfo
+	err := f.view(func(rs readSnap, tx *bolt.Tx) error {
+		var j jobRecord
+		ok, err := getJSON(tx.Bucket(bucketJobs), jobKey(id), &j)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notFound("job %d does not exist: check the id", id)
+		}
+		info = jobInfo(&j, rs.resources)
+		return nil
+	})
+	return info, err
+}
+
+// Jobs lists jobs newest first.
+func (f *FSM) Jobs(q JobFilter) (jobs []JobInfo, next uint64, err error) {
+	limit := pageLimit(q.Limit)
+	err = f.view(func(rs readSnap, tx *bolt.Tx) error {
+		all := tx.Bucket(bucketJobs)
+		// Walk an index when there is one to walk, newest first.
+		var index *bolt.Bucket
+		var prefix []byte
+		switch {
+		case q.Account != "":
+			index, prefix = tx.Bucket(bucketJobsAccount), append([]byte(q.Account), 0)
+		case q.User != "":
+			index, prefix = tx.Bucket(bucketJobsUser), append([]byte(q.User), 0)
+		default:
+			index = all
+		}
+		c := index.Cursor()
+		start := append(slices.Clone(prefix), u64(q.Before)...)
+		if q.Before == 0 {
+			start = append(slices.Clone(prefix), bytes.Repeat([]byte{0xff}, 8)...)
+		}
+		k, _ := c.Seek(start)
+		if k == nil {
+			k, _ = c.Last()
+		}
+		for ; k != nil && bytes.Compare(k, start) >= 0; k, _ = c.Prev() {
+		}
+		for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
+			id := readU64(k[len(prefix):])
+			var j jobRecord
+			if ok, err := getJSON(all, jobKey(id), &j); err != nil || !ok {
+				return err
+			}
+			if q.User != "" && j.User != q.User || len(q.States) > 0 && !slices.Contains(q.States, j.State) {
+				continue
+			}
+			if len(jobs) == limit {
+				next = jobs[len(jobs)-1].ID
+				break
+			}
+			jobs = append(jobs, jobInfo(&j, rs.resources))
+		}
+		return nil
+	})
+	return jobs, next, err
+}

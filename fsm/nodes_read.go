@@ -1,0 +1,39 @@
+package fsm
+
+import "github.com/longfair/longfair/ledger"
+
+// NodeInfo is a worker node.
+type NodeInfo struct {
+	ID       string
+	Up       bool
+	Class    string
+	Account  string
+	Address  string
+	Capacity map[string]float64
+	Free     map[string]float64
+	Running  int
+	// Since is when the node last came up or went down.
+	Since ledger.Time
+}
+
+func (s *state) nodeInfo(nd *nodeState) NodeInfo {
+	free := nd.free.Clone()
+	for k := range free {
+		free[k] = max(free[k], 0)
+	}
+	return NodeInfo{
+		ID: nd.rec.ID, Up: nd.rec.Up, Class: nd.rec.Class, Account: nd.rec.Account, Address: nd.rec.Address,
+		Capacity: s.named(nd.rec.Capacity), Free: s.named(free), Running: len(nd.tasks), Since: nd.rec.Since,
+	}
+}
+
+// Nodes lists every node, up and down, by id.
+func (f *FSM) Nodes() []NodeInfo {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := make([]NodeInfo, 0, len(f.st.nodes))
+	for _, id := range sortedKeys(f.st.nodes) {
+		out = append(out, f.st.nodeInfo(f.st.nodes[id]))
+	}
+	return out
+}

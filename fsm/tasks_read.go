@@ -1,0 +1,104 @@
+package fsm
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/longfair/longfair/ledger"
+	bolt "go.etcd.io/bbolt"
+)
+
+// TaskInfo is one attempt of one task.
+type TaskInfo struct {
+	JobID      uint64
+	Task       int64
+	Attempt    int
+	State      TaskState
+	Node       string
+	AssignedAt ledger.Time
+	StartedAt  ledger.Time
+	EndedAt    ledger.Time
+	ExitCode   int32
+	Runtime    time.Duration
+	Charged    ledger.SU
+}
+
+func taskInfo(a *attemptRecord) TaskInfo {
+	return TaskInfo{
+		JobID: a.Job, Task: a.Task, Attempt: a.Attempt, State: a.State, Node: a.Node,
+		AssignedAt: a.AssignedAt, StartedAt: a.StartedAt, EndedAt: a.EndedAt,
+		ExitCode: a.ExitCode, Runtime: a.Runtime, Charged: a.Charged,
+	}
+}
+
+// Tasks lists the latest attempt of each task of a job that has been placed
+// at least once, by task index, starting at task from.
+func (f *FSM) Tasks(job uint64, from int64, limit int) (tasks []TaskInfo, next int64, err error) {
+	limit = pageLimit(limit)
+	err = f.view(func(_ readSnap, tx *bolt.Tx) error {
+		if tx.Bucket(bucketJobs).Get(jobKey(job)) == nil {
+			return notFound("job %d does not exist: check the id", job)
+		}
+		c := tx.Bucket(bucketTasks).Cursor()
+		prefix := taskPrefix(job, -1)
+		var last *attemptRecord
+		for k, v := c.Seek(taskPrefix(job, max(from, 0))); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			a := new(attemptRecord)
+			if err := jsonUnmarshal(v, a); err != nil {
+				return err
+			}
+			if last != nil && last.Task != a.Task {
+				if len(tasks) == limit {
+					next = last.Task
+					return nil
+				}
+				tasks = append(tasks, taskInfo(last))
+			}
+			last = a
+		}
+		if last != nil {
+			if len(tasks) == limit {
+				next = last.Task
+				return nil
+			}
+			tasks = append(tasks, taskInfo(last))
+		}
+		return nil
+	})
+	return tasks, next, err
+}
+
+// Running lists the attempts that hold resources (placed or running), on
+// one node or, with node empty, on all, ordered by job and task. A worker
+// reconnecting to a new leader is reconciled against this list.
+func (f *FSM) Running(node string) []TaskInfo {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var out []TaskInfo
+	for _, id := range sortedTaskIDs(f.st.running) {
+		if a := f.st.running[id]; node == "" || a.Node == node {
+			out = append(out, taskInfo(a))
+		}
+	}
+	return out
+}
+
+// Attempt returns one attempt of one task, current or past (Tasks lists
+// only each task's latest). Reading an earlier attempt's output needs the
+// node it ran on.
+func (f *FSM) Attempt(job uint64, task int64, attempt int) (TaskInfo, error) {
+	var info TaskInfo
+	err := f.view(func(_ readSnap, tx *bolt.Tx) error {
+		var a attemptRecord
+		ok, err := getJSON(tx.Bucket(bucketTasks), taskKey(job, task, attempt), &a)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return notFound("attempt %d of task %d of job %d does not exist: check the job, the task index and the attempt", attempt, task, job)
+		}
+		info = taskInfo(&a)
+		return nil
+	})
+	return info, err
+}
