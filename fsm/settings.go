@@ -109,7 +109,7 @@ type settingsRecord struct {
 	// record written before rules existed has none, which reads as
 	// BillingSum, the rule that cluster was billing under (loadState).
 	BillingRule ledger.BillingRule `json:"billing_rule"`
-	// QKnoblerRho is qknobler's ρ; nil means DefaultQKnoblerRho.
+	// QKnoblerRho is qknobler's ρ; nil means sched.DefaultQKnoblerRho.
 	QKnoblerRho *float64 `json:"qknobler_rho,omitempty"`
 	// Fawkes is FAWKES weighting's configuration; nil means its defaults.
 	Fawkes *fawkesRecord `json:"fawkes,omitempty"`

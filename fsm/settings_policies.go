@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/fawkes"
 )
 
@@ -11,15 +12,10 @@ import (
 // weighting. Both live in the settings record; an UpdateSettings sets the
 // fields it names and leaves the rest.
 
-// DefaultQKnoblerRho is qknobler's ρ until an admin sets it, as in the
-// simulator (the QKnobler paper's Fig. 8b). Zero is a value of its own
-// (efficiency only), so the record keeps "unset" apart from it.
-const DefaultQKnoblerRho = 0.5
-
 // qknoblerRho is the ρ in force.
 func (s *settingsRecord) qknoblerRho() float64 {
 	if s.QKnoblerRho == nil {
-		return DefaultQKnoblerRho
+		return sched.DefaultQKnoblerRho
 	}
 	return *s.QKnoblerRho
 }

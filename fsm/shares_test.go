@@ -59,7 +59,7 @@ func TestSharesReachTheView(t *testing.T) {
 func TestQKnoblerAndFawkesSettings(t *testing.T) {
 	h := treeHarness(t)
 	s := h.f.Settings()
-	if s.Sched.QKnoblerRho != DefaultQKnoblerRho || s.Sched.Fawkes != (fawkes.Config{}) {
+	if s.Sched.QKnoblerRho != sched.DefaultQKnoblerRho || s.Sched.Fawkes != (fawkes.Config{}) {
 		t.Fatalf("defaults: ρ %v, fawkes %+v", s.Sched.QKnoblerRho, s.Sched.Fawkes)
 	}
 	// ρ = 0 is a value of its own, not "unset".

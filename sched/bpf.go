@@ -299,3 +299,13 @@ func remainingTime(work, burst ledger.Vector) float64 {
 	}
 	return t
 }
+
+// bpfPolicy is the row of bpf or sp: both run bpfPass, which ranks by queue
+// class (sp: latency queues strictly first) and admits latency bursts.
+func bpfPolicy(p Policy) policyRow {
+	return policyRow{
+		name:    p,
+		pass:    func(e *Engine, v *View) bool { e.bpfPass(v); return true },
+		inexact: func(*Settings) bool { return true },
+	}
+}

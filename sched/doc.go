@@ -32,6 +32,22 @@
 // it as Jobs.ExplainJob over the view the leader schedules from, and
 // 'longfair explain' only prints it.
 //
+// # Policies as a table
+//
+// Every policy is one row of policyTable (policy.go): its rank key for
+// progressive filling, a prepare step for the caps it puts on accounts
+// (static's and fawkes's partitions), a pass of its own when it ranks by
+// more than one key (qknobler below ρ = 1, bpf and sp, hdrf and dff),
+// whether it caps anyone (the simulator skips passes that cannot place
+// for the others), the rule explain states, and the check of its own
+// settings fields. A family's file returns its rows and owns its scratch
+// memory in the Engine (rank.go: hmrf, ltdrf, ltaf, drf, af, ltrf,
+// static; qknobler.go; bpf.go: bpf, sp; tree_pass.go: hdrf, dff;
+// fawkes_policy.go). To add a policy: write its file with its row
+// function, its key or pass and its settings check (a new settings field
+// goes in Settings with its default in DefaultSettings), add the row to
+// policyTable, and give it a golden scenario (below).
+//
 // Every policy has a small scenario under testdata/golden (a view in JSON,
 // what the engine decides in the .golden beside it), which
 // TestGoldenScenarios replays; a new policy adds one and writes its

@@ -32,6 +32,8 @@ type Engine struct {
 	// shapes are the largest node shapes of the pass: a job that fits none
 	// of them fits no up node even idle, and is passed over (nextJob).
 	shapes ledger.Shapes
+	// policy is the row of the pass's policy (policy.go).
+	policy policyRow
 }
 
 // cursor is where an account's next task is: job index in its queue and the
@@ -65,19 +67,10 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 	if err := e.prepare(v); err != nil {
 		return nil, err
 	}
-	if p := v.Settings.Policy; p == HDRF || p == DFF {
-		e.treePass(v) // tree_pass.go
-		return e.out, nil
+	if e.policy.prepare != nil {
+		e.policy.prepare(e, v) // its caps: the fill below keeps accounts inside them
 	}
-	if v.Settings.Policy == Fawkes {
-		e.fawkesPartitions(v) // fawkes_policy.go; the fill below keeps accounts inside them
-	}
-	switch p := v.Settings.Policy; {
-	case p == QKnobler && v.Settings.QKnoblerRho < 1: // at ρ = 1 qknobler is drf
-		e.qknoblerPass(v)
-		return e.out, nil
-	case p == BPF || p == SP:
-		e.bpfPass(v)
+	if e.policy.pass != nil && e.policy.pass(e, v) {
 		return e.out, nil
 	}
 	quantum := v.Settings.Quantum.Seconds()
@@ -104,7 +97,7 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 			}
 		}
 		// Having been served, a starving account is no longer starving.
-		e.heap.update(a, v.Settings.Policy.key(a, f, e.capacity, v.Settings.LTRFResource))
+		e.heap.update(a, e.key(a, f, &v.Settings))
 	}
 	return e.out, nil
 }
@@ -138,14 +131,16 @@ func (e *Engine) prepare(v *View) error {
 	if err := e.index.Reset(v.Settings.Placement, e.caps, e.frees); err != nil {
 		return fmt.Errorf("building the node index: %w", err)
 	}
-	weights, total := normalizedWeights(v.Accounts)
+	row, ok := lookupPolicy(v.Settings.Policy)
+	if !ok { // validateView refuses it first
+		return fmt.Errorf("unknown policy %q", v.Settings.Policy)
+	}
+	e.policy = row
+	weights, _ := normalizedWeights(v.Accounts)
 	quantum := v.Settings.Quantum.Seconds()
 	e.fair = resize(e.fair, len(v.Accounts))
 	e.cursor = resize(e.cursor, len(v.Accounts))
-	e.share = nil
-	if v.Settings.Policy == Static {
-		e.share = resize(e.share, len(v.Accounts))
-	}
+	e.share = nil // the policy's prepare sets partitions (static, fawkes)
 	e.heap.reset(len(v.Accounts))
 	for a := range v.Accounts {
 		acct := &v.Accounts[a]
@@ -156,12 +151,6 @@ func (e *Engine) prepare(v *View) error {
 		f.usage.AddScaled(acct.Running, quantum)
 		f.baseline = copyInto(f.baseline, acct.Baseline)
 		f.baseline.AddScaled(acct.BaselineRate, quantum)
-		if e.share != nil {
-			e.share[a] = ledger.Share(e.capacity, acct.Weight, total)
-			if total == 0 {
-				e.share[a] = ledger.Share(e.capacity, 1, float64(len(v.Accounts)))
-			}
-		}
 		first := nextJob(acct.Queue, 0, e.shapes)
 		e.cursor[a] = cursor{job: first}
 		if first == len(acct.Queue) {
@@ -179,7 +168,20 @@ func (e *Engine) startKey(v *View, a int) rankKey {
 	if acct := &v.Accounts[a]; starving(v, acct) {
 		return rankKey{class: classStarving, a: float64(acct.WaitingSince), account: a}
 	}
-	return v.Settings.Policy.key(a, &e.fair[a], e.capacity, v.Settings.LTRFResource)
+	return e.key(a, &e.fair[a], &v.Settings)
+}
+
+// key is account a's rank under the pass's policy, by its fairness state
+// f. The account index is part of the key, so that a full tie goes to the
+// account listed first. A policy whose own pass ranks (no key) ranks
+// every account alike until that pass re-keys them.
+func (e *Engine) key(a int, f *fairness, s *Settings) rankKey {
+	k := rankKey{class: classNormal}
+	if e.policy.key != nil {
+		k = e.policy.key(f, e.capacity, s)
+	}
+	k.account = a
+	return k
 }
 
 // starving reports whether the account has waited past the time-out.

@@ -144,9 +144,8 @@ func (e *Engine) Explain(v *View, id uint64) (*Explanation, error) {
 
 // rank places account acct among the accounts the pass would serve.
 func (x *Explanation) rank(e *Engine, v *View, acct int) {
-	p := v.Settings.Policy
-	x.KeyExact = p != HDRF && p != DFF && p != BPF && p != SP && !(p == QKnobler && v.Settings.QKnoblerRho < 1)
-	x.Rule = p.rankRule(x.KeyExact)
+	x.KeyExact = e.policy.inexact == nil || !e.policy.inexact(&v.Settings)
+	x.Rule = e.policy.rankRule(x.KeyExact)
 	type ranked struct {
 		account int
 		key     rankKey
@@ -227,29 +226,12 @@ func (x *Explanation) nodes(e *Engine, v *View, demand ledger.Vector) {
 
 // rankRule says in words how the policy orders accounts; exact is false
 // when Explain ranks by β instead of the policy's own order.
-func (p Policy) rankRule(exact bool) string {
+func (r policyRow) rankRule(exact bool) string {
 	if !exact {
-		return fmt.Sprintf("%s orders accounts by more than one key per account (its account tree, its queue classes or its tasks' efficiency); this rank orders them by β, lowest first", p)
+		return fmt.Sprintf("%s orders accounts by more than one key per account (its account tree, its queue classes or its tasks' efficiency); this rank orders them by β, lowest first", r.name)
 	}
-	switch p {
-	case HMRF:
-		return "accounts under sharing loss (β < 1) go first, lowest β first; then the lowest accumulated usage for their weight"
-	case DRF:
-		return "the account whose current dominant share for its weight is smallest goes first"
-	case QKnobler:
-		return "at ρ = 1 qknobler is drf: the account whose current dominant share for its weight is smallest goes first"
-	case Fawkes:
-		return "each account runs only inside the partition FAWKES weighting gave it; the account whose current dominant share for its weight is smallest goes first"
-	case AF:
-		return "the account whose current aggregate share for its weight is smallest goes first"
-	case LTDRF:
-		return "the account whose accumulated dominant share for its weight is smallest goes first"
-	case LTAF:
-		return "the account whose accumulated aggregate share for its weight is smallest goes first"
-	case LTRF:
-		return "the account with the least accumulated usage of the fairness resource for its weight goes first"
-	case Static:
-		return "each account runs only in its own partition of the cluster"
+	if r.rule == "" {
+		return fmt.Sprintf("%s ranks accounts by its own key", r.name)
 	}
-	return fmt.Sprintf("%s ranks accounts by its own key", p)
+	return r.rule
 }

@@ -79,3 +79,18 @@ func validateShares(v *View) error {
 	}
 	return nil
 }
+
+// fawkesPolicy is fawkes's row: drf's fill inside the partitions FAWKES
+// weighting gives the accounts (fawkesPartitions), with the weighting's
+// settings.
+func fawkesPolicy() policyRow {
+	return policyRow{
+		name:    Fawkes,
+		key:     drfKey,
+		prepare: (*Engine).fawkesPartitions,
+		rule:    "each account runs only inside the partition FAWKES weighting gave it; the account whose current dominant share for its weight is smallest goes first",
+		settings: func(s *Settings, resources []string, _ bool) error {
+			return s.Fawkes.Validate(resources)
+		},
+	}
+}

@@ -3,6 +3,7 @@ package sched
 import (
 	"math"
 
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -291,5 +292,30 @@ func firstFit(total ledger.Vector, queue []Job, left ledger.Vector, shapes ledge
 		if fit < float64(job.Pending) {
 			return
 		}
+	}
+}
+
+// DefaultQKnoblerRho is qknobler's ρ until an admin sets it (the QKnobler
+// paper's Fig. 8b): the FSM's default and the simulator's.
+const DefaultQKnoblerRho = 0.5
+
+// qknoblerPolicy is qknobler's row: fairness up to ρ of DRF's share, then
+// efficiency (its own pass); at ρ = 1 it is drf and fills by drf's key.
+func qknoblerPolicy() policyRow {
+	return policyRow{
+		name: QKnobler,
+		key:  drfKey,
+		pass: func(e *Engine, v *View) bool {
+			if v.Settings.QKnoblerRho >= 1 {
+				return false
+			}
+			e.qknoblerPass(v)
+			return true
+		},
+		rule:    "at ρ = 1 qknobler is drf: the account whose current dominant share for its weight is smallest goes first",
+		inexact: func(s *Settings) bool { return s.QKnoblerRho < 1 },
+		settings: func(s *Settings, _ []string, _ bool) error {
+			return core.CheckRho("qknobler knob ρ", s.QKnoblerRho)
+		},
 	}
 }

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/longfair/longfair/ledger"
@@ -48,41 +49,91 @@ type fairness struct {
 	weight   float64       // normalized weight w_i/Σw, never zero
 }
 
-// key computes account's rank under the policy. capacity is R. The account
-// index is part of the key so that a full tie goes to the account listed
-// first.
-func (p Policy) key(account int, f *fairness, capacity ledger.Vector, ltrfResource int) rankKey {
-	k := p.policyKey(f, capacity, ltrfResource)
-	k.account = account
-	return k
+// fillingPolicies are the policies that rank accounts by one key each and
+// fill progressively (engine.go): the H-MRF paper's policies and their
+// baselines. They cap nobody but static, which keeps every account inside
+// its partition R·w_i/Σw.
+func fillingPolicies() []policyRow {
+	return []policyRow{
+		{name: HMRF, key: hmrfKey, capFree: true,
+			rule: "accounts under sharing loss (β < 1) go first, lowest β first; then the lowest accumulated usage for their weight"},
+		{name: LTDRF, key: ltdrfKey, capFree: true,
+			rule: "the account whose accumulated dominant share for its weight is smallest goes first"},
+		{name: LTAF, key: ltafKey, capFree: true,
+			rule: "the account whose accumulated aggregate share for its weight is smallest goes first"},
+		{name: DRF, key: drfKey, capFree: true,
+			rule: "the account whose current dominant share for its weight is smallest goes first"},
+		{name: AF, key: afKey, capFree: true,
+			rule: "the account whose current aggregate share for its weight is smallest goes first"},
+		{name: LTRF, key: ltrfKey, capFree: true, settings: ltrfSettings,
+			rule: "the account with the least accumulated usage of the fairness resource for its weight goes first"},
+		{name: Static, key: drfKey, prepare: staticPartitions,
+			rule: "each account runs only in its own partition of the cluster"},
+	}
 }
 
-// policyKey is the policy's own ordering, before the tie-break.
-func (p Policy) policyKey(f *fairness, capacity ledger.Vector, ltrfResource int) rankKey {
-	switch p {
-	case DRF, Static, Fawkes, QKnobler: // qknobler with ρ = 1 is drf; below 1 its pass re-ranks
-		return rankKey{class: classNormal, a: dominantShare(f.running, capacity, f.weight)}
-	case AF:
-		return rankKey{class: classNormal, a: aggregateShare(f.running, capacity, f.weight)}
-	case LTDRF:
-		return rankKey{class: classNormal, a: dominantShare(f.usage, capacity, f.weight)}
-	case LTAF:
-		return rankKey{class: classNormal, a: aggregateShare(f.usage, capacity, f.weight)}
-	case LTRF:
-		return rankKey{class: classNormal, a: share(f.usage, capacity, f.weight, ltrfResource)}
-	case HMRF:
-		// Algorithm 1: while anyone is under sharing loss, the smallest β goes
-		// first (step 1); otherwise the smallest weighted aggregate accumulated
-		// share (step 2, AF), then the smallest weighted accumulated dominant
-		// share (step 3, DRF).
-		agg := aggregateShare(f.usage, capacity, f.weight)
-		dom := dominantShare(f.usage, capacity, f.weight)
-		if beta := ledger.Beta(f.usage, f.baseline); beta < 1 {
-			return rankKey{class: classSharingLoss, a: beta, b: agg, c: dom}
-		}
-		return rankKey{class: classNormal, a: agg, b: dom}
+// drfKey: the smallest current dominant share for the weight first.
+func drfKey(f *fairness, capacity ledger.Vector, _ *Settings) rankKey {
+	return rankKey{class: classNormal, a: dominantShare(f.running, capacity, f.weight)}
+}
+
+// afKey: the smallest current aggregate share for the weight first.
+func afKey(f *fairness, capacity ledger.Vector, _ *Settings) rankKey {
+	return rankKey{class: classNormal, a: aggregateShare(f.running, capacity, f.weight)}
+}
+
+// ltdrfKey: the smallest accumulated dominant share first (paper §5.1).
+func ltdrfKey(f *fairness, capacity ledger.Vector, _ *Settings) rankKey {
+	return rankKey{class: classNormal, a: dominantShare(f.usage, capacity, f.weight)}
+}
+
+// ltafKey: the smallest accumulated aggregate share first (paper §5.2).
+func ltafKey(f *fairness, capacity ledger.Vector, _ *Settings) rankKey {
+	return rankKey{class: classNormal, a: aggregateShare(f.usage, capacity, f.weight)}
+}
+
+// ltrfKey: the least accumulated usage of the one fairness resource.
+func ltrfKey(f *fairness, capacity ledger.Vector, s *Settings) rankKey {
+	return rankKey{class: classNormal, a: share(f.usage, capacity, f.weight, s.LTRFResource)}
+}
+
+// hmrfKey is Algorithm 1: while anyone is under sharing loss, the smallest
+// β goes first (step 1); otherwise the smallest weighted aggregate
+// accumulated share (step 2, AF), then the smallest weighted accumulated
+// dominant share (step 3, DRF).
+func hmrfKey(f *fairness, capacity ledger.Vector, _ *Settings) rankKey {
+	agg := aggregateShare(f.usage, capacity, f.weight)
+	dom := dominantShare(f.usage, capacity, f.weight)
+	if beta := ledger.Beta(f.usage, f.baseline); beta < 1 {
+		return rankKey{class: classSharingLoss, a: beta, b: agg, c: dom}
 	}
-	return rankKey{class: classNormal}
+	return rankKey{class: classNormal, a: agg, b: dom}
+}
+
+// ltrfSettings checks ltrf's fairness resource, an index into the
+// cluster's resources, when ltrf is in force.
+func ltrfSettings(s *Settings, resources []string, active bool) error {
+	if active && (s.LTRFResource < 0 || s.LTRFResource >= len(resources)) {
+		return fmt.Errorf("ltrf resource index %d is out of range: the cluster has %d resources %v", s.LTRFResource, len(resources), resources)
+	}
+	return nil
+}
+
+// staticPartitions confines every account to its partition R·w_i/Σw for
+// the pass (fit checks it); with no weight anywhere, the accounts split
+// the cluster equally.
+func staticPartitions(e *Engine, v *View) {
+	total := 0.0
+	for i := range v.Accounts {
+		total += v.Accounts[i].Weight
+	}
+	e.share = resize(e.share, len(v.Accounts))
+	for a := range v.Accounts {
+		e.share[a] = ledger.Share(e.capacity, v.Accounts[a].Weight, total)
+		if total == 0 {
+			e.share[a] = ledger.Share(e.capacity, 1, float64(len(v.Accounts)))
+		}
+	}
 }
 
 // dominantShare is max_j v_j/(R_j·w).

@@ -34,11 +34,15 @@ func (s Settings) Validate(resources []string) error {
 	if s.Timeout < 0 {
 		return fmt.Errorf("time-out %v must not be negative (0 disables it)", s.Timeout)
 	}
-	if s.Policy == LTRF && (s.LTRFResource < 0 || s.LTRFResource >= len(resources)) {
-		return fmt.Errorf("ltrf resource index %d is out of range: the cluster has %d resources %v", s.LTRFResource, len(resources), resources)
+	// Every policy's own settings, in table order: a stored value is
+	// checked even when its policy is not in force.
+	for _, r := range policyTable() {
+		if r.settings == nil {
+			continue
+		}
+		if err := r.settings(&s, resources, r.name == s.Policy); err != nil {
+			return err
+		}
 	}
-	if err := s.Fawkes.Validate(resources); err != nil {
-		return err
-	}
-	return core.CheckRho("qknobler knob ρ", s.QKnoblerRho)
+	return nil
 }

@@ -164,3 +164,14 @@ func (t *tree) refresh() {
 		t.rerank(n)
 	}
 }
+
+// treePolicy is the row of hdrf or dff: both run treePass over the account
+// tree. They cap nobody: a blocked subtree's share goes to its siblings.
+func treePolicy(p Policy) policyRow {
+	return policyRow{
+		name:    p,
+		pass:    func(e *Engine, v *View) bool { e.treePass(v); return true },
+		capFree: true,
+		inexact: func(*Settings) bool { return true },
+	}
+}

@@ -19,12 +19,13 @@ import (
 //
 // That reasoning holds for the policies that cap nobody. Under static a
 // task ending also frees room in its account's partition, which may let its
-// head fit on any node, so every completion calls for a pass; policies not
-// known here to be cap-free always get their pass.
+// head fit on any node, so every completion calls for a pass; the other
+// policies that cap accounts (sched.Policy.CapFree is false) always get
+// their pass.
 func (r *replay) mayPlace() bool {
-	switch r.cfg.Settings.Policy {
-	case sched.HMRF, sched.LTDRF, sched.LTAF, sched.DRF, sched.AF, sched.LTRF, sched.HDRF, sched.DFF:
-	case sched.Static:
+	switch p := r.cfg.Settings.Policy; {
+	case p.CapFree():
+	case p == sched.Static:
 		if len(r.freed) > 0 {
 			return true
 		}

@@ -139,7 +139,7 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	placement := fs.String("placement", string(place.Affinity), "node choice: affinity, bestfit or spread")
 	quantum := fs.Duration("quantum", sched.DefaultQuantum, "how far ahead fairness is projected in a pass (slotted input: one slot)")
 	fs.StringVar(&opt.ltrfResource, "ltrf-resource", "", "the one resource ltrf is fair on (default: the first resource)")
-	fs.Float64Var(&opt.qknoblerRho, "qknobler-rho", 0.5, "qknobler's knob ρ in [0,1]: 1 is drf, 0 efficiency only (0.5 as in the QKnobler paper's Fig. 8b)")
+	fs.Float64Var(&opt.qknoblerRho, "qknobler-rho", sched.DefaultQKnoblerRho, "qknobler's knob ρ in [0,1]: 1 is drf, 0 efficiency only (0.5 as in the QKnobler paper's Fig. 8b)")
 	fs.StringVar(&opt.format, "format", "table", "report format: table, json or csv")
 	fs.StringVar(&opt.plot, "plot", "", "also write an SVG of β over time per account, one panel per policy, to this file")
 	fs.StringVar(&opt.slotted, "slotted", "", "replay the paper-style slotted JSON `FILE`")
