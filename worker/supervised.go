@@ -102,9 +102,16 @@ func (s *supervised) send(v any) error {
 	return err
 }
 
-// renew extends the lease to deadline (monoNow).
+// renew extends the lease to deadline (monoNow). A supervisor that has
+// exited (its task is over: the pipe has no reader) or been reaped (the
+// pipe is closed) has no lease left to renew; wait reports how its
+// attempt ended, so that is not an error.
 func (s *supervised) renew(deadline int64) error {
-	return s.send(supervisorControl{Lease: deadline})
+	err := s.send(supervisorControl{Lease: deadline})
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	return err
 }
 
 // stop asks the task to end: SIGTERM, then SIGKILL after grace (at once
