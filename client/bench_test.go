@@ -10,14 +10,15 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // BenchmarkSubmit submits one-task jobs through the client (validation,
 // idempotency key, retry loop) to a one-server group on loopback, from
 // several goroutines, and reports submissions per second.
 func BenchmarkSubmit(b *testing.B) {
-	g := startGroupB(b)
-	c, err := client.New(g.addrs())
+	g := testcluster.New(b, 1)
+	c, err := client.New(g.Addrs())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -44,10 +45,10 @@ func BenchmarkSubmit(b *testing.B) {
 // read through a bare generated stub, to show what the retrying layer
 // costs when nothing fails.
 func BenchmarkReadOverhead(b *testing.B) {
-	g := startGroupB(b)
+	g := testcluster.New(b, 1)
 	ctx := context.Background()
 	b.Run("client", func(b *testing.B) {
-		c, err := client.New(g.addrs())
+		c, err := client.New(g.Addrs())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -59,7 +60,7 @@ func BenchmarkReadOverhead(b *testing.B) {
 		}
 	})
 	b.Run("bare-stub", func(b *testing.B) {
-		conn, err := grpc.NewClient(g.addrs()[0], grpc.WithTransportCredentials(insecure.NewCredentials()))
+		conn, err := grpc.NewClient(g.Addrs()[0], grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,6 +17,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 func testContext(t *testing.T, d time.Duration) context.Context {
@@ -53,9 +54,9 @@ func smallJob(account, user string) client.JobSpec {
 // leader stops: every submission must succeed (the client retries on the
 // new leader) and the cluster must hold exactly one job per success.
 func TestSubmissionsSurviveTheLeaderStopping(t *testing.T) {
-	g := startGroup(t, 3)
+	g := testcluster.New(t, 3)
 	ctx := testContext(t, 60*time.Second)
-	c, err := client.New(g.addrs(), client.WithConsistentReads(true))
+	c, err := client.New(g.Addrs(), client.WithConsistentReads(true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +84,8 @@ func TestSubmissionsSurviveTheLeaderStopping(t *testing.T) {
 				}
 				mu.Unlock()
 				if submitted.Add(1) == 20 {
-					if l := g.leader(); l >= 0 {
-						g.stop(l)
+					if l := g.Leader(); l != nil {
+						g.Stop(g.Index(l))
 					} else {
 						mu.Lock()
 						failures = append(failures, errors.New("no leader to stop mid-run"))
@@ -122,9 +123,9 @@ func TestSubmissionsSurviveTheLeaderStopping(t *testing.T) {
 // write after the server applied it. The client must retry and report
 // success, and the cluster must have applied each write once.
 func TestLostAnswersAreAppliedOnce(t *testing.T) {
-	g := startGroup(t, 1)
+	g := testcluster.New(t, 1)
 	ctx := testContext(t, 30*time.Second)
-	proxy := startProxy(t, g.addrs()[0], func(method string, n int) bool {
+	proxy := startProxy(t, g.Addrs()[0], func(method string, n int) bool {
 		return n == 1 && strings.Contains(method, "/Create") || n == 1 && strings.HasSuffix(method, "/SubmitJob")
 	})
 	c, err := client.New([]string{proxy.addr}, client.WithToken("s3cret"))
@@ -184,9 +185,9 @@ func TestLostAnswersAreAppliedOnce(t *testing.T) {
 // TestCreateThatReallyExistsIsStillRefused: without a lost answer, a name
 // that is taken is an error, not silently the existing object.
 func TestCreateThatReallyExistsIsStillRefused(t *testing.T) {
-	g := startGroup(t, 1)
+	g := testcluster.New(t, 1)
 	ctx := testContext(t, 30*time.Second)
-	c, err := client.New(g.addrs())
+	c, err := client.New(g.Addrs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,9 +202,9 @@ func TestCreateThatReallyExistsIsStillRefused(t *testing.T) {
 }
 
 func TestConsistentReadsAskTheLeader(t *testing.T) {
-	g := startGroup(t, 1)
+	g := testcluster.New(t, 1)
 	ctx := testContext(t, 30*time.Second)
-	proxy := startProxy(t, g.addrs()[0], nil)
+	proxy := startProxy(t, g.Addrs()[0], nil)
 	c, err := client.New([]string{proxy.addr}, client.WithConsistentReads(true))
 	if err != nil {
 		t.Fatal(err)
@@ -270,9 +271,9 @@ func TestMalformedRequestNeverLeavesTheProcess(t *testing.T) {
 }
 
 func TestIteratorsWalkEveryPage(t *testing.T) {
-	g := startGroup(t, 1)
+	g := testcluster.New(t, 1)
 	ctx := testContext(t, 30*time.Second)
-	c, err := client.New(g.addrs(), client.WithPageSize(2))
+	c, err := client.New(g.Addrs(), client.WithPageSize(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,9 +326,9 @@ func TestIteratorsWalkEveryPage(t *testing.T) {
 }
 
 func TestWaitJobEndsWhenTheJobIsCancelled(t *testing.T) {
-	g := startGroup(t, 1)
+	g := testcluster.New(t, 1)
 	ctx := testContext(t, 30*time.Second)
-	c, err := client.New(g.addrs())
+	c, err := client.New(g.Addrs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,9 +360,9 @@ func TestWaitJobEndsWhenTheJobIsCancelled(t *testing.T) {
 }
 
 func TestSnapshotSaveAndRestore(t *testing.T) {
-	g := startGroup(t, 1)
+	g := testcluster.New(t, 1)
 	ctx := testContext(t, 30*time.Second)
-	c, err := client.New(g.addrs())
+	c, err := client.New(g.Addrs())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,13 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 func TestAccountTreeAndLatencyQueues(t *testing.T) {
-	g := startGroup(t, 1)
+	g := testcluster.New(t, 1)
 	ctx := testContext(t, 30*time.Second)
-	c, err := client.New(g.addrs())
+	c, err := client.New(g.Addrs())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // TestStalledWritesAreAppliedOnce: the first server a client calls applies
@@ -22,9 +23,9 @@ import (
 // twice, is not retried: the call says its outcome is unknown, and the
 // cluster holds the one token the first attempt made.
 func TestStalledWritesAreAppliedOnce(t *testing.T) {
-	g := startGroup(t, 1)
+	g := testcluster.New(t, 1)
 	ctx := testContext(t, 60*time.Second)
-	direct, err := client.New(g.addrs())
+	direct, err := client.New(g.Addrs())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,14 +36,14 @@ func TestStalledWritesAreAppliedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	proxy := startProxy(t, g.addrs()[0], nil)
+	proxy := startProxy(t, g.Addrs()[0], nil)
 	proxy.hangOn(func(method string, n int) bool { return n == 1 })
 	const attempt = 300 * time.Millisecond
 	// A client that calls the silent server first. Each write gets a new
 	// one, as each CLI command does: a client that met a silent server
 	// sends its next calls elsewhere.
 	newClient := func() *client.Client {
-		c, err := client.New([]string{proxy.addr, g.addrs()[0]}, client.WithAttemptTimeout(attempt))
+		c, err := client.New([]string{proxy.addr, g.Addrs()[0]}, client.WithAttemptTimeout(attempt))
 		if err != nil {
 			t.Fatal(err)
 		}

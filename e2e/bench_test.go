@@ -14,11 +14,12 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // benchAccount creates an account, its user and a large grant.
 func benchAccount(ctx context.Context, b *testing.B, c *inproc, name string) (string, string) {
-	conn := c.conns[c.leader(ctx)]
+	conn := c.leaderConn(ctx)
 	_, err := longfairv1.NewAccountsClient(conn).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: name})
 	must(b, err, "create account")
 	_, err = longfairv1.NewUsersClient(conn).CreateUser(ctx, &longfairv1.CreateUserRequest{Name: name + "-user", Accounts: []string{name}})
@@ -29,7 +30,7 @@ func benchAccount(ctx context.Context, b *testing.B, c *inproc, name string) (st
 }
 
 func benchSubmit(ctx context.Context, b *testing.B, c *inproc, account, user, rid string, tasks int64, script string) uint64 {
-	resp, err := longfairv1.NewJobsClient(c.conns[c.leader(ctx)]).SubmitJob(ctx, &longfairv1.SubmitJobRequest{
+	resp, err := longfairv1.NewJobsClient(c.leaderConn(ctx)).SubmitJob(ctx, &longfairv1.SubmitJobRequest{
 		Account: account, User: user, Name: rid, RequestId: rid, Tasks: tasks,
 		Demand: map[string]float64{"cpu": 1}, Walltime: durationpb.New(time.Hour), Command: []string{script},
 	})
@@ -138,7 +139,7 @@ func BenchmarkDeadWorkerDetectAndRequeue(b *testing.B) {
 		b.StopTimer()
 		id := fmt.Sprintf("victim%d", i)
 		join := ""
-		for _, a := range c.joinAddrs() {
+		for _, a := range c.GossipAddrs() {
 			join += a + ","
 		}
 		victim := startProc(b, dir, id, "worker", "--node-id", id, "--join", join[:len(join)-1],
@@ -146,22 +147,22 @@ func BenchmarkDeadWorkerDetectAndRequeue(b *testing.B) {
 			"--cpu", "2", "--mem", "4G", "--log-format", "json")
 		c.waitUp(ctx, 1)
 		job := benchSubmit(ctx, b, c, account, user, fmt.Sprintf("victim-job-%d", i), 2, "sleep 600")
-		f := c.servers[c.leader(ctx)].FSM()
-		waitFor(ctx, b, "both tasks running", func() bool {
+		f := c.WaitLeader(ctx).FSM()
+		testcluster.WaitFor(ctx, b, "both tasks running", func() bool {
 			run := f.Running(id)
 			return len(run) == 2 && run[0].State == fsm.TaskRunning && run[1].State == fsm.TaskRunning
 		})
 		b.StartTimer()
 		start := time.Now()
 		victim.killProcess()
-		waitFor(ctx, b, "both attempts lost and requeued", func() bool {
-			j, err := c.servers[c.leader(ctx)].FSM().Job(job)
+		testcluster.WaitFor(ctx, b, "both attempts lost and requeued", func() bool {
+			j, err := c.WaitLeader(ctx).FSM().Job(job)
 			return err == nil && j.Pending == 2 && j.Running == 0
 		})
 		total += time.Since(start)
 		b.StopTimer()
 		// The node is down; cancel the requeued tasks for the next round.
-		_, err := longfairv1.NewJobsClient(c.conns[c.leader(ctx)]).CancelJob(ctx, &longfairv1.CancelJobRequest{JobId: job})
+		_, err := longfairv1.NewJobsClient(c.leaderConn(ctx)).CancelJob(ctx, &longfairv1.CancelJobRequest{JobId: job})
 		must(b, err, "cancel")
 	}
 	b.ReportMetric(total.Seconds()/float64(b.N), "s/detect+requeue")

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // serverProc is a server process and the addresses it logged.
@@ -244,7 +245,7 @@ func (c *cluster) nodes(ctx context.Context) map[string]*longfairv1.Node {
 // waitNodes waits until each named node is up (true) or down (false).
 func (c *cluster) waitNodes(ctx context.Context, want map[string]bool) {
 	c.t.Helper()
-	waitFor(ctx, c.t, fmt.Sprintf("nodes %v", want), func() bool {
+	testcluster.WaitFor(ctx, c.t, fmt.Sprintf("nodes %v", want), func() bool {
 		nodes := c.nodes(ctx)
 		for id, up := range want {
 			n, ok := nodes[id]
@@ -278,7 +279,7 @@ func ended(j *longfairv1.Job) bool {
 func (c *cluster) waitEnded(ctx context.Context, ids ...uint64) []*longfairv1.Job {
 	c.t.Helper()
 	out := make([]*longfairv1.Job, len(ids))
-	waitFor(ctx, c.t, fmt.Sprintf("jobs %v to end", ids), func() bool {
+	testcluster.WaitFor(ctx, c.t, fmt.Sprintf("jobs %v to end", ids), func() bool {
 		for i, id := range ids {
 			if out[i] = c.job(ctx, id); !ended(out[i]) {
 				return false
@@ -342,18 +343,6 @@ func (c *cluster) verify(ctx context.Context) {
 // consistent asks for a read that reflects every acknowledged write.
 func consistent(ctx context.Context) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, longfairv1.ConsistentReadMetadataKey, "true")
-}
-
-// waitFor polls cond every 50ms until it holds or ctx ends.
-func waitFor(ctx context.Context, t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
 }
 
 // chargedRuntime is the runtime a charge entry billed, from its detail.

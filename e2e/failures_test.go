@@ -9,6 +9,7 @@ import (
 	"time"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // checkCharges checks that every attempt of the jobs was charged exactly
@@ -52,7 +53,7 @@ func TestLeaderKilledMidRun(t *testing.T) {
 		c.submit(ctx, alpha, alphaUser, "a1", 30, map[string]float64{"cpu": 1}, time.Minute, script),
 		c.submit(ctx, alpha, alphaUser, "a2", 30, map[string]float64{"cpu": 1}, time.Minute, script),
 	}
-	waitFor(ctx, t, "some tasks to finish", func() bool {
+	testcluster.WaitFor(ctx, t, "some tasks to finish", func() bool {
 		return c.job(ctx, jobs[0]).GetSucceededTasks() >= 8
 	})
 	leader := c.leader(ctx)
@@ -102,7 +103,7 @@ func TestWorkerKilledTasksRunElsewhere(t *testing.T) {
 	runs := filepath.Join(c.dir, "runs")
 	job := c.submit(ctx, alpha, alphaUser, "slow", 4, map[string]float64{"cpu": 1}, time.Minute, recordScript(runs, "3"))
 	onVictim := map[int64]bool{}
-	waitFor(ctx, t, "two tasks running on w2", func() bool {
+	testcluster.WaitFor(ctx, t, "two tasks running on w2", func() bool {
 		clear(onVictim)
 		for _, task := range c.tasks(ctx, job) {
 			if task.GetNode() == "w2" && task.GetState() == longfairv1.TaskState_TASK_STATE_RUNNING {
@@ -171,7 +172,7 @@ func TestPartitionedWorkerComesBackWithoutDoubleRuns(t *testing.T) {
 	runs := filepath.Join(c.dir, "runs")
 	job := c.submit(ctx, alpha, alphaUser, "cut", 4, map[string]float64{"cpu": 1}, time.Minute, recordScript(runs, "2"))
 	onCut := map[int64]bool{}
-	waitFor(ctx, t, "two tasks running on w2", func() bool {
+	testcluster.WaitFor(ctx, t, "two tasks running on w2", func() bool {
 		clear(onCut)
 		for _, task := range c.tasks(ctx, job) {
 			if task.GetNode() == "w2" && task.GetState() == longfairv1.TaskState_TASK_STATE_RUNNING {
@@ -186,7 +187,7 @@ func TestPartitionedWorkerComesBackWithoutDoubleRuns(t *testing.T) {
 	t.Logf("w2 marked down %v after it was cut off", time.Since(stopped))
 	// Its tasks (sleep 2) end while it is stopped, fenced or finished:
 	// it will report them. It stays stopped until they are rerun.
-	waitFor(ctx, t, "w2's tasks rerun", func() bool {
+	testcluster.WaitFor(ctx, t, "w2's tasks rerun", func() bool {
 		for _, task := range c.tasks(ctx, job) {
 			if onCut[task.GetIndex()] && task.GetAttempt() < 2 {
 				return false

@@ -16,6 +16,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // A fault is one thing done to the server group: a kill -9, a pause
@@ -233,7 +234,7 @@ func (c *cluster) compareReplicas(ctx context.Context, t *testing.T, retry bool)
 	}
 	stable := 0
 	var last string
-	waitFor(ctx, t, "every server to apply the same index", func() bool {
+	testcluster.WaitFor(ctx, t, "every server to apply the same index", func() bool {
 		var idx []string
 		for _, s := range c.servers {
 			i, err := appliedIndex(ctx, httpAddr[s.id])

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // tickScript is shell text that appends "ATTEMPT NODE UNIXNANOS" to path
@@ -68,7 +69,7 @@ func TestStoppedWorkersTaskIsFencedBeforeItRunsElsewhere(t *testing.T) {
 	// timeout together.
 	job := c.submit(ctx, alpha, alphaUser, "ticks", 1, map[string]float64{"cpu": 1}, time.Minute, tickScript(path, 160))
 	var victim string
-	waitFor(ctx, t, "the task running", func() bool {
+	testcluster.WaitFor(ctx, t, "the task running", func() bool {
 		tasks := c.tasks(ctx, job)
 		_, ticking := ticks(t, path)[1]
 		if len(tasks) == 1 && tasks[0].GetState() == longfairv1.TaskState_TASK_STATE_RUNNING && ticking {
@@ -91,7 +92,7 @@ func TestStoppedWorkersTaskIsFencedBeforeItRunsElsewhere(t *testing.T) {
 	// The rerun starts on the other worker; the stopped one stays stopped
 	// a while longer, long enough for two runs to overlap if nothing
 	// fenced the first.
-	waitFor(ctx, t, "the task rerun on the other worker", func() bool {
+	testcluster.WaitFor(ctx, t, "the task rerun on the other worker", func() bool {
 		_, ok := ticks(t, path)[2]
 		return ok
 	})
@@ -179,7 +180,7 @@ func TestKilledWorkerLeavesNoTaskProcesses(t *testing.T) {
 	script := fmt.Sprintf(`sleep 300 & echo $$ > %s.tmp && mv %s.tmp %s; wait`, pidFile, pidFile, pidFile)
 	c.submit(ctx, alpha, alphaUser, "sleeper", 1, map[string]float64{"cpu": 1}, time.Minute, script)
 	var pgid int
-	waitFor(ctx, t, "the task to start", func() bool {
+	testcluster.WaitFor(ctx, t, "the task to start", func() bool {
 		b, err := os.ReadFile(pidFile)
 		if err != nil {
 			return false
@@ -218,7 +219,7 @@ func TestRestartedWorkerWaitsForItsOldTasksToEnd(t *testing.T) {
 	c.waitNodes(ctx, map[string]bool{"w1": true})
 	path := filepath.Join(c.dir, "ticks")
 	job := c.submit(ctx, alpha, alphaUser, "stubborn", 1, map[string]float64{"cpu": 1}, time.Minute, `trap "" TERM; `+tickScript(path, 100))
-	waitFor(ctx, t, "the task ticking", func() bool {
+	testcluster.WaitFor(ctx, t, "the task ticking", func() bool {
 		_, ok := ticks(t, path)[1]
 		return ok
 	})

@@ -11,20 +11,20 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/longfair/longfair/internal/testcluster"
 	"github.com/longfair/longfair/server"
 	"github.com/longfair/longfair/worker"
 )
 
-// inproc is a server group and workers running in this process, for the
-// benchmarks: the same code as the binary, without process start-up in
-// the measurements.
+// inproc is the test cluster (internal/testcluster) in this process, for
+// the benchmarks: the same code as the binary, without process start-up in
+// the measurements, and with production timings (a lost worker's tasks are
+// rerun after the default worker_loss_timeout, workers fence after the
+// default fence time-out), so that what is measured is what a center runs.
 type inproc struct {
-	tb      testing.TB
-	dir     string
-	servers []*server.Server
-	conns   []*grpc.ClientConn
+	*testcluster.Cluster
+	tb testing.TB
 }
 
 // benchLogger logs warnings and errors to stderr; LONGFAIR_BENCH_LOG=info
@@ -39,110 +39,42 @@ func benchLogger() *slog.Logger {
 
 func startInproc(ctx context.Context, tb testing.TB, n int) *inproc {
 	tb.Helper()
-	c := &inproc{tb: tb, dir: tb.TempDir()}
-	tb.Cleanup(c.stop)
-	for i := range n {
-		cfg := server.DefaultConfig()
-		cfg.NodeID = fmt.Sprintf("s%d", i+1)
-		cfg.DataDir = filepath.Join(c.dir, cfg.NodeID)
-		cfg.RaftAddr, cfg.GRPCAddr, cfg.GossipAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-		cfg.BootstrapExpect = n
-		if i > 0 {
-			cfg.Join = []string{c.servers[0].GossipAddr()}
-		}
-		s, err := server.New(cfg, benchLogger().With("server", cfg.NodeID))
-		must(tb, err, "new server")
-		must(tb, s.Start(ctx), "start server")
-		c.servers = append(c.servers, s)
-		conn, err := grpc.NewClient(s.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-		must(tb, err, "dial")
-		c.conns = append(c.conns, conn)
-	}
-	c.leader(ctx)
-	return c
+	c := testcluster.NewWith(tb, n, func(cfg *server.Config) {
+		cfg.WorkerLossTimeout = server.DefaultConfig().WorkerLossTimeout
+	})
+	c.WaitLeader(ctx)
+	return &inproc{Cluster: c, tb: tb}
 }
 
-func (c *inproc) stop() {
-	for _, conn := range c.conns {
-		conn.Close()
-	}
-	var wg sync.WaitGroup
-	for _, s := range c.servers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			s.Shutdown(ctx)
-		}()
-	}
-	wg.Wait()
+// leaderConn is a connection to the current leader.
+func (c *inproc) leaderConn(ctx context.Context) *grpc.ClientConn {
+	return c.Conn(c.WaitLeader(ctx))
 }
 
-// leader waits for a leader and returns its index.
-func (c *inproc) leader(ctx context.Context) int {
-	c.tb.Helper()
-	for {
-		for i, s := range c.servers {
-			if s.IsLeader() {
-				return i
-			}
-		}
-		select {
-		case <-ctx.Done():
-			c.tb.Fatal("no leader")
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-func (c *inproc) joinAddrs() []string {
-	var out []string
-	for _, s := range c.servers {
-		out = append(out, s.GossipAddr())
-	}
-	return out
-}
-
-// worker starts an in-process worker agent.
+// worker starts an in-process worker agent with production timings.
 func (c *inproc) worker(ctx context.Context, id string, resources map[string]float64, obs worker.Observer) *worker.Agent {
 	c.tb.Helper()
-	cfg := worker.DefaultConfig()
-	cfg.NodeID, cfg.Join = id, c.joinAddrs()
-	cfg.GossipAddr, cfg.GRPCAddr = "127.0.0.1:0", "127.0.0.1:0"
-	cfg.WorkDir = filepath.Join(benchWorkDir(c.tb), id)
-	cfg.Resources = resources
-	cfg.Observer = obs
-	ag, err := worker.New(cfg, benchLogger().With("worker", id))
-	must(c.tb, err, "new worker")
-	must(c.tb, ag.Start(ctx), "start worker")
-	c.tb.Cleanup(func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		ag.Shutdown(sctx)
-	})
-	return ag
+	defaults := worker.DefaultConfig()
+	return testcluster.WorkerLogging(c.tb, c.Cluster, id, func(cfg *worker.Config) {
+		cfg.WorkDir = filepath.Join(benchWorkDir(c.tb), id)
+		cfg.Resources = resources
+		cfg.Observer = obs
+		cfg.KillGrace, cfg.FenceTimeout = defaults.KillGrace, defaults.FenceTimeout
+	}, benchLogger().With("worker", id))
 }
 
 // waitUp waits until the leader's ledger has n nodes up.
 func (c *inproc) waitUp(ctx context.Context, n int) {
 	c.tb.Helper()
-	for {
+	testcluster.WaitFor(ctx, c.tb, fmt.Sprintf("%d nodes up", n), func() bool {
 		up := 0
-		for _, nd := range c.servers[c.leader(ctx)].FSM().Nodes() {
+		for _, nd := range c.WaitLeader(ctx).FSM().Nodes() {
 			if nd.Up {
 				up++
 			}
 		}
-		if up >= n {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			c.tb.Fatalf("%d of %d nodes up", up, n)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+		return up >= n
+	})
 }
 
 // starts records when attempts start, as a worker.Observer.

@@ -15,6 +15,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // A server stopped with SIGSTOP keeps its sockets open: connections to it
@@ -302,7 +303,7 @@ func TestStoppedLeaderWritesResumeOnNewLeader(t *testing.T) {
 	})
 	waitAcks := func(what string, after time.Time, n int) {
 		t.Helper()
-		waitFor(ctx, t, what, func() bool {
+		testcluster.WaitFor(ctx, t, what, func() bool {
 			for k := range orders {
 				if load.ackedBy(k, after) < n {
 					return false
@@ -354,7 +355,7 @@ func TestStoppedLeaderWritesResumeOnNewLeader(t *testing.T) {
 	t.Logf("%d jobs and %d grants acknowledged; %d jobs and %d grants exist", len(load.jobs), len(load.grants), len(jobNames), len(grantNotes))
 	for _, s := range c.servers {
 		replica := newClient(t, []string{s.grpc}, client.WithConsistentReads(false))
-		waitFor(ctx, t, s.id+" to catch up", func() bool {
+		testcluster.WaitFor(ctx, t, s.id+" to catch up", func() bool {
 			j, g := countWrites(ctx, t, replica, alpha)
 			return len(j) == len(jobNames) && len(g) == len(grantNotes)
 		})

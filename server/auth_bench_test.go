@@ -1,9 +1,12 @@
-package server
+package server_test
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
@@ -19,19 +22,19 @@ func BenchmarkUnaryCallACL(b *testing.B) {
 			name = "acl=on,user"
 		}
 		b.Run(name, func(b *testing.B) {
-			c := newACLCluster(b, 1, func(cfg *Config) { cfg.ACL.Enabled = acl })
+			c := testcluster.NewACL(b, 1, func(cfg *server.Config) { cfg.ACL.Enabled = acl })
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			conn := c.conn(c.waitLeader(ctx))
-			admin := as(ctx, aclTestSecret)
+			conn := c.Conn(c.WaitLeader(ctx))
+			admin := testcluster.As(ctx, testcluster.BootstrapSecret)
 			if _, err := longfairv1.NewAccountsClient(conn).CreateAccount(admin, &longfairv1.CreateAccountRequest{Name: "phys"}); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := longfairv1.NewUsersClient(conn).CreateUser(admin, &longfairv1.CreateUserRequest{Name: "ann", Accounts: []string{"phys"}}); err != nil {
 				b.Fatal(err)
 			}
-			secret, _ := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "ann", 0)
-			call := as(ctx, secret)
+			secret, _ := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "ann", 0)
+			call := testcluster.As(ctx, secret)
 			ledger := longfairv1.NewLedgerClient(conn)
 			req := &longfairv1.GetBalanceRequest{Account: "phys"}
 			b.ReportAllocs()

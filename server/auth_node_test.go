@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -16,25 +18,25 @@ import (
 
 // createBoundToken creates a worker token bound to node and returns its
 // secret and record.
-func (c *aclCluster) createBoundToken(ctx context.Context, node string) (string, *longfairv1.Token) {
-	c.tb.Helper()
-	return c.createTokenFrom(ctx, &longfairv1.CreateTokenRequest{Role: longfairv1.TokenRole_TOKEN_ROLE_WORKER, Node: node, Description: "worker " + node})
+func createBoundToken(ctx context.Context, c *testcluster.ACLCluster, node string) (string, *longfairv1.Token) {
+	c.TB().Helper()
+	return c.CreateTokenFrom(ctx, &longfairv1.CreateTokenRequest{Role: longfairv1.TokenRole_TOKEN_ROLE_WORKER, Node: node, Description: "worker " + node})
 }
 
 // helloAs opens a worker stream to the leader with secret, says hello as
 // node (a fresh worker holding nothing) and returns the leader's first
 // answer: a welcome, or the refusal that ended the stream.
-func (c *aclCluster) helloAs(ctx context.Context, secret, node string) (*longfairv1.LeaderMessage, error) {
-	c.tb.Helper()
+func helloAs(ctx context.Context, c *testcluster.ACLCluster, secret, node string) (*longfairv1.LeaderMessage, error) {
+	c.TB().Helper()
 	var first *longfairv1.LeaderMessage
-	err := retryUnavailable(ctx, c.tb, func() error {
+	err := testcluster.RetryUnavailable(ctx, c.TB(), func() error {
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		stream, err := longfairv1.NewWorkersClient(c.conn(c.waitLeader(ctx))).Connect(as(sctx, secret))
+		stream, err := longfairv1.NewWorkersClient(c.Conn(c.WaitLeader(ctx))).Connect(testcluster.As(sctx, secret))
 		if err != nil {
 			return err
 		}
-		ad := &longfairv1.WorkerAdvert{Version: 1, Role: roleWorker, NodeId: node, Resources: map[string]float64{"cpu": 1}, Address: "127.0.0.1:1"}
+		ad := &longfairv1.WorkerAdvert{Version: 1, Role: server.RoleWorker, NodeId: node, Resources: map[string]float64{"cpu": 1}, Address: "127.0.0.1:1"}
 		hello := &longfairv1.WorkerHello{Advert: ad, Session: "hello-" + node, Fresh: true}
 		if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Hello{Hello: hello}}); err != nil {
 			return err
@@ -60,12 +62,12 @@ func (c *aclCluster) helloAs(ctx context.Context, secret, node string) (*longfai
 // admin tokens connect as any node as before. Only worker tokens can be
 // bound.
 func TestWorkerTokenBoundToANode(t *testing.T) {
-	c := newACLCluster(t, 3, nil)
+	c := testcluster.NewACL(t, 3, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	admin := as(ctx, aclTestSecret)
-	leader := c.waitLeader(ctx)
-	lc := c.conn(leader)
+	admin := testcluster.As(ctx, testcluster.BootstrapSecret)
+	leader := c.WaitLeader(ctx)
+	lc := c.Conn(leader)
 	if _, err := longfairv1.NewAccountsClient(lc).CreateAccount(admin, &longfairv1.CreateAccountRequest{Name: "phys"}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,9 +78,9 @@ func TestWorkerTokenBoundToANode(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	secretA, tokA := c.createBoundToken(ctx, "wa")
-	secretB, tokB := c.createBoundToken(ctx, "wb")
-	unbound, tokAny := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
+	secretA, tokA := createBoundToken(ctx, c, "wa")
+	secretB, tokB := createBoundToken(ctx, c, "wb")
+	unbound, tokAny := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
 	if tokA.GetNode() != "wa" || tokB.GetNode() != "wb" || tokAny.GetNode() != "" {
 		t.Fatalf("created tokens are bound to %q, %q, %q; want wa, wb and none", tokA.GetNode(), tokB.GetNode(), tokAny.GetNode())
 	}
@@ -95,28 +97,27 @@ func TestWorkerTokenBoundToANode(t *testing.T) {
 	}
 
 	// Node wb's own worker, with the token bound to wb, runs a long task.
-	testWorker(t, c.testCluster, "wb", func(w *worker.Config) { w.Token = secretB })
-	waitNodesUp(ctx, t, leader, "wb")
-	job, err := longfairv1.NewJobsClient(lc).SubmitJob(admin, shellJob("phys", "ann", "long", 1, map[string]float64{"cpu": 1}, time.Hour, "sleep 60"))
+	testcluster.Worker(t, c.Cluster, "wb", func(w *worker.Config) { w.Token = secretB })
+	testcluster.WaitNodesUp(ctx, t, leader, "wb")
+	job, err := longfairv1.NewJobsClient(lc).SubmitJob(admin, testcluster.ShellJob("phys", "ann", "long", 1, map[string]float64{"cpu": 1}, time.Hour, "sleep 60"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	jobID := job.GetJob().GetId()
-	waitFor(ctx, t, "the task to run on wb", func() bool {
-		ts := allTasks(admin, t, c.testCluster, jobID)
+	testcluster.WaitFor(ctx, t, "the task to run on wb", func() bool {
+		ts := testcluster.AllTasks(admin, t, c.Cluster, jobID)
 		return len(ts) == 1 && ts[0].GetState() == longfairv1.TaskState_TASK_STATE_RUNNING && ts[0].GetNode() == "wb"
 	})
-	leader = c.waitLeader(ctx)
-	term := leader.hub.current()
-	if term == nil || term.conn("wb") == nil {
+	leader = c.WaitLeader(ctx)
+	stream := leader.WorkerStream("wb")
+	if stream == nil {
 		t.Fatal("the leader holds no stream of wb")
 	}
-	stream := term.conn("wb")
-	c.waitApplied(ctx)
+	c.WaitApplied(ctx)
 	before := boundStateOf(t, leader, jobID)
 
 	// The token of wa, stolen, says hello as wb.
-	_, err = c.helloAs(ctx, secretA, "wb")
+	_, err = helloAs(ctx, c, secretA, "wb")
 	wantStatus(t, "a token bound to wa connecting as wb", err, codes.PermissionDenied)
 	msg := status.Convert(err).Message()
 	for _, words := range []string{tokA.GetId(), "node wa", "node wb", "--node-id wa", "--node wb"} {
@@ -124,11 +125,11 @@ func TestWorkerTokenBoundToANode(t *testing.T) {
 			t.Errorf("the refusal %q does not say %q", msg, words)
 		}
 	}
-	if term.conn("wb") != stream {
+	if leader.WorkerStream("wb") != stream {
 		t.Fatal("the refused stream replaced wb's own")
 	}
-	c.waitApplied(ctx)
-	for _, s := range c.running() {
+	c.WaitApplied(ctx)
+	for _, s := range c.Running() {
 		if got := boundStateOf(t, s, jobID); got != before {
 			t.Fatalf("the refused hello changed the state on %s:\nbefore %s\nafter  %s", s.NodeID(), before, got)
 		}
@@ -140,30 +141,30 @@ func TestWorkerTokenBoundToANode(t *testing.T) {
 	for _, hello := range []struct{ who, secret, node string }{
 		{"the token bound to wa", secretA, "wa"},
 		{"an unbound worker token", unbound, "wc"},
-		{"an admin token", aclTestSecret, "wd"},
+		{"an admin token", testcluster.BootstrapSecret, "wd"},
 	} {
-		m, err := c.helloAs(ctx, hello.secret, hello.node)
+		m, err := helloAs(ctx, c, hello.secret, hello.node)
 		if err != nil || m.GetWelcome() == nil {
 			t.Fatalf("%s connecting as %s: %v, %v; want a welcome", hello.who, hello.node, m, err)
 		}
 	}
-	if !strings.Contains(c.logs.String(), "its token is bound to another node") {
+	if !strings.Contains(c.Logs.String(), "its token is bound to another node") {
 		t.Error("the refusal is not in the leader's log")
 	}
 
 	// Only worker tokens can be bound.
-	before = boundStateOf(t, c.waitLeader(ctx), jobID)
+	before = boundStateOf(t, c.WaitLeader(ctx), jobID)
 	for _, role := range []longfairv1.TokenRole{longfairv1.TokenRole_TOKEN_ROLE_USER, longfairv1.TokenRole_TOKEN_ROLE_ADMIN} {
-		for _, s := range c.running() {
-			_, err := longfairv1.NewACLClient(c.conn(s)).CreateToken(admin, &longfairv1.CreateTokenRequest{Role: role, User: "ann", Node: "wa"})
+		for _, s := range c.Running() {
+			_, err := longfairv1.NewACLClient(c.Conn(s)).CreateToken(admin, &longfairv1.CreateTokenRequest{Role: role, User: "ann", Node: "wa"})
 			wantStatus(t, fmt.Sprintf("a %v token bound to a node, through %s", role, s.NodeID()), err, codes.InvalidArgument)
 			if !strings.Contains(status.Convert(err).Message(), "only WORKER tokens") {
 				t.Errorf("the refusal does not say only worker tokens are bound: %v", err)
 			}
 		}
 	}
-	c.waitApplied(ctx)
-	for _, s := range c.running() {
+	c.WaitApplied(ctx)
+	for _, s := range c.Running() {
 		if got := boundStateOf(t, s, jobID); got != before {
 			t.Fatalf("a refused CreateToken changed the state on %s", s.NodeID())
 		}
@@ -172,11 +173,11 @@ func TestWorkerTokenBoundToANode(t *testing.T) {
 
 // boundStateOf is what an impersonating worker could change, read from
 // server s's replica: accounts, users, grants, jobs, the journal and the
-// tokens (fingerprint), the nodes, and the attempts of job.
-func boundStateOf(t *testing.T, s *Server, job uint64) string {
+// tokens (testcluster.Fingerprint), the nodes, and the attempts of job.
+func boundStateOf(t *testing.T, s *server.Server, job uint64) string {
 	t.Helper()
 	var b strings.Builder
-	b.WriteString(fingerprint(t, s))
+	b.WriteString(testcluster.Fingerprint(t, s))
 	for _, n := range s.FSM().Nodes() {
 		fmt.Fprintf(&b, "node %s up=%v\n", n.ID, n.Up)
 	}
@@ -192,11 +193,11 @@ func boundStateOf(t *testing.T, s *Server, job uint64) string {
 
 // waitSameDigest waits until every running server's state has the same
 // digest: they applied the same entries to the same state.
-func waitSameDigest(ctx context.Context, t *testing.T, c *aclCluster) {
+func waitSameDigest(ctx context.Context, t *testing.T, c *testcluster.ACLCluster) {
 	t.Helper()
-	waitFor(ctx, t, "every server to hold the same state", func() bool {
+	testcluster.WaitFor(ctx, t, "every server to hold the same state", func() bool {
 		var first [32]byte
-		for i, s := range c.running() {
+		for i, s := range c.Running() {
 			d, err := s.FSM().Digest()
 			if err != nil {
 				t.Fatal(err)

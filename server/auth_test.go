@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -36,12 +39,12 @@ func submitReq(account, user, name string) *longfairv1.SubmitJobRequest {
 // a revoked token are each refused with the right code, on every server,
 // and change nothing.
 func TestSecurityRefusals(t *testing.T) {
-	c := newACLCluster(t, 3, nil)
+	c := testcluster.NewACL(t, 3, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	admin := as(ctx, aclTestSecret)
-	leader := c.waitLeader(ctx)
-	lc := c.conn(leader)
+	admin := testcluster.As(ctx, testcluster.BootstrapSecret)
+	leader := c.WaitLeader(ctx)
+	lc := c.Conn(leader)
 
 	// Two accounts, one user in each, and money for both.
 	for _, a := range []string{"phys", "bio"} {
@@ -57,134 +60,134 @@ func TestSecurityRefusals(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ann, _ := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "ann", 0)
-	bob, _ := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "bob", 0)
-	worker, _ := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
+	ann, _ := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "ann", 0)
+	bob, _ := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "bob", 0)
+	worker, _ := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
 	// Allowed calls go through: the refusals below are about the tokens.
-	annJob, err := longfairv1.NewJobsClient(lc).SubmitJob(as(ctx, ann), submitReq("phys", "ann", "ann-1"))
+	annJob, err := longfairv1.NewJobsClient(lc).SubmitJob(testcluster.As(ctx, ann), submitReq("phys", "ann", "ann-1"))
 	if err != nil {
 		t.Fatalf("ann submitting to her own account: %v", err)
 	}
-	bobJob, err := longfairv1.NewJobsClient(lc).SubmitJob(as(ctx, bob), submitReq("bio", "bob", "bob-1"))
+	bobJob, err := longfairv1.NewJobsClient(lc).SubmitJob(testcluster.As(ctx, bob), submitReq("bio", "bob", "bob-1"))
 	if err != nil {
 		t.Fatalf("bob submitting to his own account: %v", err)
 	}
-	c.waitApplied(ctx)
+	c.WaitApplied(ctx)
 
 	wrong := "lf_" + strings.Repeat("x", 43)
 	refusals := []struct {
 		name string
 		code codes.Code
-		call func(ctx context.Context, s *Server) error
+		call func(ctx context.Context, s *server.Server) error
 	}{
-		{"no token submits", codes.Unauthenticated, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewJobsClient(c.conn(s)).SubmitJob(ctx, submitReq("phys", "ann", "anon-1"))
+		{"no token submits", codes.Unauthenticated, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewJobsClient(c.Conn(s)).SubmitJob(ctx, submitReq("phys", "ann", "anon-1"))
 			return err
 		}},
-		{"no token creates an account", codes.Unauthenticated, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewAccountsClient(c.conn(s)).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "anon"})
+		{"no token creates an account", codes.Unauthenticated, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewAccountsClient(c.Conn(s)).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "anon"})
 			return err
 		}},
-		{"no token reads", codes.Unauthenticated, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewLedgerClient(c.conn(s)).GetBalance(ctx, &longfairv1.GetBalanceRequest{Account: "phys"})
+		{"no token reads", codes.Unauthenticated, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewLedgerClient(c.Conn(s)).GetBalance(ctx, &longfairv1.GetBalanceRequest{Account: "phys"})
 			return err
 		}},
-		{"no token saves a snapshot", codes.Unauthenticated, func(ctx context.Context, s *Server) error {
-			st, err := longfairv1.NewOperatorClient(c.conn(s)).SaveSnapshot(ctx, &longfairv1.SaveSnapshotRequest{})
+		{"no token saves a snapshot", codes.Unauthenticated, func(ctx context.Context, s *server.Server) error {
+			st, err := longfairv1.NewOperatorClient(c.Conn(s)).SaveSnapshot(ctx, &longfairv1.SaveSnapshotRequest{})
 			if err != nil {
 				return err
 			}
 			_, err = st.Recv()
 			return err
 		}},
-		{"wrong token grants", codes.Unauthenticated, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewGrantsClient(c.conn(s)).CreateGrant(as(ctx, wrong), &longfairv1.CreateGrantRequest{Id: "g-x", Account: "phys", AmountMicroSu: 1})
+		{"wrong token grants", codes.Unauthenticated, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewGrantsClient(c.Conn(s)).CreateGrant(testcluster.As(ctx, wrong), &longfairv1.CreateGrantRequest{Id: "g-x", Account: "phys", AmountMicroSu: 1})
 			return err
 		}},
-		{"wrong scheme", codes.Unauthenticated, func(ctx context.Context, s *Server) error {
-			md := metadata.AppendToOutgoingContext(ctx, longfairv1.AuthorizationMetadataKey, "Basic "+aclTestSecret)
-			_, err := longfairv1.NewAccountsClient(c.conn(s)).CreateAccount(md, &longfairv1.CreateAccountRequest{Name: "basic"})
+		{"wrong scheme", codes.Unauthenticated, func(ctx context.Context, s *server.Server) error {
+			md := metadata.AppendToOutgoingContext(ctx, longfairv1.AuthorizationMetadataKey, "Basic "+testcluster.BootstrapSecret)
+			_, err := longfairv1.NewAccountsClient(c.Conn(s)).CreateAccount(md, &longfairv1.CreateAccountRequest{Name: "basic"})
 			return err
 		}},
-		{"user submits to another account", codes.PermissionDenied, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewJobsClient(c.conn(s)).SubmitJob(as(ctx, ann), submitReq("bio", "ann", "ann-bio"))
+		{"user submits to another account", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewJobsClient(c.Conn(s)).SubmitJob(testcluster.As(ctx, ann), submitReq("bio", "ann", "ann-bio"))
 			return err
 		}},
-		{"user submits as another user", codes.PermissionDenied, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewJobsClient(c.conn(s)).SubmitJob(as(ctx, ann), submitReq("bio", "bob", "ann-as-bob"))
+		{"user submits as another user", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewJobsClient(c.Conn(s)).SubmitJob(testcluster.As(ctx, ann), submitReq("bio", "bob", "ann-as-bob"))
 			return err
 		}},
-		{"user cancels another account's job", codes.PermissionDenied, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewJobsClient(c.conn(s)).CancelJob(as(ctx, ann), &longfairv1.CancelJobRequest{JobId: bobJob.GetJob().GetId()})
+		{"user cancels another account's job", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewJobsClient(c.Conn(s)).CancelJob(testcluster.As(ctx, ann), &longfairv1.CancelJobRequest{JobId: bobJob.GetJob().GetId()})
 			return err
 		}},
-		{"user reads another account's job", codes.PermissionDenied, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewJobsClient(c.conn(s)).GetJob(as(ctx, ann), &longfairv1.GetJobRequest{JobId: bobJob.GetJob().GetId()})
+		{"user reads another account's job", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewJobsClient(c.Conn(s)).GetJob(testcluster.As(ctx, ann), &longfairv1.GetJobRequest{JobId: bobJob.GetJob().GetId()})
 			return err
 		}},
-		{"user reads another account's balance", codes.PermissionDenied, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewLedgerClient(c.conn(s)).GetBalance(as(ctx, ann), &longfairv1.GetBalanceRequest{Account: "bio"})
+		{"user reads another account's balance", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewLedgerClient(c.Conn(s)).GetBalance(testcluster.As(ctx, ann), &longfairv1.GetBalanceRequest{Account: "bio"})
 			return err
 		}},
-		{"user lists another account's jobs", codes.PermissionDenied, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewJobsClient(c.conn(s)).ListJobs(as(ctx, ann), &longfairv1.ListJobsRequest{Account: "bio"})
+		{"user lists another account's jobs", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewJobsClient(c.Conn(s)).ListJobs(testcluster.As(ctx, ann), &longfairv1.ListJobsRequest{Account: "bio"})
 			return err
 		}},
-		{"user grants", codes.PermissionDenied, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewGrantsClient(c.conn(s)).CreateGrant(as(ctx, ann), &longfairv1.CreateGrantRequest{Id: "g-ann", Account: "phys", AmountMicroSu: 1})
+		{"user grants", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewGrantsClient(c.Conn(s)).CreateGrant(testcluster.As(ctx, ann), &longfairv1.CreateGrantRequest{Id: "g-ann", Account: "phys", AmountMicroSu: 1})
 			return err
 		}},
-		{"user joins another account", codes.PermissionDenied, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewUsersClient(c.conn(s)).AddMembership(as(ctx, ann), &longfairv1.MembershipRequest{User: "ann", Account: "bio"})
+		{"user joins another account", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewUsersClient(c.Conn(s)).AddMembership(testcluster.As(ctx, ann), &longfairv1.MembershipRequest{User: "ann", Account: "bio"})
 			return err
 		}},
-		{"user creates a token", codes.PermissionDenied, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewACLClient(c.conn(s)).CreateToken(as(ctx, ann), &longfairv1.CreateTokenRequest{Role: longfairv1.TokenRole_TOKEN_ROLE_ADMIN})
+		{"user creates a token", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewACLClient(c.Conn(s)).CreateToken(testcluster.As(ctx, ann), &longfairv1.CreateTokenRequest{Role: longfairv1.TokenRole_TOKEN_ROLE_ADMIN})
 			return err
 		}},
-		{"user changes settings", codes.PermissionDenied, func(ctx context.Context, s *Server) error {
+		{"user changes settings", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
 			p := "drf"
-			_, err := longfairv1.NewOperatorClient(c.conn(s)).UpdateSettings(as(ctx, ann), &longfairv1.UpdateSettingsRequest{Policy: &p})
+			_, err := longfairv1.NewOperatorClient(c.Conn(s)).UpdateSettings(testcluster.As(ctx, ann), &longfairv1.UpdateSettingsRequest{Policy: &p})
 			return err
 		}},
-		{"user holds a worker stream", codes.PermissionDenied, func(ctx context.Context, s *Server) error {
-			st, err := longfairv1.NewWorkersClient(c.conn(s)).Connect(as(ctx, ann))
+		{"user holds a worker stream", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
+			st, err := longfairv1.NewWorkersClient(c.Conn(s)).Connect(testcluster.As(ctx, ann))
 			if err != nil {
 				return err
 			}
 			_, err = st.Recv()
 			return err
 		}},
-		{"worker submits", codes.PermissionDenied, func(ctx context.Context, s *Server) error {
-			_, err := longfairv1.NewJobsClient(c.conn(s)).SubmitJob(as(ctx, worker), submitReq("phys", "ann", "worker-1"))
+		{"worker submits", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewJobsClient(c.Conn(s)).SubmitJob(testcluster.As(ctx, worker), submitReq("phys", "ann", "worker-1"))
 			return err
 		}},
 	}
-	before := fingerprint(t, leader)
+	before := testcluster.Fingerprint(t, leader)
 	for _, r := range refusals {
 		t.Run(r.name, func(t *testing.T) {
-			for _, s := range c.running() {
+			for _, s := range c.Running() {
 				wantStatus(t, r.name+" on "+s.NodeID(), r.call(ctx, s), r.code)
 			}
 		})
 	}
-	c.waitApplied(ctx)
-	for _, s := range c.running() {
-		if got := fingerprint(t, s); got != before {
+	c.WaitApplied(ctx)
+	for _, s := range c.Running() {
+		if got := testcluster.Fingerprint(t, s); got != before {
 			t.Fatalf("refused calls changed the state on %s:\nbefore %s\nafter  %s", s.NodeID(), before, got)
 		}
 	}
 
 	// What a user may list is filtered to its accounts.
-	list, err := longfairv1.NewAccountsClient(lc).ListAccounts(as(ctx, ann), &longfairv1.ListAccountsRequest{})
+	list, err := longfairv1.NewAccountsClient(lc).ListAccounts(testcluster.As(ctx, ann), &longfairv1.ListAccountsRequest{})
 	if err != nil || len(list.GetAccounts()) != 1 || list.GetAccounts()[0].GetName() != "phys" {
 		t.Fatalf("ann lists accounts %v (%v), want only phys", list.GetAccounts(), err)
 	}
-	jobs, err := longfairv1.NewJobsClient(lc).ListJobs(as(ctx, ann), &longfairv1.ListJobsRequest{})
+	jobs, err := longfairv1.NewJobsClient(lc).ListJobs(testcluster.As(ctx, ann), &longfairv1.ListJobsRequest{})
 	if err != nil || len(jobs.GetJobs()) != 1 || jobs.GetJobs()[0].GetId() != annJob.GetJob().GetId() {
 		t.Fatalf("ann lists jobs %v (%v), want only her own", jobs.GetJobs(), err)
 	}
-	report, err := longfairv1.NewFairnessClient(lc).GetFairnessReport(as(ctx, ann), &longfairv1.GetFairnessReportRequest{})
+	report, err := longfairv1.NewFairnessClient(lc).GetFairnessReport(testcluster.As(ctx, ann), &longfairv1.GetFairnessReportRequest{})
 	if err != nil || len(report.GetAccounts()) != 1 || report.GetAccounts()[0].GetAccount() != "phys" {
 		t.Fatalf("ann's fairness report %v (%v), want only phys", report.GetAccounts(), err)
 	}
@@ -199,32 +202,32 @@ func TestSecurityRefusals(t *testing.T) {
 	if _, err := longfairv1.NewACLClient(lc).RevokeToken(admin, &longfairv1.RevokeTokenRequest{Id: tokenIDOf(t, c, ann)}); err != nil {
 		t.Fatal(err)
 	}
-	before = fingerprint(t, leader)
-	for _, s := range c.running() {
-		_, err := longfairv1.NewJobsClient(c.conn(s)).SubmitJob(as(ctx, ann), submitReq("phys", "ann", "ann-revoked-"+s.NodeID()))
+	before = testcluster.Fingerprint(t, leader)
+	for _, s := range c.Running() {
+		_, err := longfairv1.NewJobsClient(c.Conn(s)).SubmitJob(testcluster.As(ctx, ann), submitReq("phys", "ann", "ann-revoked-"+s.NodeID()))
 		wantStatus(t, "revoked token submits through "+s.NodeID(), err, codes.Unauthenticated)
 		if !strings.Contains(status.Convert(err).Message(), "revoked") {
 			t.Errorf("the refusal does not say the token was revoked: %v", err)
 		}
 	}
-	_, err = longfairv1.NewLedgerClient(lc).GetBalance(as(ctx, ann), &longfairv1.GetBalanceRequest{Account: "phys"})
+	_, err = longfairv1.NewLedgerClient(lc).GetBalance(testcluster.As(ctx, ann), &longfairv1.GetBalanceRequest{Account: "phys"})
 	wantStatus(t, "revoked token reads on the leader", err, codes.Unauthenticated)
-	c.waitApplied(ctx)
-	for _, s := range c.running() {
-		if got := fingerprint(t, s); got != before {
+	c.WaitApplied(ctx)
+	for _, s := range c.Running() {
+		if got := testcluster.Fingerprint(t, s); got != before {
 			t.Fatalf("calls with a revoked token changed the state on %s", s.NodeID())
 		}
-		_, err = longfairv1.NewLedgerClient(c.conn(s)).GetBalance(as(ctx, ann), &longfairv1.GetBalanceRequest{Account: "phys"})
+		_, err = longfairv1.NewLedgerClient(c.Conn(s)).GetBalance(testcluster.As(ctx, ann), &longfairv1.GetBalanceRequest{Account: "phys"})
 		wantStatus(t, "revoked token reads on "+s.NodeID()+" once applied", err, codes.Unauthenticated)
 	}
 	// Bob is not affected.
-	if _, err := longfairv1.NewLedgerClient(lc).GetBalance(as(ctx, bob), &longfairv1.GetBalanceRequest{Account: "bio"}); err != nil {
+	if _, err := longfairv1.NewLedgerClient(lc).GetBalance(testcluster.As(ctx, bob), &longfairv1.GetBalanceRequest{Account: "bio"}); err != nil {
 		t.Fatalf("bob after ann's token was revoked: %v", err)
 	}
 
 	// No secret ever reached a log line.
-	logs := c.logs.String()
-	for name, secret := range map[string]string{"bootstrap": aclTestSecret, "ann": ann, "bob": bob, "worker": worker} {
+	logs := c.Logs.String()
+	for name, secret := range map[string]string{"bootstrap": testcluster.BootstrapSecret, "ann": ann, "bob": bob, "worker": worker} {
 		if strings.Contains(logs, secret) {
 			t.Errorf("the %s token's secret is in the server log", name)
 		}
@@ -236,11 +239,11 @@ func TestSecurityRefusals(t *testing.T) {
 
 // tokenIDOf finds the id of the token whose secret is secret, as its
 // holder would: with WhoAmI.
-func tokenIDOf(t *testing.T, c *aclCluster, secret string) string {
+func tokenIDOf(t *testing.T, c *testcluster.ACLCluster, secret string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	tok, err := longfairv1.NewACLClient(c.conn(c.waitLeader(ctx))).WhoAmI(as(ctx, secret), &longfairv1.WhoAmIRequest{})
+	tok, err := longfairv1.NewACLClient(c.Conn(c.WaitLeader(ctx))).WhoAmI(testcluster.As(ctx, secret), &longfairv1.WhoAmIRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,13 +254,13 @@ func tokenIDOf(t *testing.T, c *aclCluster, secret string) string {
 // is accepted by every server, even a follower that has not applied it
 // yet (it hands the call to the leader).
 func TestFreshTokenWorksOnEveryServer(t *testing.T) {
-	c := newACLCluster(t, 3, nil)
+	c := testcluster.NewACL(t, 3, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i := range 5 {
-		secret, tok := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_ADMIN, "", 0)
-		for _, s := range c.running() {
-			got, err := longfairv1.NewACLClient(c.conn(s)).WhoAmI(as(ctx, secret), &longfairv1.WhoAmIRequest{})
+		secret, tok := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_ADMIN, "", 0)
+		for _, s := range c.Running() {
+			got, err := longfairv1.NewACLClient(c.Conn(s)).WhoAmI(testcluster.As(ctx, secret), &longfairv1.WhoAmIRequest{})
 			if err != nil {
 				t.Fatalf("round %d: fresh token on %s: %v", i, s.NodeID(), err)
 			}
@@ -271,15 +274,15 @@ func TestFreshTokenWorksOnEveryServer(t *testing.T) {
 // TestBootstrapRPCWorksOnce: without a token file, ACL.Bootstrap hands out
 // the first admin token once; until then every call is refused.
 func TestBootstrapRPCWorksOnce(t *testing.T) {
-	c := newEmptyCluster(t)
-	cfg := testConfig(t.TempDir(), "s1")
+	c := testcluster.Empty(t)
+	cfg := testcluster.Config(t.TempDir(), "s1")
 	cfg.Bootstrap = true
 	cfg.ACL.Enabled = true
-	c.add(cfg)
+	c.Add(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s := c.waitLeader(ctx)
-	conn := c.conn(s)
+	s := c.WaitLeader(ctx)
+	conn := c.Conn(s)
 
 	_, err := longfairv1.NewOperatorClient(conn).GetLeader(ctx, &longfairv1.GetLeaderRequest{})
 	wantStatus(t, "a call before bootstrap", err, codes.Unauthenticated)
@@ -291,20 +294,20 @@ func TestBootstrapRPCWorksOnce(t *testing.T) {
 	if !strings.HasPrefix(first.GetSecret(), "lf_") || !first.GetToken().GetBootstrap() || first.GetToken().GetRole() != longfairv1.TokenRole_TOKEN_ROLE_ADMIN {
 		t.Fatalf("bootstrap answered %v", first)
 	}
-	before := fingerprint(t, s)
+	before := testcluster.Fingerprint(t, s)
 	_, err = longfairv1.NewACLClient(conn).Bootstrap(ctx, &longfairv1.BootstrapACLRequest{})
 	wantStatus(t, "a second bootstrap", err, codes.FailedPrecondition)
-	if fingerprint(t, s) != before {
+	if testcluster.Fingerprint(t, s) != before {
 		t.Fatal("a refused bootstrap changed the state")
 	}
-	who, err := longfairv1.NewACLClient(conn).WhoAmI(as(ctx, first.GetSecret()), &longfairv1.WhoAmIRequest{})
+	who, err := longfairv1.NewACLClient(conn).WhoAmI(testcluster.As(ctx, first.GetSecret()), &longfairv1.WhoAmIRequest{})
 	if err != nil || who.GetId() != first.GetToken().GetId() {
 		t.Fatalf("WhoAmI with the bootstrap token: %v, %v", who, err)
 	}
 	// The bootstrap token is the last admin: it cannot be revoked.
-	_, err = longfairv1.NewACLClient(conn).RevokeToken(as(ctx, first.GetSecret()), &longfairv1.RevokeTokenRequest{Id: who.GetId()})
+	_, err = longfairv1.NewACLClient(conn).RevokeToken(testcluster.As(ctx, first.GetSecret()), &longfairv1.RevokeTokenRequest{Id: who.GetId()})
 	wantStatus(t, "revoking the last admin token", err, codes.FailedPrecondition)
-	list, err := longfairv1.NewACLClient(conn).ListTokens(as(ctx, first.GetSecret()), &longfairv1.ListTokensRequest{})
+	list, err := longfairv1.NewACLClient(conn).ListTokens(testcluster.As(ctx, first.GetSecret()), &longfairv1.ListTokensRequest{})
 	if err != nil || len(list.GetTokens()) != 1 {
 		t.Fatalf("ListTokens = %v, %v", list, err)
 	}
@@ -316,13 +319,13 @@ func TestBootstrapRPCWorksOnce(t *testing.T) {
 // TestACLDisabledLetsCallsThrough: with the ACL off, calls need no token,
 // but tokens can still be made and WhoAmI still checks them.
 func TestACLDisabledLetsCallsThrough(t *testing.T) {
-	c := newEmptyCluster(t)
-	cfg := testConfig(t.TempDir(), "s1")
+	c := testcluster.Empty(t)
+	cfg := testcluster.Config(t.TempDir(), "s1")
 	cfg.Bootstrap = true
-	c.add(cfg)
+	c.Add(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	conn := c.conn(c.waitLeader(ctx))
+	conn := c.Conn(c.WaitLeader(ctx))
 	if _, err := longfairv1.NewAccountsClient(conn).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "phys"}); err != nil {
 		t.Fatalf("a call without a token while the ACL is off: %v", err)
 	}
@@ -330,7 +333,7 @@ func TestACLDisabledLetsCallsThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := longfairv1.NewACLClient(conn).WhoAmI(as(ctx, boot.GetSecret()), &longfairv1.WhoAmIRequest{}); err != nil {
+	if _, err := longfairv1.NewACLClient(conn).WhoAmI(testcluster.As(ctx, boot.GetSecret()), &longfairv1.WhoAmIRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = longfairv1.NewACLClient(conn).WhoAmI(ctx, &longfairv1.WhoAmIRequest{})
@@ -339,10 +342,10 @@ func TestACLDisabledLetsCallsThrough(t *testing.T) {
 
 // TestHealthNeedsNoToken: load balancers probe without a token.
 func TestHealthNeedsNoToken(t *testing.T) {
-	c := newACLCluster(t, 1, nil)
+	c := testcluster.NewACL(t, 1, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := healthCheck(ctx, c.conn(c.waitLeader(ctx))); err != nil {
+	if err := healthCheck(ctx, c.Conn(c.WaitLeader(ctx))); err != nil {
 		t.Fatalf("health check without a token: %v", err)
 	}
 }
@@ -362,25 +365,25 @@ func healthCheck(ctx context.Context, conn grpc.ClientConnInterface) error {
 // it, so its token is checked again while it is open; revoking the token
 // ends the stream with Unauthenticated.
 func TestRevokedTokenEndsOpenStreams(t *testing.T) {
-	c := newACLCluster(t, 1, nil)
+	c := testcluster.NewACL(t, 1, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn := c.conn(c.waitLeader(ctx))
-	secret, tok := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
-	// A worker stream waits up to helloTimeout for the worker's hello;
+	conn := c.Conn(c.WaitLeader(ctx))
+	secret, tok := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
+	// A worker stream waits up to server.HelloTimeout for the worker's hello;
 	// this one never sends it.
-	stream, err := longfairv1.NewWorkersClient(conn).Connect(as(ctx, secret))
+	stream, err := longfairv1.NewWorkersClient(conn).Connect(testcluster.As(ctx, secret))
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * tokenRecheckInterval) // the stream is open and checked at least once
+	time.Sleep(2 * server.TokenRecheckInterval) // the stream is open and checked at least once
 	start := time.Now()
-	if _, err := longfairv1.NewACLClient(conn).RevokeToken(as(ctx, aclTestSecret), &longfairv1.RevokeTokenRequest{Id: tok.GetId()}); err != nil {
+	if _, err := longfairv1.NewACLClient(conn).RevokeToken(testcluster.As(ctx, testcluster.BootstrapSecret), &longfairv1.RevokeTokenRequest{Id: tok.GetId()}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = stream.Recv()
 	wantStatus(t, "the open stream of a revoked token", err, codes.Unauthenticated)
-	if d := time.Since(start); d > helloTimeout/2 {
+	if d := time.Since(start); d > server.HelloTimeout/2 {
 		t.Fatalf("the stream ended %v after the revocation", d)
 	}
 }

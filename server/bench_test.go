@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 
@@ -41,12 +43,12 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func (l submitLoad) run(ctx context.Context, b *testing.B, c *testCluster, targets []*Server, account, user string) loadResult {
+func (l submitLoad) run(ctx context.Context, b *testing.B, c *testcluster.Cluster, targets []*server.Server, account, user string) loadResult {
 	b.Helper()
 	conns := make([]*grpc.ClientConn, l.clients)
 	for i := range conns {
 		// One connection per client, as separate client processes have.
-		conn, err := grpc.NewClient(targets[i%len(targets)].GRPCAddr(), grpc.WithTransportCredentials(insecureCreds()))
+		conn, err := grpc.NewClient(targets[i%len(targets)].GRPCAddr(), grpc.WithTransportCredentials(testcluster.InsecureCreds()))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -134,11 +136,11 @@ func BenchmarkSubmitOneTaskJobs64Clients(b *testing.B) {
 	for _, via := range []string{"leader", "any"} {
 		b.Run("via="+via, func(b *testing.B) {
 			ctx := context.Background()
-			c := newTestCluster(b, 3)
+			c := testcluster.New(b, 3)
 			account, user := setupAccount(ctx, b, c, "bench")
-			targets := []*Server{c.waitLeader(ctx)}
+			targets := []*server.Server{c.WaitLeader(ctx)}
 			if via == "any" {
-				targets = c.running()
+				targets = c.Running()
 			}
 			load := submitLoad{clients: 64, tasks: 1, total: 4096 * b.N}
 			b.ResetTimer()
@@ -158,11 +160,11 @@ func BenchmarkSubmitOneTaskJobs64Clients(b *testing.B) {
 // leader. Goal: ≥ 100,000 tasks/s.
 func BenchmarkSubmitThousandTaskArrays(b *testing.B) {
 	ctx := context.Background()
-	c := newTestCluster(b, 3)
+	c := testcluster.New(b, 3)
 	account, user := setupAccount(ctx, b, c, "bench")
 	load := submitLoad{clients: 16, tasks: 1000, total: 256 * b.N}
 	b.ResetTimer()
-	res := load.run(ctx, b, c, []*Server{c.waitLeader(ctx)}, account, user)
+	res := load.run(ctx, b, c, []*server.Server{c.WaitLeader(ctx)}, account, user)
 	b.StopTimer()
 	b.ReportMetric(float64(int64(load.total)*load.tasks)/res.elapsed.Seconds(), "tasks/s")
 	b.ReportMetric(float64(load.total)/res.elapsed.Seconds(), "arrays/s")
@@ -178,26 +180,26 @@ func BenchmarkSubmitThousandTaskArrays(b *testing.B) {
 func BenchmarkLeaderFailover(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	c := newTestCluster(b, 3)
+	c := testcluster.New(b, 3)
 	account, user := setupAccount(ctx, b, c, "bench")
 	w := &ackedWrites{account: account, user: user, jobs: map[uint64]string{}}
 	var total, worst time.Duration
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
-		leader := c.waitLeader(ctx)
-		idx := c.index(leader)
-		survivor := c.running()[(idx+1)%3]
+		leader := c.WaitLeader(ctx)
+		idx := c.Index(leader)
+		survivor := c.Running()[(idx+1)%3]
 		b.StartTimer()
 		t0 := time.Now()
-		c.stop(idx)
+		c.Stop(idx)
 		submitUntilAccepted(ctx, b, c, survivor, w, fmt.Sprintf("failover-%d", i))
 		d := time.Since(t0)
 		b.StopTimer()
 		total += d
 		worst = max(worst, d)
-		c.start(idx)
-		c.waitConverged(ctx)
+		c.Start(idx)
+		c.WaitConverged(ctx)
 		b.StartTimer()
 	}
 	b.StopTimer()

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -22,15 +23,15 @@ import (
 func TestTasksPayForWhatTheyOccupy(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "physics")
-	testWorker(t, c, "w1", nil)
-	waitNodesUp(ctx, t, leader, "w1")
-	jobs := longfairv1.NewJobsClient(c.conn(leader))
+	testcluster.Worker(t, c, "w1", nil)
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
+	jobs := longfairv1.NewJobsClient(c.Conn(leader))
 	balance := func() *longfairv1.Balance {
 		t.Helper()
-		b, err := longfairv1.NewLedgerClient(c.conn(leader)).GetBalance(ctx, &longfairv1.GetBalanceRequest{Account: account})
+		b, err := longfairv1.NewLedgerClient(c.Conn(leader)).GetBalance(ctx, &longfairv1.GetBalanceRequest{Account: account})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +40,7 @@ func TestTasksPayForWhatTheyOccupy(t *testing.T) {
 	before := balance()
 
 	for _, cpu := range []float64{1e-300, 0.000001} {
-		_, err := jobs.SubmitJob(ctx, shellJob(account, user, "", 40, map[string]float64{"cpu": cpu}, time.Minute, "sleep 6"))
+		_, err := jobs.SubmitJob(ctx, testcluster.ShellJob(account, user, "", 40, map[string]float64{"cpu": cpu}, time.Minute, "sleep 6"))
 		if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "demand[cpu]") || !strings.Contains(err.Error(), "0.01 core") {
 			t.Fatalf("submit of 40 tasks of %v core: %v; want InvalidArgument naming demand[cpu] and its 0.01-core unit", cpu, err)
 		}
@@ -48,7 +49,7 @@ func TestTasksPayForWhatTheyOccupy(t *testing.T) {
 		t.Fatalf("refused submissions changed the balance: %v, was %v", after, before)
 	}
 
-	settings, err := longfairv1.NewOperatorClient(c.conn(leader)).GetSettings(ctx, &longfairv1.GetSettingsRequest{})
+	settings, err := longfairv1.NewOperatorClient(c.Conn(leader)).GetSettings(ctx, &longfairv1.GetSettingsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestTasksPayForWhatTheyOccupy(t *testing.T) {
 			demand[k] = 1 << 30
 		}
 	}
-	resp, err := jobs.SubmitJob(ctx, shellJob(account, user, "mem-only", 1, map[string]float64{"mem": 1 << 30}, time.Minute, "sleep 0.3"))
+	resp, err := jobs.SubmitJob(ctx, testcluster.ShellJob(account, user, "mem-only", 1, map[string]float64{"mem": 1 << 30}, time.Minute, "sleep 0.3"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +77,8 @@ func TestTasksPayForWhatTheyOccupy(t *testing.T) {
 	if got := resp.GetJob().GetHoldMicroSu(); got == 0 || got != int64(wantHold) {
 		t.Fatalf("a 1 GiB task of 1 minute holds %d micro-SU, want %d (> 0)", got, wantHold)
 	}
-	j := waitJobEnded(ctx, t, c, resp.GetJob().GetId())
-	tasks := allTasks(ctx, t, c, j.GetId())
+	j := testcluster.WaitJobEnded(ctx, t, c, resp.GetJob().GetId())
+	tasks := testcluster.AllTasks(ctx, t, c, j.GetId())
 	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED || len(tasks) != 1 {
 		t.Fatalf("job = %v", j)
 	}
@@ -86,7 +87,7 @@ func TestTasksPayForWhatTheyOccupy(t *testing.T) {
 		t.Fatalf("a 1 GiB task that ran %v was charged %d micro-SU, want %d (> 0)", tasks[0].GetRuntime().AsDuration(), j.GetChargedMicroSu(), wantCharge)
 	}
 
-	op := longfairv1.NewOperatorClient(c.conn(leader))
+	op := longfairv1.NewOperatorClient(c.Conn(leader))
 	if _, err := op.UpdateSettings(ctx, &longfairv1.UpdateSettingsRequest{BillingRule: proto.String("mean")}); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("billing rule mean: %v, want InvalidArgument", err)
 	}

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -22,28 +24,28 @@ const grantMicroSU = 1_000_000_000 * 1_000_000
 
 // setupAccount creates an account, a user in it and a large grant, each
 // through a different server, and returns the names.
-func setupAccount(ctx context.Context, t testing.TB, c *testCluster, name string) (account, user string) {
+func setupAccount(ctx context.Context, t testing.TB, c *testcluster.Cluster, name string) (account, user string) {
 	t.Helper()
-	servers := c.running()
+	servers := c.Running()
 	account, user = name, name+"-user"
-	err := retryUnavailable(ctx, t, func() error {
-		_, err := longfairv1.NewAccountsClient(c.conn(servers[0])).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: account})
+	err := testcluster.RetryUnavailable(ctx, t, func() error {
+		_, err := longfairv1.NewAccountsClient(c.Conn(servers[0])).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: account})
 		return ignoreExisting(err)
 	})
 	if err != nil {
 		t.Fatalf("create account through %s: %v", servers[0].NodeID(), err)
 	}
 	s1 := servers[1%len(servers)]
-	err = retryUnavailable(ctx, t, func() error {
-		_, err := longfairv1.NewUsersClient(c.conn(s1)).CreateUser(ctx, &longfairv1.CreateUserRequest{Name: user, Accounts: []string{account}})
+	err = testcluster.RetryUnavailable(ctx, t, func() error {
+		_, err := longfairv1.NewUsersClient(c.Conn(s1)).CreateUser(ctx, &longfairv1.CreateUserRequest{Name: user, Accounts: []string{account}})
 		return ignoreExisting(err)
 	})
 	if err != nil {
 		t.Fatalf("create user through %s: %v", s1.NodeID(), err)
 	}
 	s2 := servers[2%len(servers)]
-	err = retryUnavailable(ctx, t, func() error {
-		_, err := longfairv1.NewGrantsClient(c.conn(s2)).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: name + "-grant", Account: account, AmountMicroSu: grantMicroSU})
+	err = testcluster.RetryUnavailable(ctx, t, func() error {
+		_, err := longfairv1.NewGrantsClient(c.Conn(s2)).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: name + "-grant", Account: account, AmountMicroSu: grantMicroSU})
 		return err
 	})
 	if err != nil {
@@ -75,9 +77,9 @@ func consistent(ctx context.Context) context.Context {
 func TestClusterFormsWithBootstrapExpectAndServesThroughAnyServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 3)
+	c := testcluster.New(t, 3)
 
-	leader := c.waitLeader(ctx)
+	leader := c.WaitLeader(ctx)
 	peers, err := leader.Peers()
 	if err != nil {
 		t.Fatal(err)
@@ -95,11 +97,11 @@ func TestClusterFormsWithBootstrapExpectAndServesThroughAnyServer(t *testing.T) 
 	// Submit through every server, followers included; each submission is
 	// acknowledged with a job id.
 	ids := map[uint64]bool{}
-	for i, s := range c.running() {
+	for i, s := range c.Running() {
 		for k := range 3 {
 			var resp *longfairv1.SubmitJobResponse
-			err := retryUnavailable(ctx, t, func() (err error) {
-				resp, err = longfairv1.NewJobsClient(c.conn(s)).SubmitJob(ctx, submitRequest(account, user, fmt.Sprintf("r-%d-%d", i, k), 10))
+			err := testcluster.RetryUnavailable(ctx, t, func() (err error) {
+				resp, err = longfairv1.NewJobsClient(c.Conn(s)).SubmitJob(ctx, submitRequest(account, user, fmt.Sprintf("r-%d-%d", i, k), 10))
 				return err
 			})
 			if err != nil {
@@ -113,11 +115,11 @@ func TestClusterFormsWithBootstrapExpectAndServesThroughAnyServer(t *testing.T) 
 	}
 
 	// A consistent read on a follower sees every acknowledged write at once.
-	f := c.follower(ctx)
+	f := c.Follower(ctx)
 	for id := range ids {
 		var j *longfairv1.Job
-		err := retryUnavailable(ctx, t, func() (err error) {
-			j, err = longfairv1.NewJobsClient(c.conn(f)).GetJob(consistent(ctx), &longfairv1.GetJobRequest{JobId: id})
+		err := testcluster.RetryUnavailable(ctx, t, func() (err error) {
+			j, err = longfairv1.NewJobsClient(c.Conn(f)).GetJob(consistent(ctx), &longfairv1.GetJobRequest{JobId: id})
 			return err
 		})
 		if err != nil {
@@ -128,10 +130,10 @@ func TestClusterFormsWithBootstrapExpectAndServesThroughAnyServer(t *testing.T) 
 		}
 	}
 
-	c.waitConverged(ctx)
+	c.WaitConverged(ctx)
 	// Every server answers a local read with every job.
-	for _, s := range c.running() {
-		list, err := longfairv1.NewJobsClient(c.conn(s)).ListJobs(ctx, &longfairv1.ListJobsRequest{Account: account})
+	for _, s := range c.Running() {
+		list, err := longfairv1.NewJobsClient(c.Conn(s)).ListJobs(ctx, &longfairv1.ListJobsRequest{Account: account})
 		if err != nil {
 			t.Fatalf("list jobs on %s: %v", s.NodeID(), err)
 		}
@@ -144,9 +146,9 @@ func TestClusterFormsWithBootstrapExpectAndServesThroughAnyServer(t *testing.T) 
 func TestRefusalsKeepTheirCodeThroughForwarding(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 3)
-	f := c.follower(ctx)
-	jobs := longfairv1.NewJobsClient(c.conn(f))
+	c := testcluster.New(t, 3)
+	f := c.Follower(ctx)
+	jobs := longfairv1.NewJobsClient(c.Conn(f))
 
 	// Caught by request validation where it arrives.
 	_, err := jobs.SubmitJob(ctx, &longfairv1.SubmitJobRequest{Account: "a", User: "u", Tasks: 0})
@@ -169,9 +171,9 @@ func TestWithoutLeaderWritesAreUnavailableWithAdvice(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// One server that waits for two more never forms a group.
-	cfg := testConfig(t.TempDir(), "lonely")
+	cfg := testcluster.Config(t.TempDir(), "lonely")
 	cfg.BootstrapExpect = 3
-	s, err := New(cfg, testLogger(t))
+	s, err := server.New(cfg, testcluster.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +181,7 @@ func TestWithoutLeaderWritesAreUnavailableWithAdvice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Shutdown(context.Background())
-	conn, err := grpc.NewClient(s.GRPCAddr(), grpc.WithTransportCredentials(insecureCreds()))
+	conn, err := grpc.NewClient(s.GRPCAddr(), grpc.WithTransportCredentials(testcluster.InsecureCreds()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,3 +111,28 @@ func TestLoadConfigFileRefusesUnknownFieldsAndBadDurations(t *testing.T) {
 		t.Error("missing config file accepted")
 	}
 }
+
+func TestValidateHTTPAndLogSettings(t *testing.T) {
+	for _, tc := range []struct {
+		tune func(*Config)
+		want string // "" means valid
+	}{
+		{func(c *Config) { c.HTTPAddr = "" }, ""},
+		{func(c *Config) { c.HTTPAddr = "0.0.0.0:7413" }, ""},
+		{func(c *Config) { c.HTTPAddr = "7413" }, "http address"},
+		{func(c *Config) { c.HTTPAddr = "127.0.0.1:99999" }, "http address"},
+		{func(c *Config) { c.LogLevel = "loud" }, "log_level"},
+		{func(c *Config) { c.LogFormat = "xml" }, "log_format"},
+		{func(c *Config) { c.LogLevel, c.LogFormat = "debug", "json" }, ""},
+	} {
+		cfg := validConfig()
+		tc.tune(&cfg)
+		err := cfg.Validate()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("http %q log %q/%q refused: %v", cfg.HTTPAddr, cfg.LogLevel, cfg.LogFormat, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("http %q log %q/%q: error %v, want one naming %q", cfg.HTTPAddr, cfg.LogLevel, cfg.LogFormat, err, tc.want)
+		}
+	}
+}

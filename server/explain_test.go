@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // TestExplainJobBehindAnotherAccount runs a real server and worker under
@@ -20,30 +21,30 @@ import (
 func TestExplainJobBehindAnotherAccount(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	chem, chemUser := setupAccount(ctx, t, c, "chem")
 	phys, physUser := setupAccount(ctx, t, c, "physics")
-	if _, err := longfairv1.NewOperatorClient(c.conn(leader)).UpdateSettings(ctx, &longfairv1.UpdateSettingsRequest{Policy: proto.String("drf")}); err != nil {
+	if _, err := longfairv1.NewOperatorClient(c.Conn(leader)).UpdateSettings(ctx, &longfairv1.UpdateSettingsRequest{Policy: proto.String("drf")}); err != nil {
 		t.Fatal(err)
 	}
-	testWorker(t, c, "w1", nil) // cpu=4 mem=8G
-	waitNodesUp(ctx, t, leader, "w1")
-	jobs := longfairv1.NewJobsClient(c.conn(leader))
+	testcluster.Worker(t, c, "w1", nil) // cpu=4 mem=8G
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
+	jobs := longfairv1.NewJobsClient(c.Conn(leader))
 	cpu := map[string]float64{"cpu": 1}
-	fill, err := jobs.SubmitJob(ctx, shellJob(chem, chemUser, "fill", 4, cpu, time.Minute, "sleep 30"))
+	fill, err := jobs.SubmitJob(ctx, testcluster.ShellJob(chem, chemUser, "fill", 4, cpu, time.Minute, "sleep 30"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "chem's 4 tasks running", func() bool {
+	testcluster.WaitFor(ctx, t, "chem's 4 tasks running", func() bool {
 		j, err := jobs.GetJob(ctx, &longfairv1.GetJobRequest{JobId: fill.GetJob().GetId()})
 		return err == nil && j.GetRunningTasks() == 4
 	})
-	later, err := jobs.SubmitJob(ctx, shellJob(chem, chemUser, "later", 1, cpu, time.Minute, "true"))
+	later, err := jobs.SubmitJob(ctx, testcluster.ShellJob(chem, chemUser, "later", 1, cpu, time.Minute, "true"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := jobs.SubmitJob(ctx, shellJob(phys, physUser, "other", 1, cpu, time.Minute, "true"))
+	other, err := jobs.SubmitJob(ctx, testcluster.ShellJob(phys, physUser, "other", 1, cpu, time.Minute, "true"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestExplainJobBehindAnotherAccount(t *testing.T) {
 	if _, err := jobs.CancelJob(ctx, &longfairv1.CancelJobRequest{JobId: fill.GetJob().GetId()}); err != nil {
 		t.Fatal(err)
 	}
-	ended := waitJobEnded(ctx, t, c, fill.GetJob().GetId())
+	ended := testcluster.WaitJobEnded(ctx, t, c, fill.GetJob().GetId())
 	if z, err := jobs.ExplainJob(ctx, &longfairv1.ExplainJobRequest{JobId: ended.GetId()}); err != nil || z.GetRank() != 0 || z.GetWait() != longfairv1.JobWait_JOB_WAIT_UNSPECIFIED {
 		t.Fatalf("explain of an ended job: %v, %v", z, err)
 	}
@@ -86,11 +87,11 @@ func TestExplainJobBehindAnotherAccount(t *testing.T) {
 // explain the jobs of its own accounts only), and names the account
 // ranked first only to its members.
 func TestExplainJobVisibility(t *testing.T) {
-	c := newACLCluster(t, 1, nil)
+	c := testcluster.NewACL(t, 1, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	admin := as(ctx, aclTestSecret)
-	lc := c.conn(c.waitLeader(ctx))
+	admin := testcluster.As(ctx, testcluster.BootstrapSecret)
+	lc := c.Conn(c.WaitLeader(ctx))
 	for _, a := range []string{"phys", "bio"} {
 		if _, err := longfairv1.NewAccountsClient(lc).CreateAccount(admin, &longfairv1.CreateAccountRequest{Name: a}); err != nil {
 			t.Fatal(err)
@@ -104,25 +105,25 @@ func TestExplainJobVisibility(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ann, _ := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "ann", 0)
-	bob, _ := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "bob", 0)
+	ann, _ := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "ann", 0)
+	bob, _ := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "bob", 0)
 	jobs := longfairv1.NewJobsClient(lc)
-	if _, err := jobs.SubmitJob(as(ctx, ann), submitReq("phys", "ann", "ann-1")); err != nil {
+	if _, err := jobs.SubmitJob(testcluster.As(ctx, ann), submitReq("phys", "ann", "ann-1")); err != nil {
 		t.Fatal(err)
 	}
-	bobJob, err := jobs.SubmitJob(as(ctx, bob), submitReq("bio", "bob", "bob-1"))
+	bobJob, err := jobs.SubmitJob(testcluster.As(ctx, bob), submitReq("bio", "bob", "bob-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := &longfairv1.ExplainJobRequest{JobId: bobJob.GetJob().GetId()}
-	if _, err := jobs.ExplainJob(as(ctx, ann), req); status.Code(err) != codes.PermissionDenied {
+	if _, err := jobs.ExplainJob(testcluster.As(ctx, ann), req); status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("ann explaining bob's job: %v; want PermissionDenied as for GetJob", err)
 	}
 	all, err := jobs.ExplainJob(admin, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine, err := jobs.ExplainJob(as(ctx, bob), req)
+	mine, err := jobs.ExplainJob(testcluster.As(ctx, bob), req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -22,15 +24,15 @@ type ackedWrites struct {
 
 // writeSome submits jobs and creates grants through every running server
 // in turn and records what was acknowledged.
-func writeSome(ctx context.Context, t testing.TB, c *testCluster, w *ackedWrites, n int, tag string) {
+func writeSome(ctx context.Context, t testing.TB, c *testcluster.Cluster, w *ackedWrites, n int, tag string) {
 	t.Helper()
-	servers := c.running()
+	servers := c.Running()
 	for k := range n {
 		s := servers[k%len(servers)]
 		rid := fmt.Sprintf("%s-%d", tag, k)
 		var resp *longfairv1.SubmitJobResponse
-		err := retryUnavailable(ctx, t, func() (err error) {
-			resp, err = longfairv1.NewJobsClient(c.conn(s)).SubmitJob(ctx, submitRequest(w.account, w.user, rid, int64(1+k%5)))
+		err := testcluster.RetryUnavailable(ctx, t, func() (err error) {
+			resp, err = longfairv1.NewJobsClient(c.Conn(s)).SubmitJob(ctx, submitRequest(w.account, w.user, rid, int64(1+k%5)))
 			return err
 		})
 		if err != nil {
@@ -38,8 +40,8 @@ func writeSome(ctx context.Context, t testing.TB, c *testCluster, w *ackedWrites
 		}
 		w.jobs[resp.GetJob().GetId()] = rid
 		gid := "g-" + rid
-		err = retryUnavailable(ctx, t, func() error {
-			_, err := longfairv1.NewGrantsClient(c.conn(s)).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: gid, Account: w.account, AmountMicroSu: 1_000_000})
+		err = testcluster.RetryUnavailable(ctx, t, func() error {
+			_, err := longfairv1.NewGrantsClient(c.Conn(s)).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: gid, Account: w.account, AmountMicroSu: 1_000_000})
 			return err
 		})
 		if err != nil {
@@ -51,10 +53,10 @@ func writeSome(ctx context.Context, t testing.TB, c *testCluster, w *ackedWrites
 
 // submitUntilAccepted retries one submission (same request id, so a retry
 // never makes a second job) until a server accepts it, and returns when.
-func submitUntilAccepted(ctx context.Context, t testing.TB, c *testCluster, s *Server, w *ackedWrites, rid string) {
+func submitUntilAccepted(ctx context.Context, t testing.TB, c *testcluster.Cluster, s *server.Server, w *ackedWrites, rid string) {
 	t.Helper()
 	for {
-		resp, err := longfairv1.NewJobsClient(c.conn(s)).SubmitJob(ctx, submitRequest(w.account, w.user, rid, 1))
+		resp, err := longfairv1.NewJobsClient(c.Conn(s)).SubmitJob(ctx, submitRequest(w.account, w.user, rid, 1))
 		if err == nil {
 			w.jobs[resp.GetJob().GetId()] = rid
 			return
@@ -72,12 +74,12 @@ func submitUntilAccepted(ctx context.Context, t testing.TB, c *testCluster, s *S
 
 // checkAcked reads every acknowledged job and grant back through s with a
 // consistent read.
-func checkAcked(ctx context.Context, t testing.TB, c *testCluster, s *Server, w *ackedWrites) {
+func checkAcked(ctx context.Context, t testing.TB, c *testcluster.Cluster, s *server.Server, w *ackedWrites) {
 	t.Helper()
-	jobs := longfairv1.NewJobsClient(c.conn(s))
+	jobs := longfairv1.NewJobsClient(c.Conn(s))
 	for id, rid := range w.jobs {
 		var j *longfairv1.Job
-		err := retryUnavailable(ctx, t, func() (err error) {
+		err := testcluster.RetryUnavailable(ctx, t, func() (err error) {
 			j, err = jobs.GetJob(consistent(ctx), &longfairv1.GetJobRequest{JobId: id})
 			return err
 		})
@@ -89,8 +91,8 @@ func checkAcked(ctx context.Context, t testing.TB, c *testCluster, s *Server, w 
 		}
 	}
 	var list *longfairv1.ListJobsResponse
-	err := retryUnavailable(ctx, t, func() (err error) {
-		list, err = longfairv1.NewJobsClient(c.conn(s)).ListJobs(consistent(ctx), &longfairv1.ListJobsRequest{Account: w.account, PageSize: 1000})
+	err := testcluster.RetryUnavailable(ctx, t, func() (err error) {
+		list, err = longfairv1.NewJobsClient(c.Conn(s)).ListJobs(consistent(ctx), &longfairv1.ListJobsRequest{Account: w.account, PageSize: 1000})
 		return err
 	})
 	if err != nil {
@@ -101,8 +103,8 @@ func checkAcked(ctx context.Context, t testing.TB, c *testCluster, s *Server, w 
 	}
 	have := map[string]bool{}
 	var grants *longfairv1.ListGrantsResponse
-	err = retryUnavailable(ctx, t, func() (err error) {
-		grants, err = longfairv1.NewGrantsClient(c.conn(s)).ListGrants(consistent(ctx), &longfairv1.ListGrantsRequest{Account: w.account, PageSize: 1000})
+	err = testcluster.RetryUnavailable(ctx, t, func() (err error) {
+		grants, err = longfairv1.NewGrantsClient(c.Conn(s)).ListGrants(consistent(ctx), &longfairv1.ListGrantsRequest{Account: w.account, PageSize: 1000})
 		return err
 	})
 	if err != nil {
@@ -121,36 +123,36 @@ func checkAcked(ctx context.Context, t testing.TB, c *testCluster, s *Server, w 
 func TestLeaderShutdownFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 3)
+	c := testcluster.New(t, 3)
 	w := &ackedWrites{jobs: map[uint64]string{}}
 	w.account, w.user = setupAccount(ctx, t, c, "chem")
 	writeSome(ctx, t, c, w, 12, "before")
 
-	old := c.waitLeader(ctx)
-	oldIdx := c.index(old)
+	old := c.WaitLeader(ctx)
+	oldIdx := c.Index(old)
 	killed := time.Now()
-	c.stop(oldIdx)
-	survivor := c.running()[0]
+	c.Stop(oldIdx)
+	survivor := c.Running()[0]
 	fctx, fcancel := context.WithTimeout(ctx, 10*time.Second)
 	submitUntilAccepted(fctx, t, c, survivor, w, "during")
 	fcancel()
 	t.Logf("first write committed %v after the leader (%s) stopped", time.Since(killed).Round(time.Millisecond), old.NodeID())
 
-	newLeader := c.waitLeader(ctx)
+	newLeader := c.WaitLeader(ctx)
 	if newLeader.NodeID() == old.NodeID() {
 		t.Fatal("the stopped server still leads")
 	}
 	writeSome(ctx, t, c, w, 6, "after")
-	for _, s := range c.running() {
+	for _, s := range c.Running() {
 		checkAcked(ctx, t, c, s, w)
 	}
 
 	// The old leader comes back from its data dir, catches up, and holds
 	// exactly the state the others hold.
-	c.start(oldIdx)
-	digest := c.waitConverged(ctx)
-	checkAcked(ctx, t, c, c.servers[oldIdx], w)
-	if d, _ := c.servers[oldIdx].FSM().Digest(); d != digest {
+	c.Start(oldIdx)
+	digest := c.WaitConverged(ctx)
+	checkAcked(ctx, t, c, c.Server(oldIdx), w)
+	if d, _ := c.Server(oldIdx).FSM().Digest(); d != digest {
 		t.Fatal("restarted server's digest differs after convergence")
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -38,10 +41,10 @@ type fuzzMethod struct {
 // Client- and bidirectional streams are left out: the worker stream has
 // its own fuzz test (fuzz_stream_test.go), reflection is grpc-go's, and
 // RestoreSnapshot is in unsafeForAdmin's reasoning.
-func registeredMethods(tb testing.TB, s *Server) []fuzzMethod {
+func registeredMethods(tb testing.TB, s *server.Server) []fuzzMethod {
 	tb.Helper()
 	var out []fuzzMethod
-	for svc, info := range s.grpc.GetServiceInfo() {
+	for svc, info := range s.GRPCServer().GetServiceInfo() {
 		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(svc))
 		if err != nil {
 			tb.Fatalf("service %s has no descriptor: %v", svc, err)
@@ -105,8 +108,8 @@ func answerOK(m fuzzMethod, code codes.Code) bool {
 
 // fuzzServer is the one server a fuzz target calls, with tokens.
 type fuzzServer struct {
-	c          *aclCluster
-	s          *Server
+	c          *testcluster.ACLCluster
+	s          *server.Server
 	conn       *grpc.ClientConn
 	admin      string
 	adminID    string
@@ -121,13 +124,13 @@ type fuzzServer struct {
 // requests naming them reach past the lookups.
 func newFuzzServer(tb testing.TB) *fuzzServer {
 	tb.Helper()
-	c := newACLCluster(tb, 1, nil)
+	c := testcluster.NewACL(tb, 1, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s := c.waitLeader(ctx)
-	admin, adminTok := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_ADMIN, "", 0)
-	fs := &fuzzServer{c: c, s: s, conn: c.conn(s), admin: admin, adminID: adminTok.GetId(), verifyEach: 64}
-	actx := as(ctx, admin)
+	s := c.WaitLeader(ctx)
+	admin, adminTok := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_ADMIN, "", 0)
+	fs := &fuzzServer{c: c, s: s, conn: c.Conn(s), admin: admin, adminID: adminTok.GetId(), verifyEach: 64}
+	actx := testcluster.As(ctx, admin)
 	if _, err := longfairv1.NewAccountsClient(fs.conn).CreateAccount(actx, &longfairv1.CreateAccountRequest{Name: "fz"}); err != nil {
 		tb.Fatal(err)
 	}
@@ -137,8 +140,8 @@ func newFuzzServer(tb testing.TB) *fuzzServer {
 	if _, err := longfairv1.NewGrantsClient(fs.conn).CreateGrant(actx, &longfairv1.CreateGrantRequest{Id: "fz-grant", Account: "fz", AmountMicroSu: 1e15}); err != nil {
 		tb.Fatal(err)
 	}
-	fs.user, _ = c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "fz-user", 0)
-	if _, err := longfairv1.NewJobsClient(fs.conn).SubmitJob(as(ctx, fs.user), fuzzSeedJob()); err != nil {
+	fs.user, _ = c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "fz-user", 0)
+	if _, err := longfairv1.NewJobsClient(fs.conn).SubmitJob(testcluster.As(ctx, fs.user), fuzzSeedJob()); err != nil {
 		tb.Fatal(err)
 	}
 	fs.methods = registeredMethods(tb, s)
@@ -156,7 +159,7 @@ func (fs *fuzzServer) call(m fuzzMethod, secret string, req proto.Message) *stat
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if secret != "" {
-		ctx = as(ctx, secret)
+		ctx = testcluster.As(ctx, secret)
 	}
 	if !m.stream {
 		return status.Convert(fs.conn.Invoke(ctx, m.name, req, m.reply.New().Interface()))
@@ -189,7 +192,7 @@ func (fs *fuzzServer) healthy(t *testing.T) {
 	if r, err := healthpb.NewHealthClient(fs.conn).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
 		t.Fatalf("health check after the call: %v %v", r, err)
 	}
-	if _, err := longfairv1.NewOperatorClient(fs.conn).GetLeader(as(ctx, fs.admin), &longfairv1.GetLeaderRequest{}); err != nil {
+	if _, err := longfairv1.NewOperatorClient(fs.conn).GetLeader(testcluster.As(ctx, fs.admin), &longfairv1.GetLeaderRequest{}); err != nil {
 		t.Fatalf("GetLeader after the call: %v", err)
 	}
 	if fs.calls.Add(1)%fs.verifyEach == 0 {
@@ -202,7 +205,7 @@ func (fs *fuzzServer) verify(tb testing.TB) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r, err := longfairv1.NewLedgerClient(fs.conn).Verify(as(ctx, fs.admin), &longfairv1.VerifyRequest{})
+	r, err := longfairv1.NewLedgerClient(fs.conn).Verify(testcluster.As(ctx, fs.admin), &longfairv1.VerifyRequest{})
 	if err != nil || !r.GetOk() {
 		tb.Fatalf("ledger verify: %v %v", r, err)
 	}

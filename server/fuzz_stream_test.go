@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 )
 
 // The worker stream fuzzer reads its input as a script of steps, each a
@@ -101,12 +103,12 @@ func streamAnswerOK(code codes.Code) bool {
 func FuzzWorkerStream(f *testing.F) {
 	fs := newFuzzServer(f)
 	const node = "fzw"
-	newProtoWorker(f, fs.c.testCluster, node, map[string]float64{"cpu": 4, "mem": 1 << 33})
+	newProtoWorker(f, fs.c.Cluster, node, map[string]float64{"cpu": 4, "mem": 1 << 33})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	worker, _ := fs.c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
+	worker, _ := fs.c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
 
-	ad := &longfairv1.WorkerAdvert{Version: 1, Role: roleWorker, NodeId: node, Resources: map[string]float64{"cpu": 4, "mem": 1 << 33}, Address: "127.0.0.1:1"}
+	ad := &longfairv1.WorkerAdvert{Version: 1, Role: server.RoleWorker, NodeId: node, Resources: map[string]float64{"cpu": 4, "mem": 1 << 33}, Address: "127.0.0.1:1"}
 	hello := func(fresh bool, session string) streamStep {
 		return protoStep(stepHello, &longfairv1.WorkerHello{Advert: ad, Session: session, Fresh: fresh})
 	}
@@ -145,7 +147,7 @@ func FuzzWorkerStream(f *testing.F) {
 func (fs *fuzzServer) play(secret string, steps []streamStep) (codes.Code, string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	stream, err := longfairv1.NewWorkersClient(fs.conn).Connect(as(ctx, secret))
+	stream, err := longfairv1.NewWorkersClient(fs.conn).Connect(testcluster.As(ctx, secret))
 	if err != nil {
 		st := status.Convert(err)
 		return st.Code(), st.Message()

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/worker"
 )
 
@@ -36,12 +38,12 @@ func wantRefusal(t *testing.T, err error, code codes.Code, words ...string) {
 func TestPolicySettingsAndAccountTree(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 3)
-	follower := c.follower(ctx)
-	op := longfairv1.NewOperatorClient(c.conn(follower))
+	c := testcluster.New(t, 3)
+	follower := c.Follower(ctx)
+	op := longfairv1.NewOperatorClient(c.Conn(follower))
 
 	var s *longfairv1.Settings
-	err := retryUnavailable(ctx, t, func() (err error) {
+	err := testcluster.RetryUnavailable(ctx, t, func() (err error) {
 		s, err = op.UpdateSettings(ctx, &longfairv1.UpdateSettingsRequest{
 			Policy: proto.String("qknobler"), QknoblerRho: proto.Float64(0),
 			Fawkes: &longfairv1.FawkesSettingsUpdate{Weighting: proto.String("jd"), Interval: durationpb.New(5 * time.Minute), Guarantee: proto.Float64(0.5)},
@@ -56,9 +58,9 @@ func TestPolicySettingsAndAccountTree(t *testing.T) {
 		f.GetGuarantee() != 0.5 || f.GetThreshold() != 10 || f.GetBase() != 2 {
 		t.Fatalf("settings after the update: %v", s)
 	}
-	c.waitConverged(ctx)
-	for _, srv := range c.running() {
-		got, err := longfairv1.NewOperatorClient(c.conn(srv)).GetSettings(ctx, &longfairv1.GetSettingsRequest{})
+	c.WaitConverged(ctx)
+	for _, srv := range c.Running() {
+		got, err := longfairv1.NewOperatorClient(c.Conn(srv)).GetSettings(ctx, &longfairv1.GetSettingsRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,10 +74,10 @@ func TestPolicySettingsAndAccountTree(t *testing.T) {
 	wantRefusal(t, err, codes.InvalidArgument, "ssd", "not one of the cluster's resources")
 
 	// The tree, built through the follower.
-	accounts := longfairv1.NewAccountsClient(c.conn(follower))
-	groups := longfairv1.NewGroupsClient(c.conn(follower))
+	accounts := longfairv1.NewAccountsClient(c.Conn(follower))
+	groups := longfairv1.NewGroupsClient(c.Conn(follower))
 	for _, name := range []string{"phys", "chem", "bio"} {
-		if err := retryUnavailable(ctx, t, func() error {
+		if err := testcluster.RetryUnavailable(ctx, t, func() error {
 			_, err := accounts.CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: name, Weight: proto.Float64(1)})
 			return ignoreExisting(err)
 		}); err != nil {
@@ -99,9 +101,9 @@ func TestPolicySettingsAndAccountTree(t *testing.T) {
 	_, err = groups.SetGroupWeight(ctx, &longfairv1.SetGroupWeightRequest{Path: "science//x", Weight: 1})
 	wantRefusal(t, err, codes.InvalidArgument, "empty name")
 
-	c.waitConverged(ctx)
-	leader := c.waitLeader(ctx)
-	list, err := longfairv1.NewGroupsClient(c.conn(leader)).ListGroups(ctx, &longfairv1.ListGroupsRequest{})
+	c.WaitConverged(ctx)
+	leader := c.WaitLeader(ctx)
+	list, err := longfairv1.NewGroupsClient(c.Conn(leader)).ListGroups(ctx, &longfairv1.ListGroupsRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,38 +131,9 @@ func TestPolicySettingsAndAccountTree(t *testing.T) {
 	if want := " bio science science/chem science/physics science/physics/phys"; strings.Join(paths, " ") != want {
 		t.Fatalf("tree paths %q, want %q", strings.Join(paths, " "), want)
 	}
-	report, err := longfairv1.NewFairnessClient(c.conn(leader)).GetFairnessReport(ctx, &longfairv1.GetFairnessReportRequest{Account: "phys"})
+	report, err := longfairv1.NewFairnessClient(c.Conn(leader)).GetFairnessReport(ctx, &longfairv1.GetFairnessReportRequest{Account: "phys"})
 	if err != nil || report.GetAccounts()[0].GetGroup() != "science/physics" {
 		t.Fatalf("fairness report of phys: %v, %v", report, err)
-	}
-}
-
-// A user token sees the tree's groups and its own accounts' leaves, and
-// only its own latency queues.
-func TestTreeAndQueueFiltersForUsers(t *testing.T) {
-	u := &userScope{user: "ann", accounts: []string{"phys"}}
-	tree := &longfairv1.AccountTree{Nodes: []*longfairv1.TreeNode{
-		{Path: ""}, {Path: "science", Name: "science"},
-		{Path: "science/phys", Name: "phys", IsAccount: true}, {Path: "science/chem", Name: "chem", IsAccount: true},
-	}}
-	rule, ok := ruleOf(apiPrefix + "Groups/GetAccountTree")
-	if !ok || rule.access != accessUser {
-		t.Fatalf("GetAccountTree rule %+v", rule)
-	}
-	rule.filter(u, tree)
-	if len(tree.Nodes) != 3 || tree.Nodes[2].GetName() != "phys" {
-		t.Fatalf("a user sees %v", tree.Nodes)
-	}
-	queues := &longfairv1.ListLatencyQueuesResponse{Queues: []*longfairv1.LatencyQueue{{Account: "chem"}, {Account: "phys"}}}
-	rule, _ = ruleOf(apiPrefix + "Queues/ListLatencyQueues")
-	rule.filter(u, queues)
-	if len(queues.Queues) != 1 || queues.Queues[0].GetAccount() != "phys" {
-		t.Fatalf("a user sees queues %v", queues.Queues)
-	}
-	for _, m := range []string{"Groups/SetGroupWeight", "Groups/RemoveGroup", "Groups/SetAccountGroup", "Queues/CreateLatencyQueue", "Queues/RemoveLatencyQueue"} {
-		if rule, _ := ruleOf(apiPrefix + m); rule.access != accessAdmin {
-			t.Errorf("%s is not admin-only", m)
-		}
 	}
 }
 
@@ -171,9 +144,9 @@ func TestTreeAndQueueFiltersForUsers(t *testing.T) {
 func TestLatencyQueuesOnALiveCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
-	conn := c.conn(leader)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
+	conn := c.Conn(leader)
 	queues := longfairv1.NewQueuesClient(conn)
 	accounts := longfairv1.NewAccountsClient(conn)
 	account, user := setupAccount(ctx, t, c, "phys")
@@ -193,8 +166,8 @@ func TestLatencyQueuesOnALiveCluster(t *testing.T) {
 	_, err := queues.CreateLatencyQueue(ctx, phys)
 	wantRefusal(t, err, codes.FailedPrecondition, "no worker node is up")
 
-	testWorker(t, c, "w1", func(cfg *worker.Config) { cfg.Resources = map[string]float64{"cpu": 4, "mem": 8 << 30} })
-	waitNodesUp(ctx, t, leader, "w1")
+	testcluster.Worker(t, c, "w1", func(cfg *worker.Config) { cfg.Resources = map[string]float64{"cpu": 4, "mem": 8 << 30} })
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
 	// 1 cpu for 300 s per 10 minutes, within phys's half of 4 cpu × 600 s.
 	q, err := queues.CreateLatencyQueue(ctx, phys)
 	if err != nil {
@@ -221,11 +194,11 @@ func TestLatencyQueuesOnALiveCluster(t *testing.T) {
 	if _, err := longfairv1.NewOperatorClient(conn).UpdateSettings(ctx, &longfairv1.UpdateSettingsRequest{Policy: proto.String("bpf")}); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := longfairv1.NewJobsClient(conn).SubmitJob(ctx, shellJob(account, user, "burst", 2, map[string]float64{"cpu": 1}, time.Minute, "true"))
+	resp, err := longfairv1.NewJobsClient(conn).SubmitJob(ctx, testcluster.ShellJob(account, user, "burst", 2, map[string]float64{"cpu": 1}, time.Minute, "true"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJobEnded(ctx, t, c, resp.GetJob().GetId())
+	testcluster.WaitJobEnded(ctx, t, c, resp.GetJob().GetId())
 	list, err := queues.ListLatencyQueues(ctx, &longfairv1.ListLatencyQueuesRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -241,13 +214,13 @@ func TestLatencyQueuesOnALiveCluster(t *testing.T) {
 func TestFawkesPartitionsOnALiveCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
-	conn := c.conn(leader)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
+	conn := c.Conn(leader)
 	phys, physUser := setupAccount(ctx, t, c, "phys")
 	chem, chemUser := setupAccount(ctx, t, c, "chem")
-	testWorker(t, c, "w1", func(cfg *worker.Config) { cfg.Resources = map[string]float64{"cpu": 4, "mem": 8 << 30} })
-	waitNodesUp(ctx, t, leader, "w1")
+	testcluster.Worker(t, c, "w1", func(cfg *worker.Config) { cfg.Resources = map[string]float64{"cpu": 4, "mem": 8 << 30} })
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
 	if _, err := longfairv1.NewOperatorClient(conn).UpdateSettings(ctx, &longfairv1.UpdateSettingsRequest{
 		Policy: proto.String("fawkes"),
 		Fawkes: &longfairv1.FawkesSettingsUpdate{Weighting: proto.String("td"), Interval: durationpb.New(2 * time.Second), Threshold: proto.Float64(-1)},
@@ -257,8 +230,8 @@ func TestFawkesPartitionsOnALiveCluster(t *testing.T) {
 	jobs := longfairv1.NewJobsClient(conn)
 	var ids []uint64
 	for _, j := range []*longfairv1.SubmitJobRequest{
-		shellJob(phys, physUser, "many", 12, map[string]float64{"cpu": 1}, time.Minute, "sleep 30"),
-		shellJob(chem, chemUser, "few", 3, map[string]float64{"cpu": 1}, time.Minute, "sleep 30"),
+		testcluster.ShellJob(phys, physUser, "many", 12, map[string]float64{"cpu": 1}, time.Minute, "sleep 30"),
+		testcluster.ShellJob(chem, chemUser, "few", 3, map[string]float64{"cpu": 1}, time.Minute, "sleep 30"),
 	} {
 		resp, err := jobs.SubmitJob(ctx, j)
 		if err != nil {
@@ -284,13 +257,13 @@ func TestFawkesPartitionsOnALiveCluster(t *testing.T) {
 		return out
 	}
 	// First both get a partition, then TD favours phys's longer queue.
-	waitFor(ctx, t, "partitions for both accounts", func() bool { s := shares(); return s["phys"] > 0 && s["chem"] > 0 })
-	waitFor(ctx, t, "phys's partition to grow past chem's", func() bool {
+	testcluster.WaitFor(ctx, t, "partitions for both accounts", func() bool { s := shares(); return s["phys"] > 0 && s["chem"] > 0 })
+	testcluster.WaitFor(ctx, t, "phys's partition to grow past chem's", func() bool {
 		s := shares()
 		return s["phys"] > s["chem"] && math.Abs(s["phys"]+s["chem"]-1) < 1e-9
 	})
 	// Every server's scheduling view carries them: here, the FSM's.
-	v := leader.FSM().View(now())
+	v := leader.FSM().View(ledger.Time(time.Now().UnixNano()))
 	for _, a := range v.Accounts {
 		if a.Share <= 0 {
 			t.Errorf("the view gives %s no partition", a.Name)

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // grpcurlPath finds bin/grpcurl at the repository root, which 'make
@@ -68,8 +70,8 @@ func TestGrpcurlListsAndCallsThroughReflection(t *testing.T) {
 	bin := grpcurlPath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	s := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	s := c.WaitLeader(ctx)
 	addr := s.GRPCAddr()
 
 	out, err := grpcurl(ctx, t, bin, addr, "list")
@@ -78,7 +80,7 @@ func TestGrpcurlListsAndCallsThroughReflection(t *testing.T) {
 	}
 	listed := strings.Fields(out)
 	var registered []string
-	for name := range s.grpc.GetServiceInfo() {
+	for name := range s.GRPCServer().GetServiceInfo() {
 		registered = append(registered, name)
 		if !slices.Contains(listed, name) {
 			t.Errorf("grpcurl list does not show the registered service %s; it shows %v", name, listed)
@@ -163,10 +165,10 @@ func TestGrpcurlCarriesABearerToken(t *testing.T) {
 	bin := grpcurlPath(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c := newACLCluster(t, 1, nil)
-	s := c.waitLeader(ctx)
+	c := testcluster.NewACL(t, 1, nil)
+	s := c.WaitLeader(ctx)
 	addr := s.GRPCAddr()
-	bearer := "authorization: Bearer " + aclTestSecret
+	bearer := "authorization: Bearer " + testcluster.BootstrapSecret
 
 	if _, err := grpcurl(ctx, t, bin, addr, "list"); err == nil || !strings.Contains(err.Error(), "Unauthenticated") {
 		t.Errorf("grpcurl list without a token: %v; want Unauthenticated", err)

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // BenchmarkSubmitRoundTripHTTPvsGRPC: the round trip of one job
@@ -20,10 +21,10 @@ import (
 // ratio says how much.
 func BenchmarkSubmitRoundTripHTTPvsGRPC(b *testing.B) {
 	ctx := context.Background()
-	c := newTestClusterWith(b, 1, withHTTP)
-	s := c.waitLeader(ctx)
+	c := testcluster.NewWith(b, 1, withHTTP)
+	s := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, b, c, "bench")
-	jobs := longfairv1.NewJobsClient(c.conn(s))
+	jobs := longfairv1.NewJobsClient(c.Conn(s))
 	hc := &http.Client{Timeout: 10 * time.Second}
 	url := s.HTTPURL() + "/v1/jobs"
 	const rounds = 200
@@ -31,7 +32,7 @@ func BenchmarkSubmitRoundTripHTTPvsGRPC(b *testing.B) {
 	b.ResetTimer()
 	for i := range rounds * b.N {
 		start := time.Now()
-		if _, err := jobs.SubmitJob(ctx, shellJob(account, user, fmt.Sprintf("g%d", i), 1, map[string]float64{"cpu": 1}, time.Minute, "true")); err != nil {
+		if _, err := jobs.SubmitJob(ctx, testcluster.ShellJob(account, user, fmt.Sprintf("g%d", i), 1, map[string]float64{"cpu": 1}, time.Minute, "true")); err != nil {
 			b.Fatal(err)
 		}
 		viaGRPC = append(viaGRPC, time.Since(start))

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -33,7 +35,7 @@ type apiClient struct {
 	client *http.Client
 }
 
-func newAPIClient(tb testing.TB, s *Server, token string) *apiClient {
+func newAPIClient(tb testing.TB, s *server.Server, token string) *apiClient {
 	return &apiClient{tb: tb, base: s.HTTPURL(), token: token, client: &http.Client{Timeout: 20 * time.Second}}
 }
 
@@ -116,11 +118,11 @@ func refusedLike(tb testing.TB, what string, grpcErr error, code int, body []byt
 // wrong one, a user beyond their rights, bad input) carry the HTTP status
 // of the gRPC code and the gRPC message, leaving the state as it was.
 func TestHTTPAPIBehavesAsGRPC(t *testing.T) {
-	c := newACLCluster(t, 3, withHTTP)
+	c := testcluster.NewACL(t, 3, withHTTP)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	follower := c.follower(ctx)
-	admin := newAPIClient(t, follower, aclTestSecret)
+	follower := c.Follower(ctx)
+	admin := newAPIClient(t, follower, testcluster.BootstrapSecret)
 
 	// Writes through a follower's HTTP listener reach the leader.
 	var acct longfairv1.Account
@@ -132,12 +134,12 @@ func TestHTTPAPIBehavesAsGRPC(t *testing.T) {
 	admin.ok("POST", "/v1/users", `{"name": "bob"}`, nil)
 	admin.ok("POST", "/v1/accounts", `{"name": "chem"}`, nil)
 	admin.ok("POST", "/v1/grants", `{"id": "g1", "account": "phys", "amount_micro_su": "1000000000000"}`, nil)
-	leader := c.waitLeader(ctx)
+	leader := c.WaitLeader(ctx)
 	if got, err := leader.FSM().Account("phys"); err != nil || got.Name != "phys" {
 		t.Fatalf("the leader does not hold the account created over HTTP: %+v, %v", got, err)
 	}
 
-	annSecret, _ := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "ann", 0)
+	annSecret, _ := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "ann", 0)
 	ann := newAPIClient(t, follower, annSecret)
 	var sub longfairv1.SubmitJobResponse
 	ann.ok("POST", "/v1/jobs", `{"account": "phys", "user": "ann", "name": "sweep", "demand": {"cpu": 1},
@@ -151,7 +153,7 @@ func TestHTTPAPIBehavesAsGRPC(t *testing.T) {
 	// not matter) it is the job gRPC returns.
 	var got longfairv1.Job
 	ann.ok("GET", "/v1/jobs/"+itoa(id), "", &got, "Longfair-Consistent", "true")
-	want, err := longfairv1.NewJobsClient(c.conn(leader)).GetJob(as(ctx, annSecret), &longfairv1.GetJobRequest{JobId: id})
+	want, err := longfairv1.NewJobsClient(c.Conn(leader)).GetJob(testcluster.As(ctx, annSecret), &longfairv1.GetJobRequest{JobId: id})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,31 +174,31 @@ func TestHTTPAPIBehavesAsGRPC(t *testing.T) {
 		t.Errorf("GET /v1/jobs?account=phys lists %v, want job %d", list.GetJobs(), id)
 	}
 
-	before := fingerprint(t, leader)
-	jobs := longfairv1.NewJobsClient(c.conn(follower))
+	before := testcluster.Fingerprint(t, leader)
+	jobs := longfairv1.NewJobsClient(c.Conn(follower))
 
 	// No token, and an unknown one: Unauthenticated, 401.
 	_, gerr := jobs.GetJob(ctx, &longfairv1.GetJobRequest{JobId: id})
 	code, body := newAPIClient(t, follower, "").do("GET", "/v1/jobs/"+itoa(id), "")
 	refusedLike(t, "no token", gerr, code, body, http.StatusUnauthorized)
 	wrong := "lf_not-a-token-of-this-cluster-000000"
-	_, gerr = jobs.GetJob(as(ctx, wrong), &longfairv1.GetJobRequest{JobId: id})
+	_, gerr = jobs.GetJob(testcluster.As(ctx, wrong), &longfairv1.GetJobRequest{JobId: id})
 	code, body = newAPIClient(t, follower, wrong).do("GET", "/v1/jobs/"+itoa(id), "")
 	refusedLike(t, "unknown token", gerr, code, body, http.StatusUnauthorized)
 
 	// A user asking for what only admins or other accounts' members may:
 	// PermissionDenied, 403.
-	_, gerr = longfairv1.NewACLClient(c.conn(follower)).ListTokens(as(ctx, annSecret), &longfairv1.ListTokensRequest{})
+	_, gerr = longfairv1.NewACLClient(c.Conn(follower)).ListTokens(testcluster.As(ctx, annSecret), &longfairv1.ListTokensRequest{})
 	code, body = ann.do("GET", "/v1/tokens", "")
 	refusedLike(t, "user lists tokens", gerr, code, body, http.StatusForbidden)
-	_, gerr = longfairv1.NewLedgerClient(c.conn(follower)).GetBalance(as(ctx, annSecret), &longfairv1.GetBalanceRequest{Account: "chem"})
+	_, gerr = longfairv1.NewLedgerClient(c.Conn(follower)).GetBalance(testcluster.As(ctx, annSecret), &longfairv1.GetBalanceRequest{Account: "chem"})
 	code, body = ann.do("GET", "/v1/accounts/chem/balance", "")
 	refusedLike(t, "user reads another account", gerr, code, body, http.StatusForbidden)
 
 	// Bad input: InvalidArgument, 400, with the validation's message.
 	bad := &longfairv1.SubmitJobRequest{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1},
 		Tasks: 0, Command: []string{"true"}}
-	_, gerr = jobs.SubmitJob(as(ctx, annSecret), bad)
+	_, gerr = jobs.SubmitJob(testcluster.As(ctx, annSecret), bad)
 	badJSON, err := protojson.Marshal(bad)
 	if err != nil {
 		t.Fatal(err)
@@ -212,11 +214,11 @@ func TestHTTPAPIBehavesAsGRPC(t *testing.T) {
 	if code != http.StatusBadRequest || !strings.Contains(string(body), "job_id") {
 		t.Errorf("a job id that is not a number: HTTP %d %s, want 400 naming job_id", code, body)
 	}
-	_, gerr = jobs.GetJob(as(ctx, annSecret), &longfairv1.GetJobRequest{JobId: id + 1000})
+	_, gerr = jobs.GetJob(testcluster.As(ctx, annSecret), &longfairv1.GetJobRequest{JobId: id + 1000})
 	code, body = ann.do("GET", "/v1/jobs/"+itoa(id+1000), "", "Longfair-Consistent", "true")
 	refusedLike(t, "unknown job", gerr, code, body, http.StatusNotFound)
-	c.waitApplied(ctx)
-	if after := fingerprint(t, leader); after != before {
+	c.WaitApplied(ctx)
+	if after := testcluster.Fingerprint(t, leader); after != before {
 		t.Errorf("refused HTTP calls changed the state:\nbefore %s\nafter  %s", before, after)
 	}
 
@@ -310,7 +312,7 @@ func TestHTTPAPIBehavesAsGRPC(t *testing.T) {
 		if strings.Join(names, ",") != "phys" {
 			t.Errorf("curl fairness as ann shows accounts %v, want only her own, phys", names)
 		}
-		_, gerr = longfairv1.NewLedgerClient(c.conn(follower)).GetBalance(as(ctx, annSecret), &longfairv1.GetBalanceRequest{Account: "chem"})
+		_, gerr = longfairv1.NewLedgerClient(c.Conn(follower)).GetBalance(testcluster.As(ctx, annSecret), &longfairv1.GetBalanceRequest{Account: "chem"})
 		code, body = run(append(auth, follower.HTTPURL()+"/v1/accounts/chem/balance")...)
 		refusedLike(t, "curl: a user reads another account", gerr, code, body, http.StatusForbidden)
 	})
@@ -341,8 +343,8 @@ func (a *apiClient) stream(method, path string) *http.Response {
 // the server serves, from what the server registered (only the workers'
 // own stream is left out), and none for an RPC it does not serve.
 func TestOpenAPIDocumentCoversThePublicAPI(t *testing.T) {
-	c := newTestClusterWith(t, 1, withHTTP)
-	s := c.running()[0]
+	c := testcluster.NewWith(t, 1, withHTTP)
+	s := c.Running()[0]
 	code, served := newAPIClient(t, s, "").do("GET", longfairv1.OpenAPIPath, "")
 	if code != http.StatusOK {
 		t.Fatalf("GET %s: HTTP %d %s", longfairv1.OpenAPIPath, code, served)
@@ -374,16 +376,15 @@ func TestOpenAPIDocumentCoversThePublicAPI(t *testing.T) {
 		}
 	}
 	rpcs := 0
-	for svc, info := range s.grpc.GetServiceInfo() {
-		name, ok := strings.CutPrefix(svc, strings.TrimPrefix(apiPrefix, "/"))
+	for svc, info := range s.GRPCServer().GetServiceInfo() {
+		name, ok := strings.CutPrefix(svc, strings.TrimPrefix(server.APIPrefix, "/"))
 		if !ok {
 			continue // gRPC's own (health, reflection)
 		}
 		for _, m := range info.Methods {
-			full := apiPrefix + name + "/" + m.Name
+			full := server.APIPrefix + name + "/" + m.Name
 			id := name + "_" + m.Name
-			rule, _ := ruleOf(full)
-			if rule.access == accessWorker {
+			if server.OnlyWorkersCall(full) {
 				// The workers' stream to the leader: not a user's call.
 				if _, ok := documented[id]; ok {
 					t.Errorf("%s is documented over HTTP, but only workers call it", full)
@@ -410,16 +411,16 @@ func TestOpenAPIDocumentCoversThePublicAPI(t *testing.T) {
 // signed, as its gRPC listener does.
 func TestHTTPAPIOverTLS(t *testing.T) {
 	pki := tlstest.New(t, "cluster")
-	c := newACLCluster(t, 1, func(cfg *Config) {
+	c := testcluster.NewACL(t, 1, func(cfg *server.Config) {
 		cfg.TLS = pki.Issue(cfg.NodeID)
 		withHTTP(cfg)
 	})
-	s := c.running()[0]
+	s := c.Running()[0]
 	if !strings.HasPrefix(s.HTTPURL(), "https://") {
 		t.Fatalf("HTTPURL %q: want https with TLS configured", s.HTTPURL())
 	}
 	clientFor := func(cfg *tls.Config) *apiClient {
-		a := newAPIClient(t, s, aclTestSecret)
+		a := newAPIClient(t, s, testcluster.BootstrapSecret)
 		a.client.Transport = &http.Transport{TLSClientConfig: cfg}
 		return a
 	}
@@ -438,12 +439,12 @@ func TestHTTPAPIOverTLS(t *testing.T) {
 	noCert := withCert.Clone()
 	noCert.Certificates = nil
 	req, _ := http.NewRequest("GET", s.HTTPURL()+"/v1/whoami", nil)
-	req.Header.Set("Authorization", "Bearer "+aclTestSecret)
+	req.Header.Set("Authorization", "Bearer "+testcluster.BootstrapSecret)
 	if resp, err := (&http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: noCert}}).Do(req); err == nil {
 		resp.Body.Close()
 		t.Errorf("HTTPS without a client certificate answered HTTP %d; want the handshake refused", resp.StatusCode)
 	}
-	plain := newAPIClient(t, s, aclTestSecret)
+	plain := newAPIClient(t, s, testcluster.BootstrapSecret)
 	plain.base = "http://" + s.HTTPAddr()
 	if code, body := plain.do("GET", "/v1/whoami", ""); code == http.StatusOK {
 		t.Errorf("plain HTTP to the TLS listener answered 200: %s", body)
@@ -478,19 +479,19 @@ func atoi(tb testing.TB, s string) int {
 func TestHTTPFollowsTaskOutput(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestClusterWith(t, 1, withHTTP)
-	s := c.waitLeader(ctx)
+	c := testcluster.NewWith(t, 1, withHTTP)
+	s := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "physics")
-	testWorker(t, c, "w1", nil)
-	waitNodesUp(ctx, t, s, "w1")
+	testcluster.Worker(t, c, "w1", nil)
+	testcluster.WaitNodesUp(ctx, t, s, "w1")
 	gate := filepath.Join(t.TempDir(), "go")
-	resp, err := longfairv1.NewJobsClient(c.conn(s)).SubmitJob(ctx, shellJob(account, user, "talk", 1, map[string]float64{"cpu": 1}, time.Minute,
+	resp, err := longfairv1.NewJobsClient(c.Conn(s)).SubmitJob(ctx, testcluster.ShellJob(account, user, "talk", 1, map[string]float64{"cpu": 1}, time.Minute,
 		`echo first; for i in $(seq 300); do [ -e '`+gate+`' ] && break; sleep 0.1; done; echo second`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := resp.GetJob().GetId()
-	waitFor(ctx, t, "the task to start", func() bool {
+	testcluster.WaitFor(ctx, t, "the task to start", func() bool {
 		ts, _, _ := s.FSM().Tasks(id, 0, 1)
 		return len(ts) == 1
 	})
@@ -533,7 +534,7 @@ func TestHTTPFollowsTaskOutput(t *testing.T) {
 	if err := lines.Err(); err != nil {
 		t.Fatalf("reading the stream: %v", err)
 	}
-	whole, err := readOutput(ctx, c.conn(s), id)
+	whole, err := readOutput(ctx, c.Conn(s), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +542,7 @@ func TestHTTPFollowsTaskOutput(t *testing.T) {
 		t.Errorf("followed over HTTP %q; gRPC reads %q; want %q", got, whole, "first\nsecond\n")
 	}
 
-	_, gerr := readOutput(ctx, c.conn(s), id+1)
+	_, gerr := readOutput(ctx, c.Conn(s), id+1)
 	code, body := newAPIClient(t, s, "").do("GET", "/v1/jobs/"+itoa(id+1)+"/tasks/0/output", "")
 	var e struct {
 		Error json.RawMessage `json:"error"`

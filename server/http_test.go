@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 )
 
 // probe GETs path on a server's HTTP listener and returns the status code
@@ -33,7 +36,7 @@ func probe(t testing.TB, addr, path string) (int, string) {
 func waitProbe(ctx context.Context, t testing.TB, addr, path string, code int) string {
 	t.Helper()
 	var body string
-	waitFor(ctx, t, path+" answering "+http.StatusText(code), func() bool {
+	testcluster.WaitFor(ctx, t, path+" answering "+http.StatusText(code), func() bool {
 		var got int
 		got, body = probe(t, addr, path)
 		return got == code
@@ -48,9 +51,9 @@ func waitProbe(ctx context.Context, t testing.TB, addr, path string, code int) s
 func TestReadyzFollowsQuorum(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestClusterWith(t, 3, withHTTP)
-	c.waitLeader(ctx)
-	for _, s := range c.running() {
+	c := testcluster.NewWith(t, 3, withHTTP)
+	c.WaitLeader(ctx)
+	for _, s := range c.Running() {
 		if code, body := probe(t, s.HTTPAddr(), "/healthz"); code != http.StatusOK {
 			t.Errorf("%s /healthz = %d %q", s.NodeID(), code, body)
 		}
@@ -58,12 +61,12 @@ func TestReadyzFollowsQuorum(t *testing.T) {
 	}
 
 	// Stop two of three: the one left cannot have a leader.
-	left := c.running()[0]
-	leftIdx := c.index(left)
+	left := c.Running()[0]
+	leftIdx := c.Index(left)
 	var stopped []int
-	for i := range c.servers {
+	for i := range c.Len() {
 		if i != leftIdx {
-			c.stop(i)
+			c.Stop(i)
 			stopped = append(stopped, i)
 		}
 	}
@@ -83,7 +86,7 @@ func TestReadyzFollowsQuorum(t *testing.T) {
 	}
 
 	// One back: two of three is a majority again.
-	back := c.start(stopped[0])
+	back := c.Start(stopped[0])
 	waitProbe(ctx, t, left.HTTPAddr(), "/readyz", http.StatusOK)
 	waitProbe(ctx, t, back.HTTPAddr(), "/readyz", http.StatusOK)
 }
@@ -93,22 +96,22 @@ func TestHTTPListenerLifecycle(t *testing.T) {
 	defer cancel()
 
 	// Disabled unless configured: an embedded server binds no HTTP port.
-	plain := newTestCluster(t, 1)
-	if addr := plain.running()[0].HTTPAddr(); addr != "" {
+	plain := testcluster.New(t, 1)
+	if addr := plain.Running()[0].HTTPAddr(); addr != "" {
 		t.Errorf("a server without http_addr listens on %s", addr)
 	}
 
-	c := newTestClusterWith(t, 1, withHTTP)
-	s := c.waitLeader(ctx)
+	c := testcluster.NewWith(t, 1, withHTTP)
+	s := c.WaitLeader(ctx)
 	addr := s.HTTPAddr()
 	waitProbe(ctx, t, addr, "/readyz", http.StatusOK)
 
 	// A second server asking for the same port is refused at start, with
 	// the flag to change.
-	busy := testConfig(t.TempDir(), "busy")
+	busy := testcluster.Config(t.TempDir(), "busy")
 	busy.Bootstrap = true
 	busy.HTTPAddr = addr
-	other, err := New(busy, nil)
+	other, err := server.New(busy, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,33 +122,8 @@ func TestHTTPListenerLifecycle(t *testing.T) {
 	}
 
 	// Shutdown closes the listener.
-	c.stop(0)
+	c.Stop(0)
 	if code, _ := probe(t, addr, "/healthz"); code != 0 {
 		t.Errorf("/healthz after shutdown answered %d", code)
-	}
-}
-
-func TestValidateHTTPAndLogSettings(t *testing.T) {
-	for _, tc := range []struct {
-		tune func(*Config)
-		want string // "" means valid
-	}{
-		{func(c *Config) { c.HTTPAddr = "" }, ""},
-		{func(c *Config) { c.HTTPAddr = "0.0.0.0:7413" }, ""},
-		{func(c *Config) { c.HTTPAddr = "7413" }, "http address"},
-		{func(c *Config) { c.HTTPAddr = "127.0.0.1:99999" }, "http address"},
-		{func(c *Config) { c.LogLevel = "loud" }, "log_level"},
-		{func(c *Config) { c.LogFormat = "xml" }, "log_format"},
-		{func(c *Config) { c.LogLevel, c.LogFormat = "debug", "json" }, ""},
-	} {
-		cfg := validConfig()
-		tc.tune(&cfg)
-		err := cfg.Validate()
-		switch {
-		case tc.want == "" && err != nil:
-			t.Errorf("http %q log %q/%q refused: %v", cfg.HTTPAddr, cfg.LogLevel, cfg.LogFormat, err)
-		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("http %q log %q/%q: error %v, want one naming %q", cfg.HTTPAddr, cfg.LogLevel, cfg.LogFormat, err, tc.want)
-		}
 	}
 }

@@ -66,7 +66,7 @@ func (s *Server) stateCheckLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if !s.IsLeader() || !s.leaderReady.Load() {
+		if !s.Leading() {
 			continue
 		}
 		if s.fsm.Diverged() != nil {

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
+
 	bolt "go.etcd.io/bbolt"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -62,11 +65,11 @@ func editGrantAmounts(t *testing.T, dataDir string, factor int64) {
 
 // waitGossipSees waits until every running server has s in its gossip
 // view, so that the leader can ask it for its digest.
-func waitGossipSees(ctx context.Context, t *testing.T, c *testCluster, s *Server) {
+func waitGossipSees(ctx context.Context, t *testing.T, c *testcluster.Cluster, s *server.Server) {
 	t.Helper()
-	for _, o := range c.running() {
+	for _, o := range c.Running() {
 		for {
-			if _, ok := o.gossip.Server(s.NodeID()); ok {
+			if o.SeesServer(s.NodeID()) {
 				break
 			}
 			if ctx.Err() != nil {
@@ -77,8 +80,8 @@ func waitGossipSees(ctx context.Context, t *testing.T, c *testCluster, s *Server
 	}
 }
 
-func withStateCheckEvery(d time.Duration) func(*Config) {
-	return func(c *Config) { c.StateCheck.Interval = Duration(d) }
+func withStateCheckEvery(d time.Duration) func(*server.Config) {
+	return func(c *server.Config) { c.StateCheck.Interval = server.Duration(d) }
 }
 
 // TestEditedStateIsFoundAndRefused edits a grant's amount in one stopped
@@ -100,12 +103,12 @@ func TestEditedStateIsFoundAndRefused(t *testing.T) {
 func testEditedState(t *testing.T, crashed bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestClusterWith(t, 3, func(cfg *Config) {
+	c := testcluster.NewWith(t, 3, func(cfg *server.Config) {
 		withStateCheckEvery(100 * time.Millisecond)(cfg)
 		cfg.HTTPAddr = "127.0.0.1:0" // for /metrics
 	})
-	leader := c.waitLeader(ctx)
-	lconn := c.conn(leader)
+	leader := c.WaitLeader(ctx)
+	lconn := c.Conn(leader)
 	if _, err := longfairv1.NewAccountsClient(lconn).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "astro"}); err != nil {
 		t.Fatal(err)
 	}
@@ -113,20 +116,20 @@ func testEditedState(t *testing.T, crashed bool) {
 	if _, err := longfairv1.NewGrantsClient(lconn).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: "g1", Account: "astro", AmountMicroSu: amount}); err != nil {
 		t.Fatal(err)
 	}
-	c.waitConverged(ctx)
+	c.WaitConverged(ctx)
 
-	victim := c.follower(ctx)
-	vi := c.index(victim)
-	c.stop(vi)
-	editGrantAmounts(t, c.cfgs[vi].DataDir, 1000)
+	victim := c.Follower(ctx)
+	vi := c.Index(victim)
+	c.Stop(vi)
+	editGrantAmounts(t, c.ServerConfig(vi).DataDir, 1000)
 	if crashed {
-		if err := os.Remove(filepath.Join(c.cfgs[vi].DataDir, "fsm", fsm.FileName+".shutdown-digest")); err != nil {
+		if err := os.Remove(filepath.Join(c.ServerConfig(vi).DataDir, "fsm", fsm.FileName+".shutdown-digest")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	victim = c.start(vi)
+	victim = c.Start(vi)
 	// The edited server stops serving reads, saying why.
-	vconn := c.conn(victim)
+	vconn := c.Conn(victim)
 	var readErr error
 	var served []*longfairv1.Grant
 	writes := 0
@@ -148,8 +151,8 @@ func testEditedState(t *testing.T, crashed bool) {
 		// The group keeps being written to, so periodic checks run (a
 		// quiet group's state does not change, and is not checked).
 		writes++
-		if err := retryUnavailable(ctx, t, func() error {
-			_, err := longfairv1.NewAccountsClient(c.conn(c.waitLeader(ctx))).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: fmt.Sprintf("acct-%d", writes)})
+		if err := testcluster.RetryUnavailable(ctx, t, func() error {
+			_, err := longfairv1.NewAccountsClient(c.Conn(c.WaitLeader(ctx))).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: fmt.Sprintf("acct-%d", writes)})
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -168,11 +171,11 @@ func testEditedState(t *testing.T, crashed bool) {
 	}
 
 	// The others serve the true amount and are ready.
-	for _, s := range c.running() {
+	for _, s := range c.Running() {
 		if s == victim {
 			continue
 		}
-		resp, err := longfairv1.NewGrantsClient(c.conn(s)).ListGrants(ctx, &longfairv1.ListGrantsRequest{Account: "astro"})
+		resp, err := longfairv1.NewGrantsClient(c.Conn(s)).ListGrants(ctx, &longfairv1.ListGrantsRequest{Account: "astro"})
 		if err != nil {
 			t.Fatalf("%s refuses reads: %v", s.NodeID(), err)
 		}
@@ -185,7 +188,7 @@ func testEditedState(t *testing.T, crashed bool) {
 	}
 
 	// A write sent through the edited server is forwarded to the leader.
-	if err := retryUnavailable(ctx, t, func() error {
+	if err := testcluster.RetryUnavailable(ctx, t, func() error {
 		_, err := longfairv1.NewGrantsClient(vconn).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: "g3", Account: "astro", AmountMicroSu: 7})
 		return err
 	}); err != nil {
@@ -195,7 +198,7 @@ func testEditedState(t *testing.T, crashed bool) {
 	// The operator's check names it, once every server knows where it is.
 	waitGossipSees(ctx, t, c, victim)
 	var vs *longfairv1.VerifyStateResponse
-	if err := retryUnavailable(ctx, t, func() error {
+	if err := testcluster.RetryUnavailable(ctx, t, func() error {
 		var err error
 		vs, err = longfairv1.NewOperatorClient(vconn).VerifyState(ctx, &longfairv1.VerifyStateRequest{})
 		return err
@@ -227,37 +230,37 @@ func TestDamagedLeaderIsJudgedByMostServers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// No periodic checks: verify-state alone must find it.
-	c := newTestClusterWith(t, 3, withStateCheckEvery(0))
-	leader := c.waitLeader(ctx)
-	if _, err := longfairv1.NewAccountsClient(c.conn(leader)).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "astro"}); err != nil {
+	c := testcluster.NewWith(t, 3, withStateCheckEvery(0))
+	leader := c.WaitLeader(ctx)
+	if _, err := longfairv1.NewAccountsClient(c.Conn(leader)).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "astro"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := longfairv1.NewGrantsClient(c.conn(leader)).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: "g1", Account: "astro", AmountMicroSu: 5_000_000}); err != nil {
+	if _, err := longfairv1.NewGrantsClient(c.Conn(leader)).CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: "g1", Account: "astro", AmountMicroSu: 5_000_000}); err != nil {
 		t.Fatal(err)
 	}
-	c.waitConverged(ctx)
-	victim := c.follower(ctx)
-	vi := c.index(victim)
-	c.stop(vi)
-	editGrantAmounts(t, c.cfgs[vi].DataDir, 1000)
+	c.WaitConverged(ctx)
+	victim := c.Follower(ctx)
+	vi := c.Index(victim)
+	c.Stop(vi)
+	editGrantAmounts(t, c.ServerConfig(vi).DataDir, 1000)
 	// As after a crash, without the shutdown record that would have the
 	// victim find the edit itself at start-up: the others must find it.
-	if err := os.Remove(filepath.Join(c.cfgs[vi].DataDir, "fsm", fsm.FileName+".shutdown-digest")); err != nil {
+	if err := os.Remove(filepath.Join(c.ServerConfig(vi).DataDir, "fsm", fsm.FileName+".shutdown-digest")); err != nil {
 		t.Fatal(err)
 	}
-	victim = c.start(vi)
+	victim = c.Start(vi)
 	if d := victim.FSM().Diverged(); d != nil {
 		t.Fatalf("the victim knows it diverged before any comparison: %v", d)
 	}
 
 	// Once it has caught up, it is made the leader.
 	for {
-		cur := c.waitLeader(ctx)
-		if cur == victim && victim.leaderReady.Load() {
+		cur := c.WaitLeader(ctx)
+		if cur == victim && victim.Leading() {
 			break
 		}
-		if cur != victim && victim.raft.AppliedIndex() >= cur.raft.AppliedIndex() {
-			_ = cur.raft.LeadershipTransferToServer(raft.ServerID(victim.NodeID()), raft.ServerAddress(victim.RaftAddr())).Error()
+		if cur != victim && victim.Raft().AppliedIndex() >= cur.Raft().AppliedIndex() {
+			_ = cur.Raft().LeadershipTransferToServer(raft.ServerID(victim.NodeID()), raft.ServerAddress(victim.RaftAddr())).Error()
 		}
 		if ctx.Err() != nil {
 			t.Fatalf("could not make %s the leader", victim.NodeID())
@@ -266,16 +269,16 @@ func TestDamagedLeaderIsJudgedByMostServers(t *testing.T) {
 	}
 
 	waitGossipSees(ctx, t, c, victim)
-	var followers []*Server
-	for _, s := range c.running() {
+	var followers []*server.Server
+	for _, s := range c.Running() {
 		if s != victim {
 			followers = append(followers, s)
 		}
 	}
 	var vs *longfairv1.VerifyStateResponse
-	if err := retryUnavailable(ctx, t, func() error {
+	if err := testcluster.RetryUnavailable(ctx, t, func() error {
 		var err error
-		vs, err = longfairv1.NewOperatorClient(c.conn(followers[0])).VerifyState(ctx, &longfairv1.VerifyStateRequest{})
+		vs, err = longfairv1.NewOperatorClient(c.Conn(followers[0])).VerifyState(ctx, &longfairv1.VerifyStateRequest{})
 		return err
 	}); err != nil {
 		t.Fatalf("verify-state: %v", err)
@@ -298,19 +301,19 @@ func TestDamagedLeaderIsJudgedByMostServers(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if _, err := longfairv1.NewGrantsClient(c.conn(victim)).ListGrants(ctx, &longfairv1.ListGrantsRequest{Account: "astro"}); status.Code(err) != codes.Unavailable {
+	if _, err := longfairv1.NewGrantsClient(c.Conn(victim)).ListGrants(ctx, &longfairv1.ListGrantsRequest{Account: "astro"}); status.Code(err) != codes.Unavailable {
 		t.Errorf("a read on the damaged server: %v; want Unavailable", err)
 	}
 	for _, s := range followers {
 		if d := s.FSM().Diverged(); d != nil {
 			t.Errorf("%s agrees with most servers but marked itself diverged: %v", s.NodeID(), d)
 		}
-		resp, err := longfairv1.NewGrantsClient(c.conn(s)).ListGrants(ctx, &longfairv1.ListGrantsRequest{Account: "astro"})
+		resp, err := longfairv1.NewGrantsClient(c.Conn(s)).ListGrants(ctx, &longfairv1.ListGrantsRequest{Account: "astro"})
 		if err != nil || len(resp.GetGrants()) != 1 || resp.GetGrants()[0].GetAmountMicroSu() != 5_000_000 {
 			t.Errorf("%s serves %v, %v; want the grant of 5000000", s.NodeID(), resp.GetGrants(), err)
 		}
 	}
-	c.waitLeader(ctx)
+	c.WaitLeader(ctx)
 }
 
 // With the ACL on, the leader's periodic state check must still reach the
@@ -321,14 +324,14 @@ func TestDamagedLeaderIsJudgedByMostServers(t *testing.T) {
 func TestStateDigestsAreAskedForWithTheACLOn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newACLCluster(t, 3, withStateCheckEvery(200*time.Millisecond))
-	leader := c.waitLeader(ctx)
-	admin := as(ctx, aclTestSecret)
-	if _, err := longfairv1.NewAccountsClient(c.conn(leader)).CreateAccount(admin, &longfairv1.CreateAccountRequest{Name: "astro"}); err != nil {
+	c := testcluster.NewACL(t, 3, withStateCheckEvery(200*time.Millisecond))
+	leader := c.WaitLeader(ctx)
+	admin := testcluster.As(ctx, testcluster.BootstrapSecret)
+	if _, err := longfairv1.NewAccountsClient(c.Conn(leader)).CreateAccount(admin, &longfairv1.CreateAccountRequest{Name: "astro"}); err != nil {
 		t.Fatal(err)
 	}
-	var follower *Server
-	for _, s := range c.running() {
+	var follower *server.Server
+	for _, s := range c.Running() {
 		if s != leader {
 			follower = s
 		}
@@ -340,14 +343,14 @@ func TestStateDigestsAreAskedForWithTheACLOn(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	index := follower.FSM().LatestCheckpoint()
-	got, err := longfairv1.NewOperatorClient(c.conn(follower)).GetStateDigest(ctx, &longfairv1.GetStateDigestRequest{Index: index})
+	got, err := longfairv1.NewOperatorClient(c.Conn(follower)).GetStateDigest(ctx, &longfairv1.GetStateDigestRequest{Index: index})
 	if err != nil {
 		t.Fatalf("GetStateDigest without a token on an ACL cluster: %v", err)
 	}
 	if got.GetDigest() == "" {
 		t.Fatalf("GetStateDigest of checkpoint %d gave no digest: %v", index, got)
 	}
-	for _, s := range c.running() {
+	for _, s := range c.Running() {
 		if d := s.FSM().Diverged(); d != nil {
 			t.Errorf("%s marked itself diverged on a healthy ACL cluster: %v", s.NodeID(), d)
 		}

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
@@ -21,9 +24,9 @@ func BenchmarkMetricsScrape(b *testing.B) {
 	const accounts = 1000
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	c := newTestClusterWith(b, 1, withHTTP)
-	s := c.waitLeader(ctx)
-	conn := c.conn(s)
+	c := testcluster.NewWith(b, 1, withHTTP)
+	s := c.WaitLeader(ctx)
+	conn := c.Conn(s)
 	var wg sync.WaitGroup
 	errs := make(chan error, accounts)
 	sem := make(chan struct{}, 64)
@@ -79,7 +82,7 @@ func BenchmarkMetricsScrape(b *testing.B) {
 }
 
 // scrapeSeries lists every series of one scrape.
-func scrapeSeries(tb testing.TB, s *Server) []string {
+func scrapeSeries(tb testing.TB, s *server.Server) []string {
 	tb.Helper()
 	var out []string
 	for name, f := range scrapeMetrics(tb, s) {

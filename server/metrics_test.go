@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -16,12 +19,12 @@ import (
 )
 
 // withHTTP gives each test server an operations listener on a free port.
-func withHTTP(cfg *Config) { cfg.HTTPAddr = "127.0.0.1:0" }
+func withHTTP(cfg *server.Config) { cfg.HTTPAddr = "127.0.0.1:0" }
 
 // scrapeMetrics reads a server's /metrics over HTTP and parses it with
 // the Prometheus text parser (what promtool and Prometheus use), with the
 // strict legacy name rules.
-func scrapeMetrics(t testing.TB, s *Server) map[string]*dto.MetricFamily {
+func scrapeMetrics(t testing.TB, s *server.Server) map[string]*dto.MetricFamily {
 	t.Helper()
 	resp, err := http.Get("http://" + s.HTTPAddr() + "/metrics")
 	if err != nil {
@@ -93,32 +96,32 @@ func closeTo(a, b float64) bool {
 func TestMetricsParseAndAgreeWithTheLedger(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestClusterWith(t, 1, withHTTP)
-	leader := c.waitLeader(ctx)
+	c := testcluster.NewWith(t, 1, withHTTP)
+	leader := c.WaitLeader(ctx)
 	astro, astroUser := setupAccount(ctx, t, c, "astro")
 	bio, bioUser := setupAccount(ctx, t, c, "bio")
-	w := testWorker(t, c, "w1", nil)
-	waitNodesUp(ctx, t, leader, "w1")
+	w := testcluster.Worker(t, c, "w1", nil)
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
 
-	jobs := longfairv1.NewJobsClient(c.conn(leader))
+	jobs := longfairv1.NewJobsClient(c.Conn(leader))
 	const ran = 6
-	resp, err := jobs.SubmitJob(ctx, shellJob(astro, astroUser, "ran", ran, map[string]float64{"cpu": 1}, time.Minute, "sleep 0.05"))
+	resp, err := jobs.SubmitJob(ctx, testcluster.ShellJob(astro, astroUser, "ran", ran, map[string]float64{"cpu": 1}, time.Minute, "sleep 0.05"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := resp.GetJob().GetId()
-	if j := waitJobEnded(ctx, t, c, done); j.GetSucceededTasks() != ran {
+	if j := testcluster.WaitJobEnded(ctx, t, c, done); j.GetSucceededTasks() != ran {
 		t.Fatalf("job = %v", j)
 	}
 	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
 	w.Shutdown(sctx)
 	scancel()
-	waitFor(ctx, t, "w1 down", func() bool {
+	testcluster.WaitFor(ctx, t, "w1 down", func() bool {
 		n := leader.FSM().Nodes()
 		return len(n) == 1 && !n[0].Up
 	})
 	const queued = 3
-	if _, err := jobs.SubmitJob(ctx, shellJob(bio, bioUser, "queued", queued, map[string]float64{"cpu": 1}, time.Minute, "true")); err != nil {
+	if _, err := jobs.SubmitJob(ctx, testcluster.ShellJob(bio, bioUser, "queued", queued, map[string]float64{"cpu": 1}, time.Minute, "true")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -196,7 +199,7 @@ func TestMetricsParseAndAgreeWithTheLedger(t *testing.T) {
 	// placement to its end, and was charged on its own.
 	var cpuSeconds float64
 	var charged int64
-	for _, task := range allTasks(ctx, t, c, done) {
+	for _, task := range testcluster.AllTasks(ctx, t, c, done) {
 		cpuSeconds += task.GetEndedAt().AsTime().Sub(task.GetAssignedAt().AsTime()).Seconds()
 		charged += task.GetChargedMicroSu()
 	}
@@ -233,7 +236,7 @@ func TestMetricsParseAndAgreeWithTheLedger(t *testing.T) {
 
 	// Weights as the API reports them.
 	for _, acc := range []string{astro, bio} {
-		a, err := longfairv1.NewAccountsClient(c.conn(leader)).GetAccount(ctx, &longfairv1.GetAccountRequest{Name: acc})
+		a, err := longfairv1.NewAccountsClient(c.Conn(leader)).GetAccount(ctx, &longfairv1.GetAccountRequest{Name: acc})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -8,10 +8,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/reflect/protoregistry"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // TestManualPeerManagement forms a group without gossip between the
@@ -21,26 +20,26 @@ func TestManualPeerManagement(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	dir := t.TempDir()
-	c := newEmptyCluster(t)
-	first := testConfig(dir, "m1")
+	c := testcluster.Empty(t)
+	first := testcluster.Config(dir, "m1")
 	first.Bootstrap = true
-	c.add(first)
+	c.Add(first)
 	// No join and no bootstrap: these wait to be added.
-	c.add(testConfig(dir, "m2"))
-	c.add(testConfig(dir, "m3"))
-	leader := c.waitLeaderAmong(ctx, c.servers[0])
-	op := longfairv1.NewOperatorClient(c.conn(leader))
+	c.Add(testcluster.Config(dir, "m2"))
+	c.Add(testcluster.Config(dir, "m3"))
+	leader := c.WaitLeaderAmong(ctx, c.Server(0))
+	op := longfairv1.NewOperatorClient(c.Conn(leader))
 
 	// Writes before the others are added reach them afterwards.
-	if _, err := longfairv1.NewAccountsClient(c.conn(leader)).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "early"}); err != nil {
+	if _, err := longfairv1.NewAccountsClient(c.Conn(leader)).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "early"}); err != nil {
 		t.Fatal(err)
 	}
 	// Through m2 the operator call is refused: m2 is in no group yet and
 	// knows no leader to forward it to.
-	if _, err := longfairv1.NewOperatorClient(c.conn(c.servers[1])).AddPeer(ctx, &longfairv1.AddPeerRequest{Id: "m2", RaftAddress: c.servers[1].RaftAddr()}); status.Code(err) != codes.Unavailable {
+	if _, err := longfairv1.NewOperatorClient(c.Conn(c.Server(1))).AddPeer(ctx, &longfairv1.AddPeerRequest{Id: "m2", RaftAddress: c.Server(1).RaftAddr()}); status.Code(err) != codes.Unavailable {
 		t.Fatalf("AddPeer on a server outside any group: %v, want Unavailable", err)
 	}
-	for _, s := range c.servers[1:] {
+	for _, s := range c.Running()[1:] {
 		if _, err := op.AddPeer(ctx, &longfairv1.AddPeerRequest{Id: s.NodeID(), RaftAddress: s.RaftAddr()}); err != nil {
 			t.Fatalf("add peer %s: %v", s.NodeID(), err)
 		}
@@ -53,14 +52,14 @@ func TestManualPeerManagement(t *testing.T) {
 		t.Fatalf("after adding m2 and m3 the configuration is %v", peers.GetPeers())
 	}
 	// Adding a peer again changes nothing; a second id on its address is refused.
-	if _, err := op.AddPeer(ctx, &longfairv1.AddPeerRequest{Id: "m2", RaftAddress: c.servers[1].RaftAddr()}); err != nil {
+	if _, err := op.AddPeer(ctx, &longfairv1.AddPeerRequest{Id: "m2", RaftAddress: c.Server(1).RaftAddr()}); err != nil {
 		t.Fatalf("adding the same peer again: %v", err)
 	}
-	if _, err := op.AddPeer(ctx, &longfairv1.AddPeerRequest{Id: "m4", RaftAddress: c.servers[1].RaftAddr()}); status.Code(err) != codes.AlreadyExists {
+	if _, err := op.AddPeer(ctx, &longfairv1.AddPeerRequest{Id: "m4", RaftAddress: c.Server(1).RaftAddr()}); status.Code(err) != codes.AlreadyExists {
 		t.Fatalf("a second id on m2's address: %v, want AlreadyExists", err)
 	}
-	c.waitConvergedRaftOnly(ctx)
-	for _, s := range c.servers[1:] {
+	c.WaitConvergedRaftOnly(ctx)
+	for _, s := range c.Running()[1:] {
 		if _, err := s.FSM().Account("early"); err != nil {
 			t.Fatalf("%s did not receive the write made before it was added: %v", s.NodeID(), err)
 		}
@@ -75,9 +74,9 @@ func TestManualPeerManagement(t *testing.T) {
 		t.Fatalf("remove an unknown server: %v, want NotFound", err)
 	}
 	// A stopped server can be removed; the other two carry on.
-	c.stop(2)
+	c.Stop(2)
 	var resp *longfairv1.ListPeersResponse
-	err = retryUnavailable(ctx, t, func() (err error) {
+	err = testcluster.RetryUnavailable(ctx, t, func() (err error) {
 		resp, err = op.RemovePeer(ctx, &longfairv1.RemovePeerRequest{Id: "m3"})
 		return err
 	})
@@ -91,40 +90,11 @@ func TestManualPeerManagement(t *testing.T) {
 	if strings.Join(ids, ",") != "m1,m2" {
 		t.Fatalf("after removing m3 the configuration is %v", ids)
 	}
-	err = retryUnavailable(ctx, t, func() error {
-		_, err := longfairv1.NewAccountsClient(c.conn(leader)).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "late"})
+	err = testcluster.RetryUnavailable(ctx, t, func() error {
+		_, err := longfairv1.NewAccountsClient(c.Conn(leader)).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "late"})
 		return ignoreExisting(err)
 	})
 	if err != nil {
 		t.Fatalf("write after removing m3: %v", err)
-	}
-}
-
-func TestEveryAPIMethodIsRouted(t *testing.T) {
-	n := 0
-	protoregistry.GlobalFiles.RangeFilesByPackage("longfair.v1", func(fd protoreflect.FileDescriptor) bool {
-		for i := 0; i < fd.Services().Len(); i++ {
-			sd := fd.Services().Get(i)
-			for j := 0; j < sd.Methods().Len(); j++ {
-				full := "/" + string(sd.FullName()) + "/" + string(sd.Methods().Get(j).Name())
-				n++
-				if _, ok := methodKindOf(full); !ok {
-					t.Errorf("%s is not classified as read, leader-only or local in methodKindOf", full)
-				}
-				if _, _, err := messageTypes(full); err != nil {
-					t.Errorf("%s: %v", full, err)
-				}
-			}
-		}
-		return true
-	})
-	if n == 0 {
-		t.Fatal("no longfair.v1 methods registered")
-	}
-	// Writes must never be served by a follower.
-	for _, m := range []string{"/longfair.v1.Jobs/SubmitJob", "/longfair.v1.Grants/CreateGrant", "/longfair.v1.Operator/RestoreSnapshot"} {
-		if k, _ := methodKindOf(m); k != kindLeader {
-			t.Errorf("%s is not leader-only", m)
-		}
 	}
 }

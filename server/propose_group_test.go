@@ -1,42 +1,42 @@
-package server
+package server_test
 
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/longfair/longfair/fsm"
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/ledger"
+	"github.com/longfair/longfair/server"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	"github.com/longfair/longfair/fsm"
-	"github.com/longfair/longfair/ledger"
 )
 
 // submitThroughLeader proposes cmd on whichever server leads, retrying
 // while leadership moves (cmd must carry a request id, so a retry of a
 // write that did commit returns it rather than adding another).
-func submitThroughLeader(ctx context.Context, t testing.TB, c *testCluster, cmd *fsm.SubmitJob) (fsm.JobInfo, error) {
+func submitThroughLeader(ctx context.Context, t testing.TB, c *testcluster.Cluster, cmd *fsm.SubmitJob) (fsm.JobInfo, error) {
 	var info fsm.JobInfo
-	err := retryUnavailable(ctx, t, func() error {
+	err := testcluster.RetryUnavailable(ctx, t, func() error {
 		var err error
-		info, err = proposeFor[fsm.JobInfo](ctx, c.waitLeader(ctx), cmd)
+		info, err = server.ProposeFor[fsm.JobInfo](ctx, c.WaitLeader(ctx), cmd)
 		return err
 	})
 	return info, err
 }
 
 // logEntries reads the command entries after index from s's raft log.
-func logEntries(t testing.TB, s *Server, after uint64) [][]byte {
+func logEntries(t testing.TB, s *server.Server, after uint64) [][]byte {
 	t.Helper()
 	var out [][]byte
-	for i := after + 1; i <= s.raft.LastIndex(); i++ {
+	for i := after + 1; i <= s.Raft().LastIndex(); i++ {
 		var l raft.Log
-		if err := s.stores.logs.GetLog(i, &l); err != nil {
+		if err := s.LogStore().GetLog(i, &l); err != nil {
 			t.Fatalf("read raft log entry %d: %v", i, err)
 		}
 		if l.Type == raft.LogCommand {
@@ -53,9 +53,9 @@ func logEntries(t testing.TB, s *Server, after uint64) [][]byte {
 func TestGroupCommitGivesEachCallerItsOwnAnswer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 3)
+	c := testcluster.New(t, 3)
 	account, user := setupAccount(ctx, t, c, "group")
-	before := c.waitLeader(ctx).raft.LastIndex()
+	before := c.WaitLeader(ctx).Raft().LastIndex()
 
 	const n = 96
 	type answer struct {
@@ -112,8 +112,8 @@ func TestGroupCommitGivesEachCallerItsOwnAnswer(t *testing.T) {
 		t.Fatalf("%d distinct jobs, want %d", len(jobs), n/2+1)
 	}
 
-	digest := c.waitConverged(ctx)
-	leader := c.waitLeader(ctx)
+	digest := c.WaitConverged(ctx)
+	leader := c.WaitLeader(ctx)
 	stored, _, err := leader.FSM().Jobs(fsm.JobFilter{Account: account})
 	if err != nil {
 		t.Fatal(err)
@@ -158,10 +158,10 @@ func TestGroupCommitGivesEachCallerItsOwnAnswer(t *testing.T) {
 func TestGroupCommitLoneProposalIsSingleEntry(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 3)
-	leader := c.waitLeader(ctx)
-	before := leader.raft.LastIndex()
-	if _, err := proposeFor[fsm.AccountInfo](ctx, leader, &fsm.CreateAccount{Name: "alone"}); err != nil {
+	c := testcluster.New(t, 3)
+	leader := c.WaitLeader(ctx)
+	before := leader.Raft().LastIndex()
+	if _, err := server.ProposeFor[fsm.AccountInfo](ctx, leader, &fsm.CreateAccount{Name: "alone"}); err != nil {
 		t.Fatal(err)
 	}
 	entries := logEntries(t, leader, before)
@@ -170,7 +170,7 @@ func TestGroupCommitLoneProposalIsSingleEntry(t *testing.T) {
 	}
 
 	// On a follower a proposal fails at once, saying where to go.
-	_, err := proposeFor[fsm.AccountInfo](ctx, c.follower(ctx), &fsm.CreateAccount{Name: "elsewhere"})
+	_, err := server.ProposeFor[fsm.AccountInfo](ctx, c.Follower(ctx), &fsm.CreateAccount{Name: "elsewhere"})
 	if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "leader") {
 		t.Fatalf("a proposal on a follower answered %v", err)
 	}
@@ -181,19 +181,15 @@ func TestGroupCommitLoneProposalIsSingleEntry(t *testing.T) {
 func TestGroupCommitAbandonedProposalIsNotApplied(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 3)
-	leader := c.waitLeader(ctx)
-	g := &leader.proposals
-
+	c := testcluster.New(t, 3)
+	leader := c.WaitLeader(ctx)
 	// Keep every flusher slot taken, as a busy leader's are, so that
 	// proposals wait in the queue.
-	g.mu.Lock()
-	g.flushers += groupsInFlight
-	g.mu.Unlock()
+	leader.HoldFlushers(server.GroupsInFlight)
 	giveUp, stop := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := proposeFor[fsm.AccountInfo](giveUp, leader, &fsm.CreateAccount{Name: "ghost"})
+		_, err := server.ProposeFor[fsm.AccountInfo](giveUp, leader, &fsm.CreateAccount{Name: "ghost"})
 		errc <- err
 	}()
 	for queued := 0; queued == 0; {
@@ -202,23 +198,19 @@ func TestGroupCommitAbandonedProposalIsNotApplied(t *testing.T) {
 			t.Fatal("the proposal never queued")
 		case <-time.After(time.Millisecond):
 		}
-		g.mu.Lock()
-		queued = len(g.queue)
-		g.mu.Unlock()
+		queued = leader.QueuedProposals()
 	}
 	stop()
 	if err := <-errc; status.Code(err) != codes.Canceled {
 		t.Fatalf("an abandoned proposal answered %v, want Canceled", err)
 	}
-	g.mu.Lock()
-	g.flushers -= groupsInFlight
-	g.mu.Unlock()
+	leader.HoldFlushers(-server.GroupsInFlight)
 
-	if _, err := proposeFor[fsm.AccountInfo](ctx, leader, &fsm.CreateAccount{Name: "real"}); err != nil {
+	if _, err := server.ProposeFor[fsm.AccountInfo](ctx, leader, &fsm.CreateAccount{Name: "real"}); err != nil {
 		t.Fatal(err)
 	}
-	c.waitConverged(ctx)
-	for _, s := range c.running() {
+	c.WaitConverged(ctx)
+	for _, s := range c.Running() {
 		if _, err := s.FSM().Account("ghost"); fsm.KindOf(err) != fsm.KindNotFound {
 			t.Fatalf("%s: the abandoned proposal was applied (%v)", s.NodeID(), err)
 		}
@@ -226,66 +218,7 @@ func TestGroupCommitAbandonedProposalIsNotApplied(t *testing.T) {
 			t.Fatalf("%s: %v", s.NodeID(), err)
 		}
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if len(g.queue) != 0 || g.flushers != 0 {
-		t.Fatalf("after the work: %d queued, %d flushers", len(g.queue), g.flushers)
-	}
-}
-
-// take forms groups in arrival order within the count and size limits,
-// drops abandoned proposals, sends an oversized one alone, and retires
-// its flusher when nothing is left.
-func TestGroupCommitTakeLimits(t *testing.T) {
-	var g groupCommit
-	var want [][]int // group sizes, by proposal number
-	add := func(size int, abandoned bool) int {
-		p := &proposal{data: make([]byte, size), done: make(chan struct{})}
-		if abandoned {
-			p.state.Store(proposalAbandoned)
-		}
-		g.queue = append(g.queue, p)
-		return len(g.queue) - 1
-	}
-	// Group 1: maxGroupCommands small ones, with an abandoned one among
-	// them that does not count.
-	var first []int
-	for i := range maxGroupCommands + 1 {
-		k := add(100, i == 7)
-		if i != 7 {
-			first = append(first, k)
-		}
-	}
-	want = append(want, first)
-	// Group 2: the rest up to the byte limit; group 3: an oversized one
-	// alone; group 4: a small one.
-	half := maxGroupBytes / 2
-	want = append(want, []int{add(half, false), add(half-200, false)})
-	want = append(want, []int{add(maxGroupBytes+1, false)})
-	want = append(want, []int{add(10, false)})
-	all := slices.Clone(g.queue)
-	g.flushers = 1
-
-	for gi, w := range want {
-		group := g.take()
-		if len(group) != len(w) {
-			t.Fatalf("group %d has %d proposals, want %d", gi, len(group), len(w))
-		}
-		size := 0
-		for i, p := range group {
-			if p != all[w[i]] {
-				t.Fatalf("group %d position %d is not proposal %d", gi, i, w[i])
-			}
-			if p.state.Load() != proposalTaken {
-				t.Fatalf("proposal %d in a group is not marked taken", w[i])
-			}
-			size += len(p.data)
-		}
-		if len(group) > 1 && size > maxGroupBytes {
-			t.Fatalf("group %d holds %d bytes", gi, size)
-		}
-	}
-	if rest := g.take(); rest != nil || g.flushers != 0 || len(g.queue) != 0 {
-		t.Fatalf("after the last group: %d more, %d flushers, %d queued", len(rest), g.flushers, len(g.queue))
+	if queued, flushers := leader.GroupCommitLoad(); queued != 0 || flushers != 0 {
+		t.Fatalf("after the work: %d queued, %d flushers", queued, flushers)
 	}
 }

@@ -1,10 +1,13 @@
-package server
+package server_test
 
 import (
 	"context"
 	"io"
 	"testing"
 	"time"
+
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
@@ -18,40 +21,40 @@ func TestRestartKeepsStateWithoutReplayingTheLog(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// Keep only two entries behind each snapshot.
-	c := newTestClusterWith(t, 3, func(cfg *Config) { cfg.Raft.TrailingLogs = 2 })
+	c := testcluster.NewWith(t, 3, func(cfg *server.Config) { cfg.Raft.TrailingLogs = 2 })
 	w := &ackedWrites{jobs: map[uint64]string{}}
 	w.account, w.user = setupAccount(ctx, t, c, "bio")
 	writeSome(ctx, t, c, w, 10, "before")
 
-	f := c.follower(ctx)
-	idx := c.index(f)
+	f := c.Follower(ctx)
+	idx := c.Index(f)
 	// Compact every server's log, then stop the follower.
-	for _, s := range c.running() {
-		if err := s.raft.Snapshot().Error(); err != nil {
+	for _, s := range c.Running() {
+		if err := s.Raft().Snapshot().Error(); err != nil {
 			t.Fatalf("snapshot on %s: %v", s.NodeID(), err)
 		}
 	}
-	c.waitConverged(ctx)
+	c.WaitConverged(ctx)
 	applied, _ := f.FSM().AppliedIndex()
 	digest, err := f.FSM().Digest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := f.stores.logs.FirstIndex()
+	first, err := f.LogStore().FirstIndex()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if first <= 1 || first > applied {
 		t.Fatalf("log of %s starts at %d after compaction, applied index %d: the test needs the early entries gone", f.NodeID(), first, applied)
 	}
-	c.stop(idx)
+	c.Stop(idx)
 	t.Logf("stopped %s at applied index %d; its log starts at %d", f.NodeID(), applied, first)
 
 	// More writes while it is down.
 	writeSome(ctx, t, c, w, 5, "while-down")
 
 	// Reopened, before Raft runs: the state is there, as it was.
-	reopened, err := New(c.cfgs[idx], c.logger)
+	reopened, err := server.New(c.ServerConfig(idx), c.Log())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,23 +68,23 @@ func TestRestartKeepsStateWithoutReplayingTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	c.start(idx)
-	c.waitConverged(ctx)
-	checkAcked(ctx, t, c, c.servers[idx], w)
+	c.Start(idx)
+	c.WaitConverged(ctx)
+	checkAcked(ctx, t, c, c.Server(idx), w)
 }
 
 func TestSnapshotSaveAndRestoreReproduceTheDigest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 3)
+	c := testcluster.New(t, 3)
 	w := &ackedWrites{jobs: map[uint64]string{}}
 	w.account, w.user = setupAccount(ctx, t, c, "geo")
 	writeSome(ctx, t, c, w, 6, "saved")
-	saved := c.waitConverged(ctx)
+	saved := c.WaitConverged(ctx)
 
 	// Save through a follower: the stream is proxied from the leader.
-	f := c.follower(ctx)
-	op := longfairv1.NewOperatorClient(c.conn(f))
+	f := c.Follower(ctx)
+	op := longfairv1.NewOperatorClient(c.Conn(f))
 	stream, err := op.SaveSnapshot(ctx, &longfairv1.SaveSnapshotRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -99,7 +102,7 @@ func TestSnapshotSaveAndRestoreReproduceTheDigest(t *testing.T) {
 	}
 
 	writeSome(ctx, t, c, w, 4, "after-save")
-	if d := c.waitConverged(ctx); d == saved {
+	if d := c.WaitConverged(ctx); d == saved {
 		t.Fatal("writes after the save did not change the digest")
 	}
 
@@ -117,18 +120,18 @@ func TestSnapshotSaveAndRestoreReproduceTheDigest(t *testing.T) {
 	if _, err := restoreSnapshot(ctx, op, file); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
-	if got := c.waitConverged(ctx); got != saved {
+	if got := c.WaitConverged(ctx); got != saved {
 		t.Fatal("after the restore the servers' state differs from the state saved")
 	}
 	// The cluster keeps working after the restore, from the saved state.
-	jobs, err := longfairv1.NewJobsClient(c.conn(f)).ListJobs(consistent(ctx), &longfairv1.ListJobsRequest{Account: w.account})
+	jobs, err := longfairv1.NewJobsClient(c.Conn(f)).ListJobs(consistent(ctx), &longfairv1.ListJobsRequest{Account: w.account})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(jobs.GetJobs()) != 6 {
 		t.Fatalf("after restoring a snapshot taken with 6 jobs, %d are listed", len(jobs.GetJobs()))
 	}
-	if _, err := longfairv1.NewJobsClient(c.conn(f)).SubmitJob(ctx, submitRequest(w.account, w.user, "post-restore", 1)); err != nil {
+	if _, err := longfairv1.NewJobsClient(c.Conn(f)).SubmitJob(ctx, submitRequest(w.account, w.user, "post-restore", 1)); err != nil {
 		t.Fatalf("submit after restore: %v", err)
 	}
 }

@@ -341,6 +341,18 @@ func (s *Server) FSM() *fsm.FSM { return s.fsm }
 // IsLeader reports whether this server is the Raft leader.
 func (s *Server) IsLeader() bool { return s.raft.State() == raft.Leader }
 
+// Leading reports whether this server leads and has caught up with the
+// log its term began with: it schedules, and answers consistent reads,
+// only then (integrity.go, forward.go and /readyz ask the same).
+func (s *Server) Leading() bool { return s.IsLeader() && s.leaderReady.Load() }
+
+// SeesServer reports whether the server with node id is in this server's
+// gossip pool, which it needs to forward calls to it when it leads.
+func (s *Server) SeesServer(id string) bool {
+	_, ok := s.gossip.Server(id)
+	return ok
+}
+
 // Leader returns the leader's node id, or "" while none is known.
 func (s *Server) Leader() string {
 	_, id := s.raft.LeaderWithID()

@@ -1,16 +1,19 @@
-package server
+package server_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 )
 
 func TestDataDirBelongsToOneServer(t *testing.T) {
 	dir := t.TempDir()
-	cfg := testConfig(dir, "d1")
-	s, err := New(cfg, testLogger(t))
+	cfg := testcluster.Config(dir, "d1")
+	s, err := server.New(cfg, testcluster.Logger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +21,7 @@ func TestDataDirBelongsToOneServer(t *testing.T) {
 
 	// A second server on the same data dir is refused quickly, with the reason.
 	t0 := time.Now()
-	_, err = New(cfg, testLogger(t))
+	_, err = server.New(cfg, testcluster.Logger(t))
 	if err == nil || !strings.Contains(err.Error(), "another server") {
 		t.Fatalf("second server on the same data dir: %v", err)
 	}
@@ -29,15 +32,15 @@ func TestDataDirBelongsToOneServer(t *testing.T) {
 	// A different node id on the data dir is refused, naming the right one.
 	other := cfg
 	other.NodeID = "d2"
-	if _, err := New(other, testLogger(t)); err == nil || !strings.Contains(err.Error(), `belongs to node "d1"`) {
+	if _, err := server.New(other, testcluster.Logger(t)); err == nil || !strings.Contains(err.Error(), `belongs to node "d1"`) {
 		t.Fatalf("other node id on the data dir: %v", err)
 	}
 }
 
 func TestNewRefusesInvalidConfig(t *testing.T) {
-	cfg := testConfig(t.TempDir(), "x")
+	cfg := testcluster.Config(t.TempDir(), "x")
 	cfg.Raft.MaxAppendEntries = 0
-	if _, err := New(cfg, nil); err == nil || !strings.Contains(err.Error(), "max_append_entries") {
+	if _, err := server.New(cfg, nil); err == nil || !strings.Contains(err.Error(), "max_append_entries") {
 		t.Fatalf("invalid config: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -45,7 +47,7 @@ func refused(t *testing.T, what string, conn *grpc.ClientConn) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err := longfairv1.NewOperatorClient(conn).GetLeader(as(ctx, aclTestSecret), &longfairv1.GetLeaderRequest{})
+	_, err := longfairv1.NewOperatorClient(conn).GetLeader(testcluster.As(ctx, testcluster.BootstrapSecret), &longfairv1.GetLeaderRequest{})
 	if err == nil {
 		t.Fatalf("%s: the call went through", what)
 	}
@@ -64,7 +66,7 @@ func refused(t *testing.T, what string, conn *grpc.ClientConn) {
 func TestTLSClusterRefusesPlaintext(t *testing.T) {
 	pki := tlstest.New(t, "cluster")
 	gossipKey := []byte("0123456789abcdef0123456789abcdef")
-	c := newACLCluster(t, 3, func(cfg *Config) {
+	c := testcluster.NewACL(t, 3, func(cfg *server.Config) {
 		cfg.TLS = pki.Issue(cfg.NodeID)
 		cfg.GossipKey = gossipKey
 	})
@@ -73,19 +75,19 @@ func TestTLSClusterRefusesPlaintext(t *testing.T) {
 	// Connections of the test's own client: mutual TLS with a client
 	// certificate of the cluster's CA. c.conn uses them from now on.
 	admin := pki.Issue("admin-client")
-	for _, s := range c.running() {
-		c.conns[s.GRPCAddr()] = tlsConn(t, s.GRPCAddr(), clientCreds(t, admin))
+	for _, s := range c.Running() {
+		c.UseConn(s.GRPCAddr(), tlsConn(t, s.GRPCAddr(), clientCreds(t, admin)))
 	}
-	leader := c.waitLeader(ctx)
-	follower := c.follower(ctx)
-	if !leader.sec.tls || !leader.sec.verifiesIncoming {
+	leader := c.WaitLeader(ctx)
+	follower := c.Follower(ctx)
+	if tls, verifies := leader.Secured(); !tls || !verifies {
 		t.Fatal("the servers do not run mutual TLS")
 	}
 
 	// Writes through a follower are forwarded to the leader over TLS,
 	// and replicated over Raft on TLS.
-	fc := c.conn(follower)
-	adm := as(ctx, aclTestSecret)
+	fc := c.Conn(follower)
+	adm := testcluster.As(ctx, testcluster.BootstrapSecret)
 	if _, err := longfairv1.NewAccountsClient(fc).CreateAccount(adm, &longfairv1.CreateAccountRequest{Name: "phys"}); err != nil {
 		t.Fatalf("create an account through a follower: %v", err)
 	}
@@ -95,7 +97,7 @@ func TestTLSClusterRefusesPlaintext(t *testing.T) {
 	if _, err := longfairv1.NewGrantsClient(fc).CreateGrant(adm, &longfairv1.CreateGrantRequest{Id: "g1", Account: "phys", AmountMicroSu: 1e12}); err != nil {
 		t.Fatal(err)
 	}
-	c.waitConverged(ctx)
+	c.WaitConverged(ctx)
 
 	addr := leader.GRPCAddr()
 	refused(t, "plaintext", tlsConn(t, addr, insecure.NewCredentials()))
@@ -117,44 +119,43 @@ func TestTLSClusterRefusesPlaintext(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a plaintext Raft peer got a vote answer: %+v", vote)
 	}
-	if leader.IsLeader() && leader.raft.CurrentTerm() >= 1<<40 {
+	if leader.IsLeader() && leader.Raft().CurrentTerm() >= 1<<40 {
 		t.Fatal("the plaintext vote request reached Raft")
 	}
 
 	// A gossip member without the key cannot join the pool.
-	self := MemberMeta{Version: memberMetaVersion, Role: RoleServer, ID: "keyless"}
-	keyless, err := startGossip(testConfig(t.TempDir(), "keyless"), self, c.logger)
+	self := server.MemberMeta{Version: server.MemberMetaVersion, Role: server.RoleServer, ID: "keyless"}
+	n, joinErr, err := server.JoinGossipAs(testcluster.Config(t.TempDir(), "keyless"), self, c.Log(), []string{leader.GossipAddr()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer keyless.leave(time.Second)
-	if n, err := keyless.join([]string{leader.GossipAddr()}); err == nil || n > 0 {
-		t.Fatalf("a gossip member without the key joined (%d contacted, %v)", n, err)
+	if joinErr == nil || n > 0 {
+		t.Fatalf("a gossip member without the key joined (%d contacted, %v)", n, joinErr)
 	}
 
 	// A worker with a worker token and its own certificate runs a task,
 	// and its output is read back through a follower, which dials the
 	// worker over mutual TLS.
-	workerSecret, _ := c.createToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
-	ag := testWorker(t, c.testCluster, "w1", func(w *worker.Config) {
+	workerSecret, _ := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
+	ag := testcluster.Worker(t, c.Cluster, "w1", func(w *worker.Config) {
 		w.TLS = pki.Issue("w1")
 		w.Token = workerSecret
 		w.GossipKey = gossipKey
 	})
-	waitNodesUp(ctx, t, leader, "w1")
-	job, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(adm, shellJob("phys", "ann", "hello", 1, map[string]float64{"cpu": 1}, time.Minute, "echo hello over tls"))
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
+	job, err := longfairv1.NewJobsClient(c.Conn(leader)).SubmitJob(adm, testcluster.ShellJob("phys", "ann", "hello", 1, map[string]float64{"cpu": 1}, time.Minute, "echo hello over tls"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var j *longfairv1.Job
-	waitFor(ctx, t, "the job to end", func() bool {
-		j, err = longfairv1.NewJobsClient(c.conn(leader)).GetJob(adm, &longfairv1.GetJobRequest{JobId: job.GetJob().GetId()})
+	testcluster.WaitFor(ctx, t, "the job to end", func() bool {
+		j, err = longfairv1.NewJobsClient(c.Conn(leader)).GetJob(adm, &longfairv1.GetJobRequest{JobId: job.GetJob().GetId()})
 		return err == nil && j.GetEndedAt() != nil
 	})
 	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
 		t.Fatalf("the job ended %v", j.GetState())
 	}
-	out, err := readOutput(adm, c.conn(follower), job.GetJob().GetId())
+	out, err := readOutput(adm, c.Conn(follower), job.GetJob().GetId())
 	if err != nil || out != "hello over tls\n" {
 		t.Fatalf("task output through a follower: %q, %v", out, err)
 	}
@@ -162,7 +163,7 @@ func TestTLSClusterRefusesPlaintext(t *testing.T) {
 	refusedOutput(t, tlsConn(t, ag.GRPCAddr(), insecure.NewCredentials()), job.GetJob().GetId())
 	refusedOutput(t, tlsConn(t, ag.GRPCAddr(), clientCreds(t, noCert)), job.GetJob().GetId())
 
-	if logs := c.logs.String(); strings.Contains(logs, workerSecret) || strings.Contains(logs, aclTestSecret) {
+	if logs := c.Logs.String(); strings.Contains(logs, workerSecret) || strings.Contains(logs, testcluster.BootstrapSecret) {
 		t.Fatal("a token secret is in the server log")
 	}
 }
@@ -204,7 +205,7 @@ func refusedOutput(t *testing.T, conn *grpc.ClientConn, job uint64) {
 func TestTLSConfigValidation(t *testing.T) {
 	pki := tlstest.New(t, "v")
 	good := pki.Issue("s1")
-	base := testConfig(t.TempDir(), "s1")
+	base := testcluster.Config(t.TempDir(), "s1")
 	for _, c := range []struct {
 		name  string
 		tls   ops.TLSConfig

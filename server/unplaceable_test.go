@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
 	"github.com/longfair/longfair/worker"
 )
 
@@ -23,22 +24,22 @@ import (
 func TestOversizedJobWaitsWithoutBlockingItsAccount(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "physics")
-	jobs := longfairv1.NewJobsClient(c.conn(leader))
+	jobs := longfairv1.NewJobsClient(c.Conn(leader))
 
-	big, err := jobs.SubmitJob(ctx, shellJob(account, user, "big", 1, map[string]float64{"cpu": 5}, time.Minute, "true"))
+	big, err := jobs.SubmitJob(ctx, testcluster.ShellJob(account, user, "big", 1, map[string]float64{"cpu": 5}, time.Minute, "true"))
 	if err != nil {
 		t.Fatalf("a cpu=5 job with no node known yet: %v; want it accepted", err)
 	}
-	testWorker(t, c, "w1", nil) // cpu=4 mem=8G
-	waitNodesUp(ctx, t, leader, "w1")
-	small, err := jobs.SubmitJob(ctx, shellJob(account, user, "small", 2, map[string]float64{"cpu": 1}, time.Minute, "true"))
+	testcluster.Worker(t, c, "w1", nil) // cpu=4 mem=8G
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
+	small, err := jobs.SubmitJob(ctx, testcluster.ShellJob(account, user, "small", 2, map[string]float64{"cpu": 1}, time.Minute, "true"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j := waitJobEnded(ctx, t, c, small.GetJob().GetId()); j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
+	if j := testcluster.WaitJobEnded(ctx, t, c, small.GetJob().GetId()); j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
 		t.Fatalf("the later job ended %v, want succeeded: %v", j.GetState(), j)
 	}
 	j, err := jobs.GetJob(ctx, &longfairv1.GetJobRequest{JobId: big.GetJob().GetId()})
@@ -50,7 +51,7 @@ func TestOversizedJobWaitsWithoutBlockingItsAccount(t *testing.T) {
 	}
 
 	// Now that a node is known, the same shape is refused and holds nothing.
-	ledgerc := longfairv1.NewLedgerClient(c.conn(leader))
+	ledgerc := longfairv1.NewLedgerClient(c.Conn(leader))
 	before, err := ledgerc.GetBalance(ctx, &longfairv1.GetBalanceRequest{Account: account})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func TestOversizedJobWaitsWithoutBlockingItsAccount(t *testing.T) {
 		{"cpu-5", map[string]float64{"cpu": 5}, "no known node has cpu=5"},
 		{"mic-100", map[string]float64{"cpu": 1, "mic": 100}, "no known node has mic=100"},
 	} {
-		_, err := jobs.SubmitJob(ctx, shellJob(account, user, refused.rid, 1, refused.demand, time.Minute, "true"))
+		_, err := jobs.SubmitJob(ctx, testcluster.ShellJob(account, user, refused.rid, 1, refused.demand, time.Minute, "true"))
 		if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), refused.says) ||
 			!strings.Contains(err.Error(), "largest known node has cpu=4 mem=8G") {
 			t.Fatalf("submit %v with only a cpu=4 mem=8G node known: %v; want FailedPrecondition saying %q and the largest node", refused.demand, err, refused.says)
@@ -85,8 +86,8 @@ func TestOversizedJobWaitsWithoutBlockingItsAccount(t *testing.T) {
 	}
 
 	// A node that can hold it joins: the big job starts.
-	testWorker(t, c, "w2", func(cfg *worker.Config) { cfg.Resources = map[string]float64{"cpu": 8, "mem": 8 << 30} })
-	if j := waitJobEnded(ctx, t, c, big.GetJob().GetId()); j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
+	testcluster.Worker(t, c, "w2", func(cfg *worker.Config) { cfg.Resources = map[string]float64{"cpu": 8, "mem": 8 << 30} })
+	if j := testcluster.WaitJobEnded(ctx, t, c, big.GetJob().GetId()); j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
 		t.Fatalf("the cpu=5 job ended %v once a cpu=8 node joined, want succeeded", j.GetState())
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // Through a real server: a grant that has already expired (including at
@@ -21,11 +22,11 @@ import (
 func TestServerRefusesExpiredGrantsEscapesAndTinyWalltimes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	s := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	s := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "phys")
-	grants := longfairv1.NewGrantsClient(c.conn(s))
-	jobs := longfairv1.NewJobsClient(c.conn(s))
+	grants := longfairv1.NewGrantsClient(c.Conn(s))
+	jobs := longfairv1.NewJobsClient(c.Conn(s))
 	for name, call := range map[string]func() error{
 		"grant expired an hour ago": func() error {
 			_, err := grants.CreateGrant(ctx, &longfairv1.CreateGrantRequest{Id: "late", Account: account, AmountMicroSu: 1e6,
@@ -86,11 +87,11 @@ func TestServerRefusesExpiredGrantsEscapesAndTinyWalltimes(t *testing.T) {
 func TestGoodbyeWithControlCharactersTakesTheNodeDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	w := newProtoWorker(t, c, "bye1", map[string]float64{"cpu": 1, "mem": 1 << 30})
 	w.connect(ctx, true, nil, nil)
-	waitNodesUp(ctx, t, leader, "bye1")
+	testcluster.WaitNodesUp(ctx, t, leader, "bye1")
 	if err := w.sendMsg(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Goodbye{Goodbye: &longfairv1.WorkerGoodbye{Reason: "bye\x1b[2J\nnode fine"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestGoodbyeWithControlCharactersTakesTheNodeDown(t *testing.T) {
 	// reason, which outranks every other: the node would never go down.
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer dcancel()
-	waitFor(dctx, t, "node bye1 down after its goodbye", func() bool {
+	testcluster.WaitFor(dctx, t, "node bye1 down after its goodbye", func() bool {
 		for _, n := range leader.FSM().Nodes() {
 			if n.ID == "bye1" {
 				return !n.Up

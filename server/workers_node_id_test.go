@@ -1,18 +1,21 @@
-package server
+package server_test
 
 import (
 	"context"
-	"google.golang.org/protobuf/types/known/durationpb"
 	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 )
 
 // TestSecondWorkerWithTheSameNodeIDIsRefused: a second worker agent
@@ -24,40 +27,39 @@ import (
 func TestSecondWorkerWithTheSameNodeIDIsRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "physics")
-	first := testWorker(t, c, "w1", nil)
-	waitNodesUp(ctx, t, leader, "w1")
-	jobs := longfairv1.NewJobsClient(c.conn(leader))
-	resp, err := jobs.SubmitJob(ctx, shellJob(account, user, "long", 1, map[string]float64{"cpu": 1}, time.Minute, "sleep 5"))
+	first := testcluster.Worker(t, c, "w1", nil)
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
+	jobs := longfairv1.NewJobsClient(c.Conn(leader))
+	resp, err := jobs.SubmitJob(ctx, testcluster.ShellJob(account, user, "long", 1, map[string]float64{"cpu": 1}, time.Minute, "sleep 5"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	job := resp.GetJob().GetId()
-	waitFor(ctx, t, "the task to run on w1", func() bool {
-		ts := allTasks(ctx, t, c, job)
+	testcluster.WaitFor(ctx, t, "the task to run on w1", func() bool {
+		ts := testcluster.AllTasks(ctx, t, c, job)
 		return len(ts) == 1 && ts[0].GetState() == longfairv1.TaskState_TASK_STATE_RUNNING
 	})
-	term := leader.hub.current()
-	stream := term.conn("w1")
+	stream := leader.WorkerStream("w1")
 	if stream == nil {
 		t.Fatal("the leader holds no stream of w1")
 	}
 
-	logs := &logCapture{}
+	logs := &testcluster.LogCapture{}
 	started := time.Now()
-	second := testWorkerLogging(t, c, "w1", nil, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	second := testcluster.WorkerLogging(t, c, "w1", nil, slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	const refusal = "another worker already holds node w1"
-	waitFor(ctx, t, "the second worker to be refused", func() bool { return strings.Contains(logs.String(), refusal) })
+	testcluster.WaitFor(ctx, t, "the second worker to be refused", func() bool { return strings.Contains(logs.String(), refusal) })
 	for _, words := range []string{"level=ERROR", "from 127.0.0.1:", "--node-id"} {
 		if !strings.Contains(logs.String(), words) {
 			t.Errorf("the second worker's log does not say %q:\n%s", words, logs.String())
 		}
 	}
-	if term.conn("w1") != stream || !first.Connected() || second.Connected() {
+	if leader.WorkerStream("w1") != stream || !first.Connected() || second.Connected() {
 		t.Fatalf("the second worker took the stream (same stream %v, first connected %v, second connected %v)",
-			term.conn("w1") == stream, first.Connected(), second.Connected())
+			leader.WorkerStream("w1") == stream, first.Connected(), second.Connected())
 	}
 	// Stopped while refused, the second must not take the first's node
 	// down on its way out.
@@ -71,13 +73,13 @@ func TestSecondWorkerWithTheSameNodeIDIsRefused(t *testing.T) {
 		t.Errorf("the refused worker asked %d times in %v: it must back off", tries, time.Since(started).Round(time.Millisecond))
 	}
 
-	if j := waitJobEnded(ctx, t, c, job); j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
+	if j := testcluster.WaitJobEnded(ctx, t, c, job); j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
 		t.Fatalf("the first worker's job ended %v", j.GetState())
 	}
-	if ts := allTasks(ctx, t, c, job); len(ts) != 1 || ts[0].GetAttempt() != 1 || ts[0].GetNode() != "w1" {
+	if ts := testcluster.AllTasks(ctx, t, c, job); len(ts) != 1 || ts[0].GetAttempt() != 1 || ts[0].GetNode() != "w1" {
 		t.Fatalf("tasks %v: want one attempt, on w1, never lost", ts)
 	}
-	if term.conn("w1") != stream {
+	if leader.WorkerStream("w1") != stream {
 		t.Fatal("the first worker's stream was replaced")
 	}
 
@@ -85,14 +87,14 @@ func TestSecondWorkerWithTheSameNodeIDIsRefused(t *testing.T) {
 	sctx, scancel = context.WithTimeout(ctx, 10*time.Second)
 	first.Shutdown(sctx)
 	scancel()
-	restarted := testWorker(t, c, "w1", nil)
-	waitFor(ctx, t, "the restarted worker to connect", restarted.Connected)
-	waitNodesUp(ctx, t, leader, "w1")
-	resp, err = jobs.SubmitJob(ctx, shellJob(account, user, "again", 1, map[string]float64{"cpu": 1}, time.Minute, "true"))
+	restarted := testcluster.Worker(t, c, "w1", nil)
+	testcluster.WaitFor(ctx, t, "the restarted worker to connect", restarted.Connected)
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
+	resp, err = jobs.SubmitJob(ctx, testcluster.ShellJob(account, user, "again", 1, map[string]float64{"cpu": 1}, time.Minute, "true"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j := waitJobEnded(ctx, t, c, resp.GetJob().GetId()); j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
+	if j := testcluster.WaitJobEnded(ctx, t, c, resp.GetJob().GetId()); j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
 		t.Fatalf("the restarted worker's job ended %v", j.GetState())
 	}
 }
@@ -106,22 +108,22 @@ type rawStream struct {
 
 // openRaw says hello as node with session and returns the stream once
 // welcomed, or the refusal. The stream answers heartbeats until muted.
-func openRaw(ctx context.Context, t *testing.T, c *testCluster, node, session string) (*rawStream, error) {
+func openRaw(ctx context.Context, t *testing.T, c *testcluster.Cluster, node, session string) (*rawStream, error) {
 	t.Helper()
 	return openRawFencing(ctx, t, c, node, session, 0)
 }
 
 // openRawFencing is openRaw with a hello saying the process fences within
 // fenced (none said when 0, as an older worker).
-func openRawFencing(ctx context.Context, t *testing.T, c *testCluster, node, session string, fenced time.Duration) (*rawStream, error) {
+func openRawFencing(ctx context.Context, t *testing.T, c *testcluster.Cluster, node, session string, fenced time.Duration) (*rawStream, error) {
 	t.Helper()
 	sctx, cancel := context.WithCancel(ctx)
-	stream, err := longfairv1.NewWorkersClient(c.conn(c.waitLeader(ctx))).Connect(sctx)
+	stream, err := longfairv1.NewWorkersClient(c.Conn(c.WaitLeader(ctx))).Connect(sctx)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	ad := &longfairv1.WorkerAdvert{Version: 1, Role: roleWorker, NodeId: node, Resources: map[string]float64{"cpu": 1}, Address: "127.0.0.1:1"}
+	ad := &longfairv1.WorkerAdvert{Version: 1, Role: server.RoleWorker, NodeId: node, Resources: map[string]float64{"cpu": 1}, Address: "127.0.0.1:1"}
 	hello := &longfairv1.WorkerHello{Advert: ad, Session: session, Fresh: true}
 	if fenced > 0 {
 		hello.FencedWithin = durationpb.New(fenced)
@@ -166,7 +168,7 @@ func openRawFencing(ctx context.Context, t *testing.T, c *testCluster, node, ses
 func TestNodeStreamTakeover(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
+	c := testcluster.New(t, 1)
 	a, err := openRaw(ctx, t, c, "n1", "process-a")
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +207,7 @@ func TestNodeStreamTakeover(t *testing.T) {
 		if status.Code(err) != codes.AlreadyExists || ctx.Err() != nil {
 			t.Fatalf("another process after the holder fell silent: %v", err)
 		}
-		if time.Since(muted) > workerSilence+10*time.Second {
+		if time.Since(muted) > server.WorkerSilence+10*time.Second {
 			t.Fatalf("still refused %v after the holder fell silent", time.Since(muted).Round(time.Millisecond))
 		}
 		time.Sleep(100 * time.Millisecond)

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
 	"github.com/longfair/longfair/worker"
 )
 
@@ -46,12 +47,12 @@ func readWorkerOutput(ctx context.Context, conn *grpc.ClientConn, job uint64) (s
 // the server forwarding its caller's token; and a revoked token stops
 // reading from the worker within the worker's cache time.
 func TestWorkerOutputNeedsTheJobsReader(t *testing.T) {
-	c := newACLCluster(t, 1, nil)
+	c := testcluster.NewACL(t, 1, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	admin := as(ctx, aclTestSecret)
-	leader := c.waitLeader(ctx)
-	lc := c.conn(leader)
+	admin := testcluster.As(ctx, testcluster.BootstrapSecret)
+	leader := c.WaitLeader(ctx)
+	lc := c.Conn(leader)
 	for _, acct := range []string{"phys", "chem"} {
 		if _, err := longfairv1.NewAccountsClient(lc).CreateAccount(admin, &longfairv1.CreateAccountRequest{Name: acct}); err != nil {
 			t.Fatal(err)
@@ -66,21 +67,21 @@ func TestWorkerOutputNeedsTheJobsReader(t *testing.T) {
 		}
 	}
 	user := longfairv1.TokenRole_TOKEN_ROLE_USER
-	ann, _ := c.createToken(ctx, user, "ann", 0)
-	bob, bobTok := c.createToken(ctx, user, "bob", 0)
-	eve, _ := c.createToken(ctx, user, "eve", 0)
-	w1, _ := c.createBoundToken(ctx, "w1")
-	w2, _ := c.createBoundToken(ctx, "w2")
+	ann, _ := c.CreateToken(ctx, user, "ann", 0)
+	bob, bobTok := c.CreateToken(ctx, user, "bob", 0)
+	eve, _ := c.CreateToken(ctx, user, "eve", 0)
+	w1, _ := createBoundToken(ctx, c, "w1")
+	w2, _ := createBoundToken(ctx, c, "w2")
 
-	ag := testWorker(t, c.testCluster, "w1", func(w *worker.Config) { w.Token = w1 })
-	waitNodesUp(ctx, t, leader, "w1")
+	ag := testcluster.Worker(t, c.Cluster, "w1", func(w *worker.Config) { w.Token = w1 })
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
 	const secret = "results of ann 42"
-	sub, err := longfairv1.NewJobsClient(lc).SubmitJob(as(ctx, ann), shellJob("phys", "ann", "private", 1, map[string]float64{"cpu": 1}, time.Minute, "echo "+secret))
+	sub, err := longfairv1.NewJobsClient(lc).SubmitJob(testcluster.As(ctx, ann), testcluster.ShellJob("phys", "ann", "private", 1, map[string]float64{"cpu": 1}, time.Minute, "echo "+secret))
 	if err != nil {
 		t.Fatal(err)
 	}
 	job := sub.GetJob().GetId()
-	if j := waitJobEnded(admin, t, c.testCluster, job); j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
+	if j := testcluster.WaitJobEnded(admin, t, c.Cluster, job); j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
 		t.Fatalf("the job ended %v", j.GetState())
 	}
 
@@ -95,9 +96,9 @@ func TestWorkerOutputNeedsTheJobsReader(t *testing.T) {
 		code codes.Code
 	}{
 		{"no token", ctx, codes.Unauthenticated},
-		{"a garbage token", as(ctx, "lf_not-a-token-anyone-was-given-0123"), codes.Unauthenticated},
-		{"a user of another account", as(ctx, eve), codes.PermissionDenied},
-		{"the worker token of another node", as(ctx, w2), codes.PermissionDenied},
+		{"a garbage token", testcluster.As(ctx, "lf_not-a-token-anyone-was-given-0123"), codes.Unauthenticated},
+		{"a user of another account", testcluster.As(ctx, eve), codes.PermissionDenied},
+		{"the worker token of another node", testcluster.As(ctx, w2), codes.PermissionDenied},
 	} {
 		out, err := readWorkerOutput(r.ctx, wc, job)
 		if out != "" {
@@ -109,16 +110,16 @@ func TestWorkerOutputNeedsTheJobsReader(t *testing.T) {
 	if msg := status.Convert(err).Message(); !strings.Contains(msg, "LONGFAIR_TOKEN") {
 		t.Errorf("the refusal of a call without a token does not say how to give one: %q", msg)
 	}
-	for _, r := range []struct{ who, secret string }{{"an admin", aclTestSecret}, {"the job's owner", ann}, {"another member of its account", bob}} {
-		if out, err := readWorkerOutput(as(ctx, r.secret), wc, job); err != nil || out != secret+"\n" {
+	for _, r := range []struct{ who, secret string }{{"an admin", testcluster.BootstrapSecret}, {"the job's owner", ann}, {"another member of its account", bob}} {
+		if out, err := readWorkerOutput(testcluster.As(ctx, r.secret), wc, job); err != nil || out != secret+"\n" {
 			t.Errorf("a direct read by %s: %q, %v; want the output", r.who, out, err)
 		}
 	}
 	// Through a server, which forwards its caller's token to the worker.
-	if out, err := readOutput(as(ctx, ann), lc, job); err != nil || out != secret+"\n" {
+	if out, err := readOutput(testcluster.As(ctx, ann), lc, job); err != nil || out != secret+"\n" {
 		t.Errorf("the owner's read through a server: %q, %v; want the output", out, err)
 	}
-	if out, err := readOutput(as(ctx, eve), lc, job); status.Code(err) != codes.PermissionDenied || out != "" {
+	if out, err := readOutput(testcluster.As(ctx, eve), lc, job); status.Code(err) != codes.PermissionDenied || out != "" {
 		t.Errorf("another account's read through a server: %q, %v; want PermissionDenied", out, err)
 	}
 
@@ -127,8 +128,8 @@ func TestWorkerOutputNeedsTheJobsReader(t *testing.T) {
 	if _, err := longfairv1.NewACLClient(lc).RevokeToken(admin, &longfairv1.RevokeTokenRequest{Id: bobTok.GetId()}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(ctx, t, "the worker to refuse a revoked token", func() bool {
-		_, err := readWorkerOutput(as(ctx, bob), wc, job)
+	testcluster.WaitFor(ctx, t, "the worker to refuse a revoked token", func() bool {
+		_, err := readWorkerOutput(testcluster.As(ctx, bob), wc, job)
 		return status.Code(err) == codes.Unauthenticated
 	})
 }

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -15,8 +15,10 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
+	"github.com/longfair/longfair/internal/testcluster"
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/ops"
+	"github.com/longfair/longfair/server"
 )
 
 // protoWorker speaks the worker protocol by hand, so that a test can say
@@ -24,7 +26,7 @@ import (
 // like a real worker.
 type protoWorker struct {
 	t      testing.TB
-	c      *testCluster
+	c      *testcluster.Cluster
 	advert *longfairv1.WorkerAdvert
 	ml     *memberlist.Memberlist
 	seq    uint64
@@ -53,9 +55,9 @@ func (d protoDelegate) GetBroadcasts(int, int) [][]byte { return nil }
 func (d protoDelegate) LocalState(bool) []byte          { return nil }
 func (d protoDelegate) MergeRemoteState([]byte, bool)   {}
 
-func newProtoWorker(t testing.TB, c *testCluster, id string, resources map[string]float64) *protoWorker {
+func newProtoWorker(t testing.TB, c *testcluster.Cluster, id string, resources map[string]float64) *protoWorker {
 	t.Helper()
-	ad := &longfairv1.WorkerAdvert{Version: 1, Role: roleWorker, NodeId: id, Resources: resources, Address: "127.0.0.1:1"}
+	ad := &longfairv1.WorkerAdvert{Version: 1, Role: server.RoleWorker, NodeId: id, Resources: resources, Address: "127.0.0.1:1"}
 	meta, err := proto.Marshal(ad)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +71,7 @@ func newProtoWorker(t testing.TB, c *testCluster, id string, resources map[strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ml.Join([]string{c.running()[0].GossipAddr()}); err != nil {
+	if _, err := ml.Join([]string{c.Running()[0].GossipAddr()}); err != nil {
 		t.Fatal(err)
 	}
 	w := &protoWorker{t: t, c: c, advert: ad, ml: ml, fencedWithin: time.Second}
@@ -85,9 +87,9 @@ func newProtoWorker(t testing.TB, c *testCluster, id string, resources map[strin
 // welcome.
 func (w *protoWorker) connect(ctx context.Context, fresh bool, held []*longfairv1.HeldAttempt, pending []*longfairv1.TaskEvent) {
 	w.t.Helper()
-	leader := w.c.waitLeader(ctx)
+	leader := w.c.WaitLeader(ctx)
 	sctx, cancel := context.WithCancel(ctx)
-	stream, err := longfairv1.NewWorkersClient(w.c.conn(leader)).Connect(sctx)
+	stream, err := longfairv1.NewWorkersClient(w.c.Conn(leader)).Connect(sctx)
 	if err != nil {
 		cancel()
 		w.t.Fatal(err)
@@ -150,16 +152,16 @@ func (w *protoWorker) next(ctx context.Context) *longfairv1.LeaderMessage {
 
 // assignments collects the assignments that arrive until n have, skipping
 // acks, and returns them by attempt key.
-func (w *protoWorker) assignments(ctx context.Context, n int) map[attemptKey]*longfairv1.Assignment {
+func (w *protoWorker) assignments(ctx context.Context, n int) map[server.AttemptKey]*longfairv1.Assignment {
 	w.t.Helper()
-	got := map[attemptKey]*longfairv1.Assignment{}
+	got := map[server.AttemptKey]*longfairv1.Assignment{}
 	for len(got) < n {
 		m := w.next(ctx)
 		if m.GetKill() != nil {
 			w.t.Fatalf("unexpected kill %v", m.GetKill())
 		}
 		for _, a := range m.GetAssignments().GetAssignments() {
-			k := keyOfRef(a.GetAttempt())
+			k := server.KeyOfRef(a.GetAttempt())
 			if _, dup := got[k]; dup {
 				w.t.Fatalf("attempt %+v delivered twice on one stream", k)
 			}
@@ -169,9 +171,9 @@ func (w *protoWorker) assignments(ctx context.Context, n int) map[attemptKey]*lo
 	return got
 }
 
-func (w *protoWorker) event(k attemptKey, kind longfairv1.TaskEventKind, code int32, runtime time.Duration) *longfairv1.TaskEvent {
+func (w *protoWorker) event(k server.AttemptKey, kind longfairv1.TaskEventKind, code int32, runtime time.Duration) *longfairv1.TaskEvent {
 	w.seq++
-	return &longfairv1.TaskEvent{Seq: w.seq, Attempt: k.ref(), Kind: kind, ExitCode: code, Runtime: durationpb.New(runtime)}
+	return &longfairv1.TaskEvent{Seq: w.seq, Attempt: k.Ref(), Kind: kind, ExitCode: code, Runtime: durationpb.New(runtime)}
 }
 
 func (w *protoWorker) send(events ...*longfairv1.TaskEvent) {
@@ -200,9 +202,9 @@ func (w *protoWorker) waitAck(ctx context.Context, seq uint64) {
 	}
 }
 
-func attemptState(t *testing.T, f *fsm.FSM, k attemptKey) fsm.TaskInfo {
+func attemptState(t *testing.T, f *fsm.FSM, k server.AttemptKey) fsm.TaskInfo {
 	t.Helper()
-	ti, err := f.Attempt(k.job, k.task, k.attempt)
+	ti, err := f.Attempt(k.Job(), k.Task(), k.Attempt())
 	if err != nil {
 		t.Fatalf("attempt %+v: %v", k, err)
 	}
@@ -237,26 +239,26 @@ func costOf(t *testing.T, f *fsm.FSM, job uint64, runtime time.Duration) ledger.
 func TestReconcileResendsLosesAndKills(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "physics")
 	w := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 4, "mem": 1 << 30})
 	w.connect(ctx, true, nil, nil)
-	waitNodesUp(ctx, t, leader, "r1")
+	testcluster.WaitNodesUp(ctx, t, leader, "r1")
 
-	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "three", 3, map[string]float64{"cpu": 1}, time.Hour, "true"))
+	resp, err := longfairv1.NewJobsClient(c.Conn(leader)).SubmitJob(ctx, testcluster.ShellJob(account, user, "three", 3, map[string]float64{"cpu": 1}, time.Hour, "true"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	job := resp.GetJob().GetId()
 	got := w.assignments(ctx, 3)
 	for i := range int64(3) {
-		a := got[attemptKey{job, i, 1}]
+		a := got[server.Key(job, i, 1)]
 		if a == nil || a.GetCommand()[0] != "true" || a.GetAccount() != account || a.GetUser() != user || a.GetWalltime().AsDuration() != time.Hour || a.GetDemand()["cpu"] != 1 {
 			t.Fatalf("assignment of task %d = %v", i, a)
 		}
 	}
-	t0 := attemptKey{job, 0, 1}
+	t0 := server.Key(job, 0, 1)
 	w.send(w.event(t0, longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, 0, 0))
 	w.waitAck(ctx, w.seq)
 	if st := attemptState(t, leader.FSM(), t0).State; st != fsm.TaskRunning {
@@ -266,26 +268,26 @@ func TestReconcileResendsLosesAndKills(t *testing.T) {
 	// The same process reconnects holding only an attempt of a job the
 	// ledger never placed here.
 	w.disconnect()
-	stray := attemptKey{999, 0, 1}
-	w.connect(ctx, false, []*longfairv1.HeldAttempt{{Attempt: stray.ref(), Running: true}}, nil)
+	stray := server.Key(999, 0, 1)
+	w.connect(ctx, false, []*longfairv1.HeldAttempt{{Attempt: stray.Ref(), Running: true}}, nil)
 	var kill *longfairv1.Kill
-	resent := map[attemptKey]bool{}
+	resent := map[server.AttemptKey]bool{}
 	for kill == nil || len(resent) < 3 {
 		m := w.next(ctx)
 		if k := m.GetKill(); k != nil {
 			kill = k
 		}
 		for _, a := range m.GetAssignments().GetAssignments() {
-			resent[keyOfRef(a.GetAttempt())] = true
+			resent[server.KeyOfRef(a.GetAttempt())] = true
 		}
 	}
-	if kill.GetReport() || len(kill.GetAttempts()) != 1 || keyOfRef(kill.GetAttempts()[0]) != stray {
+	if kill.GetReport() || len(kill.GetAttempts()) != 1 || server.KeyOfRef(kill.GetAttempts()[0]) != stray {
 		t.Fatalf("kill = %v, want the stray attempt killed without a report", kill)
 	}
 	// Tasks 1 and 2 were never started: sent again as the same attempt.
 	// Task 0 had started and the worker no longer holds it: lost, and
 	// placed again as attempt 2.
-	for _, k := range []attemptKey{{job, 1, 1}, {job, 2, 1}, {job, 0, 2}} {
+	for _, k := range []server.AttemptKey{server.Key(job, 1, 1), server.Key(job, 2, 1), server.Key(job, 0, 2)} {
 		if !resent[k] {
 			t.Fatalf("got %v, want %+v among them", resent, k)
 		}
@@ -298,13 +300,13 @@ func TestReconcileResendsLosesAndKills(t *testing.T) {
 	w.disconnect()
 	w.connect(ctx, true, nil, nil)
 	got = w.assignments(ctx, 3)
-	for _, k := range []attemptKey{{job, 0, 3}, {job, 1, 2}, {job, 2, 2}} {
+	for _, k := range []server.AttemptKey{server.Key(job, 0, 3), server.Key(job, 1, 2), server.Key(job, 2, 2)} {
 		if got[k] == nil {
 			t.Fatalf("after a fresh hello got %v, want %+v among them", got, k)
 		}
 	}
 	// A late report about a lost attempt changes nothing.
-	old := attemptKey{job, 1, 1}
+	old := server.Key(job, 1, 1)
 	w.send(w.event(old, longfairv1.TaskEventKind_TASK_EVENT_KIND_EXITED, 0, time.Second))
 	w.waitAck(ctx, w.seq)
 	if st := attemptState(t, leader.FSM(), old).State; st != fsm.TaskLostState {
@@ -321,7 +323,7 @@ func TestReconcileResendsLosesAndKills(t *testing.T) {
 		break
 	}
 	w.waitAck(ctx, w.seq)
-	j := waitJobEnded(ctx, t, c, job)
+	j := testcluster.WaitJobEnded(ctx, t, c, job)
 	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
 		t.Fatalf("job = %v", j)
 	}

@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -24,25 +26,25 @@ import (
 func TestWorkersRunAnArrayExactlyOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "physics")
-	testWorker(t, c, "w1", nil)
-	testWorker(t, c, "w2", nil)
-	waitNodesUp(ctx, t, leader, "w1", "w2")
+	testcluster.Worker(t, c, "w1", nil)
+	testcluster.Worker(t, c, "w2", nil)
+	testcluster.WaitNodesUp(ctx, t, leader, "w1", "w2")
 
 	runs := filepath.Join(t.TempDir(), "runs")
 	script := fmt.Sprintf(`echo "$LONGFAIR_TASK_ID" >> %s`, runs)
-	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "array", 20, map[string]float64{"cpu": 1}, time.Minute, script))
+	resp, err := longfairv1.NewJobsClient(c.Conn(leader)).SubmitJob(ctx, testcluster.ShellJob(account, user, "array", 20, map[string]float64{"cpu": 1}, time.Minute, script))
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := resp.GetJob().GetId()
-	j := waitJobEnded(ctx, t, c, id)
+	j := testcluster.WaitJobEnded(ctx, t, c, id)
 	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED || j.GetSucceededTasks() != 20 {
 		t.Fatalf("job = %v", j)
 	}
-	lines := runLog(t, runs)
+	lines := testcluster.RunLog(t, runs)
 	if len(lines) != 20 {
 		t.Fatalf("tasks ran %d times, want 20: %v", len(lines), lines)
 	}
@@ -53,7 +55,7 @@ func TestWorkersRunAnArrayExactlyOnce(t *testing.T) {
 	}
 	var charged int64
 	nodes := map[string]int{}
-	for _, task := range allTasks(ctx, t, c, id) {
+	for _, task := range testcluster.AllTasks(ctx, t, c, id) {
 		if task.GetAttempt() != 1 || task.GetState() != longfairv1.TaskState_TASK_STATE_SUCCEEDED {
 			t.Errorf("task %d: attempt %d state %v, want one successful attempt", task.GetIndex(), task.GetAttempt(), task.GetState())
 		}
@@ -73,30 +75,30 @@ func TestWorkersRunAnArrayExactlyOnce(t *testing.T) {
 func TestCancelStopsRunningTasks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "physics")
-	ag := testWorker(t, c, "w1", nil)
-	waitNodesUp(ctx, t, leader, "w1")
-	jobs := longfairv1.NewJobsClient(c.conn(leader))
-	resp, err := jobs.SubmitJob(ctx, shellJob(account, user, "long", 6, map[string]float64{"cpu": 1}, time.Hour, "sleep 60"))
+	ag := testcluster.Worker(t, c, "w1", nil)
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
+	jobs := longfairv1.NewJobsClient(c.Conn(leader))
+	resp, err := jobs.SubmitJob(ctx, testcluster.ShellJob(account, user, "long", 6, map[string]float64{"cpu": 1}, time.Hour, "sleep 60"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := resp.GetJob().GetId()
-	waitFor(ctx, t, "4 tasks running", func() bool { return ag.Running() == 4 })
+	testcluster.WaitFor(ctx, t, "4 tasks running", func() bool { return ag.Running() == 4 })
 	time.Sleep(200 * time.Millisecond)
 	if _, err := jobs.CancelJob(ctx, &longfairv1.CancelJobRequest{JobId: id}); err != nil {
 		t.Fatal(err)
 	}
-	j := waitJobEnded(ctx, t, c, id)
+	j := testcluster.WaitJobEnded(ctx, t, c, id)
 	if j.GetState() != longfairv1.JobState_JOB_STATE_CANCELLED || j.GetCancelledTasks() != 6 {
 		t.Fatalf("job = %v, want cancelled with its 6 tasks cancelled", j)
 	}
 	if ag.Running() != 0 {
 		t.Fatalf("%d tasks still run on the worker", ag.Running())
 	}
-	for _, task := range allTasks(ctx, t, c, id) {
+	for _, task := range testcluster.AllTasks(ctx, t, c, id) {
 		rt := task.GetRuntime().AsDuration()
 		if task.GetExitCode() != 128+15 || rt <= 0 || rt > 30*time.Second || task.GetChargedMicroSu() <= 0 {
 			t.Errorf("task %d: exit %d, runtime %v, charged %d; want stopped by SIGTERM and charged for the time it ran",
@@ -110,25 +112,25 @@ func TestCancelStopsRunningTasks(t *testing.T) {
 func TestWorkerShutdownRequeuesItsTasks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "physics")
-	w1 := testWorker(t, c, "w1", nil)
-	waitNodesUp(ctx, t, leader, "w1")
-	jobs := longfairv1.NewJobsClient(c.conn(leader))
-	resp, err := jobs.SubmitJob(ctx, shellJob(account, user, "moving", 4, map[string]float64{"cpu": 1}, time.Hour, "sleep 1"))
+	w1 := testcluster.Worker(t, c, "w1", nil)
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
+	jobs := longfairv1.NewJobsClient(c.Conn(leader))
+	resp, err := jobs.SubmitJob(ctx, testcluster.ShellJob(account, user, "moving", 4, map[string]float64{"cpu": 1}, time.Hour, "sleep 1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := resp.GetJob().GetId()
-	waitFor(ctx, t, "4 tasks running on w1", func() bool { return w1.Running() == 4 })
+	testcluster.WaitFor(ctx, t, "4 tasks running on w1", func() bool { return w1.Running() == 4 })
 	start := time.Now()
 	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
 	if err := w1.Shutdown(sctx); err != nil {
 		t.Fatal(err)
 	}
 	scancel()
-	waitFor(ctx, t, "w1 down", func() bool {
+	testcluster.WaitFor(ctx, t, "w1 down", func() bool {
 		for _, n := range leader.FSM().Nodes() {
 			if n.ID == "w1" {
 				return !n.Up
@@ -139,12 +141,12 @@ func TestWorkerShutdownRequeuesItsTasks(t *testing.T) {
 	if d := time.Since(start); d > 3*time.Second {
 		t.Fatalf("the node went down %v after its worker said goodbye", d)
 	}
-	testWorker(t, c, "w2", nil)
-	j := waitJobEnded(ctx, t, c, id)
+	testcluster.Worker(t, c, "w2", nil)
+	j := testcluster.WaitJobEnded(ctx, t, c, id)
 	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
 		t.Fatalf("job = %v", j)
 	}
-	for _, task := range allTasks(ctx, t, c, id) {
+	for _, task := range testcluster.AllTasks(ctx, t, c, id) {
 		if task.GetNode() != "w2" || task.GetAttempt() != 2 {
 			t.Errorf("task %d ended as attempt %d on %s, want attempt 2 on w2", task.GetIndex(), task.GetAttempt(), task.GetNode())
 		}
@@ -164,8 +166,8 @@ func TestWorkerShutdownRequeuesItsTasks(t *testing.T) {
 func TestBrokenStreamMarksTheNodeDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	w, k := startedAttempt(ctx, t, c, leader)
 	time.Sleep(300 * time.Millisecond)
 	w.heartbeat() // its last sign of life
@@ -173,7 +175,7 @@ func TestBrokenStreamMarksTheNodeDown(t *testing.T) {
 	w.disconnect() // gossip still says it is alive
 	gone := time.Now()
 	started := attemptState(t, leader.FSM(), k).StartedAt
-	waitFor(ctx, t, "r1 down", func() bool {
+	testcluster.WaitFor(ctx, t, "r1 down", func() bool {
 		for _, n := range leader.FSM().Nodes() {
 			if n.ID == "r1" {
 				return !n.Up
@@ -181,14 +183,14 @@ func TestBrokenStreamMarksTheNodeDown(t *testing.T) {
 		}
 		return false
 	})
-	if d := time.Since(gone); d < workerStreamGrace || d > workerStreamGrace+3*time.Second {
-		t.Fatalf("the node went down %v after the stream ended; want just after the %v grace", d, workerStreamGrace)
+	if d := time.Since(gone); d < server.WorkerStreamGrace || d > server.WorkerStreamGrace+3*time.Second {
+		t.Fatalf("the node went down %v after the stream ended; want just after the %v grace", d, server.WorkerStreamGrace)
 	}
 	if st := attemptState(t, leader.FSM(), k).State; st != fsm.TaskRunning {
 		t.Fatalf("the attempt is %v as soon as its node went down; the worker may still run it until it fences it", st)
 	}
-	waitFor(ctx, t, "the attempt lost", func() bool { return attemptState(t, leader.FSM(), k).State == fsm.TaskLostState })
-	loss := time.Duration(leader.cfg.WorkerLossTimeout)
+	testcluster.WaitFor(ctx, t, "the attempt lost", func() bool { return attemptState(t, leader.FSM(), k).State == fsm.TaskLostState })
+	loss := time.Duration(leader.Config().WorkerLossTimeout)
 	// The last heartbeat came 0.1 s before the stream ended.
 	if d := time.Since(gone); d < loss-100*time.Millisecond || d > loss+3*time.Second {
 		t.Fatalf("the attempt was lost %v after the stream ended; want just after the %v loss timeout", d, loss)
@@ -207,12 +209,12 @@ func TestBrokenStreamMarksTheNodeDown(t *testing.T) {
 func TestWorkerFencingTooLateIsRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	w := newProtoWorker(t, c, "late", map[string]float64{"cpu": 2})
-	loss := time.Duration(leader.cfg.WorkerLossTimeout)
-	w.fencedWithin = loss - fenceMargin/2
-	stream, err := longfairv1.NewWorkersClient(c.conn(leader)).Connect(ctx)
+	loss := time.Duration(leader.Config().WorkerLossTimeout)
+	w.fencedWithin = loss - server.FenceMargin/2
+	stream, err := longfairv1.NewWorkersClient(c.Conn(leader)).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,17 +237,17 @@ func TestWorkerFencingTooLateIsRefused(t *testing.T) {
 func TestEventsAboutAnotherNodeAreIgnored(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "physics")
 	r1 := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 1})
 	r1.connect(ctx, true, nil, nil)
-	waitNodesUp(ctx, t, leader, "r1")
-	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
+	testcluster.WaitNodesUp(ctx, t, leader, "r1")
+	resp, err := longfairv1.NewJobsClient(c.Conn(leader)).SubmitJob(ctx, testcluster.ShellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := attemptKey{resp.GetJob().GetId(), 0, 1}
+	k := server.Key(resp.GetJob().GetId(), 0, 1)
 	r1.assignments(ctx, 1)
 	r2 := newProtoWorker(t, c, "r2", map[string]float64{"cpu": 1})
 	r2.connect(ctx, true, nil, nil)
@@ -261,24 +263,24 @@ func TestEventsAboutAnotherNodeAreIgnored(t *testing.T) {
 func TestReadTaskOutputThroughAServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 3)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 3)
+	leader := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "physics")
-	testWorker(t, c, "w1", nil)
-	waitNodesUp(ctx, t, leader, "w1")
-	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "talk", 1, map[string]float64{"cpu": 1}, time.Hour,
+	testcluster.Worker(t, c, "w1", nil)
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
+	resp, err := longfairv1.NewJobsClient(c.Conn(leader)).SubmitJob(ctx, testcluster.ShellJob(account, user, "talk", 1, map[string]float64{"cpu": 1}, time.Hour,
 		`echo first; sleep 0.5; echo second; echo err >&2`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := resp.GetJob().GetId()
-	f := c.follower(ctx)
-	waitFor(ctx, t, "the task to start", func() bool {
+	f := c.Follower(ctx)
+	testcluster.WaitFor(ctx, t, "the task to start", func() bool {
 		ts, _, _ := f.FSM().Tasks(id, 0, 1)
 		return len(ts) == 1
 	})
 	read := func(req *longfairv1.ReadTaskOutputRequest) (string, error) {
-		s, err := longfairv1.NewWorkersClient(c.conn(f)).ReadTaskOutput(ctx, req)
+		s, err := longfairv1.NewWorkersClient(c.Conn(f)).ReadTaskOutput(ctx, req)
 		if err != nil {
 			return "", err
 		}
@@ -323,23 +325,23 @@ func TestReadTaskOutputThroughAServer(t *testing.T) {
 func TestWalltimeIsEnforcedAndCharged(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "physics")
-	testWorker(t, c, "w1", nil)
-	waitNodesUp(ctx, t, leader, "w1")
+	testcluster.Worker(t, c, "w1", nil)
+	testcluster.WaitNodesUp(ctx, t, leader, "w1")
 	// The shortest walltime the API accepts, so the test is quick.
 	walltime := longfairv1.MinWalltime
-	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "overrun", 1, map[string]float64{"cpu": 1}, walltime, "sleep 30"))
+	resp, err := longfairv1.NewJobsClient(c.Conn(leader)).SubmitJob(ctx, testcluster.ShellJob(account, user, "overrun", 1, map[string]float64{"cpu": 1}, walltime, "sleep 30"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	j := waitJobEnded(ctx, t, c, resp.GetJob().GetId())
+	j := testcluster.WaitJobEnded(ctx, t, c, resp.GetJob().GetId())
 	if time.Since(start) > 10*time.Second {
 		t.Fatalf("the job ended %v after submission; its walltime is %v", time.Since(start), walltime)
 	}
-	task := allTasks(ctx, t, c, j.GetId())[0]
+	task := testcluster.AllTasks(ctx, t, c, j.GetId())[0]
 	if j.GetState() != longfairv1.JobState_JOB_STATE_FAILED || task.GetExitCode() != 128+15 {
 		t.Fatalf("job %v, task exit %d; want failed by SIGTERM", j.GetState(), task.GetExitCode())
 	}
@@ -358,27 +360,27 @@ func TestWalltimeIsEnforcedAndCharged(t *testing.T) {
 func TestWorkersFollowANewLeader(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 3)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 3)
+	leader := c.WaitLeader(ctx)
 	account, user := setupAccount(ctx, t, c, "physics")
-	w1 := testWorker(t, c, "w1", nil)
-	w2 := testWorker(t, c, "w2", nil)
-	waitNodesUp(ctx, t, leader, "w1", "w2")
-	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "array", 24, map[string]float64{"cpu": 1}, time.Minute, "sleep 0.3"))
+	w1 := testcluster.Worker(t, c, "w1", nil)
+	w2 := testcluster.Worker(t, c, "w2", nil)
+	testcluster.WaitNodesUp(ctx, t, leader, "w1", "w2")
+	resp, err := longfairv1.NewJobsClient(c.Conn(leader)).SubmitJob(ctx, testcluster.ShellJob(account, user, "array", 24, map[string]float64{"cpu": 1}, time.Minute, "sleep 0.3"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := resp.GetJob().GetId()
-	waitFor(ctx, t, "tasks to run on both workers", func() bool { return w1.Running() > 0 && w2.Running() > 0 })
+	testcluster.WaitFor(ctx, t, "tasks to run on both workers", func() bool { return w1.Running() > 0 && w2.Running() > 0 })
 	old := leader.NodeID()
-	c.stop(c.index(leader))
+	c.Stop(c.Index(leader))
 	stopped := time.Now()
-	next := c.waitLeader(ctx)
-	waitFor(ctx, t, "both workers connected to the new leader", func() bool {
+	next := c.WaitLeader(ctx)
+	testcluster.WaitFor(ctx, t, "both workers connected to the new leader", func() bool {
 		return w1.Leader() == next.NodeID() && w2.Leader() == next.NodeID()
 	})
 	t.Logf("workers followed %s to %s in %v", old, next.NodeID(), time.Since(stopped))
-	j := waitJobEnded(ctx, t, c, id)
+	j := testcluster.WaitJobEnded(ctx, t, c, id)
 	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED || j.GetSucceededTasks() != 24 {
 		t.Fatalf("job = %v", j)
 	}
@@ -406,19 +408,19 @@ func TestWorkersFollowANewLeader(t *testing.T) {
 func TestNewLeaderCountsTheLossTimeoutFromItsTerm(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 3)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 3)
+	leader := c.WaitLeader(ctx)
 	w, k := startedAttempt(ctx, t, c, leader)
 	started := attemptState(t, leader.FSM(), k).StartedAt
 	w.disconnect() // last heard now; gossip still says it is alive
 	quiet := time.Now()
 	time.Sleep(time.Second)
-	c.stop(c.index(leader))
+	c.Stop(c.Index(leader))
 	stopped := time.Now()
-	next := c.waitLeader(ctx)
-	waitFor(ctx, t, "the attempt lost", func() bool { return attemptState(t, next.FSM(), k).State == fsm.TaskLostState })
+	next := c.WaitLeader(ctx)
+	testcluster.WaitFor(ctx, t, "the attempt lost", func() bool { return attemptState(t, next.FSM(), k).State == fsm.TaskLostState })
 	lost := attemptState(t, next.FSM(), k)
-	loss := time.Duration(next.cfg.WorkerLossTimeout)
+	loss := time.Duration(next.Config().WorkerLossTimeout)
 	if at := time.Unix(0, int64(lost.EndedAt)); at.Before(stopped.Add(loss)) {
 		t.Fatalf("the new leader lost the attempt %v after the old one stopped, before its %v loss timeout had passed in its own term", at.Sub(stopped).Round(time.Millisecond), loss)
 	}
@@ -435,10 +437,10 @@ func TestNewLeaderCountsTheLossTimeoutFromItsTerm(t *testing.T) {
 func TestFencedAttemptIsChargedItsReportedRuntimeOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := newTestCluster(t, 1)
-	leader := c.waitLeader(ctx)
+	c := testcluster.New(t, 1)
+	leader := c.WaitLeader(ctx)
 	w, k := startedAttempt(ctx, t, c, leader)
-	id := k.job
+	id := k.Job()
 	const ran = 1234 * time.Millisecond
 	fenced := w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST, 128+15, ran)
 	w.send(fenced)
@@ -449,8 +451,8 @@ func TestFencedAttemptIsChargedItsReportedRuntimeOnce(t *testing.T) {
 	}
 	// Reconnecting, the worker reports it again, as if the ack was lost.
 	w.disconnect()
-	w.connect(ctx, false, []*longfairv1.HeldAttempt{{Attempt: k.ref()}}, []*longfairv1.TaskEvent{fenced})
-	waitFor(ctx, t, "the task rerun", func() bool {
+	w.connect(ctx, false, []*longfairv1.HeldAttempt{{Attempt: k.Ref()}}, []*longfairv1.TaskEvent{fenced})
+	testcluster.WaitFor(ctx, t, "the task rerun", func() bool {
 		_, err := leader.FSM().Attempt(id, 0, 2)
 		return err == nil
 	})
@@ -466,17 +468,17 @@ func TestFencedAttemptIsChargedItsReportedRuntimeOnce(t *testing.T) {
 // startedAttempt connects a protocol worker r1 (2 cpu) to leader, submits
 // a one-task job of a fresh account to it, and reports the attempt
 // started; it returns the worker and the running attempt.
-func startedAttempt(ctx context.Context, t *testing.T, c *testCluster, leader *Server) (*protoWorker, attemptKey) {
+func startedAttempt(ctx context.Context, t *testing.T, c *testcluster.Cluster, leader *server.Server) (*protoWorker, server.AttemptKey) {
 	t.Helper()
 	account, user := setupAccount(ctx, t, c, "physics")
 	w := newProtoWorker(t, c, "r1", map[string]float64{"cpu": 2})
 	w.connect(ctx, true, nil, nil)
-	waitNodesUp(ctx, t, leader, "r1")
-	resp, err := longfairv1.NewJobsClient(c.conn(leader)).SubmitJob(ctx, shellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
+	testcluster.WaitNodesUp(ctx, t, leader, "r1")
+	resp, err := longfairv1.NewJobsClient(c.Conn(leader)).SubmitJob(ctx, testcluster.ShellJob(account, user, "one", 1, map[string]float64{"cpu": 1}, time.Hour, "true"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := attemptKey{resp.GetJob().GetId(), 0, 1}
+	k := server.Key(resp.GetJob().GetId(), 0, 1)
 	w.assignments(ctx, 1)
 	w.send(w.event(k, longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, 0, 0))
 	w.waitAck(ctx, w.seq)

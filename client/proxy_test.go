@@ -1,14 +1,9 @@
 package client_test
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
 	"net"
-	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -17,87 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
-	"github.com/longfair/longfair/server"
 )
-
-// group is a server group of real servers on loopback in this process.
-type group struct {
-	t       testing.TB
-	servers []*server.Server
-}
-
-// startGroupB starts a one-server group for a benchmark.
-func startGroupB(b *testing.B) *group { return startGroup(b, 1) }
-
-// startGroup starts n servers that form one group, and waits for a leader.
-func startGroup(t testing.TB, n int) *group {
-	t.Helper()
-	g := &group{t: t}
-	dir := t.TempDir()
-	logger := slog.New(slog.DiscardHandler)
-	for i := range n {
-		cfg := server.DefaultConfig()
-		cfg.NodeID = fmt.Sprintf("s%d", i+1)
-		cfg.DataDir = filepath.Join(dir, cfg.NodeID)
-		cfg.RaftAddr, cfg.GRPCAddr, cfg.GossipAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-		cfg.ACL.Enabled = false // these tests are about the client, not tokens
-		if n == 1 {
-			cfg.Bootstrap = true
-		} else {
-			cfg.BootstrapExpect = n
-		}
-		if i > 0 {
-			cfg.Join = []string{g.servers[0].GossipAddr()}
-		}
-		s, err := server.New(cfg, logger)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		g.servers = append(g.servers, s)
-	}
-	t.Cleanup(func() {
-		for _, s := range g.servers {
-			if s != nil {
-				s.Shutdown(context.Background())
-			}
-		}
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for g.leader() < 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no leader within 20s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return g
-}
-
-// leader is the index of the leading server, or -1.
-func (g *group) leader() int {
-	for i, s := range g.servers {
-		if s != nil && s.IsLeader() {
-			return i
-		}
-	}
-	return -1
-}
-
-func (g *group) addrs() []string {
-	var out []string
-	for _, s := range g.servers {
-		out = append(out, s.GRPCAddr())
-	}
-	return out
-}
-
-// stop shuts server i down for good.
-func (g *group) stop(i int) {
-	g.servers[i].Shutdown(context.Background())
-	g.servers[i] = nil
-}
 
 // rawCodec passes messages through as bytes, so the proxy needs no types.
 type rawCodec struct{}

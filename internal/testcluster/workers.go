@@ -1,4 +1,4 @@
-package server
+package testcluster
 
 import (
 	"context"
@@ -11,25 +11,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/server"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/worker"
 )
 
-// testWorker starts a worker agent in this process that joins the
+// Worker starts a worker agent in this process that joins the
 // cluster's gossip pool through its first running server.
-func testWorker(t testing.TB, c *testCluster, id string, tune func(*worker.Config)) *worker.Agent {
+func Worker(t testing.TB, c *Cluster, id string, tune func(*worker.Config)) *worker.Agent {
 	t.Helper()
-	return testWorkerLogging(t, c, id, tune, c.logger.With("worker", id))
+	return WorkerLogging(t, c, id, tune, c.logger.With("worker", id))
 }
 
-// testWorkerLogging is testWorker logging to logger.
-func testWorkerLogging(t testing.TB, c *testCluster, id string, tune func(*worker.Config), logger *slog.Logger) *worker.Agent {
+// WorkerLogging is testWorker logging to logger.
+func WorkerLogging(t testing.TB, c *Cluster, id string, tune func(*worker.Config), logger *slog.Logger) *worker.Agent {
 	t.Helper()
 	cfg := worker.DefaultConfig()
 	cfg.NodeID = id
-	cfg.Join = []string{c.running()[0].GossipAddr()}
+	cfg.Join = []string{c.Running()[0].GossipAddr()}
 	cfg.GossipAddr = "127.0.0.1:0"
 	cfg.GRPCAddr = "127.0.0.1:0"
 	cfg.WorkDir = filepath.Join(t.TempDir(), id)
@@ -57,10 +58,10 @@ func testWorkerLogging(t testing.TB, c *testCluster, id string, tune func(*worke
 	return ag
 }
 
-// waitNodesUp waits until the given nodes are up in the ledger of s.
-func waitNodesUp(ctx context.Context, t testing.TB, s *Server, ids ...string) {
+// WaitNodesUp waits until the given nodes are up in the ledger of s.
+func WaitNodesUp(ctx context.Context, t testing.TB, s *server.Server, ids ...string) {
 	t.Helper()
-	waitFor(ctx, t, fmt.Sprintf("nodes %v up", ids), func() bool {
+	WaitFor(ctx, t, fmt.Sprintf("nodes %v up", ids), func() bool {
 		up := map[string]bool{}
 		for _, n := range s.FSM().Nodes() {
 			up[n.ID] = n.Up
@@ -74,8 +75,8 @@ func waitNodesUp(ctx context.Context, t testing.TB, s *Server, ids ...string) {
 	})
 }
 
-// waitFor polls cond every 20ms until it holds or ctx ends.
-func waitFor(ctx context.Context, t testing.TB, what string, cond func() bool) {
+// WaitFor polls cond every 20ms until it holds or ctx ends.
+func WaitFor(ctx context.Context, t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	for !cond() {
 		select {
@@ -86,21 +87,21 @@ func waitFor(ctx context.Context, t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// shellJob is a job whose tasks run script.
-func shellJob(account, user, rid string, tasks int64, demand map[string]float64, walltime time.Duration, script string) *longfairv1.SubmitJobRequest {
+// ShellJob is a job whose tasks run script.
+func ShellJob(account, user, rid string, tasks int64, demand map[string]float64, walltime time.Duration, script string) *longfairv1.SubmitJobRequest {
 	return &longfairv1.SubmitJobRequest{
 		Account: account, User: user, Name: rid, Demand: demand, Tasks: tasks,
 		Walltime: durationpb.New(walltime), Command: []string{script}, RequestId: rid,
 	}
 }
 
-// waitJobEnded waits until a job has ended and returns it.
-func waitJobEnded(ctx context.Context, t testing.TB, c *testCluster, id uint64) *longfairv1.Job {
+// WaitJobEnded waits until a job has ended and returns it.
+func WaitJobEnded(ctx context.Context, t testing.TB, c *Cluster, id uint64) *longfairv1.Job {
 	t.Helper()
 	var j *longfairv1.Job
-	waitFor(ctx, t, fmt.Sprintf("job %d to end", id), func() bool {
+	WaitFor(ctx, t, fmt.Sprintf("job %d to end", id), func() bool {
 		var err error
-		j, err = longfairv1.NewJobsClient(c.conn(c.waitLeader(ctx))).GetJob(ctx, &longfairv1.GetJobRequest{JobId: id})
+		j, err = longfairv1.NewJobsClient(c.Conn(c.WaitLeader(ctx))).GetJob(ctx, &longfairv1.GetJobRequest{JobId: id})
 		if err != nil {
 			return false
 		}
@@ -113,8 +114,8 @@ func waitJobEnded(ctx context.Context, t testing.TB, c *testCluster, id uint64) 
 	return j
 }
 
-// runLog reads the lines tasks appended to a shared file, sorted.
-func runLog(t testing.TB, path string) []string {
+// RunLog reads the lines tasks appended to a shared file, sorted.
+func RunLog(t testing.TB, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
@@ -125,13 +126,13 @@ func runLog(t testing.TB, path string) []string {
 	return lines
 }
 
-// allTasks lists the latest attempt of every task of a job.
-func allTasks(ctx context.Context, t testing.TB, c *testCluster, job uint64) []*longfairv1.Task {
+// AllTasks lists the latest attempt of every task of a job.
+func AllTasks(ctx context.Context, t testing.TB, c *Cluster, job uint64) []*longfairv1.Task {
 	t.Helper()
 	var out []*longfairv1.Task
 	token := ""
 	for {
-		resp, err := longfairv1.NewJobsClient(c.conn(c.waitLeader(ctx))).ListTasks(ctx, &longfairv1.ListTasksRequest{JobId: job, PageToken: token, PageSize: 1000})
+		resp, err := longfairv1.NewJobsClient(c.Conn(c.WaitLeader(ctx))).ListTasks(ctx, &longfairv1.ListTasksRequest{JobId: job, PageToken: token, PageSize: 1000})
 		if err != nil {
 			t.Fatalf("list tasks of job %d: %v", job, err)
 		}

@@ -1,4 +1,4 @@
-package server
+package testcluster
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/server"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -33,9 +34,9 @@ func (w *testLogWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// testLogger logs warnings and errors into the test log; set
+// Logger logs warnings and errors into the test log; set
 // LONGFAIR_TEST_LOG=debug (or info) to see everything on stderr.
-func testLogger(tb testing.TB) *slog.Logger {
+func Logger(tb testing.TB) *slog.Logger {
 	switch os.Getenv("LONGFAIR_TEST_LOG") {
 	case "debug":
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -47,19 +48,19 @@ func testLogger(tb testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
-// testCluster is a server group of real servers on loopback in this
+// Cluster is a server group of real servers on loopback in this
 // process, each with its own data dir.
-type testCluster struct {
+type Cluster struct {
 	tb      testing.TB
 	logger  *slog.Logger
 	mu      sync.Mutex
-	cfgs    []Config
-	servers []*Server // nil while stopped
+	cfgs    []server.Config
+	servers []*server.Server // nil while stopped
 	conns   map[string]*grpc.ClientConn
 }
 
-func testConfig(dir, id string) Config {
-	cfg := DefaultConfig()
+func Config(dir, id string) server.Config {
+	cfg := server.DefaultConfig()
 	cfg.NodeID = id
 	cfg.DataDir = filepath.Join(dir, id)
 	cfg.RaftAddr = "127.0.0.1:0"
@@ -70,25 +71,25 @@ func testConfig(dir, id string) Config {
 	cfg.ACL.Enabled = false
 	// Tests wait seconds, not a minute, for a lost worker's tasks to be
 	// rerun; testWorker fences them sooner.
-	cfg.WorkerLossTimeout = Duration(4 * time.Second)
+	cfg.WorkerLossTimeout = server.Duration(4 * time.Second)
 	return cfg
 }
 
-// newTestCluster starts n servers with bootstrap-expect n, each joining the
+// New starts n servers with bootstrap-expect n, each joining the
 // first one's gossip address, and waits for a leader.
-func newTestCluster(tb testing.TB, n int) *testCluster {
+func New(tb testing.TB, n int) *Cluster {
 	tb.Helper()
-	return newTestClusterWith(tb, n, nil)
+	return NewWith(tb, n, nil)
 }
 
-// newTestClusterWith is newTestCluster with each server's configuration
+// NewWith is newTestCluster with each server's configuration
 // changed by tune first.
-func newTestClusterWith(tb testing.TB, n int, tune func(*Config)) *testCluster {
+func NewWith(tb testing.TB, n int, tune func(*server.Config)) *Cluster {
 	tb.Helper()
-	c := newEmptyCluster(tb)
+	c := Empty(tb)
 	dir := tb.TempDir()
 	for i := range n {
-		cfg := testConfig(dir, fmt.Sprintf("s%d", i+1))
+		cfg := Config(dir, fmt.Sprintf("s%d", i+1))
 		cfg.BootstrapExpect = n
 		if i > 0 {
 			cfg.Join = []string{c.servers[0].GossipAddr()}
@@ -96,33 +97,33 @@ func newTestClusterWith(tb testing.TB, n int, tune func(*Config)) *testCluster {
 		if tune != nil {
 			tune(&cfg)
 		}
-		c.add(cfg)
+		c.Add(cfg)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	c.waitLeader(ctx)
+	c.WaitLeader(ctx)
 	return c
 }
 
-// newEmptyCluster returns a cluster without servers; add them with add.
-func newEmptyCluster(tb testing.TB) *testCluster {
-	c := &testCluster{tb: tb, logger: testLogger(tb), conns: make(map[string]*grpc.ClientConn)}
-	tb.Cleanup(c.close)
+// Empty returns a cluster without servers; add them with add.
+func Empty(tb testing.TB) *Cluster {
+	c := &Cluster{tb: tb, logger: Logger(tb), conns: make(map[string]*grpc.ClientConn)}
+	tb.Cleanup(c.Close)
 	return c
 }
 
-// add starts a server with cfg and returns its index.
-func (c *testCluster) add(cfg Config) int {
+// Add starts a server with cfg and returns its index.
+func (c *Cluster) Add(cfg server.Config) int {
 	c.cfgs = append(c.cfgs, cfg)
 	c.servers = append(c.servers, nil)
-	c.start(len(c.cfgs) - 1)
+	c.Start(len(c.cfgs) - 1)
 	return len(c.cfgs) - 1
 }
 
-// start starts server i from its configuration and data dir.
-func (c *testCluster) start(i int) *Server {
+// Start starts server i from its configuration and data dir.
+func (c *Cluster) Start(i int) *server.Server {
 	c.tb.Helper()
-	s, err := New(c.cfgs[i], c.logger)
+	s, err := server.New(c.cfgs[i], c.logger)
 	if err != nil {
 		c.tb.Fatalf("new server %s: %v", c.cfgs[i].NodeID, err)
 	}
@@ -140,8 +141,8 @@ func (c *testCluster) start(i int) *Server {
 	return s
 }
 
-// stop shuts server i down; its data dir stays.
-func (c *testCluster) stop(i int) {
+// Stop shuts server i down; its data dir stays.
+func (c *Cluster) Stop(i int) {
 	c.tb.Helper()
 	c.mu.Lock()
 	s := c.servers[i]
@@ -157,19 +158,19 @@ func (c *testCluster) stop(i int) {
 	}
 }
 
-func (c *testCluster) close() {
+func (c *Cluster) Close() {
 	for _, conn := range c.conns {
 		conn.Close()
 	}
 	for i := range c.servers {
-		c.stop(i)
+		c.Stop(i)
 	}
 }
 
-func (c *testCluster) running() []*Server {
+func (c *Cluster) Running() []*server.Server {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var out []*Server
+	var out []*server.Server
 	for _, s := range c.servers {
 		if s != nil {
 			out = append(out, s)
@@ -178,7 +179,7 @@ func (c *testCluster) running() []*Server {
 	return out
 }
 
-func (c *testCluster) index(s *Server) int {
+func (c *Cluster) Index(s *server.Server) int {
 	for i, x := range c.servers {
 		if x == s {
 			return i
@@ -188,20 +189,20 @@ func (c *testCluster) index(s *Server) int {
 	return -1
 }
 
-// waitLeader waits until one running server leads, is current, and every
-// running server agrees on who leads.
-func (c *testCluster) waitLeader(ctx context.Context) *Server {
+// WaitLeader waits until one running server leads, is current, and every
+// Running server agrees on who leads.
+func (c *Cluster) WaitLeader(ctx context.Context) *server.Server {
 	c.tb.Helper()
 	for {
-		var leader *Server
+		var leader *server.Server
 		agree := true
-		for _, s := range c.running() {
-			if s.IsLeader() && s.leaderReady.Load() {
+		for _, s := range c.Running() {
+			if s.Leading() {
 				leader = s
 			}
 		}
 		if leader != nil {
-			for _, s := range c.running() {
+			for _, s := range c.Running() {
 				if s.Leader() != leader.NodeID() {
 					agree = false
 				}
@@ -218,10 +219,10 @@ func (c *testCluster) waitLeader(ctx context.Context) *Server {
 	}
 }
 
-// waitLeaderAmong waits until s leads and is current.
-func (c *testCluster) waitLeaderAmong(ctx context.Context, s *Server) *Server {
+// WaitLeaderAmong waits until s leads and is current.
+func (c *Cluster) WaitLeaderAmong(ctx context.Context, s *server.Server) *server.Server {
 	c.tb.Helper()
-	for !s.IsLeader() || !s.leaderReady.Load() {
+	for !s.Leading() {
 		select {
 		case <-ctx.Done():
 			c.tb.Fatalf("%s did not become leader: %v", s.NodeID(), ctx.Err())
@@ -231,10 +232,10 @@ func (c *testCluster) waitLeaderAmong(ctx context.Context, s *Server) *Server {
 	return s
 }
 
-// follower returns some running server that is not the leader.
-func (c *testCluster) follower(ctx context.Context) *Server {
-	leader := c.waitLeader(ctx)
-	for _, s := range c.running() {
+// Follower returns some running server that is not the leader.
+func (c *Cluster) Follower(ctx context.Context) *server.Server {
+	leader := c.WaitLeader(ctx)
+	for _, s := range c.Running() {
 		if s != leader {
 			return s
 		}
@@ -243,8 +244,8 @@ func (c *testCluster) follower(ctx context.Context) *Server {
 	return nil
 }
 
-// conn returns a client connection to server s.
-func (c *testCluster) conn(s *Server) *grpc.ClientConn {
+// Conn returns a client connection to server s.
+func (c *Cluster) Conn(s *server.Server) *grpc.ClientConn {
 	c.tb.Helper()
 	addr := s.GRPCAddr()
 	if conn, ok := c.conns[addr]; ok {
@@ -258,21 +259,21 @@ func (c *testCluster) conn(s *Server) *grpc.ClientConn {
 	return conn
 }
 
-// waitConverged waits until every running server has applied the same
-// index and holds byte-identical state, and returns that state's digest.
-func (c *testCluster) waitConverged(ctx context.Context) [32]byte {
+// WaitConverged waits until every running server has applied the same
+// Index and holds byte-identical state, and returns that state's digest.
+func (c *Cluster) WaitConverged(ctx context.Context) [32]byte {
 	c.tb.Helper()
 	return c.waitConvergedHow(ctx, true)
 }
 
-// waitConvergedRaftOnly is waitConverged for servers that do not share a
+// WaitConvergedRaftOnly is waitConverged for servers that do not share a
 // gossip pool.
-func (c *testCluster) waitConvergedRaftOnly(ctx context.Context) [32]byte {
+func (c *Cluster) WaitConvergedRaftOnly(ctx context.Context) [32]byte {
 	c.tb.Helper()
 	return c.waitConvergedHow(ctx, false)
 }
 
-func (c *testCluster) waitConvergedHow(ctx context.Context, gossip bool) [32]byte {
+func (c *Cluster) waitConvergedHow(ctx context.Context, gossip bool) [32]byte {
 	c.tb.Helper()
 	for {
 		digest, why := c.converged(gossip)
@@ -287,14 +288,14 @@ func (c *testCluster) waitConvergedHow(ctx context.Context, gossip bool) [32]byt
 	}
 }
 
-func (c *testCluster) converged(gossip bool) ([32]byte, string) {
-	servers := c.running()
+func (c *Cluster) converged(gossip bool) ([32]byte, string) {
+	servers := c.Running()
 	var (
 		digest [32]byte
 		index  uint64
 	)
 	for i, s := range servers {
-		idx := s.raft.AppliedIndex()
+		idx := s.AppliedIndex()
 		d, err := s.FSM().Digest()
 		if err != nil {
 			return [32]byte{}, fmt.Sprintf("digest of %s: %v", s.NodeID(), err)
@@ -315,7 +316,7 @@ func (c *testCluster) converged(gossip bool) ([32]byte, string) {
 	if gossip {
 		for _, s := range servers {
 			for _, o := range servers {
-				if _, ok := s.gossip.Server(o.NodeID()); !ok {
+				if !s.SeesServer(o.NodeID()) {
 					return [32]byte{}, fmt.Sprintf("%s does not see %s in the gossip pool", s.NodeID(), o.NodeID())
 				}
 			}
@@ -324,14 +325,14 @@ func (c *testCluster) converged(gossip bool) ([32]byte, string) {
 	return digest, ""
 }
 
-func insecureCreds() credentials.TransportCredentials { return insecure.NewCredentials() }
+func InsecureCreds() credentials.TransportCredentials { return insecure.NewCredentials() }
 
-// retryUnavailable calls f until it returns anything but Unavailable,
+// RetryUnavailable calls f until it returns anything but Unavailable,
 // which is what servers answer while leadership moves (a busy test machine
 // can delay heartbeats enough to cause an election). It returns f's last
 // error. Callers retry only idempotent requests: named creations, grants
 // with ids and submissions with request ids.
-func retryUnavailable(ctx context.Context, tb testing.TB, f func() error) error {
+func RetryUnavailable(ctx context.Context, tb testing.TB, f func() error) error {
 	tb.Helper()
 	for {
 		err := f()
@@ -344,4 +345,67 @@ func retryUnavailable(ctx context.Context, tb testing.TB, f func() error) error 
 		case <-time.After(25 * time.Millisecond):
 		}
 	}
+}
+
+// Len is the number of servers the cluster has had (running or stopped).
+func (c *Cluster) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.cfgs)
+}
+
+// Server is server i, or nil while it is stopped.
+func (c *Cluster) Server(i int) *server.Server {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.servers[i]
+}
+
+// ServerConfig is server i's configuration, its addresses as it last
+// listened on them.
+func (c *Cluster) ServerConfig(i int) server.Config {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cfgs[i]
+}
+
+// TB is the test the cluster belongs to.
+func (c *Cluster) TB() testing.TB { return c.tb }
+
+// Log is the logger the cluster's servers log to.
+func (c *Cluster) Log() *slog.Logger { return c.logger }
+
+// UseConn makes Conn return conn for the server listening on addr (a
+// connection with the test's own credentials, say).
+func (c *Cluster) UseConn(addr string, conn *grpc.ClientConn) { c.conns[addr] = conn }
+
+// Addrs are the gRPC addresses of the running servers, in index order:
+// what a client is given.
+func (c *Cluster) Addrs() []string {
+	var out []string
+	for _, s := range c.Running() {
+		out = append(out, s.GRPCAddr())
+	}
+	return out
+}
+
+// Leader is the running server that leads now, or nil; it does not wait
+// (WaitLeader does).
+func (c *Cluster) Leader() *server.Server {
+	for _, s := range c.Running() {
+		if s.IsLeader() {
+			return s
+		}
+	}
+	return nil
+}
+
+// GossipAddrs are the gossip addresses of the running servers: what a
+// worker joins.
+func (c *Cluster) GossipAddrs() []string {
+	var out []string
+	for _, s := range c.Running() {
+		out = append(out, s.GossipAddr())
+	}
+	return out
 }

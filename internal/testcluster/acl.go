@@ -1,4 +1,4 @@
-package server
+package testcluster
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/server"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -19,52 +20,52 @@ import (
 	"github.com/longfair/longfair/fsm"
 )
 
-// aclTestSecret is the bootstrap secret of the ACL test clusters. Tests
+// BootstrapSecret is the bootstrap secret of the ACL test clusters. Tests
 // also check that no log line ever holds it.
-const aclTestSecret = "lf_test-bootstrap-secret-0123456789"
+const BootstrapSecret = "lf_test-bootstrap-secret-0123456789"
 
-// logCapture keeps every log line of a cluster, at debug level, so a
+// LogCapture keeps every log line of a cluster, at debug level, so a
 // test can check what was (never) logged.
-type logCapture struct {
+type LogCapture struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (l *logCapture) Write(p []byte) (int, error) {
+func (l *LogCapture) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.Write(p)
 }
 
-func (l *logCapture) String() string {
+func (l *LogCapture) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
 }
 
-// aclCluster is a test cluster that enforces tokens, bootstrapped from a
-// token file holding aclTestSecret.
-type aclCluster struct {
-	*testCluster
-	logs *logCapture
+// ACLCluster is a test cluster that enforces tokens, bootstrapped from a
+// token file holding BootstrapSecret.
+type ACLCluster struct {
+	*Cluster
+	Logs *LogCapture // what the servers logged
 }
 
-// newACLCluster starts n servers with the ACL enabled and waits until the
+// NewACL starts n servers with the ACL enabled and waits until the
 // bootstrap token is applied everywhere. tune, if not nil, changes each
 // server's configuration first.
-func newACLCluster(tb testing.TB, n int, tune func(*Config)) *aclCluster {
+func NewACL(tb testing.TB, n int, tune func(*server.Config)) *ACLCluster {
 	tb.Helper()
 	file := filepath.Join(tb.TempDir(), "bootstrap-token")
-	if err := os.WriteFile(file, []byte(aclTestSecret+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(file, []byte(BootstrapSecret+"\n"), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	logs := &logCapture{}
-	c := newEmptyCluster(tb)
+	logs := &LogCapture{}
+	c := Empty(tb)
 	c.logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	dir := tb.TempDir()
 	for i := range n {
-		cfg := testConfig(dir, fmt.Sprintf("s%d", i+1))
-		cfg.ACL = ACLConfig{Enabled: true, BootstrapTokenFile: file}
+		cfg := Config(dir, fmt.Sprintf("s%d", i+1))
+		cfg.ACL = server.ACLConfig{Enabled: true, BootstrapTokenFile: file}
 		if n == 1 {
 			cfg.Bootstrap = true
 		} else {
@@ -76,12 +77,12 @@ func newACLCluster(tb testing.TB, n int, tune func(*Config)) *aclCluster {
 		if tune != nil {
 			tune(&cfg)
 		}
-		c.add(cfg)
+		c.Add(cfg)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c.waitLeader(ctx)
-	for _, s := range c.running() {
+	c.WaitLeader(ctx)
+	for _, s := range c.Running() {
 		for {
 			if ok, _ := s.FSM().ACLBootstrapped(); ok {
 				break
@@ -93,32 +94,32 @@ func newACLCluster(tb testing.TB, n int, tune func(*Config)) *aclCluster {
 			}
 		}
 	}
-	return &aclCluster{testCluster: c, logs: logs}
+	return &ACLCluster{Cluster: c, Logs: logs}
 }
 
-// as returns ctx carrying secret as its bearer token.
-func as(ctx context.Context, secret string) context.Context {
+// As returns ctx carrying secret as its bearer token.
+func As(ctx context.Context, secret string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, longfairv1.AuthorizationMetadataKey, "Bearer "+secret)
 }
 
-// createToken creates a token with the admin secret and returns its secret.
-func (c *aclCluster) createToken(ctx context.Context, role longfairv1.TokenRole, user string, ttl time.Duration) (string, *longfairv1.Token) {
+// CreateToken creates a token with the admin secret and returns its secret.
+func (c *ACLCluster) CreateToken(ctx context.Context, role longfairv1.TokenRole, user string, ttl time.Duration) (string, *longfairv1.Token) {
 	c.tb.Helper()
 	req := &longfairv1.CreateTokenRequest{Role: role, User: user, Description: "test " + user}
 	if ttl > 0 {
 		req.Ttl = durationpb.New(ttl)
 	}
-	return c.createTokenFrom(ctx, req)
+	return c.CreateTokenFrom(ctx, req)
 }
 
-// createTokenFrom sends req with the admin secret and returns the new
+// CreateTokenFrom sends req with the admin secret and returns the new
 // token's secret and record.
-func (c *aclCluster) createTokenFrom(ctx context.Context, req *longfairv1.CreateTokenRequest) (string, *longfairv1.Token) {
+func (c *ACLCluster) CreateTokenFrom(ctx context.Context, req *longfairv1.CreateTokenRequest) (string, *longfairv1.Token) {
 	c.tb.Helper()
 	var resp *longfairv1.CreatedToken
-	err := retryUnavailable(ctx, c.tb, func() error {
+	err := RetryUnavailable(ctx, c.tb, func() error {
 		var err error
-		resp, err = longfairv1.NewACLClient(c.conn(c.waitLeader(ctx))).CreateToken(as(ctx, aclTestSecret), req)
+		resp, err = longfairv1.NewACLClient(c.Conn(c.WaitLeader(ctx))).CreateToken(As(ctx, BootstrapSecret), req)
 		return err
 	})
 	if err != nil {
@@ -127,10 +128,10 @@ func (c *aclCluster) createTokenFrom(ctx context.Context, req *longfairv1.Create
 	return resp.GetSecret(), resp.GetToken()
 }
 
-// fingerprint is everything a refused call must leave as it was, read
+// Fingerprint is everything a refused call must leave as it was, read
 // from server s's replica: accounts, users, grants, jobs, the SU journal
 // and the tokens.
-func fingerprint(tb testing.TB, s *Server) string {
+func Fingerprint(tb testing.TB, s *server.Server) string {
 	tb.Helper()
 	f := s.FSM()
 	var b strings.Builder
@@ -153,13 +154,13 @@ func fingerprint(tb testing.TB, s *Server) string {
 	return b.String()
 }
 
-// waitApplied waits until every running server has applied what the
+// WaitApplied waits until every running server has applied what the
 // leader has.
-func (c *aclCluster) waitApplied(ctx context.Context) {
+func (c *ACLCluster) WaitApplied(ctx context.Context) {
 	c.tb.Helper()
-	leader := c.waitLeader(ctx)
+	leader := c.WaitLeader(ctx)
 	want := leader.AppliedIndex()
-	for _, s := range c.running() {
+	for _, s := range c.Running() {
 		for s.AppliedIndex() < want {
 			select {
 			case <-ctx.Done():
