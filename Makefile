@@ -3,8 +3,8 @@ GO        ?= go
 BIN       := bin/longfair
 # Packages with goroutines, sockets or processes run under the race detector;
 # the pure engine, ledger and simulator run without it (it only slows them).
-RACE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -E '/(server|worker|client|ops|fsm|cmd)(/|$$)')
-PURE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -vE '/(server|worker|client|ops|fsm|cmd)(/|$$)')
+RACE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -E '/(server|worker|client|ops|fsm|cmd|internal/cli|internal/testcluster)(/|$$)')
+PURE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -vE '/(server|worker|client|ops|fsm|cmd|internal/cli|internal/testcluster)(/|$$)')
 STATICCHECK_VERSION := v0.6.1
 
 .PHONY: build run test bench lint proto clean tools fuzz lin

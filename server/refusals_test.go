@@ -10,24 +10,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
-	"github.com/longfair/longfair/fsm"
 	"github.com/longfair/longfair/internal/testcluster"
 )
-
-// The gRPC code clients receive for each kind of refusal. It is the
-// contract of the API (clients, the CLI and the docs rely on it): a change
-// here changes what users see.
-var wantCodes = map[fsm.Kind]codes.Code{
-	fsm.KindNone:              codes.OK,
-	fsm.KindInvalid:           codes.InvalidArgument,
-	fsm.KindNotFound:          codes.NotFound,
-	fsm.KindExists:            codes.AlreadyExists,
-	fsm.KindPrecondition:      codes.FailedPrecondition,
-	fsm.KindInsufficientFunds: codes.ResourceExhausted,
-	fsm.KindPermission:        codes.PermissionDenied,
-	fsm.KindUnavailable:       codes.Unavailable,
-	fsm.KindInternal:          codes.Internal,
-}
 
 // Refusals of the FSM reach a client over gRPC with their codes and whole
 // messages: writes (refused on apply and returned through raft's future),

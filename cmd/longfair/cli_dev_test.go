@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/internal/testcluster"
 	"github.com/longfair/longfair/worker"
 )
 
@@ -81,18 +82,14 @@ func needDev(t *testing.T) *cliDev {
 }
 
 func startCLIDev() (*cliDev, error) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return nil, errors.New("the go tool is not on PATH; cannot build the longfair binary")
-	}
 	root, err := os.MkdirTemp("", "longfair-cli-test-")
 	if err != nil {
 		return nil, err
 	}
 	d := &cliDev{root: root, bin: filepath.Join(root, "longfair"), dir: filepath.Join(root, "cluster"), done: make(chan error, 1)}
-	if out, err := exec.Command(goBin, "build", "-o", d.bin, ".").CombinedOutput(); err != nil {
+	if _, err := testcluster.Build(root); err != nil {
 		os.RemoveAll(root)
-		return nil, fmt.Errorf("go build: %v\n%s", err, out)
+		return nil, err
 	}
 	logFile, err := os.Create(filepath.Join(root, "dev.out"))
 	if err != nil {

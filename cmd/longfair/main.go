@@ -1,155 +1,31 @@
 // Command longfair is the one binary of longfair: servers, workers, the
-// simulator and the user and admin commands.
+// simulator and the user and admin commands. This file only wires them:
+// the commands live in internal/cli and its sub-packages.
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"slices"
-	"sort"
 
-	"github.com/longfair/longfair/core"
+	"github.com/longfair/longfair/internal/cli"
+	"github.com/longfair/longfair/internal/cli/daemon"
+	"github.com/longfair/longfair/internal/cli/dev"
+	"github.com/longfair/longfair/internal/cli/simulate"
 	"github.com/longfair/longfair/worker"
 )
 
-// command is one subcommand: what it does in one line, and how to run it.
-type command struct {
-	summary string
-	run     func(args []string, stdout, stderr io.Writer) error
-}
-
-func commands() map[string]command {
-	return map[string]command{
-		"sim":    {"replay a workload through the policy engine with a virtual clock", runSim},
-		"server": {"run a member of the Raft server group (the ledger and the gRPC API)", runServer},
-		"worker": {"run the worker agent of a compute node (runs the tasks placed on it)", runWorker},
-		"dev":    {"run a 3-server, 3-worker cluster on this machine to try longfair", runDev},
-		"status": {"servers, leader, Raft health, and workers with free and used resources", statusCommand()},
-		"nodes":  {"worker nodes with their capacity, used resources and running tasks", nodesCommand()},
-
-		"submit":   {"submit a job array: resources, walltime, account, command after --", submitCommand()},
-		"jobs":     {"list jobs with their task counts", jobsCommand()},
-		"job":      {"show or watch one job", jobGroup()},
-		"cancel":   {"cancel jobs", cancelCommand()},
-		"logs":     {"print a task's output", logsCommand()},
-		"fairness": {"per account: weight, share, Ü, β, pending and running (the sshare of longfair)", fairnessCommand()},
-		"balance":  {"service-unit balances of accounts", balanceCommand()},
-		"explain":  {"why a pending job has not started", explainCommand()},
-
-		"account":  {"create, list, show accounts; set their weights", accountGroup()},
-		"user":     {"create and list users; manage their accounts", userGroup()},
-		"grant":    {"credit service units to accounts; list grants", grantGroup()},
-		"ledger":   {"show, verify and export the SU journal", ledgerGroup()},
-		"usage":    {"usage and charges over a time range, by account or user", usageGroup()},
-		"policy":   {"show and set the scheduling policy and settings", policyGroup()},
-		"group":    {"arrange accounts in the account tree of hdrf and dff", groupGroup()},
-		"queue":    {"declare latency queues of bpf and sp (admission control)", queueGroup()},
-		"acl":      {"create, list and revoke API tokens", aclGroup()},
-		"operator": {"Raft peers and snapshots of the cluster state", operatorGroup()},
-	}
-}
-
-// commandGroups orders the commands in 'longfair help' the way users look
-// for them. A command in no group is listed under "Other".
-func commandGroups() []struct {
-	title string
-	names []string
-} {
-	return []struct {
-		title string
-		names []string
-	}{
-		{"Cluster", []string{"server", "worker", "dev", "status", "nodes"}},
-		{"Users", []string{"submit", "jobs", "job", "cancel", "logs", "fairness", "balance", "explain"}},
-		{"Admins", []string{"account", "user", "grant", "ledger", "usage", "policy", "group", "queue", "acl", "operator"}},
-		{"Simulation", []string{"sim"}},
-	}
-}
-
-func jobGroup() func(args []string, stdout, stderr io.Writer) error {
-	return group("job", "Shows or follows one job.", []subcommand{
-		{"show", "show a job and its tasks", jobShowCommand()},
-		{"watch", "follow a job until it ends", jobWatchCommand()},
-	})
+// commands is every command of the binary.
+func commands() map[string]cli.Command {
+	cmds := cli.Commands()
+	cmds["sim"] = simulate.Command()
+	cmds["server"] = daemon.ServerCommand()
+	cmds["worker"] = daemon.WorkerCommand()
+	cmds["dev"] = dev.Command(true)
+	return cmds
 }
 
 func main() {
 	// A worker runs each task under this program started again as the
 	// task's supervisor (worker/supervise.go); that must come first.
 	worker.Supervise()
-	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-// dispatch runs the subcommand named by args[0] and returns the exit code:
-// 0 on success, 1 when the command failed, 2 when it was called wrongly.
-// An error is printed as one line on stderr.
-func dispatch(args []string, stdout, stderr io.Writer) int {
-	cmds := commands()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		if len(args) > 1 && args[0] == "help" {
-			return dispatch(append(slices.Clone(args[1:]), "--help"), stdout, stderr)
-		}
-		usage(stdout, cmds)
-		return 0
-	}
-	c, ok := cmds[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "longfair: unknown command %q; run 'longfair help' for the list\n", args[0])
-		return 2
-	}
-	err := c.run(args[1:], stdout, stderr)
-	if err == nil || errors.Is(err, errHelpShown) {
-		return 0
-	}
-	path := args[0]
-	var pe commandPathError
-	if errors.As(err, &pe) {
-		path = pe.path
-	}
-	// Escaped: the message may quote what a server sent, and it is one line.
-	fmt.Fprintf(stderr, "longfair %s: %s\n", path, core.Escape(err.Error()))
-	var ue usageError
-	if errors.As(err, &ue) {
-		return 2
-	}
-	return 1
-}
-
-func usage(w io.Writer, cmds map[string]command) {
-	fmt.Fprintln(w, "longfair — long-term fair scheduling for service-unit computing centers")
-	fmt.Fprintln(w, "\nUsage: longfair COMMAND [SUBCOMMAND] [flags]")
-	listed := map[string]bool{}
-	printGroup := func(title string, names []string) {
-		var have []string
-		for _, n := range names {
-			if _, ok := cmds[n]; ok {
-				have = append(have, n)
-				listed[n] = true
-			}
-		}
-		if len(have) == 0 {
-			return
-		}
-		fmt.Fprintf(w, "\n%s:\n", title)
-		for _, n := range have {
-			fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].summary)
-		}
-	}
-	for _, g := range commandGroups() {
-		printGroup(g.title, g.names)
-	}
-	var other []string
-	for n := range cmds {
-		if !listed[n] {
-			other = append(other, n)
-		}
-	}
-	sort.Strings(other)
-	printGroup("Other", other)
-	fmt.Fprintln(w, "\nCommands that call the cluster find it in --addr or LONGFAIR_ADDR (host:port,")
-	fmt.Fprintln(w, "comma-separated; default 127.0.0.1:7410) and send --token or LONGFAIR_TOKEN.")
-	fmt.Fprintln(w, "Listings take --output table, json or csv. 'longfair dev' starts a local cluster.")
-	fmt.Fprintln(w, "\nRun 'longfair COMMAND --help' for a command's flags and an example.")
+	os.Exit(cli.Dispatch(commands(), os.Args[1:], os.Stdout, os.Stderr))
 }

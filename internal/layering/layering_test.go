@@ -423,3 +423,27 @@ func TestPurePackagesNeverReadTheClock(t *testing.T) {
 		}
 	}
 }
+
+// TestUserCommandsLinkNoDaemon: the user and admin commands
+// (internal/cli) call the cluster through package client only; they link
+// no server, worker, FSM, engine or simulator code, so that a client
+// binary can be built from them alone (cmd/longfair adds the daemons, the
+// dev cluster and the simulator).
+func TestUserCommandsLinkNoDaemon(t *testing.T) {
+	pkgs := packages(t)
+	from := module + "/internal/cli"
+	if pkgs[from] == nil {
+		t.Fatalf("go list found no %s", from)
+	}
+	for _, d := range deps(pkgs, from) {
+		rel, ok := ours(d)
+		if !ok {
+			continue
+		}
+		for _, banned := range []string{"server", "worker", "fsm", "sched", "sim", "internal/testcluster", "internal/cli/daemon", "internal/cli/dev", "internal/cli/simulate"} {
+			if rel == banned || strings.HasPrefix(rel, banned+"/") {
+				t.Errorf("internal/cli links %s (%s): the user commands reach the cluster through package client; a command that runs a daemon or the simulator is a sub-package that cmd/longfair adds", rel, chain(pkgs, from, d))
+			}
+		}
+	}
+}

@@ -1,4 +1,5 @@
-// Package shareddata finds the real workload traces (Parallel Workloads
+// Package shareddata finds the repository's root (ModuleRoot) and the real
+// workload traces (Parallel Workloads
 // Archive SWF, SWIM, Google 2011) that tests and benchmarks read from
 // ../shared/data beside the repository. Traces are never copied into the
 // repository; a test that needs one skips, saying why, when it is absent.
@@ -12,17 +13,16 @@ import (
 	"testing"
 )
 
-// Find returns the path of a trace in ../shared/data beside the
-// repository, found by walking up from the working directory (a test's
-// package directory) to the one holding go.mod.
-func Find(name string) (string, error) {
+// ModuleRoot is the repository's root: the directory holding go.mod, found
+// by walking up from the working directory (a test's package directory).
+func ModuleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
-		return "", fmt.Errorf("find trace %s: %w", name, err)
+		return "", fmt.Errorf("find the module root: %w", err)
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -30,7 +30,16 @@ func Find(name string) (string, error) {
 		}
 		dir = parent
 	}
-	p := filepath.Join(dir, "..", "shared", "data", name)
+}
+
+// Find returns the path of a trace in ../shared/data beside the
+// repository.
+func Find(name string) (string, error) {
+	root, err := ModuleRoot()
+	if err != nil {
+		return "", fmt.Errorf("find trace %s: %w", name, err)
+	}
+	p := filepath.Join(root, "..", "shared", "data", name)
 	if _, err := os.Stat(p); err != nil {
 		return "", fmt.Errorf("the shared data folder is absent: %w", err)
 	}

@@ -409,3 +409,12 @@ func (c *Cluster) GossipAddrs() []string {
 	}
 	return out
 }
+
+// Retry is RetryUnavailable for a call that must succeed: the test fails,
+// saying what was called, when it does not.
+func Retry(ctx context.Context, tb testing.TB, what string, f func() error) {
+	tb.Helper()
+	if err := RetryUnavailable(ctx, tb, f); err != nil {
+		tb.Fatalf("%s: %v", what, err)
+	}
+}

@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/client"
+)
+
+const jobsHelp = `Usage: longfair jobs [flags]
+
+Lists jobs, newest first, with their task counts by state.
+
+Examples:
+  longfair jobs
+  longfair jobs --account astro --state pending,running
+  longfair jobs --user ann --all --output csv > ann-jobs.csv
+`
+
+func jobsCommand() func(args []string, stdout, stderr io.Writer) error {
+	var (
+		account, user, states string
+		limit                 int
+		all                   bool
+	)
+	setup := func(fs *flag.FlagSet) {
+		fs.StringVar(&account, "account", "", "only this `account`'s jobs")
+		fs.StringVar(&user, "user", "", "only this `user`'s jobs")
+		fs.StringVar(&states, "state", "", "only jobs in these `states`, comma-separated: pending, running, succeeded, failed, cancelled")
+		fs.IntVar(&limit, "limit", 50, "list at most `N` jobs")
+		fs.BoolVar(&all, "all", false, "list every job (no --limit)")
+	}
+	return clientCommand("jobs", jobsHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
+		if len(args) > 0 {
+			return Usagef("unexpected argument %q: to see one job use 'longfair job show %s'", args[0], args[0])
+		}
+		req := &longfairv1.ListJobsRequest{Account: account, User: user}
+		for _, s := range strings.Split(states, ",") {
+			if s = strings.TrimSpace(s); s == "" {
+				continue
+			}
+			st, err := client.ParseJobState(s)
+			if err != nil {
+				return Usagef("--state: %v", err)
+			}
+			req.States = append(req.States, st)
+		}
+		if limit < 1 && !all {
+			return Usagef("--limit %d: give 1 or more, or --all", limit)
+		}
+		ctx, cancel := f.callContext(ctx)
+		defer cancel()
+		var jobs []*longfairv1.Job
+		for j, err := range c.AllJobs(ctx, req) {
+			if err != nil {
+				return err
+			}
+			jobs = append(jobs, j)
+			if !all && len(jobs) >= limit {
+				break
+			}
+		}
+		return writeListing(out.stdout, f.output, jobsTable(jobs), messages(jobs))
+	})
+}
+
+func jobsTable(jobs []*longfairv1.Job) table {
+	t := table{header: []string{"ID", "ACCOUNT", "USER", "NAME", "STATE", "TASKS", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "CANCELLED", "DEMAND", "WALLTIME", "SUBMITTED", "CHARGED_SU"}}
+	for _, j := range jobs {
+		t.add(strconv.FormatUint(j.GetId(), 10), j.GetAccount(), j.GetUser(), orDash(j.GetName()), client.StateName(j.GetState()),
+			fmt.Sprint(j.GetTasks()), fmt.Sprint(j.GetPendingTasks()), fmt.Sprint(j.GetRunningTasks()), fmt.Sprint(j.GetSucceededTasks()),
+			fmt.Sprint(j.GetFailedTasks()), fmt.Sprint(j.GetCancelledTasks()), fmtVector(j.GetDemand()), fmtDuration(j.GetWalltime()),
+			fmtTime(j.GetSubmittedAt()), fmtSU(j.GetChargedMicroSu()))
+	}
+	return t
+}
+
+func parseJobID(s string) (uint64, error) {
+	id, err := strconv.ParseUint(strings.TrimSpace(s), 10, 64)
+	if err != nil || id == 0 {
+		return 0, Usagef("job id %q is not a job number (as 'longfair jobs' lists them)", s)
+	}
+	return id, nil
+}
+
+const jobShowHelp = `Usage: longfair job show JOB_ID [flags]
+
+Shows one job and the latest attempt of each task that has been placed.
+
+Example:
+  longfair job show 12
+  longfair job show 12 --output json | jq '.tasks[] | select(.state == "TASK_STATE_FAILED")'
+`
+
+func jobShowCommand() func(args []string, stdout, stderr io.Writer) error {
+	return clientCommand("job show", jobShowHelp, true, nil, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
+		if err := wantArgs("job show", args, 1, 1, "JOB_ID"); err != nil {
+			return err
+		}
+		id, err := parseJobID(args[0])
+		if err != nil {
+			return err
+		}
+		ctx, cancel := f.callContext(ctx)
+		defer cancel()
+		job, err := c.Jobs().GetJob(ctx, &longfairv1.GetJobRequest{JobId: id})
+		if err != nil {
+			return err
+		}
+		var tasks []*longfairv1.Task
+		for t, err := range c.AllTasks(ctx, id) {
+			if err != nil {
+				return err
+			}
+			tasks = append(tasks, t)
+		}
+		switch f.output {
+		case "json":
+			return writeJSON(out.stdout, jsonObject{{"job", job}, {"tasks", messages(tasks)}})
+		case "csv":
+			return writeTable(out.stdout, "csv", tasksTable(tasks))
+		}
+		printJob(out.stdout, job)
+		if len(tasks) == 0 {
+			fmt.Fprintln(out.stdout, "\nno task has been placed yet")
+			return nil
+		}
+		fmt.Fprintln(out.stdout)
+		return writeTable(out.stdout, "table", tasksTable(tasks))
+	})
+}
+
+func printJob(w io.Writer, j *longfairv1.Job) {
+	name := ""
+	if j.GetName() != "" {
+		// Quoted, not %q: the reply is escaped already (escapeReplies),
+		// and escaping it twice would double its backslashes.
+		name = ` "` + j.GetName() + `"`
+	}
+	fmt.Fprintf(w, "job %d%s: %s\n", j.GetId(), name, client.StateName(j.GetState()))
+	t := table{header: []string{"", ""}}
+	t.add("account", fmt.Sprintf("%s (user %s)", j.GetAccount(), j.GetUser()))
+	t.add("tasks", fmt.Sprintf("%d: %s", j.GetTasks(), taskCounts(j)))
+	t.add("demand", fmt.Sprintf("%s per task, walltime %s, max attempts %d", fmtVector(j.GetDemand()), fmtDuration(j.GetWalltime()), j.GetMaxAttempts()))
+	t.add("command", strings.Join(j.GetCommand(), " "))
+	t.add("submitted", fmtTime(j.GetSubmittedAt()))
+	if j.GetEndedAt() != nil {
+		t.add("ended", fmtTime(j.GetEndedAt()))
+	}
+	t.add("SU", fmt.Sprintf("%s held at submission, %s charged", fmtSU(j.GetHoldMicroSu()), fmtSU(j.GetChargedMicroSu())))
+	t.header = nil
+	var b strings.Builder
+	_ = writeTable(&b, "table", t)
+	for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		if strings.TrimSpace(line) != "" {
+			fmt.Fprintln(w, "  "+strings.TrimLeft(line, " "))
+		}
+	}
+}
+
+func taskCounts(j *longfairv1.Job) string {
+	return fmt.Sprintf("%d pending, %d running, %d succeeded, %d failed, %d cancelled",
+		j.GetPendingTasks(), j.GetRunningTasks(), j.GetSucceededTasks(), j.GetFailedTasks(), j.GetCancelledTasks())
+}
+
+func tasksTable(tasks []*longfairv1.Task) table {
+	t := table{header: []string{"TASK", "ATTEMPT", "STATE", "NODE", "ASSIGNED", "STARTED", "ENDED", "EXIT", "RUNTIME", "CHARGED_SU"}}
+	for _, k := range tasks {
+		exit := "-"
+		if k.GetEndedAt() != nil {
+			exit = fmt.Sprint(k.GetExitCode())
+		}
+		t.add(fmt.Sprintf("%d.%d", k.GetJobId(), k.GetIndex()), fmt.Sprint(k.GetAttempt()), client.TaskStateName(k.GetState()), orDash(k.GetNode()),
+			fmtTime(k.GetAssignedAt()), fmtTime(k.GetStartedAt()), fmtTime(k.GetEndedAt()), exit, fmtDuration(k.GetRuntime()), fmtSU(k.GetChargedMicroSu()))
+	}
+	return t
+}
+
+const jobWatchHelp = `Usage: longfair job watch JOB_ID [flags]
+
+Follows a job until it ends, printing a line each time its state or task
+counts change (with --output json, one JSON object per line). Exits 0 when
+the job succeeded and 1 when it failed or was cancelled, so scripts can
+wait on it.
+
+Example:
+  longfair job watch 12
+  longfair job watch 12 --max-wait 10m --output json
+`
+
+func jobWatchCommand() func(args []string, stdout, stderr io.Writer) error {
+	var (
+		interval, maxWait time.Duration
+	)
+	setup := func(fs *flag.FlagSet) {
+		fs.DurationVar(&interval, "interval", time.Second, "how often to look at the job")
+		fs.DurationVar(&maxWait, "max-wait", 0, "give up after this long (0: wait until the job ends or Ctrl-C)")
+	}
+	return clientCommand("job watch", jobWatchHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
+		if err := wantArgs("job watch", args, 1, 1, "JOB_ID"); err != nil {
+			return err
+		}
+		id, err := parseJobID(args[0])
+		if err != nil {
+			return err
+		}
+		return watchJob(ctx, c, f, id, interval, maxWait, out)
+	})
+}
+
+// watchJob prints a job's changes until it ends.
+func watchJob(ctx context.Context, c *client.Client, f *clientFlags, id uint64, interval, maxWait time.Duration, out cmdIO) error {
+	if maxWait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, maxWait)
+		defer cancel()
+	}
+	if f.output == "csv" {
+		fmt.Fprintln(out.stdout, "TIME,JOB,STATE,PENDING,RUNNING,SUCCEEDED,FAILED,CANCELLED,TASKS")
+	}
+	job, err := c.WaitJob(ctx, id, interval, func(j *longfairv1.Job) {
+		switch f.output {
+		case "json":
+			_ = writeJSONLine(out.stdout, j)
+		case "csv":
+			fmt.Fprintf(out.stdout, "%s,%d,%s,%d,%d,%d,%d,%d,%d\n", time.Now().Format(time.RFC3339), j.GetId(), client.StateName(j.GetState()),
+				j.GetPendingTasks(), j.GetRunningTasks(), j.GetSucceededTasks(), j.GetFailedTasks(), j.GetCancelledTasks(), j.GetTasks())
+		default:
+			fmt.Fprintf(out.stdout, "%s job %d %s: %s of %d\n", time.Now().Format("15:04:05"), j.GetId(), client.StateName(j.GetState()), taskCounts(j), j.GetTasks())
+		}
+	})
+	switch {
+	case errors.Is(err, client.ErrJobNotSucceeded):
+		return fmt.Errorf("job %d ended %s: %d of %d tasks succeeded, %d failed, %d cancelled",
+			id, client.StateName(job.GetState()), job.GetSucceededTasks(), job.GetTasks(), job.GetFailedTasks(), job.GetCancelledTasks())
+	case errors.Is(err, context.DeadlineExceeded) && maxWait > 0 && job != nil:
+		return fmt.Errorf("job %d is still %s after --max-wait %v", id, client.StateName(job.GetState()), maxWait)
+	}
+	return err
+}
+
+const cancelHelp = `Usage: longfair cancel JOB_ID [JOB_ID...] [flags]
+
+Cancels jobs: their pending tasks never start and their running tasks are
+stopped and charged for the time they ran. The unused SU hold is released.
+Cancelling a cancelled job changes nothing.
+
+Example:
+  longfair cancel 12
+  longfair cancel 12 13 14
+`
+
+func cancelCommand() func(args []string, stdout, stderr io.Writer) error {
+	return clientCommand("cancel", cancelHelp, true, nil, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
+		if err := wantArgs("cancel", args, 1, -1, "JOB_ID [JOB_ID...]"); err != nil {
+			return err
+		}
+		var ids []uint64
+		for _, a := range args {
+			id, err := parseJobID(a)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		ctx, cancel := f.callContext(ctx)
+		defer cancel()
+		var jobs []*longfairv1.Job
+		for _, id := range ids {
+			j, err := c.Cancel(ctx, id)
+			if err != nil {
+				if len(jobs) > 0 {
+					_ = printCancelled(out, f.output, jobs)
+				}
+				return fmt.Errorf("job %d: %w", id, err)
+			}
+			jobs = append(jobs, j)
+		}
+		return printCancelled(out, f.output, jobs)
+	})
+}
+
+func printCancelled(out cmdIO, format string, jobs []*longfairv1.Job) error {
+	switch format {
+	case "json":
+		if len(jobs) == 1 {
+			return writeJSON(out.stdout, jobs[0])
+		}
+		return writeJSON(out.stdout, messages(jobs))
+	case "csv":
+		return writeTable(out.stdout, "csv", jobsTable(jobs))
+	}
+	for _, j := range jobs {
+		if client.JobEnded(j) {
+			fmt.Fprintf(out.stdout, "job %d is %s: %d task(s) cancelled before they started\n", j.GetId(), client.StateName(j.GetState()), j.GetCancelledTasks())
+			continue
+		}
+		fmt.Fprintf(out.stdout, "job %d cancelled: %d pending task(s) will not start, %d running task(s) are being stopped\n", j.GetId(), j.GetCancelledTasks(), j.GetRunningTasks())
+	}
+	return nil
+}

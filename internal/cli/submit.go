@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/client"
+)
+
+const submitHelp = `Usage: longfair submit [flags] -- COMMAND [ARG...]
+
+Submits a job: an array of identical tasks, each holding the resources
+asked for while it runs COMMAND with its arguments (a single argument is
+shell text, as in 'echo $LONGFAIR_TASK_INDEX > out'), with LONGFAIR_JOB_ID,
+LONGFAIR_TASK_INDEX, LONGFAIR_ACCOUNT and LONGFAIR_USER set. The account is
+charged; its available service units must cover the worst case (tasks ×
+walltime × billing rate), which is held at once and released as tasks end.
+
+The account and user default to $LONGFAIR_ACCOUNT and $LONGFAIR_USER (else
+$USER).
+
+Examples:
+  longfair submit --account astro --array 100 --cpu 2 --mem 4G --walltime 30m -- ./simulate.sh
+  longfair submit --account astro --mic 1 --cpu 4 --walltime 2h --name offload -- ./run-mic
+  longfair submit --account bio --repeat 50 --walltime 5m -- sleep 60     # 50 jobs
+  longfair submit --account bio --wait -- ./quick-check                   # wait for it to end
+`
+
+func submitCommand() func(args []string, stdout, stderr io.Writer) error {
+	var (
+		account, user, name, requestID string
+		tasks                          int64
+		walltime                       time.Duration
+		maxAttempts, repeat            int
+		wait                           bool
+		interval                       time.Duration
+		res                            resourceFlags
+	)
+	setup := func(fs *flag.FlagSet) {
+		fs.StringVar(&account, "account", os.Getenv("LONGFAIR_ACCOUNT"), "`account` charged for the job (default $LONGFAIR_ACCOUNT)")
+		fs.StringVar(&user, "user", defaultUser(), "`user` submitting, a member of the account (default $LONGFAIR_USER, else $USER)")
+		fs.Int64Var(&tasks, "array", 1, "number of tasks in the job array (1 to 1000000)")
+		fs.Int64Var(&tasks, "n", 1, "short for --array")
+		fs.DurationVar(&walltime, "walltime", time.Hour, "longest a task may run, 1s to 365 days, e.g. 30m or 2h; it is stopped after")
+		fs.StringVar(&name, "name", "", "job `name` for people")
+		fs.IntVar(&maxAttempts, "max-attempts", 0, "how often a task lost with its node is started (0: the cluster default, 3)")
+		fs.StringVar(&requestID, "request-id", "", "`id` that makes the submission idempotent: submitting again with it returns the first job")
+		fs.IntVar(&repeat, "repeat", 1, "submit `N` separate jobs like this one (progress on stderr)")
+		fs.BoolVar(&wait, "wait", false, "follow the job until it ends; exit non-zero unless it succeeded")
+		fs.DurationVar(&interval, "interval", time.Second, "how often --wait looks at the job")
+		res.register(fs)
+	}
+	return clientCommand("submit", submitHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, command []string, out cmdIO) error {
+		if command == nil {
+			command = args
+		} else if len(args) > 0 {
+			return Usagef("unexpected argument %q before --: put the command to run after --", args[0])
+		}
+		if len(command) == 0 {
+			return Usagef("no command: put the command each task runs after --, e.g. 'longfair submit --account astro -- ./run.sh'")
+		}
+		if account == "" {
+			return Usagef("no account: give --account (or set LONGFAIR_ACCOUNT)")
+		}
+		if user == "" {
+			return Usagef("no user: give --user (or set LONGFAIR_USER)")
+		}
+		if repeat < 1 {
+			return Usagef("--repeat %d: give 1 or more jobs", repeat)
+		}
+		if repeat > 1 && (wait || requestID != "") {
+			return Usagef("--repeat submits several jobs: it cannot be combined with --wait or --request-id")
+		}
+		demand, err := res.demand()
+		if err != nil {
+			return err
+		}
+		spec := client.JobSpec{Account: account, User: user, Name: name, Demand: demand, Tasks: tasks,
+			Walltime: walltime, Command: command, MaxAttempts: maxAttempts, RequestID: requestID}
+		if repeat > 1 {
+			return submitMany(ctx, c, f, spec, repeat, out)
+		}
+		cctx, cancel := f.callContext(ctx)
+		job, err := c.Submit(cctx, spec)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if err := printSubmitted(out, f.output, []*longfairv1.Job{job}); err != nil {
+			return err
+		}
+		if !wait {
+			return nil
+		}
+		return watchJob(ctx, c, f, job.GetId(), interval, 0, out)
+	})
+}
+
+// submitMany submits n copies of spec, showing progress, and lists them.
+func submitMany(ctx context.Context, c *client.Client, f *clientFlags, spec client.JobSpec, n int, out cmdIO) error {
+	p := newProgress(out.stderr, "submitting", int64(n), "jobs")
+	var jobs []*longfairv1.Job
+	for i := range n {
+		cctx, cancel := f.callContext(ctx)
+		job, err := c.Submit(cctx, spec)
+		cancel()
+		if err != nil {
+			p.done()
+			if len(jobs) > 0 {
+				_ = printSubmitted(out, f.output, jobs)
+			}
+			return fmt.Errorf("job %d of %d: %w (the %d before it were submitted)", i+1, n, err, len(jobs))
+		}
+		jobs = append(jobs, job)
+		p.set(int64(len(jobs)))
+	}
+	p.done()
+	return printSubmitted(out, f.output, jobs)
+}
+
+func printSubmitted(out cmdIO, format string, jobs []*longfairv1.Job) error {
+	if format == "json" {
+		if len(jobs) == 1 {
+			return writeJSON(out.stdout, jobs[0])
+		}
+		return writeJSON(out.stdout, messages(jobs))
+	}
+	if format == "csv" {
+		return writeTable(out.stdout, "csv", jobsTable(jobs))
+	}
+	for _, j := range jobs {
+		fmt.Fprintf(out.stdout, "submitted job %d: %d task(s) of %s, walltime %s, account %s; %s SU held\n",
+			j.GetId(), j.GetTasks(), fmtVector(j.GetDemand()), fmtDuration(j.GetWalltime()), j.GetAccount(), fmtSU(j.GetHoldMicroSu()))
+	}
+	return nil
+}
+
+func defaultUser() string {
+	if u := os.Getenv("LONGFAIR_USER"); u != "" {
+		return u
+	}
+	return strings.TrimSpace(os.Getenv("USER"))
+}

@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/client"
+)
+
+func usageGroup() func(args []string, stdout, stderr io.Writer) error {
+	return group("usage", "Reports resource usage and SU charges over a time range.", []subcommand{
+		{"report", "sum usage and charges by account or by user", usageReportCommand()},
+	})
+}
+
+const usageReportHelp = `Usage: longfair usage report [flags]
+
+Sums, over [--from, --to), the resource usage of task attempts (clipped to
+the range, in resource-hours), their runtime, and the SU charged for the
+attempts that ended in the range, by account or by user.
+
+Times are 2026-03-01, 2026-03-01 18:00, RFC 3339, now, or relative to now
+such as -7d or now-24h.
+
+Examples:
+  longfair usage report --from 2026-03-01 --to 2026-04-01
+  longfair usage report --from -7d --by user --account astro --output csv
+`
+
+func usageReportCommand() func(args []string, stdout, stderr io.Writer) error {
+	var from, to, by, account string
+	setup := func(fs *flag.FlagSet) {
+		fs.StringVar(&from, "from", "-30d", "start of the range (`time`, included)")
+		fs.StringVar(&to, "to", "now", "end of the range (`time`, excluded)")
+		fs.StringVar(&by, "by", "account", "group by `account` or user")
+		fs.StringVar(&account, "account", "", "only this `account`'s usage")
+	}
+	return clientCommand("usage report", usageReportHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
+		if err := wantArgs("usage report", args, 0, 0, ""); err != nil {
+			return err
+		}
+		now := time.Now()
+		t0, err := parseTime(from, now)
+		if err != nil {
+			return Usagef("--from: %v", err)
+		}
+		t1, err := parseTime(to, now)
+		if err != nil {
+			return Usagef("--to: %v", err)
+		}
+		if !t0.Before(t1) {
+			return Usagef("--from %s is not before --to %s: give a non-empty range", t0.Format(time.RFC3339), t1.Format(time.RFC3339))
+		}
+		req := &longfairv1.UsageReportRequest{From: timestamppb.New(t0), To: timestamppb.New(t1), Account: account}
+		switch by {
+		case "account":
+			req.GroupBy = longfairv1.UsageGroupBy_USAGE_GROUP_BY_ACCOUNT
+		case "user":
+			req.GroupBy = longfairv1.UsageGroupBy_USAGE_GROUP_BY_USER
+		default:
+			return Usagef("--by %q: use account or user", by)
+		}
+		ctx, cancel := f.callContext(ctx)
+		defer cancel()
+		resp, err := c.Ledger().UsageReport(ctx, req)
+		if err != nil {
+			return err
+		}
+		var usages []map[string]float64
+		for _, r := range resp.GetRows() {
+			usages = append(usages, r.GetUsage())
+		}
+		res := resourceOrder(usages...)
+		t := table{header: []string{strings.ToUpper(by), "TASKS", "RUNTIME"}}
+		for _, r := range res {
+			t.header = append(t.header, strings.ToUpper(r)+"_HOURS")
+		}
+		t.header = append(t.header, "CHARGED_SU")
+		for _, r := range resp.GetRows() {
+			row := []string{r.GetKey(), fmt.Sprint(r.GetTasks()), fmtDuration(r.GetRuntime())}
+			for _, k := range res {
+				row = append(row, client.FormatQuantity(k, r.GetUsage()[k]/3600))
+			}
+			row = append(row, fmtSU(r.GetChargedMicroSu()))
+			t.add(row...)
+		}
+		if f.output == "table" || f.output == "" {
+			fmt.Fprintf(out.stdout, "usage from %s to %s by %s\n", t0.Local().Format("2006-01-02 15:04"), t1.Local().Format("2006-01-02 15:04"), by)
+			if len(resp.GetRows()) == 0 {
+				fmt.Fprintln(out.stdout, "no task ran in this range")
+				return nil
+			}
+		}
+		if f.output == "json" {
+			return writeJSON(out.stdout, jsonObject{{"from", t0.UTC().Format(time.RFC3339Nano)}, {"to", t1.UTC().Format(time.RFC3339Nano)}, {"by", by}, {"rows", messages(resp.GetRows())}})
+		}
+		return writeTable(out.stdout, f.output, t)
+	})
+}
