@@ -14,25 +14,19 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/longfair/longfair/internal/shareddata"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // repoRoot is the directory holding go.mod, above this test's directory.
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := shareddata.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 func read(t *testing.T, path string) string {
@@ -56,17 +50,6 @@ func flagsOf(t *testing.T, bin string, args ...string) []string {
 		t.Fatalf("longfair %s --help lists no flags:\n%s", strings.Join(args, " "), out)
 	}
 	return flags
-}
-
-func buildLongfair(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "longfair")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/longfair")
-	cmd.Dir = repoRoot(t)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build longfair: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // execFlags returns the --flags of a unit's ExecStart lines, with
@@ -94,7 +77,7 @@ func TestDocsAndUnitsNameRealFlags(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the longfair binary")
 	}
-	bin := buildLongfair(t)
+	bin := testcluster.Binary(t)
 	serverFlags := flagsOf(t, bin, "server")
 	workerFlags := flagsOf(t, bin, "worker")
 

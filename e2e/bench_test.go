@@ -142,7 +142,7 @@ func BenchmarkDeadWorkerDetectAndRequeue(b *testing.B) {
 		for _, a := range c.GossipAddrs() {
 			join += a + ","
 		}
-		victim := startProc(b, dir, id, "worker", "--node-id", id, "--join", join[:len(join)-1],
+		victim := testcluster.StartProc(b, binary, dir, id, "worker", "--node-id", id, "--join", join[:len(join)-1],
 			"--gossip-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--work-dir", dir+"/"+id,
 			"--cpu", "2", "--mem", "4G", "--log-format", "json")
 		c.waitUp(ctx, 1)
@@ -154,7 +154,7 @@ func BenchmarkDeadWorkerDetectAndRequeue(b *testing.B) {
 		})
 		b.StartTimer()
 		start := time.Now()
-		victim.killProcess()
+		victim.KillProcess()
 		testcluster.WaitFor(ctx, b, "both attempts lost and requeued", func() bool {
 			j, err := c.WaitLeader(ctx).FSM().Job(job)
 			return err == nil && j.Pending == 2 && j.Running == 0

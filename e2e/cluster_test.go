@@ -21,13 +21,11 @@ import (
 	"github.com/longfair/longfair/internal/testcluster"
 )
 
-// serverProc is a server process and the addresses it logged.
+// serverProc is a server process of the test, and whether the test
+// killed it.
 type serverProc struct {
-	*proc
-	id, grpc, gossip string
-	dead             bool
-	// args started it; a restart reuses them on the same addresses.
-	args []string
+	*testcluster.ServerProc
+	dead bool
 }
 
 // cluster is servers and workers started by one test.
@@ -35,7 +33,7 @@ type cluster struct {
 	t       testing.TB
 	dir     string
 	servers []*serverProc
-	workers map[string]*proc
+	workers map[string]*testcluster.Proc
 
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
@@ -46,7 +44,7 @@ type cluster struct {
 // and waits until they have a leader.
 func startCluster(ctx context.Context, t testing.TB, n int) *cluster {
 	t.Helper()
-	c := &cluster{t: t, dir: t.TempDir(), workers: map[string]*proc{}, conns: map[string]*grpc.ClientConn{}}
+	c := &cluster{t: t, dir: t.TempDir(), workers: map[string]*testcluster.Proc{}, conns: map[string]*grpc.ClientConn{}}
 	t.Cleanup(func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -57,22 +55,16 @@ func startCluster(ctx context.Context, t testing.TB, n int) *cluster {
 	var join []string
 	for i := range n {
 		id := fmt.Sprintf("s%d", i+1)
-		args := []string{"server", "--node-id", id, "--data-dir", filepath.Join(c.dir, id),
-			"--raft-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
-			"--log-format", "json", "--log-level", "info", "--bootstrap-expect", fmt.Sprint(n),
+		extra := []string{"--log-level", "info", "--bootstrap-expect", fmt.Sprint(n),
 			// Workers (startWorker) fence within 3s; tasks of a lost
 			// worker are rerun after 4s.
-			"--worker-loss-timeout", "4s",
-			// These tests call without tokens; the ACL has its own tests.
-			"--acl=false"}
+			"--worker-loss-timeout", "4s"}
 		if len(join) > 0 {
-			args = append(args, "--join", strings.Join(join, ","))
+			extra = append(extra, "--join", strings.Join(join, ","))
 		}
-		p := startProc(t, c.dir, id, args...)
-		fields := p.waitLog(ctx, t, "server started")
-		s := &serverProc{proc: p, id: id, grpc: str(fields, "grpc"), gossip: str(fields, "gossip"), args: args}
+		s := &serverProc{ServerProc: testcluster.StartServer(ctx, t, binary, c.dir, id, extra...)}
 		c.servers = append(c.servers, s)
-		join = append(join, s.gossip)
+		join = append(join, s.Gossip)
 	}
 	c.leader(ctx)
 	return c
@@ -82,7 +74,7 @@ func startCluster(ctx context.Context, t testing.TB, n int) *cluster {
 func (c *cluster) joinAddrs() string {
 	var out []string
 	for _, s := range c.servers {
-		out = append(out, s.gossip)
+		out = append(out, s.Gossip)
 	}
 	return strings.Join(out, ",")
 }
@@ -99,13 +91,13 @@ const (
 // the defaults (cpu 4, mem 8G, kill grace 1s, fence timeout 2s: twice a
 // leader failover here, so that a failover on a loaded machine does not
 // fence every task).
-func (c *cluster) startWorker(id string, args ...string) *proc {
+func (c *cluster) startWorker(id string, args ...string) *testcluster.Proc {
 	c.t.Helper()
 	all := []string{"worker", "--node-id", id, "--join", c.joinAddrs(),
 		"--gossip-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
 		"--work-dir", filepath.Join(c.dir, id), "--log-format", "json", "--kill-grace", workerKillGrace.String(), "--fence-timeout", workerFenceTimeout.String(),
 		"--cpu", "4", "--mem", "8G"}
-	p := startProc(c.t, c.dir, id, append(all, args...)...)
+	p := testcluster.StartProc(c.t, binary, c.dir, id, append(all, args...)...)
 	c.workers[id] = p
 	return p
 }
@@ -142,7 +134,7 @@ func (c *cluster) any() *grpc.ClientConn {
 	c.next++
 	i := c.next
 	c.mu.Unlock()
-	return c.conn(live[i%len(live)].grpc)
+	return c.conn(live[i%len(live)].GRPC)
 }
 
 // do runs call against live servers until it succeeds, retrying while the
@@ -169,13 +161,13 @@ func (c *cluster) leader(ctx context.Context) *serverProc {
 	for {
 		for _, s := range c.live() {
 			cctx, cancel := context.WithTimeout(ctx, time.Second)
-			p, err := longfairv1.NewOperatorClient(c.conn(s.grpc)).GetLeader(cctx, &longfairv1.GetLeaderRequest{})
+			p, err := longfairv1.NewOperatorClient(c.conn(s.GRPC)).GetLeader(cctx, &longfairv1.GetLeaderRequest{})
 			cancel()
 			if err != nil {
 				continue
 			}
 			for _, l := range c.live() {
-				if l.id == p.GetId() {
+				if l.ID == p.GetId() {
 					return l
 				}
 			}
@@ -357,4 +349,11 @@ func chargedRuntime(t testing.TB, e *longfairv1.JournalEntry) time.Duration {
 		t.Fatalf("charge %s detail %q: %v", e.GetId(), e.GetDetail(), err)
 	}
 	return d.Charge.Runtime
+}
+
+func must(t testing.TB, err error, what string, args ...any) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", fmt.Sprintf(what, args...), err)
+	}
 }

@@ -57,15 +57,15 @@ func TestLeaderKilledMidRun(t *testing.T) {
 		return c.job(ctx, jobs[0]).GetSucceededTasks() >= 8
 	})
 	leader := c.leader(ctx)
-	leader.kill()
+	leader.Kill()
 	leader.dead = true
-	t.Logf("killed leader %s", leader.id)
+	t.Logf("killed leader %s", leader.ID)
 	for _, j := range c.waitEnded(ctx, jobs...) {
 		if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
 			t.Fatalf("job %d ended %v", j.GetId(), j.GetState())
 		}
 	}
-	if l := c.leader(ctx); l.id == leader.id {
+	if l := c.leader(ctx); l.ID == leader.ID {
 		t.Fatal("the killed server still leads")
 	}
 	byTask := runsByTask(readRuns(t, runs))
@@ -113,7 +113,7 @@ func TestWorkerKilledTasksRunElsewhere(t *testing.T) {
 		return len(onVictim) == 2
 	})
 	time.Sleep(time.Second)
-	victim.killProcess()
+	victim.KillProcess()
 	killed := time.Now()
 	c.waitNodes(ctx, map[string]bool{"w2": false})
 	detected := time.Since(killed)
@@ -181,7 +181,7 @@ func TestPartitionedWorkerComesBackWithoutDoubleRuns(t *testing.T) {
 		}
 		return len(onCut) == 2
 	})
-	cut.signal(syscall.SIGSTOP)
+	cut.Signal(syscall.SIGSTOP)
 	stopped := time.Now()
 	c.waitNodes(ctx, map[string]bool{"w2": false})
 	t.Logf("w2 marked down %v after it was cut off", time.Since(stopped))
@@ -195,7 +195,7 @@ func TestPartitionedWorkerComesBackWithoutDoubleRuns(t *testing.T) {
 		}
 		return true
 	})
-	cut.signal(syscall.SIGCONT)
+	cut.Signal(syscall.SIGCONT)
 	c.waitNodes(ctx, map[string]bool{"w2": true})
 	t.Logf("w2 up again %v after it was cut off", time.Since(stopped))
 	if j := c.waitEnded(ctx, job)[0]; j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED || j.GetSucceededTasks() != 4 {

@@ -68,9 +68,9 @@ func (c *cluster) pauseWorker(ctx context.Context, t *testing.T, f fault, accoun
 		t.Logf("no task had just started on w1; pausing it anyway")
 	}
 	w := c.workers["w1"]
-	w.signal(syscall.SIGSTOP)
+	w.Signal(syscall.SIGSTOP)
 	sleepCtx(ctx, f.hold)
-	w.signal(syscall.SIGCONT)
+	w.Signal(syscall.SIGCONT)
 	c.waitNodes(ctx, map[string]bool{"w1": true})
 	return "w1"
 }
@@ -112,22 +112,22 @@ func (c *cluster) inject(ctx context.Context, t *testing.T, f fault, previous *s
 	}
 	switch f.signal {
 	case syscall.SIGSTOP:
-		victim.signal(syscall.SIGSTOP)
+		victim.Signal(syscall.SIGSTOP)
 		sleepCtx(ctx, f.hold)
-		victim.signal(syscall.SIGCONT)
+		victim.Signal(syscall.SIGCONT)
 	case syscall.SIGKILL:
-		victim.kill()
+		victim.Kill()
 		victim.dead = true
 		sleepCtx(ctx, f.hold)
 		c.restartServer(ctx, t, victim)
 	case syscall.SIGTERM:
-		victim.signal(syscall.SIGTERM)
+		victim.Signal(syscall.SIGTERM)
 		select {
-		case <-victim.done:
+		case <-victim.Done():
 		case <-ctx.Done():
 		case <-time.After(30 * time.Second):
-			t.Errorf("%s did not stop within 30s of SIGTERM", victim.id)
-			victim.kill()
+			t.Errorf("%s did not stop within 30s of SIGTERM", victim.ID)
+			victim.Kill()
 		}
 		victim.dead = true
 		sleepCtx(ctx, f.hold)
@@ -149,34 +149,34 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 // and joins it to the others.
 func (c *cluster) restartServer(ctx context.Context, t *testing.T, s *serverProc) {
 	t.Helper()
-	started, ok := findLog(s.log, "server started")
+	started, ok := testcluster.FindLog(s.LogPath, "server started")
 	if !ok {
-		t.Fatalf("%s never logged its addresses", s.id)
+		t.Fatalf("%s never logged its addresses", s.ID)
 	}
 	var others []string
 	for _, o := range c.servers {
 		if o != s {
-			others = append(others, o.gossip)
+			others = append(others, o.Gossip)
 		}
 	}
 	var args []string
-	for i := 0; i < len(s.args); i++ {
-		a := s.args[i]
+	for i := 0; i < len(s.Args); i++ {
+		a := s.Args[i]
 		switch a {
 		case "--join":
 			i++
 			continue
 		case "--raft-addr", "--grpc-addr", "--gossip-addr", "--http-addr":
-			args = append(args, a, str(started, strings.TrimSuffix(strings.TrimPrefix(a, "--"), "-addr")))
+			args = append(args, a, testcluster.Str(started, strings.TrimSuffix(strings.TrimPrefix(a, "--"), "-addr")))
 			i++
 			continue
 		}
 		args = append(args, a)
 	}
 	args = append(args, "--join", strings.Join(others, ","))
-	p := startProc(t, c.dir, fmt.Sprintf("%s-%d", s.id, time.Now().UnixNano()), args...)
-	p.waitLog(ctx, t, "server started")
-	s.proc, s.dead = p, false
+	p := testcluster.StartProc(t, binary, c.dir, fmt.Sprintf("%s-%d", s.ID, time.Now().UnixNano()), args...)
+	p.WaitLog(ctx, t, "server started")
+	s.Proc, s.dead = p, false
 }
 
 // appliedIndex reads a server's highest applied Raft index from its
@@ -229,15 +229,15 @@ func (c *cluster) compareReplicas(ctx context.Context, t *testing.T, retry bool)
 	t.Helper()
 	httpAddr := map[string]string{}
 	for _, s := range c.servers {
-		started, _ := findLog(s.log, "server started")
-		httpAddr[s.id] = str(started, "http")
+		started, _ := testcluster.FindLog(s.LogPath, "server started")
+		httpAddr[s.ID] = testcluster.Str(started, "http")
 	}
 	stable := 0
 	var last string
 	testcluster.WaitFor(ctx, t, "every server to apply the same index", func() bool {
 		var idx []string
 		for _, s := range c.servers {
-			i, err := appliedIndex(ctx, httpAddr[s.id])
+			i, err := appliedIndex(ctx, httpAddr[s.ID])
 			if err != nil {
 				return false
 			}
@@ -258,19 +258,19 @@ func (c *cluster) compareReplicas(ctx context.Context, t *testing.T, retry bool)
 	})
 	for _, s := range c.servers {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		r, err := longfairv1.NewLedgerClient(c.conn(s.grpc)).Verify(cctx, &longfairv1.VerifyRequest{})
+		r, err := longfairv1.NewLedgerClient(c.conn(s.GRPC)).Verify(cctx, &longfairv1.VerifyRequest{})
 		cancel()
 		switch {
 		case err != nil:
-			t.Errorf("ledger verify on %s: %v", s.id, err)
+			t.Errorf("ledger verify on %s: %v", s.ID, err)
 		case !r.GetOk():
-			t.Errorf("ledger verify on %s failed: %v", s.id, r)
+			t.Errorf("ledger verify on %s failed: %v", s.ID, r)
 		default:
-			t.Logf("ledger verify on %s: ok, %d entries, %d accounts", s.id, r.GetEntries(), r.GetAccounts())
+			t.Logf("ledger verify on %s: ok, %d entries, %d accounts", s.ID, r.GetEntries(), r.GetAccounts())
 		}
 	}
 	for _, s := range c.servers {
-		s.kill()
+		s.Kill()
 		s.dead = true
 	}
 	type replica struct {
@@ -280,21 +280,21 @@ func (c *cluster) compareReplicas(ctx context.Context, t *testing.T, retry bool)
 	}
 	var reps []replica
 	for _, s := range c.servers {
-		f, err := fsm.Open(fsm.Options{Dir: filepath.Join(c.dir, s.id, "fsm")})
+		f, err := fsm.Open(fsm.Options{Dir: filepath.Join(c.dir, s.ID, "fsm")})
 		if err != nil {
-			t.Errorf("open %s's FSM: %v", s.id, err)
+			t.Errorf("open %s's FSM: %v", s.ID, err)
 			continue
 		}
 		applied, _ := f.AppliedIndex()
 		d, err := f.Digest()
 		if err != nil {
-			t.Errorf("digest of %s: %v", s.id, err)
+			t.Errorf("digest of %s: %v", s.ID, err)
 		}
 		if _, err := f.Verify(); err != nil {
-			t.Errorf("offline ledger verify of %s: %v", s.id, err)
+			t.Errorf("offline ledger verify of %s: %v", s.ID, err)
 		}
 		f.Close()
-		reps = append(reps, replica{s.id, applied, d})
+		reps = append(reps, replica{s.ID, applied, d})
 	}
 	if len(reps) == 0 {
 		return true

@@ -62,7 +62,7 @@ func TestStoppedWorkersTaskIsFencedBeforeItRunsElsewhere(t *testing.T) {
 	defer cancel()
 	c := startCluster(ctx, t, 1)
 	alpha, alphaUser := c.account(ctx, "alpha")
-	workers := map[string]*proc{"w1": c.startWorker("w1", "--cpu", "1"), "w2": c.startWorker("w2", "--cpu", "1")}
+	workers := map[string]*testcluster.Proc{"w1": c.startWorker("w1", "--cpu", "1"), "w2": c.startWorker("w2", "--cpu", "1")}
 	c.waitNodes(ctx, map[string]bool{"w1": true, "w2": true})
 	path := filepath.Join(c.dir, "ticks")
 	// 8 s of ticks: far longer than the fence timeout and the loss
@@ -79,12 +79,12 @@ func TestStoppedWorkersTaskIsFencedBeforeItRunsElsewhere(t *testing.T) {
 		return false
 	})
 	time.Sleep(500 * time.Millisecond)
-	workers[victim].signal(syscall.SIGSTOP)
+	workers[victim].Signal(syscall.SIGSTOP)
 	stopped := time.Now()
 	resumed := false
 	resume := func() {
 		if !resumed {
-			workers[victim].signal(syscall.SIGCONT)
+			workers[victim].Signal(syscall.SIGCONT)
 			resumed = true
 		}
 	}
@@ -106,7 +106,7 @@ func TestStoppedWorkersTaskIsFencedBeforeItRunsElsewhere(t *testing.T) {
 
 	// The supervisor did fence it, and the worker, back, reported it
 	// (the ledger had lost it already and ignores the report).
-	workers[victim].waitLog(ctx, t, "task fenced: killed because the worker lost contact with the leader")
+	workers[victim].WaitLog(ctx, t, "task fenced: killed because the worker lost contact with the leader")
 	runs := ticks(t, path)
 	first, second := runs[1], runs[2]
 	t.Logf("attempt 1 ticked %v to %v; attempt 2 from %v", first[0].Sub(stopped).Round(time.Millisecond), first[1].Sub(stopped).Round(time.Millisecond), second[0].Sub(stopped).Round(time.Millisecond))
@@ -191,7 +191,7 @@ func TestKilledWorkerLeavesNoTaskProcesses(t *testing.T) {
 	if !procGroupAlive(t, pgid) {
 		t.Fatalf("the task's process group %d is not running", pgid)
 	}
-	w.killProcess()
+	w.KillProcess()
 	killed := time.Now()
 	defer syscall.Kill(-pgid, syscall.SIGKILL) // whatever the outcome
 	// Fence timeout 1 s and kill grace 1 s (startWorker): gone within 2 s
@@ -223,7 +223,7 @@ func TestRestartedWorkerWaitsForItsOldTasksToEnd(t *testing.T) {
 		_, ok := ticks(t, path)[1]
 		return ok
 	})
-	w.killProcess()
+	w.KillProcess()
 	killed := time.Now()
 	c.startWorker("w1", "--cpu", "1")
 	if j := c.waitEnded(ctx, job)[0]; j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {

@@ -225,7 +225,7 @@ func TestLinearizableUnderFaults(t *testing.T) {
 	// The node that keeps the history's jobs placeable but never placed.
 	parked := c.startWorker("parked", "--cpu", "1", "--mic", "1")
 	c.waitNodes(ctx, map[string]bool{"parked": true})
-	parked.kill()
+	parked.Kill()
 	c.waitNodes(ctx, map[string]bool{"parked": false})
 	// The workers that run the tasks, with no MIC: a second one to rerun
 	// the tasks of a paused first one.
@@ -252,7 +252,7 @@ func TestLinearizableUnderFaults(t *testing.T) {
 
 	var addrs []string
 	for _, s := range c.servers {
-		addrs = append(addrs, s.grpc)
+		addrs = append(addrs, s.GRPC)
 	}
 	h := &history{start: time.Now(), hold: hold, next: map[string]int{}}
 	stop, stopClients := context.WithCancel(ctx)
@@ -291,7 +291,7 @@ func TestLinearizableUnderFaults(t *testing.T) {
 			w.victim = c.pauseWorker(ctx, t, f, tasksAccount)
 		} else {
 			victim = c.inject(ctx, t, f, victim)
-			w.victim = victim.id
+			w.victim = victim.ID
 		}
 		t.Logf("%v: %s on %s, whole again after %v", w.start.Round(time.Millisecond), f.name, w.victim, (h.now() - w.start).Round(time.Millisecond))
 		windows = append(windows, w)
@@ -309,7 +309,7 @@ func TestLinearizableUnderFaults(t *testing.T) {
 		t.Errorf("%d calls answered Internal or Unknown during faults, e.g. %s", len(h.internal), h.internal[0])
 	}
 	for _, w := range c.workers {
-		w.kill()
+		w.Kill()
 	}
 	c.checkReplicas(ctx, t)
 	m.log(t, h, end)

@@ -27,8 +27,8 @@ import (
 // pause stops a server process until the test ends (or resume).
 func pause(t testing.TB, s *serverProc) {
 	t.Helper()
-	s.signal(syscall.SIGSTOP)
-	t.Cleanup(func() { s.signal(syscall.SIGCONT) })
+	s.Signal(syscall.SIGSTOP)
+	t.Cleanup(func() { s.Signal(syscall.SIGCONT) })
 }
 
 // followers are the live servers other than leader.
@@ -45,7 +45,7 @@ func (c *cluster) followers(leader *serverProc) []*serverProc {
 func grpcAddrs(servers ...*serverProc) []string {
 	var out []string
 	for _, s := range servers {
-		out = append(out, s.grpc)
+		out = append(out, s.GRPC)
 	}
 	return out
 }
@@ -84,7 +84,7 @@ func TestStoppedFirstServerDoesNotStallCalls(t *testing.T) {
 	followers := c.followers(leader)
 	stopped := followers[0]
 	pause(t, stopped)
-	t.Logf("stopped follower %s; the leader is %s", stopped.id, leader.id)
+	t.Logf("stopped follower %s; the leader is %s", stopped.ID, leader.ID)
 	addrs := grpcAddrs(stopped, followers[1], leader)
 
 	timed := func(what string, call func(ctx context.Context) error) {
@@ -94,7 +94,7 @@ func TestStoppedFirstServerDoesNotStallCalls(t *testing.T) {
 		start := time.Now()
 		err := call(cctx)
 		took := time.Since(start)
-		t.Logf("%s with %s stopped took %v", what, stopped.id, took.Round(time.Millisecond))
+		t.Logf("%s with %s stopped took %v", what, stopped.ID, took.Round(time.Millisecond))
 		if err != nil {
 			t.Fatalf("%s with the first server stopped failed after %v: %v", what, took, err)
 		}
@@ -316,15 +316,15 @@ func TestStoppedLeaderWritesResumeOnNewLeader(t *testing.T) {
 
 	pause(t, leader)
 	stoppedAt := time.Now()
-	t.Logf("stopped leader %s", leader.id)
+	t.Logf("stopped leader %s", leader.ID)
 	leader.dead = true // for c.leader: the new one is among the others
 	newLeader := c.leader(ctx)
-	t.Logf("%s leads %v after the stop", newLeader.id, time.Since(stoppedAt).Round(time.Millisecond))
+	t.Logf("%s leads %v after the stop", newLeader.ID, time.Since(stoppedAt).Round(time.Millisecond))
 	time.Sleep(time.Until(stoppedAt.Add(8 * time.Second))) // the fault lasts 8 s
-	leader.signal(syscall.SIGCONT)
+	leader.Signal(syscall.SIGCONT)
 	leader.dead = false
 	resumedAt := time.Now()
-	t.Logf("resumed %s", leader.id)
+	t.Logf("resumed %s", leader.ID)
 	waitAcks("every writer to be acknowledged after the resume", resumedAt, 5)
 	close(stop)
 	wg.Wait()
@@ -354,14 +354,14 @@ func TestStoppedLeaderWritesResumeOnNewLeader(t *testing.T) {
 	checkOnce(t, "grant", grantNotes, load.grants)
 	t.Logf("%d jobs and %d grants acknowledged; %d jobs and %d grants exist", len(load.jobs), len(load.grants), len(jobNames), len(grantNotes))
 	for _, s := range c.servers {
-		replica := newClient(t, []string{s.grpc}, client.WithConsistentReads(false))
-		testcluster.WaitFor(ctx, t, s.id+" to catch up", func() bool {
+		replica := newClient(t, []string{s.GRPC}, client.WithConsistentReads(false))
+		testcluster.WaitFor(ctx, t, s.ID+" to catch up", func() bool {
 			j, g := countWrites(ctx, t, replica, alpha)
 			return len(j) == len(jobNames) && len(g) == len(grantNotes)
 		})
 		j, g := countWrites(ctx, t, replica, alpha)
-		checkOnce(t, s.id+" job", j, load.jobs)
-		checkOnce(t, s.id+" grant", g, load.grants)
+		checkOnce(t, s.ID+" job", j, load.jobs)
+		checkOnce(t, s.ID+" grant", g, load.grants)
 	}
 	list, err := cl.ACL().ListTokens(ctx, &longfairv1.ListTokensRequest{})
 	if err != nil {
@@ -392,7 +392,7 @@ func TestStoppedLeaderWritesResumeOnNewLeader(t *testing.T) {
 func serverIDs(servers []*serverProc) []string {
 	var out []string
 	for _, s := range servers {
-		out = append(out, s.id)
+		out = append(out, s.ID)
 	}
 	return out
 }

@@ -20,5 +20,11 @@
 // or steer are exported to them by server/export_test.go; tests of a
 // single function stay inside package server.
 //
+// Tests that need real processes (kill -9, SIGSTOP, a restart from the
+// data dir) build the binary once (Build, Binary) and start it with
+// StartProc, or StartServer for a server on loopback that has logged the
+// addresses it bound; the test's cleanup kills each process group. e2e
+// builds its clusters of processes on these, and so do the CLI's tests.
+//
 // Every wait here is bounded by the caller's context.
 package testcluster

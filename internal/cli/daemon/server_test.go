@@ -1,17 +1,13 @@
 package daemon
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -76,72 +72,23 @@ func TestServerCommandRefusesBadSettingsWithAdvice(t *testing.T) {
 	}
 }
 
-// serverProc is a 'longfair server' subprocess.
+// serverProc is a 'longfair server' subprocess and a connection to it.
 type serverProc struct {
-	id                     string
-	cmd                    *exec.Cmd
-	grpc, gossip, raftAddr string
-	mu                     sync.Mutex
-	log                    bytes.Buffer
-	conn                   *grpc.ClientConn
+	*testcluster.ServerProc
+	conn *grpc.ClientConn
 }
 
-// startServerProc runs the binary and waits for its "server started" log
-// line, which carries the addresses it bound.
-func startServerProc(t *testing.T, bin, dataDir, id string, extra ...string) *serverProc {
+// startServerProc runs the binary as a server on loopback and connects to
+// it once it has logged the addresses it bound.
+func startServerProc(ctx context.Context, t *testing.T, bin, dataDir, id string, extra ...string) *serverProc {
 	t.Helper()
-	args := append([]string{"server", "--node-id", id, "--data-dir", filepath.Join(dataDir, id),
-		"--raft-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0",
-		"--log-format", "json", "--acl=false"}, extra...)
-	p := &serverProc{id: id, cmd: exec.Command(bin, args...)}
-	stderr, err := p.cmd.StderrPipe()
+	s := testcluster.StartServer(ctx, t, bin, dataDir, id, extra...)
+	conn, err := grpc.NewClient(s.GRPC, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", id, err)
-	}
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		_ = p.cmd.Wait()
-		if p.conn != nil {
-			p.conn.Close()
-		}
-		if t.Failed() {
-			p.mu.Lock()
-			t.Logf("log of %s:\n%s", id, p.log.String())
-			p.mu.Unlock()
-		}
-	})
-	started := make(chan map[string]any, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Bytes()
-			p.mu.Lock()
-			p.log.Write(line)
-			p.log.WriteByte('\n')
-			p.mu.Unlock()
-			var rec map[string]any
-			if json.Unmarshal(line, &rec) == nil && rec["msg"] == "server started" {
-				started <- rec
-			}
-		}
-	}()
-	select {
-	case rec := <-started:
-		p.grpc, _ = rec["grpc"].(string)
-		p.gossip, _ = rec["gossip"].(string)
-		p.raftAddr, _ = rec["raft"].(string)
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s did not log \"server started\"", id)
-	}
-	p.conn, err = grpc.NewClient(p.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	t.Cleanup(func() { conn.Close() })
+	return &serverProc{ServerProc: s, conn: conn}
 }
 
 // TestServerProcessesSurviveKillDashNineOfTheLeader runs three 'longfair
@@ -157,9 +104,9 @@ func TestServerProcessesSurviveKillDashNineOfTheLeader(t *testing.T) {
 	bin := testcluster.Binary(t)
 	dir := t.TempDir()
 	procs := map[string]*serverProc{}
-	procs["s1"] = startServerProc(t, bin, dir, "s1", "--bootstrap-expect", "3")
-	procs["s2"] = startServerProc(t, bin, dir, "s2", "--bootstrap-expect", "3", "--join", procs["s1"].gossip)
-	procs["s3"] = startServerProc(t, bin, dir, "s3", "--bootstrap-expect", "3", "--join", procs["s1"].gossip)
+	procs["s1"] = startServerProc(ctx, t, bin, dir, "s1", "--bootstrap-expect", "3")
+	procs["s2"] = startServerProc(ctx, t, bin, dir, "s2", "--bootstrap-expect", "3", "--join", procs["s1"].Gossip)
+	procs["s3"] = startServerProc(ctx, t, bin, dir, "s3", "--bootstrap-expect", "3", "--join", procs["s1"].Gossip)
 
 	var leaderID string
 	testcluster.Retry(ctx, t, "find the leader", func() error {
@@ -208,10 +155,7 @@ func TestServerProcessesSurviveKillDashNineOfTheLeader(t *testing.T) {
 
 	// kill -9 the leader.
 	victim := procs[leaderID]
-	if err := victim.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = victim.cmd.Wait()
+	victim.KillProcess()
 	killed := time.Now()
 	var survivors []*serverProc
 	for _, id := range order {
@@ -230,7 +174,7 @@ func TestServerProcessesSurviveKillDashNineOfTheLeader(t *testing.T) {
 		cctx := metadata.NewOutgoingContext(ctx, md)
 		jobs, err := longfairv1.NewJobsClient(p.conn).ListJobs(cctx, &longfairv1.ListJobsRequest{Account: "astro", PageSize: 1000})
 		if err != nil {
-			t.Fatalf("list jobs on %s: %v", p.id, err)
+			t.Fatalf("list jobs on %s: %v", p.ID, err)
 		}
 		have := map[uint64]bool{}
 		for _, j := range jobs.GetJobs() {
@@ -238,18 +182,18 @@ func TestServerProcessesSurviveKillDashNineOfTheLeader(t *testing.T) {
 		}
 		for id := range acked {
 			if !have[id] {
-				t.Fatalf("acknowledged job %d missing on %s", id, p.id)
+				t.Fatalf("acknowledged job %d missing on %s", id, p.ID)
 			}
 		}
 		if len(have) != len(acked) {
-			t.Fatalf("%s holds %d jobs, %d were acknowledged", p.id, len(have), len(acked))
+			t.Fatalf("%s holds %d jobs, %d were acknowledged", p.ID, len(have), len(acked))
 		}
 		list, err := longfairv1.NewGrantsClient(p.conn).ListGrants(cctx, &longfairv1.ListGrantsRequest{Account: "astro", PageSize: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(list.GetGrants()) != len(grants) {
-			t.Fatalf("%s holds %d grants, %d were acknowledged", p.id, len(list.GetGrants()), len(grants))
+			t.Fatalf("%s holds %d grants, %d were acknowledged", p.ID, len(list.GetGrants()), len(grants))
 		}
 	}
 	consistentMD := metadata.Pairs(longfairv1.ConsistentReadMetadataKey, "true")
@@ -260,7 +204,7 @@ func TestServerProcessesSurviveKillDashNineOfTheLeader(t *testing.T) {
 	// The killed server restarts from its data dir on new ports, with no
 	// --join: it finds the pool from the servers it remembered, the leader
 	// updates its Raft address, and it catches up.
-	back := startServerProc(t, bin, dir, leaderID, "--bootstrap-expect", "3")
+	back := startServerProc(ctx, t, bin, dir, leaderID, "--bootstrap-expect", "3")
 	for {
 		jobs, err := longfairv1.NewJobsClient(back.conn).ListJobs(ctx, &longfairv1.ListJobsRequest{Account: "astro", PageSize: 1000})
 		if err == nil && len(jobs.GetJobs()) == len(acked) {
