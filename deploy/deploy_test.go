@@ -15,19 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/longfair/longfair/internal/shareddata"
 	"github.com/longfair/longfair/internal/testcluster"
 )
-
-// repoRoot is the directory holding go.mod, above this test's directory.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := shareddata.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
 
 func read(t *testing.T, path string) string {
 	t.Helper()
