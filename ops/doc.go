@@ -1,17 +1,14 @@
 // Package ops holds what running longfair in production needs beside the
-// scheduler itself: TLS for every connection (clients, server-to-server
-// Raft and forwarding, server-to-worker streams), API token secrets and
-// their hashes, the gossip encryption key and the servers' gossip metadata
-// (ServerMeta, which servers write and servers and workers read), logging,
-// metrics, and the health and readiness endpoints. Package tlstest makes throwaway CAs for
-// tests of all of these.
+// scheduler itself and what clients share with servers: TLS for every
+// connection (clients, server-to-server forwarding, server-to-worker
+// streams), API token secrets and their hashes, the servers' gossip
+// metadata (ServerMeta, which servers write and servers and workers read),
+// and logging. Package tlstest makes throwaway CAs for tests of all of
+// these.
 //
-// It depends only on the standard library and libraries the cluster
-// already uses (gRPC for credentials, hashicorp/raft for the TLS stream
-// layer, the Prometheus client for metrics), so that server, worker,
-// client and the CLI can all share it.
-//
-// Metrics are Prometheus metrics on a registry each process builds for
-// itself (NewMetrics); nothing here keeps package-level state, so several
-// servers can run in one process, as the tests do.
+// It depends only on the standard library and gRPC's credentials, so that
+// the CLI and the client link it without the daemons' libraries. What only
+// the daemons need lives in sub-packages: membership (the memberlist gossip
+// pool and its key), raftls (Raft's TLS stream layer) and metrics
+// (Prometheus metrics and the health and readiness endpoints).
 package ops

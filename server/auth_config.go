@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/longfair/longfair/ops"
+	"github.com/longfair/longfair/ops/membership"
 )
 
 // ACLConfig says whether calls must carry a token, and how the cluster
@@ -37,7 +38,7 @@ func (c Config) validateSecurity() error {
 	} else if c.TLS.Enabled() && (c.TLS.CertFile == "" || c.TLS.KeyFile == "") {
 		errs = append(errs, errors.New("tls: a server needs its own certificate and key to serve TLS: give --tls-cert and --tls-key (tls.cert_file, tls.key_file) with --tls-ca"))
 	}
-	if err := ops.CheckGossipKey(c.GossipKey); err != nil {
+	if err := membership.CheckKey(c.GossipKey); err != nil {
 		errs = append(errs, fmt.Errorf("%w (gossip_key, --gossip-key)", err))
 	}
 	if c.ACL.BootstrapTokenFile != "" {

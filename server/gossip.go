@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/memberlist"
 	"github.com/longfair/longfair/ops"
+	"github.com/longfair/longfair/ops/membership"
 )
 
 // RoleServer is the gossip role of a longfair server.
@@ -55,7 +56,7 @@ func startGossip(cfg Config, self MemberMeta, logger *slog.Logger) (*gossip, err
 		servers:     make(map[string]ServerMember),
 		subscribers: make(map[chan struct{}]struct{}),
 	}
-	ml, addr, err := ops.StartGossip(ops.GossipConfig{
+	ml, addr, err := membership.Start(membership.Config{
 		Name: self.ID, Addr: cfg.GossipAddr, Advertise: cfg.GossipAdvertise, Key: cfg.GossipKey,
 		// A server that comes back on a new address (port 0, a new host)
 		// must be able to take its name back from its dead former self.
@@ -74,9 +75,9 @@ func startGossip(cfg Config, self MemberMeta, logger *slog.Logger) (*gossip, err
 // Addr is the gossip address other servers and workers join.
 func (g *gossip) Addr() string { return g.addr }
 
-// joinLoop joins the given addresses (see ops.JoinGossip).
+// joinLoop joins the given addresses (see membership.Join).
 func (g *gossip) joinLoop(ctx context.Context, addrs []string) {
-	ops.JoinGossip(ctx, g.ml, addrs, g.logger)
+	membership.Join(ctx, g.ml, addrs, g.logger)
 }
 
 // join contacts the given addresses once; see joinLoop.

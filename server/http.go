@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/longfair/longfair/ops"
+	"github.com/longfair/longfair/ops/metrics"
 )
 
 // httpEndpoint is the server's HTTP listener: the operations endpoints
-// /metrics, /healthz and /readyz (see ops.NewHTTPHandler), and the
+// /metrics, /healthz and /readyz (see metrics.NewHTTPHandler), and the
 // JSON/HTTP API under /v1/ (http_api.go). With TLS configured it serves
 // HTTPS with the gRPC listener's certificate and, with a CA, demands a
 // client certificate the CA signed, as the gRPC listener does.
@@ -31,7 +31,7 @@ func (s *Server) startHTTP() error {
 	}
 	log := s.logger.With("component", "http")
 	mux := http.NewServeMux()
-	mux.Handle("/", ops.NewHTTPHandler(s.metrics, s.Ready, log))
+	mux.Handle("/", metrics.NewHTTPHandler(s.metrics, s.Ready, log))
 	if err := s.mountAPI(mux); err != nil {
 		return err
 	}

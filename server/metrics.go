@@ -1,21 +1,20 @@
 package server
 
 import (
+	"github.com/longfair/longfair/ops/metrics"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/longfair/longfair/ops"
 )
 
 // Metrics is this server's metrics registry: what GET /metrics on its
 // HTTP listener serves. The Raft and ledger metrics in it are read at
 // scrape time from Raft and from this server's replica of the FSM; the
 // scheduling and commit metrics count what this server did while it led.
-func (s *Server) Metrics() *ops.Metrics { return s.metrics }
+func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
 
 // newServerMetrics builds the registry with the server's scrape-time
 // collectors.
-func newServerMetrics(s *Server) (*ops.Metrics, error) {
-	m := ops.NewMetrics()
+func newServerMetrics(s *Server) (*metrics.Metrics, error) {
+	m := metrics.New()
 	if err := m.Register(&raftCollector{s: s}, &ledgerCollector{s: s}); err != nil {
 		return nil, err
 	}
@@ -24,7 +23,7 @@ func newServerMetrics(s *Server) (*ops.Metrics, error) {
 
 // metricDesc is a prometheus.Desc of a longfair metric.
 func metricDesc(subsystem, name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc(prometheus.BuildFQName(ops.MetricsNamespace, subsystem, name), help, labels, nil)
+	return prometheus.NewDesc(prometheus.BuildFQName(metrics.Namespace, subsystem, name), help, labels, nil)
 }
 
 func boolGauge(b bool) float64 {

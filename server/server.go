@@ -21,7 +21,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
-	"github.com/longfair/longfair/ops"
+	"github.com/longfair/longfair/ops/metrics"
 )
 
 // Server is one member of the server group. Create it with New, run it
@@ -42,9 +42,9 @@ type Server struct {
 	grpcAddr  string
 	fwd       *forwarder
 	leaders   leaderWatch
-	hub       workerHub     // the leader's work with workers (leader_term.go)
-	metrics   *ops.Metrics  // metrics.go
-	http      *httpEndpoint // http.go: /metrics, /healthz, /readyz
+	hub       workerHub        // the leader's work with workers (leader_term.go)
+	metrics   *metrics.Metrics // metrics.go
+	http      *httpEndpoint    // http.go: /metrics, /healthz, /readyz
 
 	failed chan error // see Failed
 

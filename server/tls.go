@@ -6,11 +6,10 @@ import (
 	"net"
 
 	"github.com/hashicorp/raft"
+	"github.com/longfair/longfair/ops/raftls"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-
-	"github.com/longfair/longfair/ops"
 )
 
 // transportSecurity is how this server's connections are secured: the
@@ -63,10 +62,10 @@ func (t transportSecurity) serverOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{grpc.Creds(t.serverCreds)}
 }
 
-// newTLSTransport binds the Raft transport over TLS (ops.TLSStreamLayer):
+// newTLSTransport binds the Raft transport over TLS (raftls.StreamLayer):
 // a peer without a certificate the CA signed cannot take part in Raft.
 func newTLSTransport(cfg Config, advertise net.Addr, sec transportSecurity, netCfg *raft.NetworkTransportConfig) (*raft.NetworkTransport, error) {
-	layer, err := ops.NewTLSStreamLayer(cfg.RaftAddr, advertise, sec.raftServer, sec.raftClient)
+	layer, err := raftls.NewStreamLayer(cfg.RaftAddr, advertise, sec.raftServer, sec.raftClient)
 	if err != nil {
 		return nil, fmt.Errorf("listen for raft over TLS on %s: %w (is the port in use? pick another with --raft-addr)", cfg.RaftAddr, err)
 	}

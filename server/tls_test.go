@@ -17,6 +17,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/ops"
+	"github.com/longfair/longfair/ops/raftls"
 	"github.com/longfair/longfair/ops/tlstest"
 	"github.com/longfair/longfair/worker"
 )
@@ -250,7 +251,7 @@ func TestTLSHandshakeFailsFastForPlainRaftDial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layer, err := ops.NewTLSStreamLayer("127.0.0.1:0", nil, server, client)
+	layer, err := raftls.NewStreamLayer("127.0.0.1:0", nil, server, client)
 	if err != nil {
 		t.Fatal(err)
 	}

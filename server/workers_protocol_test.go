@@ -17,7 +17,7 @@ import (
 	"github.com/longfair/longfair/fsm"
 	"github.com/longfair/longfair/internal/testcluster"
 	"github.com/longfair/longfair/ledger"
-	"github.com/longfair/longfair/ops"
+	"github.com/longfair/longfair/ops/membership"
 	"github.com/longfair/longfair/server"
 )
 
@@ -63,7 +63,7 @@ func newProtoWorker(t testing.TB, c *testcluster.Cluster, id string, resources m
 		t.Fatal(err)
 	}
 	mc := memberlist.DefaultLANConfig()
-	ops.TuneGossip(mc)
+	membership.Tune(mc)
 	mc.Name, mc.BindAddr, mc.BindPort = id, "127.0.0.1", 0
 	mc.Delegate = protoDelegate{meta: meta}
 	mc.Logger = log.New(io.Discard, "", 0)

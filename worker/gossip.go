@@ -13,6 +13,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/ops"
+	"github.com/longfair/longfair/ops/membership"
 )
 
 // RoleWorker is the role a worker advertises in the gossip pool.
@@ -41,7 +42,7 @@ func startGossip(cfg Config, advert *longfairv1.WorkerAdvert, logger *slog.Logge
 		return nil, fmt.Errorf("the node's advertisement is %d bytes, more than the %d gossip allows: use fewer or shorter resource names, or a shorter node class", len(meta), memberlist.MetaMaxSize)
 	}
 	g := &gossip{logger: logger.With("component", "gossip"), meta: meta, servers: make(map[string]string)}
-	ml, addr, err := ops.StartGossip(ops.GossipConfig{
+	ml, addr, err := membership.Start(membership.Config{
 		Name: cfg.NodeID, Addr: cfg.GossipAddr, Advertise: cfg.GossipAdvertise, Key: cfg.GossipKey,
 		Delegate: g, Events: g,
 	}, logger)
@@ -55,9 +56,9 @@ func startGossip(cfg Config, advert *longfairv1.WorkerAdvert, logger *slog.Logge
 // Addr is the gossip address others join.
 func (g *gossip) Addr() string { return g.addr }
 
-// joinLoop joins the servers' pool (see ops.JoinGossip).
+// joinLoop joins the servers' pool (see membership.Join).
 func (g *gossip) joinLoop(ctx context.Context, addrs []string) {
-	ops.JoinGossip(ctx, g.ml, addrs, g.logger)
+	membership.Join(ctx, g.ml, addrs, g.logger)
 }
 
 // serverAddrs returns the gRPC addresses of the live servers.

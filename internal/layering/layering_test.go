@@ -426,8 +426,9 @@ func TestPurePackagesNeverReadTheClock(t *testing.T) {
 
 // TestUserCommandsLinkNoDaemon: the user and admin commands
 // (internal/cli) call the cluster through package client only; they link
-// no server, worker, FSM, engine or simulator code, so that a client
-// binary can be built from them alone (cmd/longfair adds the daemons, the
+// no server, worker, FSM, engine or simulator code, nor Raft, gossip,
+// Prometheus or bbolt, so that a client binary can be built from them
+// alone (cmd/longfair adds the daemons, the
 // dev cluster and the simulator).
 func TestUserCommandsLinkNoDaemon(t *testing.T) {
 	pkgs := packages(t)
@@ -436,6 +437,11 @@ func TestUserCommandsLinkNoDaemon(t *testing.T) {
 		t.Fatalf("go list found no %s", from)
 	}
 	for _, d := range deps(pkgs, from) {
+		for _, heavy := range []string{"github.com/hashicorp/raft", "github.com/hashicorp/memberlist", "github.com/prometheus/", "go.etcd.io/bbolt"} {
+			if strings.HasPrefix(d, heavy) {
+				t.Errorf("internal/cli links %s (%s): a client starts in milliseconds only without consensus, gossip, metrics and storage code", d, chain(pkgs, from, d))
+			}
+		}
 		rel, ok := ours(d)
 		if !ok {
 			continue

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/longfair/longfair/ops"
+	"github.com/longfair/longfair/ops/membership"
 	"github.com/longfair/longfair/server"
 )
 
@@ -78,7 +79,7 @@ func (f *securityFlags) apply(fs *flag.FlagSet, cfg *server.Config) error {
 		key = os.Getenv("LONGFAIR_GOSSIP_KEY")
 	}
 	if key != "" {
-		k, err := ops.ParseGossipKey(key)
+		k, err := membership.ParseKey(key)
 		if err != nil {
 			return fmt.Errorf("--gossip-key: %w", err)
 		}

@@ -1,4 +1,4 @@
-package ops
+package membership
 
 import (
 	"context"
@@ -11,12 +11,12 @@ import (
 
 func TestStartGossipRefusesBadAddresses(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	for _, c := range []GossipConfig{
+	for _, c := range []Config{
 		{Name: "a", Addr: "no-port"},
 		{Name: "a", Addr: "127.0.0.1:http"},
 		{Name: "a", Addr: "127.0.0.1:0", Advertise: "10.0.0.1"},
 	} {
-		if ml, _, err := StartGossip(c, quiet); err == nil {
+		if ml, _, err := Start(c, quiet); err == nil {
 			ml.Shutdown()
 			t.Errorf("%+v: accepted", c)
 		} else if !strings.Contains(err.Error(), "gossip") {
@@ -27,12 +27,12 @@ func TestStartGossipRefusesBadAddresses(t *testing.T) {
 
 func TestTwoMembersJoinOverLoopback(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	a, addrA, err := StartGossip(GossipConfig{Name: "a", Addr: "127.0.0.1:0"}, quiet)
+	a, addrA, err := Start(Config{Name: "a", Addr: "127.0.0.1:0"}, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Shutdown()
-	b, _, err := StartGossip(GossipConfig{Name: "b", Addr: "127.0.0.1:0", ReclaimDeadNames: time.Second}, quiet)
+	b, _, err := Start(Config{Name: "b", Addr: "127.0.0.1:0", ReclaimDeadNames: time.Second}, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestTwoMembersJoinOverLoopback(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	JoinGossip(ctx, b, []string{addrA}, quiet)
+	Join(ctx, b, []string{addrA}, quiet)
 	for a.NumMembers() != 2 || b.NumMembers() != 2 {
 		select {
 		case <-ctx.Done():

@@ -1,4 +1,4 @@
-package ops
+package metrics
 
 import (
 	"io"
@@ -36,7 +36,7 @@ func scrape(t *testing.T, url string) map[string]*dto.MetricFamily {
 }
 
 func TestMetricsRecordPassesAndCommits(t *testing.T) {
-	m := NewMetrics()
+	m := New()
 	passes := []struct {
 		d          time.Duration
 		placements int
@@ -122,7 +122,7 @@ func counter(t *testing.T, fams map[string]*dto.MetricFamily, name string) float
 }
 
 func TestMetricsRegistriesAreSeparate(t *testing.T) {
-	a, b := NewMetrics(), NewMetrics()
+	a, b := New(), New()
 	a.ObservePass(time.Millisecond, 3)
 	fb, err := b.Gatherer().Gather()
 	if err != nil {
@@ -140,7 +140,7 @@ func TestMetricsRegistriesAreSeparate(t *testing.T) {
 }
 
 func TestMetricsRegisterScrapeTimeCollectors(t *testing.T) {
-	m := NewMetrics()
+	m := New()
 	depth := 7.0
 	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "longfair_test_depth", Help: "a value read at scrape time"}, func() float64 { return depth })
 	if err := m.Register(g); err != nil {
@@ -163,7 +163,7 @@ func TestMetricsRegisterScrapeTimeCollectors(t *testing.T) {
 
 func TestHealthAndReadiness(t *testing.T) {
 	var notReady error
-	srv := httptest.NewServer(NewHTTPHandler(NewMetrics(), func() error { return notReady }, nil))
+	srv := httptest.NewServer(NewHTTPHandler(New(), func() error { return notReady }, nil))
 	defer srv.Close()
 	get := func(method, path string) (int, string) {
 		req, err := http.NewRequest(method, srv.URL+path, nil)

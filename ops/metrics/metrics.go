@@ -1,4 +1,4 @@
-package ops
+package metrics
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// MetricsNamespace prefixes every longfair metric name.
-const MetricsNamespace = "longfair"
+// Namespace prefixes every longfair metric name.
+const Namespace = "longfair"
 
 // Metrics is one process's Prometheus registry and the instruments its
 // code observes as things happen: scheduling passes and Raft commits.
@@ -31,13 +31,13 @@ type Metrics struct {
 	commitSeconds prometheus.Histogram
 }
 
-// NewMetrics returns a fresh registry holding the Go runtime and process
+// New returns a fresh registry holding the Go runtime and process
 // collectors and longfair's event instruments.
-func NewMetrics() *Metrics {
+func New() *Metrics {
 	m := &Metrics{
 		reg: prometheus.NewRegistry(),
 		passSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: MetricsNamespace, Subsystem: "sched", Name: "pass_seconds",
+			Namespace: Namespace, Subsystem: "sched", Name: "pass_seconds",
 			Help: "Time of one scheduling pass on the leader: reading the view and running the policy engine, until its placements are proposed.",
 			// 100µs to about 26s: a pass over a handful of accounts takes
 			// well under a millisecond, one over thousands of accounts and
@@ -45,15 +45,15 @@ func NewMetrics() *Metrics {
 			Buckets: prometheus.ExponentialBuckets(100e-6, 4, 10),
 		}),
 		placements: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: MetricsNamespace, Subsystem: "sched", Name: "placements_total",
+			Namespace: Namespace, Subsystem: "sched", Name: "placements_total",
 			Help: "Task placements the scheduling passes of this server proposed while it led.",
 		}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: MetricsNamespace, Subsystem: "sched", Name: "placements_dropped_total",
+			Namespace: Namespace, Subsystem: "sched", Name: "placements_dropped_total",
 			Help: "Proposed placements the ledger refused as stale (node gone, capacity taken, task no longer pending).",
 		}),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: MetricsNamespace, Subsystem: "raft", Name: "commit_seconds",
+			Namespace: Namespace, Subsystem: "raft", Name: "commit_seconds",
 			Help: "Time from proposing a log entry on the leader (one command, or several committed together) until a quorum stored it and the leader's state applied it.",
 			// 250µs to about 4s; a healthy LAN group commits in milliseconds.
 			Buckets: prometheus.ExponentialBuckets(250e-6, 2, 15),

@@ -1,4 +1,4 @@
-package ops
+package membership
 
 import (
 	"encoding/base64"
@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// ParseGossipKey decodes a gossip encryption key given in base64 (standard
+// ParseKey decodes a gossip encryption key given in base64 (standard
 // or URL alphabet, padded or not). memberlist encrypts with AES, so the
 // key must be 16, 24 or 32 bytes; every server and worker of one pool
 // uses the same key.
-func ParseGossipKey(s string) ([]byte, error) {
+func ParseKey(s string) ([]byte, error) {
 	s = strings.TrimSpace(s)
 	var (
 		key []byte
@@ -24,15 +24,15 @@ func ParseGossipKey(s string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gossip key is not base64: make one with 'head -c 32 /dev/urandom | base64'")
 	}
-	if err := CheckGossipKey(key); err != nil {
+	if err := CheckKey(key); err != nil {
 		return nil, err
 	}
 	return key, nil
 }
 
-// CheckGossipKey checks a decoded gossip key's length; an empty key means
+// CheckKey checks a decoded gossip key's length; an empty key means
 // gossip is not encrypted.
-func CheckGossipKey(key []byte) error {
+func CheckKey(key []byte) error {
 	switch len(key) {
 	case 0, 16, 24, 32:
 		return nil

@@ -1,4 +1,4 @@
-package ops
+package membership
 
 import (
 	"context"
@@ -11,15 +11,16 @@ import (
 	"time"
 
 	"github.com/hashicorp/memberlist"
+	"github.com/longfair/longfair/ops"
 )
 
-// TuneGossip sets memberlist's failure detection for a cluster on one LAN:
+// Tune sets memberlist's failure detection for a cluster on one LAN:
 // probes every 500ms and a suspicion timeout of 1.5s (memberlist scales it
 // with log10 of the pool size), so a dead member is declared in about two
 // to four seconds instead of memberlist's LAN default of ten or more.
 // Servers and workers use the same timings; the stream each worker keeps
 // to the leader is the faster, second signal.
-func TuneGossip(mc *memberlist.Config) {
+func Tune(mc *memberlist.Config) {
 	mc.ProbeInterval = 500 * time.Millisecond
 	mc.ProbeTimeout = 300 * time.Millisecond
 	mc.SuspicionMult = 3
@@ -27,8 +28,8 @@ func TuneGossip(mc *memberlist.Config) {
 	mc.TCPTimeout = 2 * time.Second
 }
 
-// GossipConfig is what a server or worker needs to be a gossip member.
-type GossipConfig struct {
+// Config is what a server or worker needs to be a gossip member.
+type Config struct {
 	// Name is the member's node id.
 	Name string
 	// Addr is the host:port to bind; Advertise, when set, is the host:port
@@ -45,10 +46,10 @@ type GossipConfig struct {
 	Events           memberlist.EventDelegate
 }
 
-// StartGossip creates the memberlist member and binds its address at once;
-// joining others is separate (JoinGossip). It returns the member and the
+// Start creates the memberlist member and binds its address at once;
+// joining others is separate (Join). It returns the member and the
 // host:port others join it at.
-func StartGossip(c GossipConfig, logger *slog.Logger) (*memberlist.Memberlist, string, error) {
+func Start(c Config, logger *slog.Logger) (*memberlist.Memberlist, string, error) {
 	host, port, err := net.SplitHostPort(c.Addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("gossip address %q: %w", c.Addr, err)
@@ -58,7 +59,7 @@ func StartGossip(c GossipConfig, logger *slog.Logger) (*memberlist.Memberlist, s
 		return nil, "", fmt.Errorf("gossip address %q: port %q is not a number", c.Addr, port)
 	}
 	mc := memberlist.DefaultLANConfig()
-	TuneGossip(mc)
+	Tune(mc)
 	mc.Name = c.Name
 	mc.BindAddr, mc.BindPort, mc.AdvertisePort = host, p, p
 	if c.Advertise != "" {
@@ -78,7 +79,7 @@ func StartGossip(c GossipConfig, logger *slog.Logger) (*memberlist.Memberlist, s
 		mc.SecretKey = slices.Clone(c.Key)
 	}
 	mc.Delegate, mc.Events = c.Delegate, c.Events
-	mc.Logger = log.New(NewBracketLogWriter(logger, "memberlist"), "", 0)
+	mc.Logger = log.New(ops.NewBracketLogWriter(logger, "memberlist"), "", 0)
 	ml, err := memberlist.Create(mc)
 	if err != nil {
 		return nil, "", fmt.Errorf("start gossip on %s: %w (is another process using the port? pick another with --gossip-addr)", c.Addr, err)
@@ -89,10 +90,10 @@ func StartGossip(c GossipConfig, logger *slog.Logger) (*memberlist.Memberlist, s
 	return ml, net.JoinHostPort(n.Addr.String(), strconv.Itoa(int(n.Port))), nil
 }
 
-// JoinGossip keeps trying to join the given addresses until one answers or
+// Join keeps trying to join the given addresses until one answers or
 // ctx ends. Members start in any order, so a failed join is expected for a
 // while: it is logged as a warning and retried with a growing interval.
-func JoinGossip(ctx context.Context, ml *memberlist.Memberlist, addrs []string, logger *slog.Logger) {
+func Join(ctx context.Context, ml *memberlist.Memberlist, addrs []string, logger *slog.Logger) {
 	wait := 100 * time.Millisecond
 	for {
 		n, err := ml.Join(addrs)

@@ -1,0 +1,5 @@
+// Package membership runs the gossip pool (hashicorp/memberlist) that
+// servers and workers find each other through: its tuning for a LAN of
+// compute nodes, starting and joining it, and the encryption key that keeps
+// strangers out. Only the daemons import it.
+package membership
