@@ -33,7 +33,8 @@
 // driver*.go, events.go, finish.go: the replay; workload.go and the loaders
 // slotted.go, swf.go, swim.go, google.go, synthetic.go, tree.go; result.go,
 // discrimination.go, fairness_meter.go (θ and ε): what a replay measures;
-// report*.go, plot.go: how it is written. The reproductions of the papers'
+// report*.go, plot.go: how it is written; parallel.go: replays run side by
+// side (InParallel). The reproductions of the papers'
 // experiments (the macro-benchmark, latency bursts, the CPU–MIC cluster,
 // bursty partitions, the knob sweep) are package sim/reproduce: they build
 // workloads and compare policies through this package's API only.

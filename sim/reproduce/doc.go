@@ -17,7 +17,6 @@
 //     Table 1 jobs in an account tree, under hdrf and dff;
 //   - bursty_partitions.go, bursty_partitions_table.go: FAWKES's three
 //     partitions of bursty, uneven load and its weightings;
-//   - parallel.go: independent replays run side by side.
 //
 // Nothing here reads the clock; every workload is drawn from a generator
 // seeded by the experiment's options.

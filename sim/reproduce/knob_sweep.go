@@ -81,8 +81,8 @@ func QKnoblerSweep(w *sim.Workload, cfg sim.Config, rhos []float64) (*QKnoblerSw
 		}
 	}
 	demands := sim.MeanDemands(w)
-	trace := serialized(cfg.Trace)
-	inParallel(len(runs), func(i int) {
+	trace := sim.Serialized(cfg.Trace)
+	sim.InParallel(len(runs), func(i int) {
 		r := runs[i]
 		c := cfg
 		c.Settings.Policy, c.Settings.QKnoblerRho = r.policy, r.rho

@@ -27,8 +27,8 @@ type BPFComparison struct {
 func CompareBPF(lw *sim.LatencyWorkload, cfg sim.Config) (*BPFComparison, error) {
 	out := &BPFComparison{Workload: lw.Name, Runs: make([]*sim.LatencyResult, len(bpfPolicies))}
 	errs := make([]error, len(bpfPolicies))
-	cfg.Trace = serialized(cfg.Trace)
-	inParallel(len(bpfPolicies), func(i int) {
+	cfg.Trace = sim.Serialized(cfg.Trace)
+	sim.InParallel(len(bpfPolicies), func(i int) {
 		p := bpfPolicies[i]
 		c := cfg
 		c.Settings.Policy = p

@@ -5,10 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sim"
@@ -213,23 +211,15 @@ func simSettings(opt *simOptions) sched.Settings {
 func runLatencyPolicies(lw *sim.LatencyWorkload, opt *simOptions, stdout io.Writer) error {
 	runs := make([]*sim.LatencyResult, len(opt.policies))
 	errs := make([]error, len(opt.policies))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, p := range opt.policies {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			s := simSettings(opt)
-			s.Policy = p
-			runs[i], errs[i] = sim.RunLatency(lw, sim.Config{Settings: s, Window: opt.window, MaxSamples: opt.maxSamples})
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("policy %s: %w", p, errs[i])
-			}
-		}()
-	}
-	wg.Wait()
+	sim.InParallel(len(opt.policies), func(i int) {
+		p := opt.policies[i]
+		s := simSettings(opt)
+		s.Policy = p
+		runs[i], errs[i] = sim.RunLatency(lw, sim.Config{Settings: s, Window: opt.window, MaxSamples: opt.maxSamples})
+		if errs[i] != nil {
+			errs[i] = fmt.Errorf("policy %s: %w", p, errs[i])
+		}
+	})
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

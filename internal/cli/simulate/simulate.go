@@ -7,9 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/longfair/longfair/ledger"
@@ -316,23 +314,15 @@ func runPolicies(w *sim.Workload, opt *simOptions) ([]*sim.Result, error) {
 	}
 	results := make([]*sim.Result, len(opt.policies))
 	errs := make([]error, len(opt.policies))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, p := range opt.policies {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			s := base
-			s.Policy = p
-			results[i], errs[i] = sim.Run(w, sim.Config{Settings: s, Window: opt.window, MaxSamples: opt.maxSamples})
-			if errs[i] != nil {
-				errs[i] = fmt.Errorf("policy %s: %w", p, errs[i])
-			}
-		}()
-	}
-	wg.Wait()
+	sim.InParallel(len(opt.policies), func(i int) {
+		p := opt.policies[i]
+		s := base
+		s.Policy = p
+		results[i], errs[i] = sim.Run(w, sim.Config{Settings: s, Window: opt.window, MaxSamples: opt.maxSamples})
+		if errs[i] != nil {
+			errs[i] = fmt.Errorf("policy %s: %w", p, errs[i])
+		}
+	})
 	return results, errors.Join(errs...)
 }
 
