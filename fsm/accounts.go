@@ -20,13 +20,19 @@ func (c *CreateAccount) validate(r rules) *Error {
 	if err := checkName("account name", c.Name); err != nil {
 		return err
 	}
-	if c.Weight != nil {
-		if err := checkQuantity("weight", *c.Weight); err != nil {
+	return checkAccountShares(c.Weight, c.Contribution)
+}
+
+// checkAccountShares checks an account's weight and contribution, where
+// given.
+func checkAccountShares(weight, contribution *float64) *Error {
+	if weight != nil {
+		if err := checkQuantity("weight", *weight); err != nil {
 			return err
 		}
 	}
-	if c.Contribution != nil {
-		return checkQuantity("contribution", *c.Contribution)
+	if contribution != nil {
+		return checkQuantity("contribution", *contribution)
 	}
 	return nil
 }
@@ -55,15 +61,7 @@ func (c *UpdateAccount) validate(r rules) *Error {
 	if c.Weight == nil && c.Contribution == nil && !c.ClearWeight && !c.ClearContribution {
 		return invalid("nothing to update: set or clear the weight or the contribution")
 	}
-	if c.Weight != nil {
-		if err := checkQuantity("weight", *c.Weight); err != nil {
-			return err
-		}
-	}
-	if c.Contribution != nil {
-		return checkQuantity("contribution", *c.Contribution)
-	}
-	return nil
+	return checkAccountShares(c.Weight, c.Contribution)
 }
 
 // CreateUser adds a user and makes it a member of Accounts.
