@@ -3,7 +3,7 @@
 // the systemd units call flags and commands that exist, and systemd's own
 // checker accepts them. (That the example configuration loads and that
 // config.md documents every field with its default is checked where the
-// CLI's configuration code is: cmd/longfair/deploy_test.go.)
+// CLI's configuration code is: internal/cli/daemon/deploy_test.go.)
 package deploy_test
 
 import (

@@ -10,7 +10,7 @@ import (
 // noteWork tells the discrimination that account a's work may have started
 // or run out.
 func (r *replay) noteWork(a int) {
-	r.papers.disc.setActive(a, r.activeAccount(a), r.now)
+	r.weighting.disc.setActive(a, r.activeAccount(a), r.now)
 }
 
 // activeAccount reports whether account a has work: tasks pending or

@@ -48,7 +48,7 @@ func Run(w *Workload, cfg Config) (*Result, error) {
 		if !ok || (w.Horizon > 0 && t >= w.Horizon) {
 			break
 		}
-		if woke, err := r.fawkesWake(t); err != nil { // fawkes_replay.go: a weighting interval ended before t
+		if woke, err := r.fawkesWake(t); err != nil { // weighting_replay.go: a weighting interval ended before t
 			return nil, err
 		} else if woke {
 			continue
@@ -123,7 +123,7 @@ func (r *replay) step(t ledger.Time) error {
 			return err
 		}
 	}
-	if err := r.fawkesSettled(t); err != nil { // fawkes_replay.go
+	if err := r.fawkesSettled(t); err != nil { // weighting_replay.go
 		return err
 	}
 	for _, n := range r.freed {

@@ -86,7 +86,7 @@ func (r *replay) finish() *Result {
 		}
 	}
 	res.Accounts = r.accountResults(res, unfinishedJobs)
-	r.finishPapers(res) // fawkes_replay.go: discrimination, FAWKES intervals
+	r.finishWeighting(res) // weighting_replay.go: discrimination, FAWKES intervals
 	return res
 }
 

@@ -57,7 +57,7 @@ type replay struct {
 
 	nEvents, nPasses, nPlacements int
 
-	papers paperState // fawkes_replay.go
+	weighting weightingState // weighting_replay.go
 }
 
 type jobState struct {
@@ -156,7 +156,7 @@ func newReplay(w *Workload, cfg Config) *replay {
 	r.classify()
 	r.sampler = newSampler(w, cfg.MaxSamples)
 	r.slots = slotRecorder{slot: w.Slot}
-	r.initPapers() // fawkes_replay.go: discrimination, FAWKES weighting
+	r.initWeighting() // weighting_replay.go: discrimination, FAWKES weighting
 	return r
 }
 

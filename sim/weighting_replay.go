@@ -6,9 +6,9 @@ import (
 	"github.com/longfair/longfair/sched/fawkes"
 )
 
-// paperState is what the DFF and FAWKES papers add to a replay: every
-// account's discrimination, and under fawkes the weighting itself.
-type paperState struct {
+// weightingState is every account's discrimination, which each replay
+// measures, and under fawkes the weighting that resizes the partitions.
+type weightingState struct {
 	disc    *discTracker
 	fawkes  *fawkesReplay
 	started bool
@@ -33,17 +33,17 @@ type PartitionChange struct {
 	Shares []float64
 }
 
-// initPapers sets up the discrimination of every replay and, under fawkes,
+// initWeighting sets up the discrimination of every replay and, under fawkes,
 // the weighting.
-func (r *replay) initPapers() {
+func (r *replay) initWeighting() {
 	weights := make([]float64, len(r.w.Accounts))
 	for i, a := range r.w.Accounts {
 		weights[i] = a.Weight
 	}
 	isFawkes := r.cfg.Settings.Policy == sched.Fawkes
-	r.papers.disc = newDiscTracker(weights, isFawkes)
+	r.weighting.disc = newDiscTracker(weights, isFawkes)
 	if isFawkes {
-		r.papers.fawkes = newFawkesReplay(r, r.papers.disc)
+		r.weighting.fawkes = newFawkesReplay(r, r.weighting.disc)
 	}
 }
 
@@ -52,8 +52,8 @@ func (r *replay) initPapers() {
 // schedules into them. It reports whether it did (the caller then looks for
 // the next event again).
 func (r *replay) fawkesWake(t ledger.Time) (bool, error) {
-	f := r.papers.fawkes
-	if f == nil || !r.papers.started {
+	f := r.weighting.fawkes
+	if f == nil || !r.weighting.started {
 		return false, nil
 	}
 	tick := f.nextTick()
@@ -76,13 +76,13 @@ func (r *replay) fawkesWake(t ledger.Time) (bool, error) {
 // gained work and releases those that ran out, and schedules into the new
 // partitions.
 func (r *replay) fawkesSettled(t ledger.Time) error {
-	f := r.papers.fawkes
+	f := r.weighting.fawkes
 	if f == nil {
 		return nil
 	}
-	if !r.papers.started {
+	if !r.weighting.started {
 		f.start(t)
-		r.papers.started = true
+		r.weighting.started = true
 	}
 	if f.settled(r, t) && r.pending > 0 {
 		r.updateBaselines()
@@ -94,18 +94,18 @@ func (r *replay) fawkesSettled(t ledger.Time) error {
 	return nil
 }
 
-// finishPapers adds the discrimination and the FAWKES report to a result.
-func (r *replay) finishPapers(res *Result) {
+// finishWeighting adds the discrimination and the FAWKES report to a result.
+func (r *replay) finishWeighting(res *Result) {
 	usage := make([]ledger.Vector, len(res.Accounts))
 	for a := range res.Accounts {
 		usage[a] = res.Accounts[a].Usage
 	}
-	d, v := r.papers.disc.result(res.End, usage, r.capacity)
+	d, v := r.weighting.disc.result(res.End, usage, r.capacity)
 	for a := range res.Accounts {
 		res.Accounts[a].Discrimination = d[a]
 	}
 	res.DiscriminationVariance = v
-	if f := r.papers.fawkes; f != nil {
+	if f := r.weighting.fawkes; f != nil {
 		rep := &FawkesReport{Config: f.cfg, Ticks: f.ticks, Partitions: f.changes}
 		for _, tk := range f.ticks {
 			if tk.Resized {

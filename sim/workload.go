@@ -145,7 +145,7 @@ func (w *Workload) Validate() error {
 			return fmt.Errorf("workload %q account %q: weight %v must be finite and non-negative", w.Name, a.Name, a.Weight)
 		}
 	}
-	if err := w.validateTree(); err != nil { // dff_tree.go
+	if err := w.validateTree(); err != nil { // tree.go
 		return err
 	}
 	for i := range w.Jobs {

@@ -70,7 +70,7 @@ func Config(dir, id string) server.Config {
 	// suite calls without tokens.
 	cfg.ACL.Enabled = false
 	// Tests wait seconds, not a minute, for a lost worker's tasks to be
-	// rerun; testWorker fences them sooner.
+	// rerun; Worker fences them sooner.
 	cfg.WorkerLossTimeout = server.Duration(4 * time.Second)
 	return cfg
 }
@@ -82,7 +82,7 @@ func New(tb testing.TB, n int) *Cluster {
 	return NewWith(tb, n, nil)
 }
 
-// NewWith is newTestCluster with each server's configuration
+// NewWith is New with each server's configuration
 // changed by tune first.
 func NewWith(tb testing.TB, n int, tune func(*server.Config)) *Cluster {
 	tb.Helper()

@@ -25,7 +25,7 @@ func Worker(t testing.TB, c *Cluster, id string, tune func(*worker.Config)) *wor
 	return WorkerLogging(t, c, id, tune, c.logger.With("worker", id))
 }
 
-// WorkerLogging is testWorker logging to logger.
+// WorkerLogging is Worker logging to logger.
 func WorkerLogging(t testing.TB, c *Cluster, id string, tune func(*worker.Config), logger *slog.Logger) *worker.Agent {
 	t.Helper()
 	cfg := worker.DefaultConfig()

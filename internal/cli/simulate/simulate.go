@@ -74,8 +74,8 @@ type simOptions struct {
 	top, procs      int
 	nodes, accounts int
 	maxSamples      int
-	paper           paperOptions      // sim_papers.go
-	tf              treeFawkesOptions // sim_tree_fawkes.go
+	paper           paperOptions      // experiments.go
+	tf              treeFawkesOptions // tree_weighting.go
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
