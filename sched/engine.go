@@ -136,7 +136,7 @@ func (e *Engine) prepare(v *View) error {
 		return fmt.Errorf("unknown policy %q", v.Settings.Policy)
 	}
 	e.policy = row
-	weights, _ := normalizedWeights(v.Accounts)
+	weights := normalizedWeights(v.Accounts)
 	quantum := v.Settings.Quantum.Seconds()
 	e.fair = resize(e.fair, len(v.Accounts))
 	e.cursor = resize(e.cursor, len(v.Accounts))
@@ -207,11 +207,8 @@ func nextJob(queue []Job, i int, shapes ledger.Shapes) int {
 // still get a tiny one, so that they are ranked among themselves (after
 // everyone who contributes) instead of dividing by zero; when nobody has a
 // weight, everyone counts as equal.
-func normalizedWeights(accts []Account) ([]float64, float64) {
-	total := 0.0
-	for i := range accts {
-		total += accts[i].Weight
-	}
+func normalizedWeights(accts []Account) []float64 {
+	total := totalWeight(accts)
 	w := make([]float64, len(accts))
 	for i := range accts {
 		switch {
@@ -223,7 +220,16 @@ func normalizedWeights(accts []Account) ([]float64, float64) {
 			w[i] = accts[i].Weight / total
 		}
 	}
-	return w, total
+	return w
+}
+
+// totalWeight is Σw over the accounts.
+func totalWeight(accts []Account) float64 {
+	total := 0.0
+	for i := range accts {
+		total += accts[i].Weight
+	}
+	return total
 }
 
 // zeroWeight stands in for the normalized weight of an account that

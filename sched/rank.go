@@ -123,10 +123,7 @@ func ltrfSettings(s *Settings, resources []string, active bool) error {
 // the pass (fit checks it); with no weight anywhere, the accounts split
 // the cluster equally.
 func staticPartitions(e *Engine, v *View) {
-	total := 0.0
-	for i := range v.Accounts {
-		total += v.Accounts[i].Weight
-	}
+	total := totalWeight(v.Accounts)
 	e.share = resize(e.share, len(v.Accounts))
 	for a := range v.Accounts {
 		e.share[a] = ledger.Share(e.capacity, v.Accounts[a].Weight, total)
