@@ -158,18 +158,7 @@ func ServerArgs(dir, id string) []string {
 func StartServer(ctx context.Context, t testing.TB, bin, dir, id string, extra ...string) *ServerProc {
 	t.Helper()
 	args := append(ServerArgs(dir, id), extra...)
-	return startServerWith(ctx, t, bin, dir, id, args)
-}
-
-func startServerWith(ctx context.Context, t testing.TB, bin, dir, name string, args []string) *ServerProc {
-	t.Helper()
-	p := StartProc(t, bin, dir, name, args...)
+	p := StartProc(t, bin, dir, id, args...)
 	fields := p.WaitLog(ctx, t, "server started")
-	id := name
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == "--node-id" {
-			id = args[i+1]
-		}
-	}
 	return &ServerProc{Proc: p, ID: id, GRPC: Str(fields, "grpc"), Gossip: Str(fields, "gossip"), Raft: Str(fields, "raft"), Args: args}
 }
