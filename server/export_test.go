@@ -96,12 +96,6 @@ func (s *Server) HoldFlushers(n int) {
 	g.mu.Unlock()
 }
 
-// QueuedProposals is how many proposals wait for a flusher.
-func (s *Server) QueuedProposals() int {
-	queued, _ := s.GroupCommitLoad()
-	return queued
-}
-
 // GroupCommitLoad is how many proposals wait and how many flushers run.
 func (s *Server) GroupCommitLoad() (queued, flushers int) {
 	g := &s.proposals

@@ -198,7 +198,7 @@ func TestGroupCommitAbandonedProposalIsNotApplied(t *testing.T) {
 			t.Fatal("the proposal never queued")
 		case <-time.After(time.Millisecond):
 		}
-		queued = leader.QueuedProposals()
+		queued, _ = leader.GroupCommitLoad()
 	}
 	stop()
 	if err := <-errc; status.Code(err) != codes.Canceled {
