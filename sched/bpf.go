@@ -210,7 +210,7 @@ func (e *Engine) bpfPass(v *View) {
 		b.limit[a] = copyInto(b.limit[a], lq.Burst)
 		b.limit[a].Scale(lq.Deadline.Seconds())
 		if lq.Class == Soft {
-			b.work[a] = pendingWork(b.work[a], v.Accounts[a].Queue, n, e.shapes)
+			b.work[a] = pendingWork(b.work[a], v.Accounts[a].Queue, n, &e.fleet)
 		}
 	}
 	e.fillByKey(v, func(a int) rankKey {
@@ -271,13 +271,13 @@ func taskSeconds(job *Job) float64 {
 }
 
 // pendingWork is Σ pending tasks × run time × demand over the queue's jobs
-// that some node of shapes holds: the work still to do, in resource-seconds
+// that the nodes of fl hold: the work still to do, in resource-seconds
 // (see taskSeconds).
-func pendingWork(dst ledger.Vector, queue []Job, resources int, shapes ledger.Shapes) ledger.Vector {
+func pendingWork(dst ledger.Vector, queue []Job, resources int, fl *fleet) ledger.Vector {
 	dst = resize(dst, resources)
 	clear(dst)
 	for i := range queue {
-		if queue[i].Pending > 0 && shapes.Holds(queue[i].Demand) {
+		if queue[i].Pending > 0 && fl.holds(&queue[i]) {
 			dst.AddScaled(queue[i].Demand, float64(queue[i].Pending)*taskSeconds(&queue[i]))
 		}
 	}

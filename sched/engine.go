@@ -29,11 +29,16 @@ type Engine struct {
 	tree tree
 	// partition holds the fawkes partitions (fawkes_policy.go).
 	partition []ledger.Vector
-	// shapes are the largest node shapes of the pass: a job that fits none
-	// of them fits no up node even idle, and is passed over (nextJob).
-	shapes ledger.Shapes
+	// fleet is the capacities of the pass's nodes: a job they could not
+	// hold even idle is passed over (nextJob).
+	fleet fleet
 	// policy is the row of the pass's policy (policy.go).
 	policy policyRow
+
+	// Parallel jobs (gang.go): the nodes the last claim took, the free
+	// vectors they had before, the nodes of the pass's gang placements.
+	claimed, gangNodes []int
+	saved, zero        []float64
 }
 
 // cursor is where an account's next task is: job index in its queue and the
@@ -60,7 +65,7 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 	if err := validateView(v); err != nil {
 		return nil, err
 	}
-	e.out = e.out[:0]
+	e.out, e.gangNodes = e.out[:0], e.gangNodes[:0]
 	if len(v.Nodes) == 0 || len(v.Accounts) == 0 {
 		return e.out, nil
 	}
@@ -79,18 +84,16 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 		acct := &v.Accounts[a]
 		cur := &e.cursor[a]
 		job := &acct.Queue[cur.job]
-		node, ok := e.fit(a, job.Demand)
-		if !ok {
+		if !e.fit(a, job) {
 			e.heap.remove(a)
 			continue
 		}
-		e.index.Take(node, job.Demand)
-		e.out = append(e.out, Placement{Account: a, Job: cur.job, Task: job.FirstIndex + cur.placed, Node: node})
+		e.record(a, cur.job, job.FirstIndex+cur.placed)
 		f := &e.fair[a]
 		f.running.Add(job.Demand)
 		f.usage.AddScaled(job.Demand, quantum)
 		if cur.placed++; cur.placed == job.Pending {
-			cur.job, cur.placed = nextJob(acct.Queue, cur.job+1, e.shapes), 0
+			cur.job, cur.placed = nextJob(acct.Queue, cur.job+1, &e.fleet), 0
 			if cur.job == len(acct.Queue) {
 				e.heap.remove(a)
 				continue
@@ -102,17 +105,17 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 	return e.out, nil
 }
 
-// fit finds the node for account a's next task, honouring the static
-// partition under the static policy.
-func (e *Engine) fit(a int, demand ledger.Vector) (int, bool) {
+// fit claims the nodes for account a's next task of job (gang.go),
+// honouring the static partition under the static policy.
+func (e *Engine) fit(a int, job *Job) bool {
 	if e.share != nil {
 		e.within = copyInto(e.within, e.fair[a].running)
-		e.within.Add(demand)
+		e.within.Add(job.Demand)
 		if !e.share[a].Fits(e.within) {
-			return 0, false
+			return false
 		}
 	}
-	return e.index.Best(demand)
+	return e.claim(job)
 }
 
 // prepare sets up the pass: the node index, each account's fairness state
@@ -122,12 +125,11 @@ func (e *Engine) prepare(v *View) error {
 	e.caps, e.frees = resize(e.caps, len(v.Nodes)), resize(e.frees, len(v.Nodes))
 	e.capacity = resize(e.capacity, n)
 	clear(e.capacity)
-	e.shapes = e.shapes[:0]
 	for i := range v.Nodes {
 		e.caps[i], e.frees[i] = v.Nodes[i].Capacity, v.Nodes[i].Free
 		e.capacity.Add(v.Nodes[i].Capacity)
-		e.shapes = e.shapes.Add(v.Nodes[i].Capacity)
 	}
+	e.fleet.reset(e.caps)
 	if err := e.index.Reset(v.Settings.Placement, e.caps, e.frees); err != nil {
 		return fmt.Errorf("building the node index: %w", err)
 	}
@@ -151,7 +153,7 @@ func (e *Engine) prepare(v *View) error {
 		f.usage.AddScaled(acct.Running, quantum)
 		f.baseline = copyInto(f.baseline, acct.Baseline)
 		f.baseline.AddScaled(acct.BaselineRate, quantum)
-		first := nextJob(acct.Queue, 0, e.shapes)
+		first := nextJob(acct.Queue, 0, &e.fleet)
 		e.cursor[a] = cursor{job: first}
 		if first == len(acct.Queue) {
 			continue
@@ -191,13 +193,14 @@ func starving(v *View, acct *Account) bool {
 }
 
 // nextJob returns the index of the first job at or after i with pending
-// tasks that some node of shapes could hold, or len(queue). A job no node
-// can hold is passed over rather than left to block the account: the jobs
-// behind it run, and it is reached again on every pass, so it starts once
-// a node big enough is up. A job that fits some node but not what is free
-// now is not passed over; it keeps its place in the queue.
-func nextJob(queue []Job, i int, shapes ledger.Shapes) int {
-	for i < len(queue) && (queue[i].Pending <= 0 || !shapes.Holds(queue[i].Demand)) {
+// tasks that the nodes of fl could hold, or len(queue). A job
+// they cannot hold is passed over rather than left to block the account:
+// the jobs behind it run, and it is reached again on every pass, so it
+// starts once nodes big enough, and enough of them, are up. A job that
+// fits the nodes but not what is free now is not passed over; it keeps
+// its place in the queue.
+func nextJob(queue []Job, i int, fl *fleet) int {
+	for i < len(queue) && (queue[i].Pending <= 0 || !fl.holds(&queue[i])) {
 		i++
 	}
 	return i
@@ -279,8 +282,17 @@ func validateView(v *View) error {
 			return fmt.Errorf("account %q has negative weight %v", a.Name, a.Weight)
 		}
 		for j := range a.Queue {
-			if err := a.Queue[j].Demand.Validate(n); err != nil {
-				return fmt.Errorf("account %q job %d demand: %w", a.Name, a.Queue[j].ID, err)
+			job := &a.Queue[j]
+			if err := job.Demand.Validate(n); err != nil {
+				return fmt.Errorf("account %q job %d demand: %w", a.Name, job.ID, err)
+			}
+			if job.Nodes < 0 {
+				return fmt.Errorf("account %q job %d spans %d nodes: want 1 or more (0 means 1)", a.Name, job.ID, job.Nodes)
+			}
+			if job.Nodes > 1 {
+				if err := job.PerNode.Validate(n); err != nil {
+					return fmt.Errorf("account %q job %d demand per node: %w", a.Name, job.ID, err)
+				}
 			}
 		}
 		if a.Latency != nil {

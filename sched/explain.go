@@ -135,7 +135,7 @@ func (e *Engine) Explain(v *View, id uint64) (*Explanation, error) {
 	job := &a.Queue[first]
 	x.nodes(e, v, job.Demand)
 	for _, j := range a.Queue[:first] {
-		if e.shapes.Holds(j.Demand) {
+		if e.fleet.holds(&j) {
 			x.Ahead += int64(max(j.Pending, 0))
 		}
 	}
@@ -190,9 +190,9 @@ func (x *Explanation) nodes(e *Engine, v *View, demand ledger.Vector) {
 	case len(v.Nodes) == 0:
 		x.Wait = WaitNoNodes
 		return
-	case !e.shapes.Holds(demand):
+	case !e.fleet.shapes.Holds(demand):
 		x.Wait = WaitNoNodeHolds
-		x.Lacking, x.Largest, x.Shapes = e.shapes.Lacking(v.Resources, demand), e.shapes.Describe(v.Resources), len(e.shapes)
+		x.Lacking, x.Largest, x.Shapes = e.fleet.shapes.Lacking(v.Resources, demand), e.fleet.shapes.Describe(v.Resources), len(e.fleet.shapes)
 		return
 	}
 	best := -1.0

@@ -1,7 +1,5 @@
 package sched
 
-import "github.com/longfair/longfair/ledger"
-
 // The policies whose ranking depends on more than an account's fairness
 // state (qknobler's per-account knob limit, bpf's queue classes) run their
 // own progressive filling with the helpers below. They keep the engine's
@@ -9,25 +7,24 @@ import "github.com/longfair/longfair/ledger"
 // up node can hold), an account whose next task fits nowhere leaves the
 // pass, and a starving account goes first.
 
-// head is the demand of account a's next pending task in this pass.
-func (e *Engine) head(v *View, a int) ledger.Vector {
-	return v.Accounts[a].Queue[e.cursor[a].job].Demand
+// head is account a's next pending job in this pass.
+func (e *Engine) head(v *View, a int) *Job {
+	return &v.Accounts[a].Queue[e.cursor[a].job]
 }
 
-// placeNext places account a's next task on node and moves its cursor on. It
-// reports whether the account still has a task pending; when it has none it
-// has left the heap.
-func (e *Engine) placeNext(v *View, a, node int) bool {
+// placeNext places account a's next task on the nodes claim took for it
+// and moves its cursor on. It reports whether the account still has a task
+// pending; when it has none it has left the heap.
+func (e *Engine) placeNext(v *View, a int) bool {
 	acct := &v.Accounts[a]
 	cur := &e.cursor[a]
 	job := &acct.Queue[cur.job]
-	e.index.Take(node, job.Demand)
-	e.out = append(e.out, Placement{Account: a, Job: cur.job, Task: job.FirstIndex + cur.placed, Node: node})
+	e.record(a, cur.job, job.FirstIndex+cur.placed)
 	f := &e.fair[a]
 	f.running.Add(job.Demand)
 	f.usage.AddScaled(job.Demand, v.Settings.Quantum.Seconds())
 	if cur.placed++; cur.placed == job.Pending {
-		cur.job, cur.placed = nextJob(acct.Queue, cur.job+1, e.shapes), 0
+		cur.job, cur.placed = nextJob(acct.Queue, cur.job+1, &e.fleet), 0
 		if cur.job == len(acct.Queue) {
 			e.heap.remove(a)
 			return false
@@ -59,13 +56,12 @@ func (e *Engine) fillByKey(v *View, key func(a int) rankKey, placed func(a int, 
 	e.rekey(key)
 	for e.heap.len() > 0 {
 		a := e.heap.top()
-		node, ok := e.index.Best(e.head(v, a))
-		if !ok {
+		job := e.head(v, a)
+		if !e.claim(job) {
 			e.heap.remove(a)
 			continue
 		}
-		job := &v.Accounts[a].Queue[e.cursor[a].job]
-		more := e.placeNext(v, a, node)
+		more := e.placeNext(v, a)
 		if placed != nil {
 			placed(a, job)
 		}

@@ -64,12 +64,11 @@ func (e *Engine) qknoblerPass(v *View) {
 		if e.heap.keys[a].class != classNormal {
 			// Fairness-oriented: a starving account, or one below its
 			// limit, is served exactly as drf would serve it.
-			node, ok := e.index.Best(e.head(v, a))
-			if !ok {
+			if !e.claim(e.head(v, a)) {
 				e.heap.remove(a)
 				continue
 			}
-			if e.placeNext(v, a, node) {
+			if e.placeNext(v, a) {
 				e.heap.update(a, key(a))
 			}
 			continue
@@ -120,7 +119,11 @@ func (e *Engine) efficiencyStage(v *View, key func(a int) rankKey) {
 			h.push(o) // stale: back in line with its current score
 			continue
 		}
-		if !e.placeNext(v, o.account, o.node) {
+		if !e.claimFrom(e.head(v, o.account), o.node) {
+			e.heap.remove(o.account)
+			continue
+		}
+		if !e.placeNext(v, o.account) {
 			continue
 		}
 		e.heap.update(o.account, key(o.account))
@@ -152,7 +155,7 @@ func (e *Engine) rescoreAll(v *View) {
 // offer is account a's next task on the node the placement strategy picks,
 // scored by affinity; ok is false when it fits nowhere.
 func (e *Engine) offer(v *View, a int) (offer, bool) {
-	d := e.head(v, a)
+	d := e.head(v, a).nodeDemand()
 	n, ok := e.index.Best(d)
 	if !ok {
 		return offer{}, false
@@ -250,7 +253,7 @@ func (e *Engine) knobEstimate(v *View) {
 	for a := range v.Accounts {
 		k.demand[a] = copyInto(k.demand[a], v.Accounts[a].Running)
 		k.left = copyInto(k.left, k.room)
-		firstFit(k.demand[a], v.Accounts[a].Queue, k.left, e.shapes)
+		firstFit(k.demand[a], v.Accounts[a].Queue, k.left, &e.fleet)
 	}
 	level := k.fill.levels(e.capacity, k.demand, e.weights())
 	rho := v.Settings.QKnoblerRho
@@ -271,11 +274,11 @@ func (e *Engine) weights() []float64 {
 // firstFit adds to total the account's pending tasks in queue order for as
 // long as they fit in left, the idle space, which it uses up (C2: "we count
 // the pending tasks in the queue order until the cluster can be filled").
-// Tasks of one job are identical, so a job is counted in one step. Jobs no
-// node of shapes holds are passed over, as the pass passes over them.
-func firstFit(total ledger.Vector, queue []Job, left ledger.Vector, shapes ledger.Shapes) {
+// Tasks of one job are identical, so a job is counted in one step. Jobs the
+// nodes of fl cannot hold are passed over, as the pass passes over them.
+func firstFit(total ledger.Vector, queue []Job, left ledger.Vector, fl *fleet) {
 	for _, job := range queue {
-		if job.Pending <= 0 || !shapes.Holds(job.Demand) {
+		if job.Pending <= 0 || !fl.holds(&job) {
 			continue
 		}
 		fit := float64(job.Pending)

@@ -20,7 +20,7 @@ func (e *Engine) treePass(v *View) {
 	for a := range v.Accounts {
 		t.running[a] = e.fair[a].running
 	}
-	t.setup(v, v.Settings.Policy, e.capacity, e.shapes, func(a int) ledger.Vector { return e.treeHead(v, a) })
+	t.setup(v, v.Settings.Policy, e.capacity, &e.fleet, func(a int) ledger.Vector { return e.treeHead(v, a) })
 	for e.heap.len() > 0 {
 		a := e.heap.top()
 		if e.heap.keys[a].class != classStarving {
@@ -58,19 +58,17 @@ func (e *Engine) treePlace(v *View, a int) {
 	acct := &v.Accounts[a]
 	cur := &e.cursor[a]
 	job := &acct.Queue[cur.job]
-	node, ok := e.index.Best(job.Demand)
-	if !ok {
+	if !e.claim(job) {
 		t.block(leaf)
 		return
 	}
-	e.index.Take(node, job.Demand)
-	e.out = append(e.out, Placement{Account: a, Job: cur.job, Task: job.FirstIndex + cur.placed, Node: node})
+	e.record(a, cur.job, job.FirstIndex+cur.placed)
 	f := &e.fair[a]
 	f.running.Add(job.Demand) // the leaf's used vector
 	f.usage.AddScaled(job.Demand, v.Settings.Quantum.Seconds())
 	moved := false
 	if cur.placed++; cur.placed == job.Pending {
-		cur.job, cur.placed = nextJob(acct.Queue, cur.job+1, e.shapes), 0
+		cur.job, cur.placed = nextJob(acct.Queue, cur.job+1, &e.fleet), 0
 		moved = true
 	}
 	t.placed(leaf, job.Demand, moved)

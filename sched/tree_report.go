@@ -47,14 +47,16 @@ func AccountTree(v *View) ([]TreeNode, error) {
 		return nil, err
 	}
 	capacity := ledger.NewVector(len(v.Resources))
-	var shapes ledger.Shapes
+	caps := make([]ledger.Vector, len(v.Nodes))
 	for i := range v.Nodes {
 		capacity.Add(v.Nodes[i].Capacity)
-		shapes = shapes.Add(v.Nodes[i].Capacity)
+		caps[i] = v.Nodes[i].Capacity
 	}
+	var fl fleet
+	fl.reset(caps)
 	heads := func(a int) ledger.Vector {
 		q := v.Accounts[a].Queue
-		if k := nextJob(q, 0, shapes); k < len(q) {
+		if k := nextJob(q, 0, &fl); k < len(q) {
 			return q[k].Demand
 		}
 		return nil
@@ -65,8 +67,8 @@ func AccountTree(v *View) ([]TreeNode, error) {
 	}
 	var dff, hdrf tree
 	dff.running, hdrf.running = running, running
-	dff.setup(v, DFF, capacity, shapes, heads)
-	hdrf.setup(v, HDRF, capacity, shapes, heads)
+	dff.setup(v, DFF, capacity, &fl, heads)
+	hdrf.setup(v, HDRF, capacity, &fl, heads)
 
 	names := make([]string, len(dff.nodes))
 	for path, id := range dff.byPath {

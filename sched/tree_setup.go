@@ -6,10 +6,10 @@ import "github.com/longfair/longfair/ledger"
 // the Fair Resources (dff), saturation, and the ranked candidates of every
 // group. t.running[a] is account a's allocation and becomes its leaf's used
 // vector (shared, not copied, so the pass's placements show in it); heads
-// gives each account's next pending task. Jobs that no node of shapes can
+// gives each account's next pending task. Jobs that the nodes of fl cannot
 // hold take no part in the pass (nextJob), so they count in neither what an
 // account needs nor the smallest demands.
-func (t *tree) setup(v *View, policy Policy, capacity ledger.Vector, shapes ledger.Shapes, heads func(a int) ledger.Vector) {
+func (t *tree) setup(v *View, policy Policy, capacity ledger.Vector, fl *fleet, heads func(a int) ledger.Vector) {
 	n := len(v.Resources)
 	t.policy, t.capacity, t.heads = policy, capacity, heads
 	t.shape(v)
@@ -24,7 +24,7 @@ func (t *tree) setup(v *View, policy Policy, capacity ledger.Vector, shapes ledg
 	for i := len(t.nodes) - 1; i >= treeRoot; i-- {
 		nd := &t.nodes[i]
 		if nd.account >= 0 {
-			t.leafNeeds(v, int(nd.account), shapes, nd.fair)
+			t.leafNeeds(v, int(nd.account), fl, nd.fair)
 		}
 		if nd.parent < 0 {
 			continue
@@ -49,7 +49,7 @@ func (t *tree) setup(v *View, policy Policy, capacity ledger.Vector, shapes ledg
 	clear(t.smallest)
 	for a := range v.Accounts {
 		for _, job := range v.Accounts[a].Queue {
-			if job.Pending <= 0 || !shapes.Holds(job.Demand) {
+			if job.Pending <= 0 || !fl.holds(&job) {
 				continue
 			}
 			for j, d := range job.Demand {
@@ -90,7 +90,7 @@ func (t *tree) setup(v *View, policy Policy, capacity ledger.Vector, shapes ledg
 }
 
 // leafNeeds marks in need the resources account a needs.
-func (t *tree) leafNeeds(v *View, a int, shapes ledger.Shapes, need ledger.Vector) {
+func (t *tree) leafNeeds(v *View, a int, fl *fleet, need ledger.Vector) {
 	acct := &v.Accounts[a]
 	for j, x := range acct.Running {
 		if x > 0 {
@@ -98,7 +98,7 @@ func (t *tree) leafNeeds(v *View, a int, shapes ledger.Shapes, need ledger.Vecto
 		}
 	}
 	for _, job := range acct.Queue {
-		if job.Pending <= 0 || !shapes.Holds(job.Demand) {
+		if job.Pending <= 0 || !fl.holds(&job) {
 			continue
 		}
 		for j, d := range job.Demand {

@@ -77,9 +77,20 @@ type Account struct {
 }
 
 // Job is a pending job array: Pending identical tasks starting at FirstIndex.
+// A task of a parallel job spans Nodes nodes at once, PerNode on each, all
+// placed together or not at all (gang.go).
 type Job struct {
-	ID         uint64
-	Demand     ledger.Vector
+	ID uint64
+	// Demand is what one task holds in all: what fairness counts, the
+	// policy ranks by and the ledger charges. For a parallel job it is
+	// Nodes × PerNode.
+	Demand ledger.Vector
+	// Nodes is how many nodes one task spans; 0 and 1 mean one node,
+	// which then holds all of Demand.
+	Nodes int
+	// PerNode is what a task of a parallel job (Nodes > 1) takes on each
+	// of its nodes; unused otherwise.
+	PerNode    ledger.Vector
 	FirstIndex int
 	Pending    int
 	// Walltime is how long each task is expected to run (the job's time
@@ -96,12 +107,16 @@ type Node struct {
 }
 
 // Placement puts one task on one node. Account, Job and Node index the
-// View's slices; Task is the task's index within its job array.
+// View's slices; Task is the task's index within its job array. A task of
+// a parallel job gets all its nodes in Nodes, Node first (its head, where
+// its script runs); Nodes is nil for a one-node task, and is valid until
+// the next pass.
 type Placement struct {
 	Account int
 	Job     int
 	Task    int
 	Node    int
+	Nodes   []int
 }
 
 // Settings are the cluster's policy settings.

@@ -45,6 +45,14 @@ func (x *Index) take(node int, demand ledger.Vector) {
 	free := ledger.Vector(x.nodeFree[node*k : node*k+k])
 	free.Sub(demand)
 	x.takes++
+	x.regroup(node)
+}
+
+// regroup moves node, whose free vector just changed, to the group of
+// twins its new vector belongs to, and rewrites the leaves that change.
+func (x *Index) regroup(node int) {
+	k := x.k
+	free := ledger.Vector(x.nodeFree[node*k : node*k+k])
 	from, to := x.twins.group[node], x.twinGroup(free)
 	if from == to {
 		return // a zero or vanishing demand changed nothing

@@ -1,0 +1,177 @@
+package sched
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// Parallel jobs. A task of a job with Nodes > 1 spans that many distinct
+// nodes, PerNode on each, all at once: an MPI run, not an array. The
+// engine places such a task whole or not at all (a gang): it asks the
+// placement index for the best node for PerNode, takes it, and asks again,
+// Nodes times; when a node is missing it restores every node it took to
+// the exact free vector it had (place.Index.Restore), so a gang that does
+// not fit leaves the pass exactly as it found it. Each node is the
+// strategy's best for PerNode among those left, so best-fit packs the gang
+// onto the fullest nodes that hold it (fewest fragments) and nodes of one
+// class, having equal free vectors, are taken together before another
+// class is broken into. Every step is a pure function of the view, so the
+// placement is as deterministic as a one-node task's.
+//
+// Everything else sees the whole allocation: Demand is Nodes × PerNode, and
+// that is what the account's running vector, its usage and every policy's
+// rank count.
+
+// nodeDemand is what one task of job takes on each node it is placed on.
+func (j *Job) nodeDemand() ledger.Vector {
+	if j.Nodes > 1 {
+		return j.PerNode
+	}
+	return j.Demand
+}
+
+
+// claim takes the nodes of one task of job from the index, all or none,
+// and reports whether it did; the nodes, head first, are in e.claimed
+// until the next claim.
+func (e *Engine) claim(job *Job) bool {
+	d := job.nodeDemand()
+	e.claimed = e.claimed[:0]
+	if job.Nodes <= 1 {
+		n, ok := e.index.Best(d)
+		if !ok {
+			return false
+		}
+		e.index.Take(n, d)
+		e.claimed = append(e.claimed, n)
+		return true
+	}
+	// Each node is masked (its free vector set to zero) once chosen, so
+	// the next search finds another one; at the end every node is set to
+	// what it had less the per-node demand — the very arithmetic Take does
+	// — or, when the gang does not fit, back to what it had.
+	k := len(d)
+	e.saved = e.saved[:0]
+	e.zero = resize(e.zero, k)
+	clear(e.zero)
+	for len(e.claimed) < job.Nodes {
+		n, ok := e.index.Best(d)
+		if !ok {
+			for i, n := range e.claimed {
+				e.index.Restore(n, e.saved[i*k:i*k+k])
+			}
+			e.claimed = e.claimed[:0]
+			return false
+		}
+		e.saved = append(e.saved, e.index.Free(n)...)
+		e.index.Restore(n, e.zero)
+		e.claimed = append(e.claimed, n)
+	}
+	for i, n := range e.claimed {
+		left := ledger.Vector(e.saved[i*k : i*k+k])
+		left.Sub(d)
+		e.index.Restore(n, left)
+	}
+	return true
+}
+
+// claimFrom is claim for a job whose head node the caller has already
+// found with Best (node): a one-node task takes it without a second search.
+func (e *Engine) claimFrom(job *Job, node int) bool {
+	if job.Nodes > 1 {
+		return e.claim(job)
+	}
+	e.index.Take(node, job.Demand)
+	e.claimed = append(e.claimed[:0], node)
+	return true
+}
+
+// record appends the placement of task of account a's job (queue index
+// job) on the nodes claim just took.
+func (e *Engine) record(a, job, task int) {
+	p := Placement{Account: a, Job: job, Task: task, Node: e.claimed[0]}
+	if len(e.claimed) > 1 {
+		at := len(e.gangNodes)
+		e.gangNodes = append(e.gangNodes, e.claimed...)
+		p.Nodes = e.gangNodes[at:len(e.gangNodes):len(e.gangNodes)]
+	}
+	e.out = append(e.out, p)
+}
+
+// fleet is what a pass knows of its nodes' capacities: whether they could
+// hold a job's task if they were idle.
+type fleet struct {
+	caps []ledger.Vector
+	// shapes are the largest node shapes: a one-node task that fits none
+	// of them fits no node even idle.
+	shapes ledger.Shapes
+	// classes are the distinct capacities with their counts, for parallel
+	// jobs; counted once per pass, when a parallel job first asks.
+	classes []nodeClass
+	classOf map[string]int
+	counted bool
+}
+
+// reset makes the fleet the nodes whose capacities are caps (kept, not
+// copied).
+func (fl *fleet) reset(caps []ledger.Vector) {
+	fl.caps, fl.shapes, fl.counted = caps, fl.shapes[:0], false
+	for _, c := range caps {
+		fl.shapes = fl.shapes.Add(c)
+	}
+}
+
+// holds reports whether the nodes could hold one task of job if they were
+// idle: one node of shapes for a one-node job, Nodes distinct nodes whose
+// capacity holds PerNode for a parallel job. A job they cannot hold is
+// passed over (nextJob): waiting would not let it start.
+func (fl *fleet) holds(job *Job) bool {
+	if job.Nodes <= 1 {
+		return fl.shapes.Holds(job.Demand)
+	}
+	if !fl.counted {
+		fl.countClasses()
+	}
+	n := 0
+	for i := range fl.classes {
+		if fl.classes[i].capacity.Fits(job.PerNode) {
+			if n += fl.classes[i].count; n >= job.Nodes {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nodeClass is a capacity vector of the pass's nodes and how many have it.
+type nodeClass struct {
+	capacity ledger.Vector
+	count    int
+}
+
+// countClasses groups the node capacities for holds, once per
+// pass and only when a parallel job asks. Nodes of a centre come in a few
+// classes, so the list is short and holds cheap.
+func (fl *fleet) countClasses() {
+	fl.classes = fl.classes[:0]
+	if fl.classOf == nil {
+		fl.classOf = make(map[string]int)
+	}
+	clear(fl.classOf)
+	var key []byte
+	for _, c := range fl.caps {
+		key = key[:0]
+		for _, q := range c {
+			key = binary.LittleEndian.AppendUint64(key, math.Float64bits(q))
+		}
+		if i, ok := fl.classOf[string(key)]; ok {
+			fl.classes[i].count++
+			continue
+		}
+		fl.classOf[string(key)] = len(fl.classes)
+		fl.classes = append(fl.classes, nodeClass{capacity: c, count: 1})
+	}
+	fl.counted = true
+}

@@ -1,0 +1,25 @@
+package place
+
+import "github.com/longfair/longfair/ledger"
+
+// Restore sets node's free vector back to free, a value it had earlier in
+// this pass (read with Free and copied before a Take), and updates the
+// index as Take does. The engine uses it to undo the Takes of a parallel
+// job whose later nodes did not fit: a gang is placed whole or not at
+// all. Restoring the saved value, not adding the demand back, gives the
+// index exactly the vector it had, bit for bit, so a pass that undoes a
+// gang ranks and places afterwards as if it had never tried.
+//
+// A node out of range or a vector of the wrong length leaves the index
+// unchanged.
+func (x *Index) Restore(node int, free ledger.Vector) {
+	if node < 0 || node >= x.n || len(free) != x.k {
+		return
+	}
+	copy(x.nodeFree[node*x.k:node*x.k+x.k], free)
+	x.regroup(node)
+	// Takes only lower free vectors, so the tree's bounds may lag behind
+	// them (they stay upper bounds, and Best reads the root's before it
+	// syncs). A restore raises one: the bounds must catch up now.
+	x.syncTree()
+}
