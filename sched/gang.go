@@ -32,7 +32,6 @@ func (j *Job) nodeDemand() ledger.Vector {
 	return j.Demand
 }
 
-
 // claim takes the nodes of one task of job from the index, all or none,
 // and reports whether it did; the nodes, head first, are in e.claimed
 // until the next claim.
