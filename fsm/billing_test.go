@@ -113,7 +113,7 @@ func TestFractionalCoreTasksFillANodeExactly(t *testing.T) {
 		if placed := schedulePass(t, h); placed != c.fit {
 			t.Fatalf("round %d: the engine placed %d tasks of %v core on a 1-core node, want %d", round, placed, c.cpu, c.fit)
 		}
-		r := h.ok(&Assign{Placements: []TaskPlacement{{id, int64(c.fit), "one"}}}).(*AssignResult)
+		r := h.ok(&Assign{Placements: []TaskPlacement{{JobID: id, Task: int64(c.fit), Node: "one"}}}).(*AssignResult)
 		if len(r.Accepted) != 0 {
 			t.Fatalf("round %d: the FSM placed task %d of %v core on a 1-core node", round, c.fit+1, c.cpu)
 		}
@@ -172,7 +172,7 @@ func TestMemoryOnlyTaskPaysItsNodeShare(t *testing.T) {
 	if mem.Hold == 0 || mem.Hold != cpu.Hold || cpu.Hold != 4*ledger.MicroPerSU {
 		t.Fatalf("holds: 16 GiB %v SU, 4 cores %v SU; want 4 SU each", mem.Hold, cpu.Hold)
 	}
-	h.ok(&Assign{Placements: []TaskPlacement{{mem.ID, 0, "n1"}, {cpu.ID, 0, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: mem.ID, Task: 0, Node: "n1"}, {JobID: cpu.ID, Task: 0, Node: "n1"}}})
 	h.at(30 * time.Minute).ok(&TaskEvents{Events: []TaskEvent{exited(mem.ID, 0, 1, 0, 30*time.Minute), exited(cpu.ID, 0, 1, 0, 30*time.Minute)}})
 	memJob, _ := h.f.Job(mem.ID)
 	cpuJob, _ := h.f.Job(cpu.ID)

@@ -598,7 +598,7 @@ func buildFrozenLog(z *freezer) int {
 	z.add(z.v1(9*mn, &CreateToken{ID: "boot", SecretHash: hashOf("frozen-boot-secret"), Role: RoleAdmin, Bootstrap: true}), ok)
 	z.add(z.v1(10*mn, &SubmitJob{RequestID: "r1", Account: "phys", User: "ann", Name: "sweep\x07", Demand: map[string]float64{"cpu": 1.505, "mem": 2*gib + 1000}, Tasks: 4, Walltime: time.Hour, Command: []string{"sim", "--n=4"}}), ok)
 	z.add(z.v1(11*mn, &SubmitJob{Account: "chem", User: "bob", Demand: map[string]float64{"cpu": 2}, Tasks: 2, Walltime: 500 * time.Millisecond, Command: []string{"quick"}}), ok)
-	z.add(z.v1(12*mn, &Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}, {2, 0, "n2"}}}), ok)
+	z.add(z.v1(12*mn, &Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}, {JobID: 2, Task: 0, Node: "n2"}}}), ok)
 	// Version 2 holding version-1 commands, one of them refused (an
 	// unknown account) while its neighbours apply.
 	z.add(multiEntry(
@@ -669,7 +669,7 @@ func buildFrozenLog(z *freezer) int {
 	// Group commit of today's commands, with a stale placement dropped.
 	z.add(multiEntry(
 		z.v3(49*mn, &SubmitJob{Account: "chem", User: "bob", Demand: map[string]float64{"cpu": 1}, Tasks: 2, Walltime: 30 * mn, Command: []string{"lat"}}),
-		z.v3(49*mn, &Assign{Placements: []TaskPlacement{{3, 0, "g1.rack2"}, {3, 1, "g1.rack2"}, {4, 0, "n2"}, {1, 2, "n1"}, {2, 1, "n2"}}}),
+		z.v3(49*mn, &Assign{Placements: []TaskPlacement{{JobID: 3, Task: 0, Node: "g1.rack2"}, {JobID: 3, Task: 1, Node: "g1.rack2"}, {JobID: 4, Task: 0, Node: "n2"}, {JobID: 1, Task: 2, Node: "n1"}, {JobID: 2, Task: 1, Node: "n2"}}}),
 	), ok, ok)
 	z.add(z.v3(50*mn, &TaskEvents{Events: []TaskEvent{
 		{JobID: 3, Task: 0, Attempt: 1, Kind: TaskStarted},

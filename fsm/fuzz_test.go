@@ -21,7 +21,7 @@ func seedEntries(t testing.TB) [][]byte {
 		&UpdateSettings{Policy: strp("drf"), Window: strp("decay:1h"), AddResources: []string{"gpu"}},
 		&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 3, Walltime: time.Hour, Command: []string{"x"}},
 		&CancelJob{JobID: 1},
-		&Assign{Placements: []TaskPlacement{{1, 2, "n1"}}},
+		&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 2, Node: "n1"}}},
 		&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 0, time.Minute), {JobID: 1, Task: 1, Attempt: 1, Kind: TaskLost}}},
 		&NodeUp{ID: "n2", Capacity: map[string]float64{"cpu": 4}},
 		&NodeDown{ID: "n1"},

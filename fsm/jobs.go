@@ -23,6 +23,9 @@ const (
 	MaxBatch           = 100_000
 	MaxMemberships     = 1000
 	MaxResources       = 64
+	// MaxNodesPerJob bounds how many nodes one task of a parallel job
+	// spans: more than any centre has.
+	MaxNodesPerJob = 100_000
 )
 
 // SubmitJob submits an array of Tasks identical tasks. RequestID, when set,
@@ -42,16 +45,19 @@ type SubmitJob struct {
 	// old log gives the state the old release gave.
 	legacy bool
 
-	RequestID   string             `json:"request_id,omitempty"`
-	Account     string             `json:"account"`
-	User        string             `json:"user"`
-	Name        string             `json:"name,omitempty"`
-	Demand      map[string]float64 `json:"demand"`
-	Tasks       int64              `json:"tasks"`
-	Walltime    time.Duration      `json:"walltime"`
-	Command     []string           `json:"command"`
-	MaxAttempts int                `json:"max_attempts,omitempty"`
-	CheckFit    bool               `json:"check_fit,omitempty"`
+	RequestID string             `json:"request_id,omitempty"`
+	Account   string             `json:"account"`
+	User      string             `json:"user"`
+	Name      string             `json:"name,omitempty"`
+	Demand    map[string]float64 `json:"demand"`
+	Tasks     int64              `json:"tasks"`
+	// Nodes is how many nodes each task spans, Demand on each (a parallel
+	// job, jobs_nodes.go); 0 and 1 mean one node.
+	Nodes       int           `json:"nodes,omitempty"`
+	Walltime    time.Duration `json:"walltime"`
+	Command     []string      `json:"command"`
+	MaxAttempts int           `json:"max_attempts,omitempty"`
+	CheckFit    bool          `json:"check_fit,omitempty"`
 }
 
 func (*SubmitJob) Type() CommandType { return TypeSubmitJob }
@@ -101,6 +107,9 @@ func (c *SubmitJob) validate(r rules) *Error {
 	}
 	if c.Tasks < 1 || c.Tasks > MaxTasksPerJob {
 		return invalid("tasks is %d: a job has 1 to %d tasks", c.Tasks, MaxTasksPerJob)
+	}
+	if c.Nodes < 0 || c.Nodes > MaxNodesPerJob {
+		return invalid("nodes is %d: a task spans 1 to %d nodes (0 means 1)", c.Nodes, MaxNodesPerJob)
 	}
 	if c.Walltime < r.minWalltime() || c.Walltime > MaxWalltime {
 		return invalid("walltime %v must be at least %v and at most %v", c.Walltime, r.minWalltime(), MaxWalltime)
@@ -172,12 +181,15 @@ type requeuedTask struct {
 // [NextFresh, Tasks) have never been placed, and Requeued lists lost tasks
 // waiting for another attempt, so a million-task array is one record.
 type jobRecord struct {
-	ID          uint64         `json:"id"`
-	RequestID   string         `json:"request_id,omitempty"`
-	Account     string         `json:"account"`
-	User        string         `json:"user"`
-	Name        string         `json:"name,omitempty"`
-	Demand      ledger.Vector  `json:"demand"`
+	ID        uint64 `json:"id"`
+	RequestID string `json:"request_id,omitempty"`
+	Account   string `json:"account"`
+	User      string `json:"user"`
+	Name      string `json:"name,omitempty"`
+	// Demand is what each task takes on each of its nodes.
+	Demand ledger.Vector `json:"demand"`
+	// Nodes is how many nodes each task spans; 0 is one (jobs_nodes.go).
+	Nodes       int            `json:"nodes,omitempty"`
 	Tasks       int64          `json:"tasks"`
 	Walltime    time.Duration  `json:"walltime"`
 	Command     []string       `json:"command"`
@@ -267,13 +279,14 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 		return nil, refusal
 	}
 	if c.CheckFit {
-		if refusal := st.checkFit(demand); refusal != nil {
+		if refusal := st.checkFit(demand, c.Nodes); refusal != nil {
 			return nil, refusal
 		}
 	}
-	// The hold prices each task with ledger.Cost under the same weights
-	// and rule as its charge (endAttempt), so it covers every charge.
-	hold, err := ledger.WorstCaseHold(int(c.Tasks), c.Walltime, demand, st.settings.BillingWeights, st.settings.BillingRule)
+	// The hold prices each task's whole allocation with ledger.Cost under
+	// the same weights and rule as its charge (endAttempt), so it covers
+	// every charge.
+	hold, err := ledger.WorstCaseHold(int(c.Tasks), c.Walltime, allocation(demand, c.Nodes), st.settings.BillingWeights, st.settings.BillingRule)
 	if err != nil {
 		return nil, invalid("%v", err)
 	}
@@ -282,13 +295,13 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	if err != nil {
 		r := ledgerRefusal(err)
 		if r.Kind == KindInsufficientFunds {
-			r.Msg = fmt.Sprintf("job of %d tasks × %v needs a hold of %v SU: %s", c.Tasks, c.Walltime, hold, r.Msg)
+			r.Msg = fmt.Sprintf("job of %d tasks%s × %v needs a hold of %v SU: %s", c.Tasks, nodesPhrase(c.Nodes), c.Walltime, hold, r.Msg)
 		}
 		return nil, r
 	}
 	j := &jobRecord{
 		ID: id, RequestID: c.RequestID, Account: c.Account, User: c.User, Name: c.Name,
-		Demand: demand, Tasks: c.Tasks, Walltime: c.Walltime, Command: slices.Clone(c.Command),
+		Demand: demand, Nodes: c.Nodes, Tasks: c.Tasks, Walltime: c.Walltime, Command: slices.Clone(c.Command),
 		MaxAttempts: maxAttempts, SubmittedAt: t, State: JobPending, Hold: hold,
 	}
 	if err := b.saveJournal(entries); err != nil {
@@ -317,7 +330,7 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 func (s *state) sameSubmission(j *jobRecord, c *SubmitJob, maxAttempts int) bool {
 	demand, err := s.demandVector("demand", c.Demand, c.legacy)
 	return err == nil && j.Account == c.Account && j.User == c.User && j.Name == c.Name &&
-		sameBits(pad(j.Demand, len(demand)), demand) && j.Tasks == c.Tasks && j.Walltime == c.Walltime &&
+		sameBits(pad(j.Demand, len(demand)), demand) && j.Nodes == c.Nodes && j.Tasks == c.Tasks && j.Walltime == c.Walltime &&
 		slices.Equal(j.Command, c.Command) && j.MaxAttempts == maxAttempts
 }
 

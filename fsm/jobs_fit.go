@@ -16,16 +16,21 @@ func (s *state) knownShapes() ledger.Shapes {
 	return s.shapes
 }
 
-// checkFit refuses a demand that no known node could hold even idle: such
-// a job could never start, and would hold its SU for nothing. A node that
-// is down counts — it may come back. With no node known yet (a new cluster
-// before its workers join) there is nothing to judge, and the demand is
-// accepted; the scheduler passes over a job no up node can hold, so it
-// blocks nothing while it waits.
-func (s *state) checkFit(demand ledger.Vector) *Error {
+// checkFit refuses a demand that no known node could hold even idle —
+// or, for a task spanning nodes > 1 nodes, that fewer than that many
+// known nodes could (checkNodesFit): such a job could never start, and
+// would hold its SU for nothing. A node that is down counts — it may come
+// back. With no node known yet (a new cluster before its workers join)
+// there is nothing to judge, and the demand is accepted; the scheduler
+// passes over a job the up nodes cannot hold, so it blocks nothing while
+// it waits.
+func (s *state) checkFit(demand ledger.Vector, nodes int) *Error {
 	shapes := s.knownShapes()
-	if len(shapes) == 0 || shapes.Holds(demand) {
+	if len(shapes) == 0 {
 		return nil
+	}
+	if shapes.Holds(demand) {
+		return s.checkNodesFit(demand, nodes)
 	}
 	names := s.settings.Resources
 	largest, those := "the largest known node has", "that"

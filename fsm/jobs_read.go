@@ -11,12 +11,15 @@ import (
 
 // JobInfo is a job array.
 type JobInfo struct {
-	ID          uint64
-	RequestID   string
-	Account     string
-	User        string
-	Name        string
-	Demand      map[string]float64
+	ID        uint64
+	RequestID string
+	Account   string
+	User      string
+	Name      string
+	// Demand is per task, or for a parallel job per node of each task.
+	Demand map[string]float64
+	// Nodes is how many nodes each task spans (0: one).
+	Nodes       int
 	Tasks       int64
 	Walltime    time.Duration
 	Command     []string
@@ -37,7 +40,7 @@ func (s *state) jobInfo(j *jobRecord) JobInfo { return jobInfo(j, s.settings.Res
 func jobInfo(j *jobRecord, resources []string) JobInfo {
 	return JobInfo{
 		ID: j.ID, RequestID: j.RequestID, Account: j.Account, User: j.User, Name: j.Name,
-		Demand: named(resources, j.Demand), Tasks: j.Tasks, Walltime: j.Walltime, Command: slices.Clone(j.Command),
+		Demand: named(resources, j.Demand), Nodes: j.Nodes, Tasks: j.Tasks, Walltime: j.Walltime, Command: slices.Clone(j.Command),
 		MaxAttempts: j.MaxAttempts, State: j.State, SubmittedAt: j.SubmittedAt, EndedAt: j.EndedAt, CancelledAt: j.CancelledAt,
 		Pending: j.pending(), Running: j.Running, Succeeded: j.Succeeded, Failed: j.Failed, Cancelled: j.Cancelled,
 		Hold: j.Hold, Charged: j.Charged,

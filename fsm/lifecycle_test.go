@@ -43,7 +43,7 @@ func TestDuplicateExitNeverChargesTwice(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 4}, Tasks: 2, Walltime: time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}}})
 	h.at(30 * time.Minute)
 	ev := exited(1, 0, 1, 0, 30*time.Minute)
 	res := h.ok(&TaskEvents{Events: []TaskEvent{ev, ev}}).(*EventsResult)
@@ -84,7 +84,7 @@ func TestJobChargesAndRelease(t *testing.T) {
 	if b := balance(t, h); b.Held != 6*su || b.Available != 94*su {
 		t.Fatalf("balance after submit = %+v", b)
 	}
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}, {1, 2, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}, {JobID: 1, Task: 2, Node: "n1"}}})
 	h.at(2 * time.Hour)
 	h.ok(&TaskEvents{Events: []TaskEvent{
 		exited(1, 0, 1, 0, 30*time.Minute),
@@ -117,7 +117,7 @@ func TestNodeDownRequeuesUntilAttemptsRunOut(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"x"}, MaxAttempts: 2})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
 	h.at(6 * time.Minute)
 	h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: TaskStarted}}})
 	h.at(18 * time.Minute)
@@ -137,7 +137,7 @@ func TestNodeDownRequeuesUntilAttemptsRunOut(t *testing.T) {
 		t.Fatalf("view after the loss = %+v", v)
 	}
 	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8, "mem": 32 << 30}})
-	placed := h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}}}).(*AssignResult)
+	placed := h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}}).(*AssignResult)
 	if len(placed.Accepted) != 1 || placed.Accepted[0].Attempt != 2 {
 		t.Fatalf("re-placement = %+v, want attempt 2", placed)
 	}
@@ -158,7 +158,7 @@ func TestCancel(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 10, Walltime: time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
 	j := h.ok(&CancelJob{JobID: 1}).(JobInfo)
 	if j.Cancelled != 9 || j.Running != 1 || j.State.Ended() {
 		t.Fatalf("after cancel = %+v", j)
@@ -166,7 +166,7 @@ func TestCancel(t *testing.T) {
 	if again := h.ok(&CancelJob{JobID: 1}).(JobInfo); again.Cancelled != 9 {
 		t.Fatalf("cancelling twice changed the job: %+v", again)
 	}
-	if r := h.ok(&Assign{Placements: []TaskPlacement{{1, 1, "n1"}}}).(*AssignResult); len(r.Accepted) != 0 {
+	if r := h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 1, Node: "n1"}}}).(*AssignResult); len(r.Accepted) != 0 {
 		t.Fatal("a cancelled job's task was placed")
 	}
 	h.at(time.Hour)
@@ -191,15 +191,15 @@ func TestAssignDropsStalePlacements(t *testing.T) {
 	h.ok(&CancelJob{JobID: 2})
 	h.ok(&NodeDown{ID: "n2"})
 	r := h.ok(&Assign{Placements: []TaskPlacement{
-		{1, 0, "n1"}, // ok
-		{1, 0, "n1"}, // placed just above
-		{1, 2, "n1"}, // skips task 1
-		{1, 1, "n1"}, // ok
-		{1, 2, "n1"}, // does not fit: 6 of 8 cpu are taken
-		{1, 2, "n2"}, // node down
-		{1, 2, "n3"}, // node unknown
-		{2, 0, "n1"}, // job cancelled (and ended)
-		{9, 0, "n1"}, // no such job
+		{JobID: 1, Task: 0, Node: "n1"}, // ok
+		{JobID: 1, Task: 0, Node: "n1"}, // placed just above
+		{JobID: 1, Task: 2, Node: "n1"}, // skips task 1
+		{JobID: 1, Task: 1, Node: "n1"}, // ok
+		{JobID: 1, Task: 2, Node: "n1"}, // does not fit: 6 of 8 cpu are taken
+		{JobID: 1, Task: 2, Node: "n2"}, // node down
+		{JobID: 1, Task: 2, Node: "n3"}, // node unknown
+		{JobID: 2, Task: 0, Node: "n1"}, // job cancelled (and ended)
+		{JobID: 9, Task: 0, Node: "n1"}, // no such job
 	}}).(*AssignResult)
 	if len(r.Accepted) != 2 || r.Accepted[0].Task != 0 || r.Accepted[1].Task != 1 || len(r.Dropped) != 7 {
 		t.Fatalf("assign = %+v", r)
@@ -220,7 +220,7 @@ func TestLargeArrayIsNotMaterialized(t *testing.T) {
 	h := newHarness(t)
 	h.setup(10_000_000)
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: MaxTasksPerJob, Walltime: time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}}})
 	var taskRows, jobBytes int
 	h.f.view(func(_ readSnap, tx *bolt.Tx) error {
 		taskRows = tx.Bucket(bucketTasks).Stats().KeyN
@@ -281,7 +281,7 @@ func TestAddResource(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
 	h.at(10 * time.Minute)
 	s := h.ok(&UpdateSettings{AddResources: []string{"gpu"}, BillingWeights: map[string]float64{"cpu": 1, "gpu": 10}}).(SettingsInfo)
 	if len(s.Resources) != 4 || s.BillingWeights["gpu"] != 10 {
@@ -289,7 +289,7 @@ func TestAddResource(t *testing.T) {
 	}
 	h.ok(&NodeUp{ID: "g1", Capacity: map[string]float64{"cpu": 8, "gpu": 2}})
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"gpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{2, 0, "g1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 2, Task: 0, Node: "g1"}}})
 	h.at(20 * time.Minute)
 	r, err := h.f.Fairness("phys", h.now)
 	if err != nil {
@@ -327,7 +327,7 @@ func TestWindowChangeRestartsFairness(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 2, Walltime: 5 * time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}}})
 	h.at(time.Hour)
 	h.ok(&UpdateSettings{Window: strp("sliding:10h")})
 	h.at(90 * time.Minute)
@@ -400,7 +400,7 @@ func TestOverflowingChargeBillsTheHold(t *testing.T) {
 	h.ok(&UpdateSettings{BillingWeights: map[string]float64{"cpu": 1e-9}})
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1e12}, Tasks: 1, Walltime: time.Minute, Command: []string{"x"}})
 	h.ok(&NodeUp{ID: "big", Capacity: map[string]float64{"cpu": 1e12}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "big"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "big"}}})
 	h.ok(&UpdateSettings{BillingWeights: map[string]float64{"cpu": 1e18}})
 	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 0, time.Minute)}})
 	j, _ := h.f.Job(1)

@@ -15,7 +15,7 @@ func TestNodeDownChargesUpToTheFailure(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 3, Walltime: time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}, {1, 2, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}, {JobID: 1, Task: 2, Node: "n1"}}})
 	h.at(6 * time.Minute)
 	h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: TaskStarted}}})
 	h.at(18 * time.Minute)
@@ -36,14 +36,14 @@ func TestNodeDownChargesUpToTheFailure(t *testing.T) {
 	}
 	// Failure times outside the attempt are clamped.
 	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}}})
 	h.at(30 * time.Minute)
 	h.ok(&NodeDown{ID: "n1", FailedAt: t0.Add(time.Minute)})
 	if a, _ := h.f.Attempt(1, 0, 2); a.Runtime != 0 {
 		t.Fatalf("a failure before the attempt began charged %v", a.Runtime)
 	}
 	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
 	h.at(40 * time.Minute)
 	h.ok(&NodeDown{ID: "n1", FailedAt: t0.Add(time.Hour)})
 	if a, _ := h.f.Attempt(1, 0, 3); a.Runtime != 10*time.Minute {

@@ -14,7 +14,7 @@ func TestNodeDownKeepsAttemptsUntilTheyAreLost(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 3, Walltime: time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}}})
 	h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: TaskStarted}, {JobID: 1, Task: 1, Attempt: 1, Kind: TaskStarted}}})
 	h.at(10 * time.Minute)
 	res := h.ok(&NodeDown{ID: "n1", Reason: "unreachable", KeepAttempts: true}).(*NodeResult)
@@ -25,7 +25,7 @@ func TestNodeDownKeepsAttemptsUntilTheyAreLost(t *testing.T) {
 		t.Fatalf("attempt on the down node is %v, want still running", a.State)
 	}
 	// Nothing new goes there.
-	if r := h.ok(&Assign{Placements: []TaskPlacement{{1, 2, "n1"}}}).(*AssignResult); len(r.Accepted) != 0 {
+	if r := h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 2, Node: "n1"}}}).(*AssignResult); len(r.Accepted) != 0 {
 		t.Fatalf("a task was placed on a down node: %+v", r)
 	}
 	// Repeating it changes nothing.

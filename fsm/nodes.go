@@ -131,7 +131,7 @@ func (b *batch) nodeUp(c *NodeUp, t ledger.Time) (any, error) {
 	st.shapes = nil // the node's capacity may have changed
 	nd.free = capacity.Clone()
 	for _, id := range sortedTaskIDs(nd.tasks) {
-		st.take(nd, st.running[id].Demand)
+		st.take(nd, st.running[id].nodeDemand())
 	}
 	b.all = true
 	return &NodeResult{Node: st.nodeInfo(nd), Ignored: ignored}, nil

@@ -120,7 +120,7 @@ func TestLatencyQueueCountsTheBurst(t *testing.T) {
 	if u := used(time.Minute); u != nil {
 		t.Fatalf("nothing placed yet, the burst has used %v", u)
 	}
-	h.at(time.Minute).ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	h.at(time.Minute).ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}}})
 	// Two tasks of 2 cpu and 1 GiB, 1800 s each.
 	if u := used(2 * time.Minute); !u.Fits(ledger.Vector{7200, 3600 << 30, 0}) || !(ledger.Vector{7200, 3600 << 30, 0}).Fits(u) {
 		t.Fatalf("burst used %v, want <7200, 3600 GiB·s, 0>", u)
@@ -133,7 +133,7 @@ func TestLatencyQueueCountsTheBurst(t *testing.T) {
 	if u := used(11 * time.Minute); u != nil {
 		t.Fatalf("a new burst has used %v already", u)
 	}
-	h.at(12 * time.Minute).ok(&Assign{Placements: []TaskPlacement{{1, 2, "n1"}}})
+	h.at(12 * time.Minute).ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 2, Node: "n1"}}})
 	if u := used(13 * time.Minute); u[0] != 3600 {
 		t.Fatalf("second burst used %v, want 3600 cpu-seconds", u)
 	}

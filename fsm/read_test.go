@@ -15,7 +15,7 @@ func TestFairnessReportAlone(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2, "mem": 8 << 30}, Tasks: 2, Walltime: time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}}})
 	h.at(10 * time.Minute)
 	r, err := h.f.Fairness("", h.now)
 	if err != nil {
@@ -49,7 +49,7 @@ func TestFairnessReportSharingLoss(t *testing.T) {
 	}
 	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 4}})
 	h.ok(&SubmitJob{Account: "a", User: "u", Demand: map[string]float64{"cpu": 1}, Tasks: 4, Walltime: time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}, {1, 2, "n1"}, {1, 3, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}, {JobID: 1, Task: 2, Node: "n1"}, {JobID: 1, Task: 3, Node: "n1"}}})
 	h.ok(&SubmitJob{Account: "b", User: "u", Demand: map[string]float64{"cpu": 1}, Tasks: 4, Walltime: time.Hour, Command: []string{"x"}})
 	h.at(100 * time.Second)
 	r, _ := h.f.Fairness("", h.now)
@@ -105,7 +105,7 @@ func TestUsageReport(t *testing.T) {
 	h.ok(&CreateUser{Name: "bob", Accounts: []string{"phys"}})
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 1, Walltime: 2 * time.Hour, Command: []string{"x"}})
 	h.ok(&SubmitJob{Account: "phys", User: "bob", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: 2 * time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {2, 0, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 2, Task: 0, Node: "n1"}}})
 	h.at(time.Hour)
 	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 0, time.Hour)}})
 	h.at(90 * time.Minute) // bob's task still runs
@@ -172,7 +172,7 @@ func TestPaging(t *testing.T) {
 	if len(seqs) != 9 || seqs[8] != 9 { // grant, 7 holds, 1 release
 		t.Fatalf("journal seqs = %v", seqs)
 	}
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}, {1, 2, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}, {JobID: 1, Task: 2, Node: "n1"}}})
 	var tasks []int64
 	for from := int64(0); ; {
 		page, next, err := h.f.Tasks(1, from, 2)

@@ -50,7 +50,7 @@ func busyHarness(t testing.TB) *harness {
 	h.setup(100)
 	h.ok(&CreateAccount{Name: "chem"})
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 4, Walltime: time.Hour, Command: []string{"a"}, RequestID: "r1"})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}}})
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"b"}})
 	h.ok(&CancelJob{JobID: 2})
 	return h

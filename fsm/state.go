@@ -228,11 +228,16 @@ func (s *state) loadActive(tx *bolt.Tx, n int) error {
 			return fmt.Errorf("active task %x: missing or unreadable record (%v): the state file is damaged; restore a snapshot", k, err)
 		}
 		a.Demand = pad(a.Demand, n)
+		if a.NodeDemand != nil {
+			a.NodeDemand = pad(a.NodeDemand, n)
+		}
 		id := taskID{a.Job, a.Task}
 		s.running[id] = a
-		if nd, ok := s.nodes[a.Node]; ok {
-			s.take(nd, a.Demand)
-			nd.tasks[id] = struct{}{}
+		for _, node := range a.allNodes() {
+			if nd, ok := s.nodes[node]; ok {
+				s.take(nd, a.nodeDemand())
+				nd.tasks[id] = struct{}{}
+			}
 		}
 	}
 	return nil

@@ -8,11 +8,13 @@ import (
 	"github.com/longfair/longfair/ledger"
 )
 
-// TaskPlacement places task Task of job JobID on node Node.
+// TaskPlacement places task Task of job JobID on node Node. A task of a
+// parallel job lists all its nodes in Nodes, Node first.
 type TaskPlacement struct {
-	JobID uint64 `json:"job"`
-	Task  int64  `json:"task"`
-	Node  string `json:"node"`
+	JobID uint64   `json:"job"`
+	Task  int64    `json:"task"`
+	Node  string   `json:"node"`
+	Nodes []string `json:"nodes,omitempty"`
 }
 
 // Assign is one scheduling pass's placements. Each is re-checked at apply
@@ -33,6 +35,9 @@ func (c *Assign) validate(r rules) *Error {
 			return invalid("placement %d names task %d of job %d: no such task can exist", i, p.Task, p.JobID)
 		}
 		if err := checkNodeID("placement node", p.Node); err != nil {
+			return err
+		}
+		if err := checkPlacementNodes(i, p); err != nil {
 			return err
 		}
 	}
@@ -107,13 +112,20 @@ func (s TaskState) active() bool { return s == TaskAssigned || s == TaskRunning 
 // attemptRecord is one attempt of one task: written when the task is
 // placed, updated when it starts and when it ends.
 type attemptRecord struct {
-	Job        uint64        `json:"job"`
-	Task       int64         `json:"task"`
-	Attempt    int           `json:"attempt"`
-	Account    string        `json:"account"`
-	User       string        `json:"user"`
-	Node       string        `json:"node"`
+	Job     uint64 `json:"job"`
+	Task    int64  `json:"task"`
+	Attempt int    `json:"attempt"`
+	Account string `json:"account"`
+	User    string `json:"user"`
+	Node    string `json:"node"`
+	// Nodes lists every node of a parallel task, Node (its head) first;
+	// empty for a one-node task.
+	Nodes []string `json:"nodes,omitempty"`
+	// Demand is what the attempt holds in all: what fairness counts and
+	// the ledger charges. NodeDemand, set for a parallel task, is what it
+	// holds on each of its nodes (Demand is len(Nodes) × NodeDemand).
 	Demand     ledger.Vector `json:"demand"`
+	NodeDemand ledger.Vector `json:"node_demand,omitempty"`
 	State      TaskState     `json:"state"`
 	AssignedAt ledger.Time   `json:"assigned_at"`
 	// CountedFrom is when the fairness book started counting the attempt:
@@ -126,12 +138,14 @@ type attemptRecord struct {
 	Charged     ledger.SU     `json:"charged,omitempty"`
 }
 
-// PlacedTask is an accepted placement: the attempt it started.
+// PlacedTask is an accepted placement: the attempt it started, on Node,
+// and for a parallel task on all of Nodes (Node first).
 type PlacedTask struct {
-	JobID   uint64 `json:"job"`
-	Task    int64  `json:"task"`
-	Attempt int    `json:"attempt"`
-	Node    string `json:"node"`
+	JobID   uint64   `json:"job"`
+	Task    int64    `json:"task"`
+	Attempt int      `json:"attempt"`
+	Node    string   `json:"node"`
+	Nodes   []string `json:"nodes,omitempty"`
 }
 
 // DroppedPlacement is a placement Assign did not apply, and why.
@@ -196,24 +210,26 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 		}
 		attempt = j.Requeued[requeued].Attempt
 	}
-	nd, ok := st.nodes[p.Node]
-	if !ok || !nd.rec.Up {
-		return PlacedTask{}, "node is down or unknown", nil
-	}
-	if !nd.free.Fits(j.Demand) {
-		return PlacedTask{}, "node no longer has the free resources the task needs", nil
+	nodes, reason := st.placementNodes(j, p)
+	if reason != "" {
+		return PlacedTask{}, reason, nil
 	}
 	a := &attemptRecord{
 		Job: j.ID, Task: p.Task, Attempt: attempt, Account: j.Account, User: j.User, Node: p.Node,
-		Demand: j.Demand.Clone(), State: TaskAssigned, AssignedAt: t, CountedFrom: t,
+		Demand: j.allocation(), State: TaskAssigned, AssignedAt: t, CountedFrom: t,
+	}
+	if j.Nodes > 1 {
+		a.Nodes, a.NodeDemand = slices.Clone(p.Nodes), j.Demand.Clone()
 	}
 	if err := b.saveAttempt(a); err != nil {
 		return PlacedTask{}, "", err
 	}
 	id := taskID{j.ID, p.Task}
 	st.running[id] = a
-	st.take(nd, a.Demand)
-	nd.tasks[id] = struct{}{}
+	for _, nd := range nodes {
+		st.take(nd, a.nodeDemand())
+		nd.tasks[id] = struct{}{}
+	}
 	if requeued >= 0 {
 		j.Requeued = slices.Delete(j.Requeued, requeued, requeued+1)
 	} else {
@@ -226,7 +242,7 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 	st.fair.TaskStarted(j.Account, a.Demand, t)
 	b.touched[j.Account] = true
 	b.noteQueuePlacement(j, t)
-	return PlacedTask{JobID: j.ID, Task: p.Task, Attempt: attempt, Node: p.Node}, "", nil
+	return PlacedTask{JobID: j.ID, Task: p.Task, Attempt: attempt, Node: p.Node, Nodes: slices.Clone(a.Nodes)}, "", nil
 }
 
 // saveAttempt writes an attempt and keeps the active-attempts index in step.
@@ -345,9 +361,11 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 	}
 	id := taskID{a.Job, a.Task}
 	delete(st.running, id)
-	if nd, ok := st.nodes[a.Node]; ok {
-		st.give(nd, a.Demand)
-		delete(nd.tasks, id)
+	for _, node := range a.allNodes() {
+		if nd, ok := st.nodes[node]; ok {
+			st.give(nd, a.nodeDemand())
+			delete(nd.tasks, id)
+		}
 	}
 	st.fair.TaskEnded(j.Account, a.Demand, a.CountedFrom, t)
 	j.Running--

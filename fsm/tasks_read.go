@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"bytes"
+	"slices"
 	"time"
 
 	"github.com/longfair/longfair/ledger"
@@ -10,11 +11,14 @@ import (
 
 // TaskInfo is one attempt of one task.
 type TaskInfo struct {
-	JobID      uint64
-	Task       int64
-	Attempt    int
-	State      TaskState
-	Node       string
+	JobID   uint64
+	Task    int64
+	Attempt int
+	State   TaskState
+	Node    string
+	// Nodes lists every node of a parallel task, Node (its head) first;
+	// nil for a one-node task.
+	Nodes      []string
 	AssignedAt ledger.Time
 	StartedAt  ledger.Time
 	EndedAt    ledger.Time
@@ -25,7 +29,7 @@ type TaskInfo struct {
 
 func taskInfo(a *attemptRecord) TaskInfo {
 	return TaskInfo{
-		JobID: a.Job, Task: a.Task, Attempt: a.Attempt, State: a.State, Node: a.Node,
+		JobID: a.Job, Task: a.Task, Attempt: a.Attempt, State: a.State, Node: a.Node, Nodes: slices.Clone(a.Nodes),
 		AssignedAt: a.AssignedAt, StartedAt: a.StartedAt, EndedAt: a.EndedAt,
 		ExitCode: a.ExitCode, Runtime: a.Runtime, Charged: a.Charged,
 	}
@@ -76,7 +80,7 @@ func (f *FSM) Running(node string) []TaskInfo {
 	defer f.mu.RUnlock()
 	var out []TaskInfo
 	for _, id := range sortedTaskIDs(f.st.running) {
-		if a := f.st.running[id]; node == "" || a.Node == node {
+		if a := f.st.running[id]; node == "" || slices.Contains(a.allNodes(), node) {
 			out = append(out, taskInfo(a))
 		}
 	}

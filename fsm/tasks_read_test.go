@@ -10,10 +10,10 @@ func TestAttemptReadsEveryAttempt(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
 	h.ok(&NodeUp{ID: "n2", Capacity: map[string]float64{"cpu": 1}})
 	h.ok(&NodeDown{ID: "n1"})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n2"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n2"}}})
 	first, err := h.f.Attempt(1, 0, 1)
 	if err != nil || first.Node != "n1" || first.State != TaskLostState {
 		t.Fatalf("attempt 1 = %+v, %v; want lost on n1", first, err)

@@ -48,7 +48,7 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 		oldestPending := ledger.Time(-1)
 		for _, id := range st.accountJobs[name] {
 			j := st.jobs[id]
-			a.Running.AddScaled(j.Demand, float64(j.Running))
+			a.Running.AddScaled(j.allocation(), float64(j.Running))
 			if j.pending() == 0 {
 				continue
 			}
@@ -56,10 +56,10 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 				oldestPending = j.SubmittedAt
 			}
 			for _, r := range j.Requeued {
-				a.Queue = append(a.Queue, sched.Job{ID: j.ID, Demand: j.Demand.Clone(), FirstIndex: int(r.Task), Pending: 1, Walltime: j.Walltime})
+				a.Queue = append(a.Queue, j.viewJob(int(r.Task), 1))
 			}
 			if fresh := j.Tasks - j.NextFresh; fresh > 0 {
-				a.Queue = append(a.Queue, sched.Job{ID: j.ID, Demand: j.Demand.Clone(), FirstIndex: int(j.NextFresh), Pending: int(fresh), Walltime: j.Walltime})
+				a.Queue = append(a.Queue, j.viewJob(int(j.NextFresh), int(fresh)))
 			}
 		}
 		a.WaitingSince = waitingSince(fa, oldestPending)
@@ -99,7 +99,14 @@ func AssignFor(v *sched.View, placements []sched.Placement) (*Assign, error) {
 			return nil, fmt.Errorf("fsm: placement %d (%+v) does not index the view", i, p)
 		}
 		job := v.Accounts[p.Account].Queue[p.Job]
-		cmd.Placements = append(cmd.Placements, TaskPlacement{JobID: job.ID, Task: int64(p.Task), Node: v.Nodes[p.Node].ID})
+		tp := TaskPlacement{JobID: job.ID, Task: int64(p.Task), Node: v.Nodes[p.Node].ID}
+		for _, n := range p.Nodes {
+			if n < 0 || n >= len(v.Nodes) {
+				return nil, fmt.Errorf("fsm: placement %d (%+v) names node %d outside the view", i, p, n)
+			}
+			tp.Nodes = append(tp.Nodes, v.Nodes[n].ID)
+		}
+		cmd.Placements = append(cmd.Placements, tp)
 	}
 	return cmd, nil
 }

@@ -58,7 +58,7 @@ func TestCancelledRunningTasksEndCancelled(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 2, Walltime: time.Hour, Command: []string{"x"}})
-	h.ok(&Assign{Placements: []TaskPlacement{{1, 0, "n1"}, {1, 1, "n1"}}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}}})
 	h.ok(&CancelJob{JobID: 1})
 	h.at(time.Hour)
 	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 143, 6*time.Minute), exited(1, 1, 1, 137, 12*time.Minute)}})
