@@ -7,7 +7,7 @@ RACE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -E '/(server|worker|cli
 PURE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -vE '/(server|worker|client|ops|fsm|cmd|internal/cli|internal/testcluster)(/|$$)')
 STATICCHECK_VERSION := v0.6.1
 
-.PHONY: build run test bench lint proto clean tools fuzz lin
+.PHONY: build run test bench lint proto clean tools deps fuzz lin
 
 build:
 	$(GO) build -o $(BIN) ./cmd/longfair
@@ -29,7 +29,24 @@ $(GRPCURL): Makefile
 	GOBIN=$(CURDIR)/bin $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
 	@touch $@
 
-test: tools
+# deps installs, from Debian's packages, the programs the tests use that
+# Go does not build: MPICH's mpicc and mpiexec (the parallel-job tests run
+# an MPI job across workers). Without root or apt-get it says what is
+# missing, and the tests that need it skip with the same advice.
+DEBIAN_DEPS := mpicc:mpich hydra_pmi_proxy:mpich
+deps:
+	@missing=""; for dep in $(DEBIAN_DEPS); do \
+	  command -v $${dep%%:*} >/dev/null || missing="$$missing $${dep#*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  missing=$$(echo $$missing | tr ' ' '\n' | sort -u | tr '\n' ' '); \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "deps: installing $$missing"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing >/dev/null || \
+	    { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing >/dev/null; }; \
+	  else echo "deps: $$missing not installed (needs root and apt-get); the tests that use it skip"; fi; \
+	fi
+
+test: tools deps
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m $(PURE_PKGS)
 	@if [ -n "$(RACE_PKGS)" ]; then $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS); fi

@@ -25,6 +25,9 @@ type JobSpec struct {
 	Demand map[string]float64
 	// Tasks in the array; 0 means 1.
 	Tasks int64
+	// Nodes each task spans, Demand on each (a parallel job, such as an
+	// MPI run); 0 means 1.
+	Nodes int
 	// Walltime per task; a task is stopped when it runs longer.
 	Walltime time.Duration
 	// Command is the argv of every task; each task finds its index in the
@@ -46,7 +49,7 @@ func (s JobSpec) Request() *longfairv1.SubmitJobRequest {
 		tasks = 1
 	}
 	return &longfairv1.SubmitJobRequest{
-		Account: s.Account, User: s.User, Name: s.Name, Demand: s.Demand, Tasks: tasks,
+		Account: s.Account, User: s.User, Name: s.Name, Demand: s.Demand, Tasks: tasks, Nodes: int32(min(s.Nodes, longfairv1.MaxNodesPerJob+1)),
 		Walltime: durationpb.New(s.Walltime), Command: s.Command,
 		MaxAttempts: int32(min(s.MaxAttempts, longfairv1.MaxAttemptsLimit+1)), RequestId: s.RequestID,
 	}

@@ -27,6 +27,10 @@ const (
 	MaxWalltime = 365 * 24 * time.Hour
 )
 
+// MaxNodesPerJob bounds how many nodes one task of a parallel job spans:
+// more than any centre has.
+const MaxNodesPerJob = 100_000
+
 // CheckName checks a name: 1 to MaxNameLength letters, digits, '.', '_'
 // or '-', starting with a letter or digit. Names appear in keys, logs,
 // file names and command lines, so they are kept plain ASCII. field names

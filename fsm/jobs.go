@@ -23,9 +23,7 @@ const (
 	MaxBatch           = 100_000
 	MaxMemberships     = 1000
 	MaxResources       = 64
-	// MaxNodesPerJob bounds how many nodes one task of a parallel job
-	// spans: more than any centre has.
-	MaxNodesPerJob = 100_000
+	MaxNodesPerJob     = core.MaxNodesPerJob
 )
 
 // SubmitJob submits an array of Tasks identical tasks. RequestID, when set,

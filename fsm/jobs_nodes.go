@@ -66,9 +66,15 @@ func (a *attemptRecord) allNodes() []string {
 	return []string{a.Node}
 }
 
+// MaxCredentialBytes bounds a parallel task's exec credential.
+const MaxCredentialBytes = 128
+
 // checkPlacementNodes checks the shape of placement i's node list: empty
 // for a one-node task, or distinct valid node ids headed by Node.
 func checkPlacementNodes(i int, p TaskPlacement) *Error {
+	if len(p.Credential) > MaxCredentialBytes {
+		return invalid("placement %d has a credential of %d bytes: at most %d", i, len(p.Credential), MaxCredentialBytes)
+	}
 	if len(p.Nodes) == 0 {
 		return nil
 	}

@@ -15,6 +15,11 @@ type TaskPlacement struct {
 	Task  int64    `json:"task"`
 	Node  string   `json:"node"`
 	Nodes []string `json:"nodes,omitempty"`
+	// Credential, for a parallel task, is the secret a process must show
+	// to start another on one of the task's nodes (`longfair exec`): made
+	// by the leader from a random source when it places the task, kept
+	// with the attempt, sent only to the task's workers.
+	Credential string `json:"credential,omitempty"`
 }
 
 // Assign is one scheduling pass's placements. Each is re-checked at apply
@@ -126,8 +131,10 @@ type attemptRecord struct {
 	// holds on each of its nodes (Demand is len(Nodes) × NodeDemand).
 	Demand     ledger.Vector `json:"demand"`
 	NodeDemand ledger.Vector `json:"node_demand,omitempty"`
-	State      TaskState     `json:"state"`
-	AssignedAt ledger.Time   `json:"assigned_at"`
+	// Credential is the parallel task's exec secret (TaskPlacement).
+	Credential string      `json:"credential,omitempty"`
+	State      TaskState   `json:"state"`
+	AssignedAt ledger.Time `json:"assigned_at"`
 	// CountedFrom is when the fairness book started counting the attempt:
 	// its placement, or the last change of fairness window.
 	CountedFrom ledger.Time   `json:"counted_from"`
@@ -219,7 +226,7 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 		Demand: j.allocation(), State: TaskAssigned, AssignedAt: t, CountedFrom: t,
 	}
 	if j.Nodes > 1 {
-		a.Nodes, a.NodeDemand = slices.Clone(p.Nodes), j.Demand.Clone()
+		a.Nodes, a.NodeDemand, a.Credential = slices.Clone(p.Nodes), j.Demand.Clone(), p.Credential
 	}
 	if err := b.saveAttempt(a); err != nil {
 		return PlacedTask{}, "", err

@@ -18,7 +18,10 @@ type TaskInfo struct {
 	Node    string
 	// Nodes lists every node of a parallel task, Node (its head) first;
 	// nil for a one-node task.
-	Nodes      []string
+	Nodes []string
+	// Credential is a parallel task's exec secret, for its workers only:
+	// never shown to users.
+	Credential string
 	AssignedAt ledger.Time
 	StartedAt  ledger.Time
 	EndedAt    ledger.Time
@@ -29,7 +32,7 @@ type TaskInfo struct {
 
 func taskInfo(a *attemptRecord) TaskInfo {
 	return TaskInfo{
-		JobID: a.Job, Task: a.Task, Attempt: a.Attempt, State: a.State, Node: a.Node, Nodes: slices.Clone(a.Nodes),
+		JobID: a.Job, Task: a.Task, Attempt: a.Attempt, State: a.State, Node: a.Node, Nodes: slices.Clone(a.Nodes), Credential: a.Credential,
 		AssignedAt: a.AssignedAt, StartedAt: a.StartedAt, EndedAt: a.EndedAt,
 		ExitCode: a.ExitCode, Runtime: a.Runtime, Charged: a.Charged,
 	}

@@ -75,8 +75,8 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 		"Operator/UpdateSettings", "Operator/VerifyState",
 		"Groups/SetGroupWeight", "Groups/RemoveGroup", "Groups/SetAccountGroup",
 		"Queues/CreateLatencyQueue", "Queues/RemoveLatencyQueue",
-		// Served by workers; a server never serves it.
-		"TaskOutput/ReadTaskOutput":
+		// Served by workers; a server never serves them.
+		"TaskOutput/ReadTaskOutput", "Allocation/Exec":
 		return methodRule{access: accessAdmin}, true
 	case "Workers/Connect":
 		return methodRule{access: accessWorker}, true

@@ -72,7 +72,7 @@ func jobProto(j fsm.JobInfo) *longfairv1.Job {
 		SubmittedAt: timestamp(j.SubmittedAt), EndedAt: timestamp(j.EndedAt),
 		PendingTasks: j.Pending, RunningTasks: j.Running, SucceededTasks: j.Succeeded,
 		FailedTasks: j.Failed, CancelledTasks: j.Cancelled,
-		HoldMicroSu: int64(j.Hold), ChargedMicroSu: int64(j.Charged),
+		HoldMicroSu: int64(j.Hold), ChargedMicroSu: int64(j.Charged), Nodes: int32(j.Nodes),
 	}
 }
 
@@ -80,14 +80,14 @@ func taskProto(t fsm.TaskInfo) *longfairv1.Task {
 	return &longfairv1.Task{
 		JobId: t.JobID, Index: t.Task, Attempt: int32(t.Attempt), State: taskStateProto(t.State), Node: t.Node,
 		AssignedAt: timestamp(t.AssignedAt), StartedAt: timestamp(t.StartedAt), EndedAt: timestamp(t.EndedAt),
-		ExitCode: t.ExitCode, Runtime: duration(t.Runtime), ChargedMicroSu: int64(t.Charged),
+		ExitCode: t.ExitCode, Runtime: duration(t.Runtime), ChargedMicroSu: int64(t.Charged), Nodes: t.Nodes,
 	}
 }
 
 func (j *jobsService) SubmitJob(ctx context.Context, req *longfairv1.SubmitJobRequest) (*longfairv1.SubmitJobResponse, error) {
 	info, err := proposeFor[fsm.JobInfo](ctx, j.s, &fsm.SubmitJob{
 		RequestID: req.GetRequestId(), Account: req.GetAccount(), User: req.GetUser(), Name: req.GetName(),
-		Demand: req.GetDemand(), Tasks: req.GetTasks(), Walltime: req.GetWalltime().AsDuration(),
+		Demand: req.GetDemand(), Tasks: req.GetTasks(), Nodes: int(req.GetNodes()), Walltime: req.GetWalltime().AsDuration(),
 		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()),
 		CheckFit: true, // refuse a task no known node can hold (fsm/jobs_fit.go)
 	})

@@ -15,7 +15,13 @@ import (
 func (t *leaderTerm) deliverPlaced(placed []fsm.PlacedTask) {
 	byNode := make(map[string][]fsm.PlacedTask)
 	for _, p := range placed {
-		byNode[p.Node] = append(byNode[p.Node], p)
+		nodes := p.Nodes
+		if len(nodes) == 0 {
+			nodes = []string{p.Node}
+		}
+		for _, node := range nodes {
+			byNode[node] = append(byNode[node], p)
+		}
 	}
 	for node, list := range byNode {
 		c := t.conn(node)
@@ -24,7 +30,7 @@ func (t *leaderTerm) deliverPlaced(placed []fsm.PlacedTask) {
 		}
 		asgs := make([]*longfairv1.Assignment, 0, len(list))
 		for _, p := range list {
-			if a := t.assignment(attemptKey{p.JobID, p.Task, p.Attempt}); a != nil {
+			if a := t.assignment(attemptKey{p.JobID, p.Task, p.Attempt}, node); a != nil {
 				asgs = append(asgs, a)
 			}
 		}
@@ -37,15 +43,16 @@ func (t *leaderTerm) deliverTasks(c *workerConn, tasks []fsm.TaskInfo) {
 	slices.SortFunc(tasks, func(a, b fsm.TaskInfo) int { return compareKeys(keyOfTask(a), keyOfTask(b)) })
 	asgs := make([]*longfairv1.Assignment, 0, len(tasks))
 	for _, ti := range tasks {
-		if a := t.assignment(keyOfTask(ti)); a != nil {
+		if a := t.assignment(keyOfTask(ti), c.node); a != nil {
 			asgs = append(asgs, a)
 		}
 	}
 	c.deliver(asgs)
 }
 
-// assignment builds the message that tells a worker to run attempt k.
-func (t *leaderTerm) assignment(k attemptKey) *longfairv1.Assignment {
+// assignment builds the message that tells the worker of node to run
+// attempt k, or its share of it (gang_conn.go).
+func (t *leaderTerm) assignment(k attemptKey, node string) *longfairv1.Assignment {
 	j, err := t.jobs.get(k.job)
 	if err != nil {
 		t.log.Error("cannot read the job of a placed attempt; its worker will be sent it on the next sweep", "job", k.job, "error", err)
@@ -57,8 +64,12 @@ func (t *leaderTerm) assignment(k attemptKey) *longfairv1.Assignment {
 			demand[name] = q
 		}
 	}
-	return &longfairv1.Assignment{
+	a := &longfairv1.Assignment{
 		Attempt: k.ref(), Account: j.Account, User: j.User, JobName: j.Name,
 		Command: j.Command, Walltime: durationpb.New(j.Walltime), Demand: demand,
 	}
+	if j.Nodes > 1 && !t.addAllocation(a, k, node) {
+		return nil
+	}
+	return a
 }

@@ -69,6 +69,11 @@ func (t *leaderTerm) commitEvents(batches []eventBatch) {
 				t.log.Debug("ignoring an event about an attempt the worker does not hold", "node", b.c.node, "job", k.job, "task", k.task, "attempt", k.attempt)
 				continue
 			}
+			if ev.Kind != fsm.TaskLost && b.c.isMember(k) {
+				// A node of a parallel task that it does not head: its
+				// start and end are the head's to report.
+				continue
+			}
 			cmd.Events = append(cmd.Events, ev)
 			if ev.Kind != fsm.TaskStarted {
 				ended[b.c] = append(ended[b.c], k)
@@ -80,6 +85,9 @@ func (t *leaderTerm) commitEvents(batches []eventBatch) {
 	}
 	if len(ended) > 0 {
 		kick(t.schedule)
+		// The other nodes of a parallel task that ended hold processes
+		// of it: the sweep stops them (stopEndedParallel).
+		t.requestSweep(false)
 	}
 	now := time.Now()
 	for c, seq := range acks {

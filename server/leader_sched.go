@@ -85,6 +85,7 @@ func (t *leaderTerm) pass(engine *sched.Engine) (again bool) {
 		t.log.Error("scheduling pass made a placement outside its view", "error", err)
 		return false
 	}
+	addCredentials(cmd)
 	res, err := proposeFor[*fsm.AssignResult](t.ctx, t.s, cmd)
 	if err != nil {
 		if t.ctx.Err() == nil {

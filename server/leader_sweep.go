@@ -28,12 +28,14 @@ func (t *leaderTerm) sweepLoop() {
 		// One read of the ledger for every node.
 		byNode := make(map[string]map[attemptKey]fsm.TaskInfo)
 		for _, ti := range t.s.fsm.Running("") {
-			m := byNode[ti.Node]
-			if m == nil {
-				m = make(map[attemptKey]fsm.TaskInfo)
-				byNode[ti.Node] = m
+			for _, node := range taskNodes(ti) {
+				m := byNode[node]
+				if m == nil {
+					m = make(map[attemptKey]fsm.TaskInfo)
+					byNode[node] = m
+				}
+				m[keyOfTask(ti)] = ti
 			}
-			m[keyOfTask(ti)] = ti
 		}
 		for _, c := range conns {
 			t.sweepActive(c, byNode[c.node], withCancel)
@@ -52,15 +54,20 @@ func (t *leaderTerm) sweepConn(c *workerConn, withCancel bool) {
 func (t *leaderTerm) sweepActive(c *workerConn, active map[attemptKey]fsm.TaskInfo, withCancel bool) {
 	now := time.Now()
 	var missing []fsm.TaskInfo
+	var endedParallel []*longfairv1.AttemptRef
 	c.mu.Lock()
 	for k, ended := range c.delivered {
 		switch _, ok := active[k]; {
 		case ok:
 		case ended.IsZero():
 			c.delivered[k] = now
+			if _, ok := c.parallel[k]; ok {
+				endedParallel = append(endedParallel, k.ref())
+			}
 		case now.Sub(ended) > deliveredLinger:
 			delete(c.delivered, k)
 			delete(c.killed, k)
+			delete(c.parallel, k)
 		}
 	}
 	for k, ti := range active {
@@ -72,6 +79,7 @@ func (t *leaderTerm) sweepActive(c *workerConn, active map[attemptKey]fsm.TaskIn
 	if len(missing) > 0 {
 		t.deliverTasks(c, missing)
 	}
+	stopEndedParallel(c, endedParallel)
 	if withCancel {
 		t.stopCancelled(c, active)
 	}

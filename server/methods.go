@@ -63,7 +63,7 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 		"Workers/Connect", "Workers/ReadTaskOutput",
 		// Served by workers, not servers; listed so that nothing is
 		// forwarded to the leader by mistake.
-		"TaskOutput/ReadTaskOutput":
+		"TaskOutput/ReadTaskOutput", "Allocation/Exec":
 		return kindLocal, true
 	}
 	return kindLeader, false

@@ -73,8 +73,12 @@ type workerConn struct {
 	delivered map[attemptKey]time.Time
 	// killed holds the attempts a kill with report was sent for.
 	killed map[attemptKey]struct{}
-	out    []*longfairv1.LeaderMessage
-	outSig chan struct{}
+	// parallel holds the parallel tasks this worker holds a node of
+	// (gang_conn.go), true where it is a member: a node it does not head,
+	// where it runs no command and reports only the task's loss.
+	parallel map[attemptKey]bool
+	out      []*longfairv1.LeaderMessage
+	outSig   chan struct{}
 }
 
 func (c *workerConn) isReady() bool {
@@ -126,6 +130,9 @@ func (c *workerConn) deliver(asgs []*longfairv1.Assignment) {
 			continue
 		}
 		c.delivered[k] = time.Time{}
+		if len(a.GetNodes()) > 1 {
+			c.parallel[k] = a.GetNodeIndex() > 0
+		}
 		fresh = append(fresh, a)
 	}
 	c.mu.Unlock()
@@ -200,7 +207,7 @@ func (t *leaderTerm) serve(stream longfairv1.Workers_ConnectServer) error {
 		term: t, node: ad.GetNodeId(), session: hello.GetSession(), advert: ad, fencedWithin: fencedWithin,
 		from: ad.GetAddress(), since: time.Now(),
 		ctx: ctx, cancel: cancel, call: stream.Context(),
-		delivered: make(map[attemptKey]time.Time), killed: make(map[attemptKey]struct{}),
+		delivered: make(map[attemptKey]time.Time), killed: make(map[attemptKey]struct{}), parallel: make(map[attemptKey]bool),
 		outSig: make(chan struct{}, 1),
 	}
 	if p, ok := peer.FromContext(stream.Context()); ok && p.Addr != nil {

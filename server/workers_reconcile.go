@@ -55,9 +55,12 @@ func (t *leaderTerm) reconcile(c *workerConn, h *longfairv1.WorkerHello) error {
 	var lost []fsm.TaskEvent
 	var resend []fsm.TaskInfo
 	c.mu.Lock()
-	for k := range active {
+	for k, ti := range active {
 		if _, ok := held[k]; ok {
 			c.delivered[k] = time.Time{}
+			if len(ti.Nodes) > 1 {
+				c.parallel[k] = ti.Node != c.node
+			}
 		}
 	}
 	c.mu.Unlock()

@@ -52,8 +52,10 @@ type Agent struct {
 	// renewed (monoNow): FenceTimeout after the last moment the leader
 	// surely heard this worker (renewLease).
 	lease atomic.Int64
-	// exe is the program supervisors run as (Config.Executable).
-	exe string
+	// exe is the program supervisors run as (Config.Executable);
+	// clientExe the longfair program a parallel task's rsh agent runs
+	// (Config.ClientExecutable).
+	exe, clientExe string
 
 	// runCtx lives until Shutdown; attempts and loops stop with it.
 	runCtx    context.Context
@@ -102,6 +104,14 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	if ag.exe == "" {
 		if ag.exe, err = selfExe(); err != nil {
 			return nil, fmt.Errorf("find this program to run task supervisors: %w (set the worker's Executable)", err)
+		}
+	}
+	ag.clientExe = cfg.ClientExecutable
+	if ag.clientExe == "" {
+		// The real path, not /proc/self/exe: the task's agent script runs
+		// it as another process.
+		if ag.clientExe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find this program for parallel tasks' rsh agent: %w (set the worker's ClientExecutable)", err)
 		}
 	}
 	ag.fresh.Store(true)
@@ -157,6 +167,7 @@ func (ag *Agent) Start(ctx context.Context) (err error) {
 	}
 	ag.grpc = grpc.NewServer(serverOpts...)
 	longfairv1.RegisterTaskOutputServer(ag.grpc, &outputService{ag: ag})
+	longfairv1.RegisterAllocationServer(ag.grpc, &allocationService{ag: ag})
 	ag.goLoop(func() {
 		if err := ag.grpc.Serve(ag.grpcLis); err != nil {
 			ag.log.Error("gRPC server stopped", "error", err)

@@ -83,6 +83,10 @@ type Config struct {
 	// (/proc/self/exe on Linux, so that an upgrade replacing the file does
 	// not change what running agents start).
 	Executable string
+	// ClientExecutable is the longfair program a parallel task's rsh
+	// agent runs (`longfair exec`, allocation.go); empty means this
+	// program, which is right for `longfair worker`.
+	ClientExecutable string
 	// Observer, when set, is told when attempts start and end (metrics,
 	// benchmarks). Its methods must not block.
 	Observer Observer

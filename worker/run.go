@@ -71,9 +71,20 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	// Not under the table's lock: starting a supervisor takes an exec,
 	// and lease renewals (renewLease) must not wait for it. A stop asked
 	// for meanwhile is passed on below.
+	env := ag.env(a, idx)
+	parallel, err := ag.allocationEnv(a.asg, dir)
+	if err != nil {
+		ag.lose(a, err)
+		return
+	}
+	env = append(env, parallel...)
+	script, member := shellScript(a.asg.GetCommand()), isMember(a.asg)
+	if member {
+		script = memberScript // allocation.go
+	}
 	started := time.Now()
 	proc, err := startSupervised(ag.exe, supervisorSpec{
-		Script: shellScript(a.asg.GetCommand()), Dir: dir, Env: ag.env(a, idx),
+		Script: script, Dir: dir, Env: env,
 		Walltime: a.asg.GetWalltime().AsDuration(), KillGrace: ag.cfg.KillGrace,
 		LockFile: supervisorLock(ag.cfg.WorkDir, k),
 	}, ag.lease.Load, stdout, stderr)
@@ -94,7 +105,9 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	if err := proc.renew(ag.lease.Load()); err != nil {
 		ag.log.Warn("cannot renew a task's lease", "job", k.job, "task", k.task, "attempt", k.attempt, "error", err)
 	}
-	ag.tasks.event(a, &longfairv1.TaskEvent{Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED})
+	if !member {
+		ag.tasks.event(a, &longfairv1.TaskEvent{Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED})
+	}
 	if o := ag.cfg.Observer; o != nil {
 		o.TaskStarted(k.job, k.task, k.attempt, time.Now())
 	}
@@ -108,6 +121,12 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	}
 	if ex.fenced != "" {
 		ag.fenced(a, ex)
+		return
+	}
+	if member {
+		// Its end is the head's to report; the leader stops it here
+		// once the task has ended.
+		ag.tasks.ended(a)
 		return
 	}
 	ag.finish(a, ex.code, ex.runtime)
@@ -207,7 +226,7 @@ func (ag *Agent) env(a *attempt, devices []int) []string {
 // taskEnv is the agent's environment without the variables it sets for
 // each task, so that a value inherited by the agent never leaks into one.
 func taskEnv(environ []string) []string {
-	own := []string{EnvJobID, EnvTaskID, EnvTaskIndex, EnvAttempt, EnvAccount, EnvUser, EnvNodeID, EnvOffloadDevices, envSupervisor}
+	own := append([]string{EnvJobID, EnvTaskID, EnvTaskIndex, EnvAttempt, EnvAccount, EnvUser, EnvNodeID, EnvOffloadDevices, envSupervisor}, parallelEnv...)
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")

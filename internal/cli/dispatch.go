@@ -32,6 +32,7 @@ func Commands() map[string]Command {
 		"fairness": {"per account: weight, share, Ü, β, pending and running (the sshare of longfair)", fairnessCommand()},
 		"balance":  {"service-unit balances of accounts", balanceCommand()},
 		"explain":  {"why a pending job has not started", explainCommand()},
+		"exec":     {"inside a parallel task: run a command on another of its nodes (an rsh for mpiexec)", execCommand()},
 
 		"account":  {"create, list, show accounts; set their weights", accountGroup()},
 		"user":     {"create and list users; manage their accounts", userGroup()},
@@ -57,7 +58,7 @@ func commandGroups() []struct {
 		names []string
 	}{
 		{"Cluster", []string{"server", "worker", "dev", "status", "nodes"}},
-		{"Users", []string{"submit", "jobs", "job", "cancel", "logs", "fairness", "balance", "explain"}},
+		{"Users", []string{"submit", "jobs", "job", "cancel", "logs", "fairness", "balance", "explain", "exec"}},
 		{"Admins", []string{"account", "user", "grant", "ledger", "usage", "policy", "group", "queue", "acl", "operator"}},
 		{"Simulation", []string{"sim"}},
 	}
@@ -89,6 +90,10 @@ func Dispatch(cmds map[string]Command, args []string, stdout, stderr io.Writer) 
 	err := c.Run(args[1:], stdout, stderr)
 	if err == nil || errors.Is(err, ErrHelpShown) {
 		return 0
+	}
+	var st ExitStatus
+	if errors.As(err, &st) {
+		return int(st)
 	}
 	path := args[0]
 	var pe commandPathError

@@ -30,12 +30,23 @@ Examples:
   longfair submit --account astro --mic 1 --cpu 4 --walltime 2h --name offload -- ./run-mic
   longfair submit --account bio --repeat 50 --walltime 5m -- sleep 60     # 50 jobs
   longfair submit --account bio --wait -- ./quick-check                   # wait for it to end
+  longfair submit --account astro --nodes 2 --cpu 4 -- \
+      'mpiexec -launcher rsh -launcher-exec "$LONGFAIR_RSH" -f "$LONGFAIR_HOSTFILE" -n 8 ./a.out'
+
+With --nodes N each task is a parallel job: N nodes, each holding the
+resources asked for, allocated together (all or none) and charged and
+counted in fairness for all of them. The command runs on the first node
+with LONGFAIR_NODELIST, LONGFAIR_NNODES, LONGFAIR_NODEID and
+LONGFAIR_HOSTFILE set; 'longfair exec NODE CMD' ($LONGFAIR_RSH) starts
+processes on the others. A shape the cluster's nodes could never hold is
+refused with the widest that fits.
 `
 
 func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 	var (
 		account, user, name, requestID string
 		tasks                          int64
+		nodes                          int
 		walltime                       time.Duration
 		maxAttempts, repeat            int
 		wait                           bool
@@ -47,6 +58,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&user, "user", defaultUser(), "`user` submitting, a member of the account (default $LONGFAIR_USER, else $USER)")
 		fs.Int64Var(&tasks, "array", 1, "number of tasks in the job array (1 to 1000000)")
 		fs.Int64Var(&tasks, "n", 1, "short for --array")
+		fs.IntVar(&nodes, "nodes", 1, "nodes each task spans, the resources asked for on each (a parallel job, e.g. MPI; see 'longfair exec --help')")
 		fs.DurationVar(&walltime, "walltime", time.Hour, "longest a task may run, 1s to 365 days, e.g. 30m or 2h; it is stopped after")
 		fs.StringVar(&name, "name", "", "job `name` for people")
 		fs.IntVar(&maxAttempts, "max-attempts", 0, "how often a task lost with its node is started (0: the cluster default, 3)")
@@ -77,11 +89,14 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		if repeat > 1 && (wait || requestID != "") {
 			return Usagef("--repeat submits several jobs: it cannot be combined with --wait or --request-id")
 		}
+		if nodes < 1 {
+			return Usagef("--nodes %d: a task spans 1 or more nodes", nodes)
+		}
 		demand, err := res.demand()
 		if err != nil {
 			return err
 		}
-		spec := client.JobSpec{Account: account, User: user, Name: name, Demand: demand, Tasks: tasks,
+		spec := client.JobSpec{Account: account, User: user, Name: name, Demand: demand, Tasks: tasks, Nodes: nodes,
 			Walltime: walltime, Command: command, MaxAttempts: maxAttempts, RequestID: requestID}
 		if repeat > 1 {
 			return submitMany(ctx, c, f, spec, repeat, out)
@@ -135,8 +150,12 @@ func printSubmitted(out cmdIO, format string, jobs []*longfairv1.Job) error {
 		return writeTable(out.stdout, "csv", jobsTable(jobs))
 	}
 	for _, j := range jobs {
+		shape := fmtVector(j.GetDemand())
+		if n := j.GetNodes(); n > 1 {
+			shape = fmt.Sprintf("%d nodes × %s", n, shape)
+		}
 		fmt.Fprintf(out.stdout, "submitted job %d: %d task(s) of %s, walltime %s, account %s; %s SU held\n",
-			j.GetId(), j.GetTasks(), fmtVector(j.GetDemand()), fmtDuration(j.GetWalltime()), j.GetAccount(), fmtSU(j.GetHoldMicroSu()))
+			j.GetId(), j.GetTasks(), shape, fmtDuration(j.GetWalltime()), j.GetAccount(), fmtSU(j.GetHoldMicroSu()))
 	}
 	return nil
 }

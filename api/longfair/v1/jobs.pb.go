@@ -231,7 +231,13 @@ type SubmitJobRequest struct {
 	MaxAttempts int32 `protobuf:"varint,8,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
 	// request_id makes submission idempotent: a retried request with the same
 	// id returns the job it created the first time (1–64 characters).
-	RequestId     string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// nodes each task spans (a parallel job, such as an MPI run): its nodes
+	// are allocated together, all or none, with demand on each; the job is
+	// charged and counted in fairness for all of them. 0 and 1 mean one
+	// node; at most 100,000. A shape fewer known nodes could hold is
+	// refused, holding nothing, with the widest that fits.
+	Nodes         int32 `protobuf:"varint,10,opt,name=nodes,proto3" json:"nodes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -327,6 +333,13 @@ func (x *SubmitJobRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *SubmitJobRequest) GetNodes() int32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
 }
 
 type SubmitJobResponse struct {
@@ -614,8 +627,10 @@ type Job struct {
 	HoldMicroSu int64 `protobuf:"varint,18,opt,name=hold_micro_su,json=holdMicroSu,proto3" json:"hold_micro_su,omitempty"`
 	// charged_micro_su is what the job's tasks have been charged so far.
 	ChargedMicroSu int64 `protobuf:"varint,19,opt,name=charged_micro_su,json=chargedMicroSu,proto3" json:"charged_micro_su,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// nodes each task spans; 0 for one. demand is then per node.
+	Nodes         int32 `protobuf:"varint,20,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -781,6 +796,13 @@ func (x *Job) GetChargedMicroSu() int64 {
 	return 0
 }
 
+func (x *Job) GetNodes() int32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
 type ListTasksRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -907,8 +929,11 @@ type Task struct {
 	ExitCode       int32                  `protobuf:"varint,9,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
 	Runtime        *durationpb.Duration   `protobuf:"bytes,10,opt,name=runtime,proto3" json:"runtime,omitempty"`
 	ChargedMicroSu int64                  `protobuf:"varint,11,opt,name=charged_micro_su,json=chargedMicroSu,proto3" json:"charged_micro_su,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// nodes: every node of a parallel task, node (its head, where its
+	// script runs) first; empty for a one-node task.
+	Nodes         []string `protobuf:"bytes,12,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -1016,6 +1041,13 @@ func (x *Task) GetChargedMicroSu() int64 {
 		return x.ChargedMicroSu
 	}
 	return 0
+}
+
+func (x *Task) GetNodes() []string {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
 }
 
 type ExplainJobRequest struct {
@@ -1337,7 +1369,7 @@ var File_longfair_v1_jobs_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\n" +
-	"\x16longfair/v1/jobs.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfb\x02\n" +
+	"\x16longfair/v1/jobs.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x91\x03\n" +
 	"\x10SubmitJobRequest\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x12\n" +
@@ -1348,7 +1380,9 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\acommand\x18\a \x03(\tR\acommand\x12!\n" +
 	"\fmax_attempts\x18\b \x01(\x05R\vmaxAttempts\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\t \x01(\tR\trequestId\x1a9\n" +
+	"request_id\x18\t \x01(\tR\trequestId\x12\x14\n" +
+	"\x05nodes\x18\n" +
+	" \x01(\x05R\x05nodes\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"7\n" +
@@ -1367,7 +1401,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\"`\n" +
 	"\x10ListJobsResponse\x12$\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x10.longfair.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x82\x06\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x98\x06\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x12\n" +
@@ -1388,7 +1422,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\ffailed_tasks\x18\x10 \x01(\x03R\vfailedTasks\x12'\n" +
 	"\x0fcancelled_tasks\x18\x11 \x01(\x03R\x0ecancelledTasks\x12\"\n" +
 	"\rhold_micro_su\x18\x12 \x01(\x03R\vholdMicroSu\x12(\n" +
-	"\x10charged_micro_su\x18\x13 \x01(\x03R\x0echargedMicroSu\x1a9\n" +
+	"\x10charged_micro_su\x18\x13 \x01(\x03R\x0echargedMicroSu\x12\x14\n" +
+	"\x05nodes\x18\x14 \x01(\x05R\x05nodes\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"e\n" +
@@ -1399,7 +1434,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"d\n" +
 	"\x11ListTasksResponse\x12'\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x11.longfair.v1.TaskR\x05tasks\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xba\x03\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd0\x03\n" +
 	"\x04Task\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x03R\x05index\x12\x18\n" +
@@ -1414,7 +1449,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\texit_code\x18\t \x01(\x05R\bexitCode\x123\n" +
 	"\aruntime\x18\n" +
 	" \x01(\v2\x19.google.protobuf.DurationR\aruntime\x12(\n" +
-	"\x10charged_micro_su\x18\v \x01(\x03R\x0echargedMicroSu\"*\n" +
+	"\x10charged_micro_su\x18\v \x01(\x03R\x0echargedMicroSu\x12\x14\n" +
+	"\x05nodes\x18\f \x03(\tR\x05nodes\"*\n" +
 	"\x11ExplainJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"\xeb\a\n" +
 	"\x0eJobExplanation\x12\"\n" +

@@ -16,6 +16,7 @@ const (
 const (
 	MaxNameLength      = core.MaxNameLength
 	MaxTasksPerJob     = 1_000_000
+	MaxNodesPerJob     = core.MaxNodesPerJob
 	MaxAttemptsLimit   = 100
 	DefaultMaxAttempts = 3
 	MaxPageSize        = 1000

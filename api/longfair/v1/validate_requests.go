@@ -153,6 +153,9 @@ func (r *SubmitJobRequest) Validate() error {
 	if r.GetTasks() < 1 || r.GetTasks() > MaxTasksPerJob {
 		return bad("tasks is %d: a job has 1 to %d tasks", r.GetTasks(), MaxTasksPerJob)
 	}
+	if n := r.GetNodes(); n < 0 || n > MaxNodesPerJob {
+		return bad("nodes is %d: a task spans 1 to %d nodes (0 means 1)", n, MaxNodesPerJob)
+	}
 	if err := checkDuration("walltime", r.GetWalltime(), false, MaxWalltime); err != nil {
 		return err
 	}

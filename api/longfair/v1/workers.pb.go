@@ -127,6 +127,285 @@ func (OutputStream) EnumDescriptor() ([]byte, []int) {
 	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{1}
 }
 
+type ExecStart struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Attempt    *AttemptRef            `protobuf:"bytes,1,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Credential string                 `protobuf:"bytes,2,opt,name=credential,proto3" json:"credential,omitempty"`
+	// argv is joined with spaces and run by /bin/sh -c, as rsh and ssh run
+	// their command.
+	Argv []string `protobuf:"bytes,3,rep,name=argv,proto3" json:"argv,omitempty"`
+	// env is the process's environment (NAME=value); dir its working
+	// directory (the node's worker's own when empty or missing).
+	Env           []string `protobuf:"bytes,4,rep,name=env,proto3" json:"env,omitempty"`
+	Dir           string   `protobuf:"bytes,5,opt,name=dir,proto3" json:"dir,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecStart) Reset() {
+	*x = ExecStart{}
+	mi := &file_longfair_v1_workers_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecStart) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecStart) ProtoMessage() {}
+
+func (x *ExecStart) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_workers_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecStart.ProtoReflect.Descriptor instead.
+func (*ExecStart) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ExecStart) GetAttempt() *AttemptRef {
+	if x != nil {
+		return x.Attempt
+	}
+	return nil
+}
+
+func (x *ExecStart) GetCredential() string {
+	if x != nil {
+		return x.Credential
+	}
+	return ""
+}
+
+func (x *ExecStart) GetArgv() []string {
+	if x != nil {
+		return x.Argv
+	}
+	return nil
+}
+
+func (x *ExecStart) GetEnv() []string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *ExecStart) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
+type ExecRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*ExecRequest_Start
+	//	*ExecRequest_Stdin
+	//	*ExecRequest_StdinClosed
+	Msg           isExecRequest_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecRequest) Reset() {
+	*x = ExecRequest{}
+	mi := &file_longfair_v1_workers_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecRequest) ProtoMessage() {}
+
+func (x *ExecRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_workers_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecRequest.ProtoReflect.Descriptor instead.
+func (*ExecRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ExecRequest) GetMsg() isExecRequest_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *ExecRequest) GetStart() *ExecStart {
+	if x != nil {
+		if x, ok := x.Msg.(*ExecRequest_Start); ok {
+			return x.Start
+		}
+	}
+	return nil
+}
+
+func (x *ExecRequest) GetStdin() []byte {
+	if x != nil {
+		if x, ok := x.Msg.(*ExecRequest_Stdin); ok {
+			return x.Stdin
+		}
+	}
+	return nil
+}
+
+func (x *ExecRequest) GetStdinClosed() bool {
+	if x != nil {
+		if x, ok := x.Msg.(*ExecRequest_StdinClosed); ok {
+			return x.StdinClosed
+		}
+	}
+	return false
+}
+
+type isExecRequest_Msg interface {
+	isExecRequest_Msg()
+}
+
+type ExecRequest_Start struct {
+	Start *ExecStart `protobuf:"bytes,1,opt,name=start,proto3,oneof"`
+}
+
+type ExecRequest_Stdin struct {
+	Stdin []byte `protobuf:"bytes,2,opt,name=stdin,proto3,oneof"`
+}
+
+type ExecRequest_StdinClosed struct {
+	// stdin_closed: no more stdin.
+	StdinClosed bool `protobuf:"varint,3,opt,name=stdin_closed,json=stdinClosed,proto3,oneof"`
+}
+
+func (*ExecRequest_Start) isExecRequest_Msg() {}
+
+func (*ExecRequest_Stdin) isExecRequest_Msg() {}
+
+func (*ExecRequest_StdinClosed) isExecRequest_Msg() {}
+
+type ExecResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*ExecResponse_Stdout
+	//	*ExecResponse_Stderr
+	//	*ExecResponse_ExitCode
+	Msg           isExecResponse_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExecResponse) Reset() {
+	*x = ExecResponse{}
+	mi := &file_longfair_v1_workers_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExecResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExecResponse) ProtoMessage() {}
+
+func (x *ExecResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_workers_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExecResponse.ProtoReflect.Descriptor instead.
+func (*ExecResponse) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ExecResponse) GetMsg() isExecResponse_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *ExecResponse) GetStdout() []byte {
+	if x != nil {
+		if x, ok := x.Msg.(*ExecResponse_Stdout); ok {
+			return x.Stdout
+		}
+	}
+	return nil
+}
+
+func (x *ExecResponse) GetStderr() []byte {
+	if x != nil {
+		if x, ok := x.Msg.(*ExecResponse_Stderr); ok {
+			return x.Stderr
+		}
+	}
+	return nil
+}
+
+func (x *ExecResponse) GetExitCode() int32 {
+	if x != nil {
+		if x, ok := x.Msg.(*ExecResponse_ExitCode); ok {
+			return x.ExitCode
+		}
+	}
+	return 0
+}
+
+type isExecResponse_Msg interface {
+	isExecResponse_Msg()
+}
+
+type ExecResponse_Stdout struct {
+	Stdout []byte `protobuf:"bytes,1,opt,name=stdout,proto3,oneof"`
+}
+
+type ExecResponse_Stderr struct {
+	Stderr []byte `protobuf:"bytes,2,opt,name=stderr,proto3,oneof"`
+}
+
+type ExecResponse_ExitCode struct {
+	// exit_code is the last message: the process's status (128+signal
+	// when a signal ended it).
+	ExitCode int32 `protobuf:"varint,3,opt,name=exit_code,json=exitCode,proto3,oneof"`
+}
+
+func (*ExecResponse_Stdout) isExecResponse_Msg() {}
+
+func (*ExecResponse_Stderr) isExecResponse_Msg() {}
+
+func (*ExecResponse_ExitCode) isExecResponse_Msg() {}
+
 // WorkerAdvert is what a worker advertises in the gossip pool (memberlist
 // node metadata, at most 512 bytes) and again in its hello.
 type WorkerAdvert struct {
@@ -150,7 +429,7 @@ type WorkerAdvert struct {
 
 func (x *WorkerAdvert) Reset() {
 	*x = WorkerAdvert{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[0]
+	mi := &file_longfair_v1_workers_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -162,7 +441,7 @@ func (x *WorkerAdvert) String() string {
 func (*WorkerAdvert) ProtoMessage() {}
 
 func (x *WorkerAdvert) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[0]
+	mi := &file_longfair_v1_workers_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -175,7 +454,7 @@ func (x *WorkerAdvert) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerAdvert.ProtoReflect.Descriptor instead.
 func (*WorkerAdvert) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{0}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *WorkerAdvert) GetVersion() int32 {
@@ -239,7 +518,7 @@ type AttemptRef struct {
 
 func (x *AttemptRef) Reset() {
 	*x = AttemptRef{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[1]
+	mi := &file_longfair_v1_workers_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -251,7 +530,7 @@ func (x *AttemptRef) String() string {
 func (*AttemptRef) ProtoMessage() {}
 
 func (x *AttemptRef) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[1]
+	mi := &file_longfair_v1_workers_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -264,7 +543,7 @@ func (x *AttemptRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptRef.ProtoReflect.Descriptor instead.
 func (*AttemptRef) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{1}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AttemptRef) GetJobId() uint64 {
@@ -305,7 +584,7 @@ type TaskEvent struct {
 
 func (x *TaskEvent) Reset() {
 	*x = TaskEvent{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[2]
+	mi := &file_longfair_v1_workers_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -317,7 +596,7 @@ func (x *TaskEvent) String() string {
 func (*TaskEvent) ProtoMessage() {}
 
 func (x *TaskEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[2]
+	mi := &file_longfair_v1_workers_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -330,7 +609,7 @@ func (x *TaskEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskEvent.ProtoReflect.Descriptor instead.
 func (*TaskEvent) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{2}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TaskEvent) GetSeq() uint64 {
@@ -380,7 +659,7 @@ type HeldAttempt struct {
 
 func (x *HeldAttempt) Reset() {
 	*x = HeldAttempt{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[3]
+	mi := &file_longfair_v1_workers_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -392,7 +671,7 @@ func (x *HeldAttempt) String() string {
 func (*HeldAttempt) ProtoMessage() {}
 
 func (x *HeldAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[3]
+	mi := &file_longfair_v1_workers_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -405,7 +684,7 @@ func (x *HeldAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeldAttempt.ProtoReflect.Descriptor instead.
 func (*HeldAttempt) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{3}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *HeldAttempt) GetAttempt() *AttemptRef {
@@ -447,7 +726,7 @@ type WorkerHello struct {
 
 func (x *WorkerHello) Reset() {
 	*x = WorkerHello{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[4]
+	mi := &file_longfair_v1_workers_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -459,7 +738,7 @@ func (x *WorkerHello) String() string {
 func (*WorkerHello) ProtoMessage() {}
 
 func (x *WorkerHello) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[4]
+	mi := &file_longfair_v1_workers_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -472,7 +751,7 @@ func (x *WorkerHello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerHello.ProtoReflect.Descriptor instead.
 func (*WorkerHello) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{4}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *WorkerHello) GetAdvert() *WorkerAdvert {
@@ -526,7 +805,7 @@ type WorkerEvents struct {
 
 func (x *WorkerEvents) Reset() {
 	*x = WorkerEvents{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[5]
+	mi := &file_longfair_v1_workers_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -538,7 +817,7 @@ func (x *WorkerEvents) String() string {
 func (*WorkerEvents) ProtoMessage() {}
 
 func (x *WorkerEvents) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[5]
+	mi := &file_longfair_v1_workers_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -551,7 +830,7 @@ func (x *WorkerEvents) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerEvents.ProtoReflect.Descriptor instead.
 func (*WorkerEvents) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{5}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WorkerEvents) GetEvents() []*TaskEvent {
@@ -572,7 +851,7 @@ type WorkerGoodbye struct {
 
 func (x *WorkerGoodbye) Reset() {
 	*x = WorkerGoodbye{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[6]
+	mi := &file_longfair_v1_workers_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -584,7 +863,7 @@ func (x *WorkerGoodbye) String() string {
 func (*WorkerGoodbye) ProtoMessage() {}
 
 func (x *WorkerGoodbye) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[6]
+	mi := &file_longfair_v1_workers_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -597,7 +876,7 @@ func (x *WorkerGoodbye) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerGoodbye.ProtoReflect.Descriptor instead.
 func (*WorkerGoodbye) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{6}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *WorkerGoodbye) GetReason() string {
@@ -621,7 +900,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[7]
+	mi := &file_longfair_v1_workers_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -633,7 +912,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[7]
+	mi := &file_longfair_v1_workers_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -646,7 +925,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{7}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Heartbeat) GetSeq() uint64 {
@@ -671,7 +950,7 @@ type WorkerMessage struct {
 
 func (x *WorkerMessage) Reset() {
 	*x = WorkerMessage{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[8]
+	mi := &file_longfair_v1_workers_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -683,7 +962,7 @@ func (x *WorkerMessage) String() string {
 func (*WorkerMessage) ProtoMessage() {}
 
 func (x *WorkerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[8]
+	mi := &file_longfair_v1_workers_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -696,7 +975,7 @@ func (x *WorkerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WorkerMessage.ProtoReflect.Descriptor instead.
 func (*WorkerMessage) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{8}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WorkerMessage) GetMsg() isWorkerMessage_Msg {
@@ -781,15 +1060,26 @@ type Assignment struct {
 	// shell. Either way it runs as /bin/sh -c.
 	Command  []string             `protobuf:"bytes,5,rep,name=command,proto3" json:"command,omitempty"`
 	Walltime *durationpb.Duration `protobuf:"bytes,6,opt,name=walltime,proto3" json:"walltime,omitempty"`
-	// demand per task by resource name (the worker picks mic devices by it).
-	Demand        map[string]float64 `protobuf:"bytes,7,rep,name=demand,proto3" json:"demand,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// demand per task by resource name (the worker picks mic devices by it);
+	// for a parallel task, what it holds on each node.
+	Demand map[string]float64 `protobuf:"bytes,7,rep,name=demand,proto3" json:"demand,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// nodes: every node of a parallel task, its head first; empty for a
+	// one-node task. node_index is this worker's place in it: the head (0)
+	// runs the command; the others hold their share of the allocation and
+	// run what `longfair exec` starts there, and report nothing but a loss.
+	Nodes     []string `protobuf:"bytes,8,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	NodeIndex int32    `protobuf:"varint,9,opt,name=node_index,json=nodeIndex,proto3" json:"node_index,omitempty"`
+	// node_addresses are the workers' Allocation service addresses, by
+	// node; credential is the task's secret for Exec on its nodes.
+	NodeAddresses map[string]string `protobuf:"bytes,10,rep,name=node_addresses,json=nodeAddresses,proto3" json:"node_addresses,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Credential    string            `protobuf:"bytes,11,opt,name=credential,proto3" json:"credential,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Assignment) Reset() {
 	*x = Assignment{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[9]
+	mi := &file_longfair_v1_workers_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -801,7 +1091,7 @@ func (x *Assignment) String() string {
 func (*Assignment) ProtoMessage() {}
 
 func (x *Assignment) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[9]
+	mi := &file_longfair_v1_workers_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -814,7 +1104,7 @@ func (x *Assignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Assignment.ProtoReflect.Descriptor instead.
 func (*Assignment) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{9}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Assignment) GetAttempt() *AttemptRef {
@@ -866,6 +1156,34 @@ func (x *Assignment) GetDemand() map[string]float64 {
 	return nil
 }
 
+func (x *Assignment) GetNodes() []string {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *Assignment) GetNodeIndex() int32 {
+	if x != nil {
+		return x.NodeIndex
+	}
+	return 0
+}
+
+func (x *Assignment) GetNodeAddresses() map[string]string {
+	if x != nil {
+		return x.NodeAddresses
+	}
+	return nil
+}
+
+func (x *Assignment) GetCredential() string {
+	if x != nil {
+		return x.Credential
+	}
+	return ""
+}
+
 type Assignments struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Assignments   []*Assignment          `protobuf:"bytes,1,rep,name=assignments,proto3" json:"assignments,omitempty"`
@@ -875,7 +1193,7 @@ type Assignments struct {
 
 func (x *Assignments) Reset() {
 	*x = Assignments{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[10]
+	mi := &file_longfair_v1_workers_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +1205,7 @@ func (x *Assignments) String() string {
 func (*Assignments) ProtoMessage() {}
 
 func (x *Assignments) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[10]
+	mi := &file_longfair_v1_workers_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +1218,7 @@ func (x *Assignments) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Assignments.ProtoReflect.Descriptor instead.
 func (*Assignments) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{10}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Assignments) GetAssignments() []*Assignment {
@@ -927,7 +1245,7 @@ type Kill struct {
 
 func (x *Kill) Reset() {
 	*x = Kill{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[11]
+	mi := &file_longfair_v1_workers_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -939,7 +1257,7 @@ func (x *Kill) String() string {
 func (*Kill) ProtoMessage() {}
 
 func (x *Kill) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[11]
+	mi := &file_longfair_v1_workers_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -952,7 +1270,7 @@ func (x *Kill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Kill.ProtoReflect.Descriptor instead.
 func (*Kill) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{11}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Kill) GetAttempts() []*AttemptRef {
@@ -986,7 +1304,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[12]
+	mi := &file_longfair_v1_workers_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -998,7 +1316,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[12]
+	mi := &file_longfair_v1_workers_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1011,7 +1329,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{12}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Ack) GetAckedSeq() uint64 {
@@ -1035,7 +1353,7 @@ type Welcome struct {
 
 func (x *Welcome) Reset() {
 	*x = Welcome{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[13]
+	mi := &file_longfair_v1_workers_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1047,7 +1365,7 @@ func (x *Welcome) String() string {
 func (*Welcome) ProtoMessage() {}
 
 func (x *Welcome) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[13]
+	mi := &file_longfair_v1_workers_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1060,7 +1378,7 @@ func (x *Welcome) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Welcome.ProtoReflect.Descriptor instead.
 func (*Welcome) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{13}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Welcome) GetLeaderId() string {
@@ -1093,7 +1411,7 @@ type LeaderMessage struct {
 
 func (x *LeaderMessage) Reset() {
 	*x = LeaderMessage{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[14]
+	mi := &file_longfair_v1_workers_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1423,7 @@ func (x *LeaderMessage) String() string {
 func (*LeaderMessage) ProtoMessage() {}
 
 func (x *LeaderMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[14]
+	mi := &file_longfair_v1_workers_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1436,7 @@ func (x *LeaderMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaderMessage.ProtoReflect.Descriptor instead.
 func (*LeaderMessage) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{14}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *LeaderMessage) GetMsg() isLeaderMessage_Msg {
@@ -1226,7 +1544,7 @@ type ReadTaskOutputRequest struct {
 
 func (x *ReadTaskOutputRequest) Reset() {
 	*x = ReadTaskOutputRequest{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[15]
+	mi := &file_longfair_v1_workers_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1238,7 +1556,7 @@ func (x *ReadTaskOutputRequest) String() string {
 func (*ReadTaskOutputRequest) ProtoMessage() {}
 
 func (x *ReadTaskOutputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[15]
+	mi := &file_longfair_v1_workers_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1251,7 +1569,7 @@ func (x *ReadTaskOutputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadTaskOutputRequest.ProtoReflect.Descriptor instead.
 func (*ReadTaskOutputRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{15}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReadTaskOutputRequest) GetJobId() uint64 {
@@ -1307,7 +1625,7 @@ type TaskOutputChunk struct {
 
 func (x *TaskOutputChunk) Reset() {
 	*x = TaskOutputChunk{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[16]
+	mi := &file_longfair_v1_workers_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1637,7 @@ func (x *TaskOutputChunk) String() string {
 func (*TaskOutputChunk) ProtoMessage() {}
 
 func (x *TaskOutputChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[16]
+	mi := &file_longfair_v1_workers_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1650,7 @@ func (x *TaskOutputChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskOutputChunk.ProtoReflect.Descriptor instead.
 func (*TaskOutputChunk) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{16}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *TaskOutputChunk) GetData() []byte {
@@ -1353,7 +1671,25 @@ var File_longfair_v1_workers_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\n" +
-	"\x19longfair/v1/workers.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\"\xae\x02\n" +
+	"\x19longfair/v1/workers.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\"\x96\x01\n" +
+	"\tExecStart\x121\n" +
+	"\aattempt\x18\x01 \x01(\v2\x17.longfair.v1.AttemptRefR\aattempt\x12\x1e\n" +
+	"\n" +
+	"credential\x18\x02 \x01(\tR\n" +
+	"credential\x12\x12\n" +
+	"\x04argv\x18\x03 \x03(\tR\x04argv\x12\x10\n" +
+	"\x03env\x18\x04 \x03(\tR\x03env\x12\x10\n" +
+	"\x03dir\x18\x05 \x01(\tR\x03dir\"\x81\x01\n" +
+	"\vExecRequest\x12.\n" +
+	"\x05start\x18\x01 \x01(\v2\x16.longfair.v1.ExecStartH\x00R\x05start\x12\x16\n" +
+	"\x05stdin\x18\x02 \x01(\fH\x00R\x05stdin\x12#\n" +
+	"\fstdin_closed\x18\x03 \x01(\bH\x00R\vstdinClosedB\x05\n" +
+	"\x03msg\"h\n" +
+	"\fExecResponse\x12\x18\n" +
+	"\x06stdout\x18\x01 \x01(\fH\x00R\x06stdout\x12\x18\n" +
+	"\x06stderr\x18\x02 \x01(\fH\x00R\x06stderr\x12\x1d\n" +
+	"\texit_code\x18\x03 \x01(\x05H\x00R\bexitCodeB\x05\n" +
+	"\x03msg\"\xae\x02\n" +
 	"\fWorkerAdvert\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x05R\aversion\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x17\n" +
@@ -1398,7 +1734,7 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\x06events\x18\x02 \x01(\v2\x19.longfair.v1.WorkerEventsH\x00R\x06events\x126\n" +
 	"\theartbeat\x18\x03 \x01(\v2\x16.longfair.v1.HeartbeatH\x00R\theartbeat\x126\n" +
 	"\agoodbye\x18\x04 \x01(\v2\x1a.longfair.v1.WorkerGoodbyeH\x00R\agoodbyeB\x05\n" +
-	"\x03msg\"\xd1\x02\n" +
+	"\x03msg\"\xbb\x04\n" +
 	"\n" +
 	"Assignment\x121\n" +
 	"\aattempt\x18\x01 \x01(\v2\x17.longfair.v1.AttemptRefR\aattempt\x12\x18\n" +
@@ -1407,10 +1743,21 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\bjob_name\x18\x04 \x01(\tR\ajobName\x12\x18\n" +
 	"\acommand\x18\x05 \x03(\tR\acommand\x125\n" +
 	"\bwalltime\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\bwalltime\x12;\n" +
-	"\x06demand\x18\a \x03(\v2#.longfair.v1.Assignment.DemandEntryR\x06demand\x1a9\n" +
+	"\x06demand\x18\a \x03(\v2#.longfair.v1.Assignment.DemandEntryR\x06demand\x12\x14\n" +
+	"\x05nodes\x18\b \x03(\tR\x05nodes\x12\x1d\n" +
+	"\n" +
+	"node_index\x18\t \x01(\x05R\tnodeIndex\x12Q\n" +
+	"\x0enode_addresses\x18\n" +
+	" \x03(\v2*.longfair.v1.Assignment.NodeAddressesEntryR\rnodeAddresses\x12\x1e\n" +
+	"\n" +
+	"credential\x18\v \x01(\tR\n" +
+	"credential\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"H\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a@\n" +
+	"\x12NodeAddressesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"H\n" +
 	"\vAssignments\x129\n" +
 	"\vassignments\x18\x01 \x03(\v2\x17.longfair.v1.AssignmentR\vassignments\"k\n" +
 	"\x04Kill\x123\n" +
@@ -1453,7 +1800,10 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\x0eReadTaskOutput\x12\".longfair.v1.ReadTaskOutputRequest\x1a\x1c.longfair.v1.TaskOutputChunk0\x012b\n" +
 	"\n" +
 	"TaskOutput\x12T\n" +
-	"\x0eReadTaskOutput\x12\".longfair.v1.ReadTaskOutputRequest\x1a\x1c.longfair.v1.TaskOutputChunk0\x01B9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
+	"\x0eReadTaskOutput\x12\".longfair.v1.ReadTaskOutputRequest\x1a\x1c.longfair.v1.TaskOutputChunk0\x012M\n" +
+	"\n" +
+	"Allocation\x12?\n" +
+	"\x04Exec\x12\x18.longfair.v1.ExecRequest\x1a\x19.longfair.v1.ExecResponse(\x010\x01B9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
 
 var (
 	file_longfair_v1_workers_proto_rawDescOnce sync.Once
@@ -1468,69 +1818,78 @@ func file_longfair_v1_workers_proto_rawDescGZIP() []byte {
 }
 
 var file_longfair_v1_workers_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_longfair_v1_workers_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_longfair_v1_workers_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_longfair_v1_workers_proto_goTypes = []any{
 	(TaskEventKind)(0),            // 0: longfair.v1.TaskEventKind
 	(OutputStream)(0),             // 1: longfair.v1.OutputStream
-	(*WorkerAdvert)(nil),          // 2: longfair.v1.WorkerAdvert
-	(*AttemptRef)(nil),            // 3: longfair.v1.AttemptRef
-	(*TaskEvent)(nil),             // 4: longfair.v1.TaskEvent
-	(*HeldAttempt)(nil),           // 5: longfair.v1.HeldAttempt
-	(*WorkerHello)(nil),           // 6: longfair.v1.WorkerHello
-	(*WorkerEvents)(nil),          // 7: longfair.v1.WorkerEvents
-	(*WorkerGoodbye)(nil),         // 8: longfair.v1.WorkerGoodbye
-	(*Heartbeat)(nil),             // 9: longfair.v1.Heartbeat
-	(*WorkerMessage)(nil),         // 10: longfair.v1.WorkerMessage
-	(*Assignment)(nil),            // 11: longfair.v1.Assignment
-	(*Assignments)(nil),           // 12: longfair.v1.Assignments
-	(*Kill)(nil),                  // 13: longfair.v1.Kill
-	(*Ack)(nil),                   // 14: longfair.v1.Ack
-	(*Welcome)(nil),               // 15: longfair.v1.Welcome
-	(*LeaderMessage)(nil),         // 16: longfair.v1.LeaderMessage
-	(*ReadTaskOutputRequest)(nil), // 17: longfair.v1.ReadTaskOutputRequest
-	(*TaskOutputChunk)(nil),       // 18: longfair.v1.TaskOutputChunk
-	nil,                           // 19: longfair.v1.WorkerAdvert.ResourcesEntry
-	nil,                           // 20: longfair.v1.Assignment.DemandEntry
-	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
+	(*ExecStart)(nil),             // 2: longfair.v1.ExecStart
+	(*ExecRequest)(nil),           // 3: longfair.v1.ExecRequest
+	(*ExecResponse)(nil),          // 4: longfair.v1.ExecResponse
+	(*WorkerAdvert)(nil),          // 5: longfair.v1.WorkerAdvert
+	(*AttemptRef)(nil),            // 6: longfair.v1.AttemptRef
+	(*TaskEvent)(nil),             // 7: longfair.v1.TaskEvent
+	(*HeldAttempt)(nil),           // 8: longfair.v1.HeldAttempt
+	(*WorkerHello)(nil),           // 9: longfair.v1.WorkerHello
+	(*WorkerEvents)(nil),          // 10: longfair.v1.WorkerEvents
+	(*WorkerGoodbye)(nil),         // 11: longfair.v1.WorkerGoodbye
+	(*Heartbeat)(nil),             // 12: longfair.v1.Heartbeat
+	(*WorkerMessage)(nil),         // 13: longfair.v1.WorkerMessage
+	(*Assignment)(nil),            // 14: longfair.v1.Assignment
+	(*Assignments)(nil),           // 15: longfair.v1.Assignments
+	(*Kill)(nil),                  // 16: longfair.v1.Kill
+	(*Ack)(nil),                   // 17: longfair.v1.Ack
+	(*Welcome)(nil),               // 18: longfair.v1.Welcome
+	(*LeaderMessage)(nil),         // 19: longfair.v1.LeaderMessage
+	(*ReadTaskOutputRequest)(nil), // 20: longfair.v1.ReadTaskOutputRequest
+	(*TaskOutputChunk)(nil),       // 21: longfair.v1.TaskOutputChunk
+	nil,                           // 22: longfair.v1.WorkerAdvert.ResourcesEntry
+	nil,                           // 23: longfair.v1.Assignment.DemandEntry
+	nil,                           // 24: longfair.v1.Assignment.NodeAddressesEntry
+	(*durationpb.Duration)(nil),   // 25: google.protobuf.Duration
 }
 var file_longfair_v1_workers_proto_depIdxs = []int32{
-	19, // 0: longfair.v1.WorkerAdvert.resources:type_name -> longfair.v1.WorkerAdvert.ResourcesEntry
-	3,  // 1: longfair.v1.TaskEvent.attempt:type_name -> longfair.v1.AttemptRef
-	0,  // 2: longfair.v1.TaskEvent.kind:type_name -> longfair.v1.TaskEventKind
-	21, // 3: longfair.v1.TaskEvent.runtime:type_name -> google.protobuf.Duration
-	3,  // 4: longfair.v1.HeldAttempt.attempt:type_name -> longfair.v1.AttemptRef
-	2,  // 5: longfair.v1.WorkerHello.advert:type_name -> longfair.v1.WorkerAdvert
-	5,  // 6: longfair.v1.WorkerHello.held:type_name -> longfair.v1.HeldAttempt
-	4,  // 7: longfair.v1.WorkerHello.pending:type_name -> longfair.v1.TaskEvent
-	21, // 8: longfair.v1.WorkerHello.fenced_within:type_name -> google.protobuf.Duration
-	4,  // 9: longfair.v1.WorkerEvents.events:type_name -> longfair.v1.TaskEvent
-	6,  // 10: longfair.v1.WorkerMessage.hello:type_name -> longfair.v1.WorkerHello
-	7,  // 11: longfair.v1.WorkerMessage.events:type_name -> longfair.v1.WorkerEvents
-	9,  // 12: longfair.v1.WorkerMessage.heartbeat:type_name -> longfair.v1.Heartbeat
-	8,  // 13: longfair.v1.WorkerMessage.goodbye:type_name -> longfair.v1.WorkerGoodbye
-	3,  // 14: longfair.v1.Assignment.attempt:type_name -> longfair.v1.AttemptRef
-	21, // 15: longfair.v1.Assignment.walltime:type_name -> google.protobuf.Duration
-	20, // 16: longfair.v1.Assignment.demand:type_name -> longfair.v1.Assignment.DemandEntry
-	11, // 17: longfair.v1.Assignments.assignments:type_name -> longfair.v1.Assignment
-	3,  // 18: longfair.v1.Kill.attempts:type_name -> longfair.v1.AttemptRef
-	21, // 19: longfair.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
-	15, // 20: longfair.v1.LeaderMessage.welcome:type_name -> longfair.v1.Welcome
-	12, // 21: longfair.v1.LeaderMessage.assignments:type_name -> longfair.v1.Assignments
-	13, // 22: longfair.v1.LeaderMessage.kill:type_name -> longfair.v1.Kill
-	14, // 23: longfair.v1.LeaderMessage.ack:type_name -> longfair.v1.Ack
-	9,  // 24: longfair.v1.LeaderMessage.heartbeat:type_name -> longfair.v1.Heartbeat
-	1,  // 25: longfair.v1.ReadTaskOutputRequest.stream:type_name -> longfair.v1.OutputStream
-	10, // 26: longfair.v1.Workers.Connect:input_type -> longfair.v1.WorkerMessage
-	17, // 27: longfair.v1.Workers.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
-	17, // 28: longfair.v1.TaskOutput.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
-	16, // 29: longfair.v1.Workers.Connect:output_type -> longfair.v1.LeaderMessage
-	18, // 30: longfair.v1.Workers.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
-	18, // 31: longfair.v1.TaskOutput.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
-	29, // [29:32] is the sub-list for method output_type
-	26, // [26:29] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	6,  // 0: longfair.v1.ExecStart.attempt:type_name -> longfair.v1.AttemptRef
+	2,  // 1: longfair.v1.ExecRequest.start:type_name -> longfair.v1.ExecStart
+	22, // 2: longfair.v1.WorkerAdvert.resources:type_name -> longfair.v1.WorkerAdvert.ResourcesEntry
+	6,  // 3: longfair.v1.TaskEvent.attempt:type_name -> longfair.v1.AttemptRef
+	0,  // 4: longfair.v1.TaskEvent.kind:type_name -> longfair.v1.TaskEventKind
+	25, // 5: longfair.v1.TaskEvent.runtime:type_name -> google.protobuf.Duration
+	6,  // 6: longfair.v1.HeldAttempt.attempt:type_name -> longfair.v1.AttemptRef
+	5,  // 7: longfair.v1.WorkerHello.advert:type_name -> longfair.v1.WorkerAdvert
+	8,  // 8: longfair.v1.WorkerHello.held:type_name -> longfair.v1.HeldAttempt
+	7,  // 9: longfair.v1.WorkerHello.pending:type_name -> longfair.v1.TaskEvent
+	25, // 10: longfair.v1.WorkerHello.fenced_within:type_name -> google.protobuf.Duration
+	7,  // 11: longfair.v1.WorkerEvents.events:type_name -> longfair.v1.TaskEvent
+	9,  // 12: longfair.v1.WorkerMessage.hello:type_name -> longfair.v1.WorkerHello
+	10, // 13: longfair.v1.WorkerMessage.events:type_name -> longfair.v1.WorkerEvents
+	12, // 14: longfair.v1.WorkerMessage.heartbeat:type_name -> longfair.v1.Heartbeat
+	11, // 15: longfair.v1.WorkerMessage.goodbye:type_name -> longfair.v1.WorkerGoodbye
+	6,  // 16: longfair.v1.Assignment.attempt:type_name -> longfair.v1.AttemptRef
+	25, // 17: longfair.v1.Assignment.walltime:type_name -> google.protobuf.Duration
+	23, // 18: longfair.v1.Assignment.demand:type_name -> longfair.v1.Assignment.DemandEntry
+	24, // 19: longfair.v1.Assignment.node_addresses:type_name -> longfair.v1.Assignment.NodeAddressesEntry
+	14, // 20: longfair.v1.Assignments.assignments:type_name -> longfair.v1.Assignment
+	6,  // 21: longfair.v1.Kill.attempts:type_name -> longfair.v1.AttemptRef
+	25, // 22: longfair.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
+	18, // 23: longfair.v1.LeaderMessage.welcome:type_name -> longfair.v1.Welcome
+	15, // 24: longfair.v1.LeaderMessage.assignments:type_name -> longfair.v1.Assignments
+	16, // 25: longfair.v1.LeaderMessage.kill:type_name -> longfair.v1.Kill
+	17, // 26: longfair.v1.LeaderMessage.ack:type_name -> longfair.v1.Ack
+	12, // 27: longfair.v1.LeaderMessage.heartbeat:type_name -> longfair.v1.Heartbeat
+	1,  // 28: longfair.v1.ReadTaskOutputRequest.stream:type_name -> longfair.v1.OutputStream
+	13, // 29: longfair.v1.Workers.Connect:input_type -> longfair.v1.WorkerMessage
+	20, // 30: longfair.v1.Workers.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
+	20, // 31: longfair.v1.TaskOutput.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
+	3,  // 32: longfair.v1.Allocation.Exec:input_type -> longfair.v1.ExecRequest
+	19, // 33: longfair.v1.Workers.Connect:output_type -> longfair.v1.LeaderMessage
+	21, // 34: longfair.v1.Workers.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
+	21, // 35: longfair.v1.TaskOutput.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
+	4,  // 36: longfair.v1.Allocation.Exec:output_type -> longfair.v1.ExecResponse
+	33, // [33:37] is the sub-list for method output_type
+	29, // [29:33] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_workers_proto_init() }
@@ -1538,13 +1897,23 @@ func file_longfair_v1_workers_proto_init() {
 	if File_longfair_v1_workers_proto != nil {
 		return
 	}
-	file_longfair_v1_workers_proto_msgTypes[8].OneofWrappers = []any{
+	file_longfair_v1_workers_proto_msgTypes[1].OneofWrappers = []any{
+		(*ExecRequest_Start)(nil),
+		(*ExecRequest_Stdin)(nil),
+		(*ExecRequest_StdinClosed)(nil),
+	}
+	file_longfair_v1_workers_proto_msgTypes[2].OneofWrappers = []any{
+		(*ExecResponse_Stdout)(nil),
+		(*ExecResponse_Stderr)(nil),
+		(*ExecResponse_ExitCode)(nil),
+	}
+	file_longfair_v1_workers_proto_msgTypes[11].OneofWrappers = []any{
 		(*WorkerMessage_Hello)(nil),
 		(*WorkerMessage_Events)(nil),
 		(*WorkerMessage_Heartbeat)(nil),
 		(*WorkerMessage_Goodbye)(nil),
 	}
-	file_longfair_v1_workers_proto_msgTypes[14].OneofWrappers = []any{
+	file_longfair_v1_workers_proto_msgTypes[17].OneofWrappers = []any{
 		(*LeaderMessage_Welcome)(nil),
 		(*LeaderMessage_Assignments)(nil),
 		(*LeaderMessage_Kill)(nil),
@@ -1557,9 +1926,9 @@ func file_longfair_v1_workers_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_workers_proto_rawDesc), len(file_longfair_v1_workers_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   19,
+			NumMessages:   23,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   3,
 		},
 		GoTypes:           file_longfair_v1_workers_proto_goTypes,
 		DependencyIndexes: file_longfair_v1_workers_proto_depIdxs,

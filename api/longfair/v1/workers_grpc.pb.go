@@ -297,3 +297,117 @@ var TaskOutput_ServiceDesc = grpc.ServiceDesc{
 	},
 	Metadata: "longfair/v1/workers.proto",
 }
+
+const (
+	Allocation_Exec_FullMethodName = "/longfair.v1.Allocation/Exec"
+)
+
+// AllocationClient is the client API for Allocation service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Allocation is served by each worker on the same address as TaskOutput.
+// Exec starts a process on this node inside a running parallel task that
+// holds it (`longfair exec`, the rsh-style agent MPI launchers use): the
+// first message is the start, later ones carry stdin; the answers carry
+// stdout and stderr, then the exit code. The caller proves it belongs to
+// the allocation with the task's credential (LONGFAIR_JOB_CREDENTIAL in
+// the task's environment); a node outside the allocation, an attempt
+// that has ended and a wrong credential are refused.
+type AllocationClient interface {
+	Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecResponse], error)
+}
+
+type allocationClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewAllocationClient(cc grpc.ClientConnInterface) AllocationClient {
+	return &allocationClient{cc}
+}
+
+func (c *allocationClient) Exec(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExecRequest, ExecResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Allocation_ServiceDesc.Streams[0], Allocation_Exec_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExecRequest, ExecResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Allocation_ExecClient = grpc.BidiStreamingClient[ExecRequest, ExecResponse]
+
+// AllocationServer is the server API for Allocation service.
+// All implementations must embed UnimplementedAllocationServer
+// for forward compatibility.
+//
+// Allocation is served by each worker on the same address as TaskOutput.
+// Exec starts a process on this node inside a running parallel task that
+// holds it (`longfair exec`, the rsh-style agent MPI launchers use): the
+// first message is the start, later ones carry stdin; the answers carry
+// stdout and stderr, then the exit code. The caller proves it belongs to
+// the allocation with the task's credential (LONGFAIR_JOB_CREDENTIAL in
+// the task's environment); a node outside the allocation, an attempt
+// that has ended and a wrong credential are refused.
+type AllocationServer interface {
+	Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error
+	mustEmbedUnimplementedAllocationServer()
+}
+
+// UnimplementedAllocationServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedAllocationServer struct{}
+
+func (UnimplementedAllocationServer) Exec(grpc.BidiStreamingServer[ExecRequest, ExecResponse]) error {
+	return status.Error(codes.Unimplemented, "method Exec not implemented")
+}
+func (UnimplementedAllocationServer) mustEmbedUnimplementedAllocationServer() {}
+func (UnimplementedAllocationServer) testEmbeddedByValue()                    {}
+
+// UnsafeAllocationServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to AllocationServer will
+// result in compilation errors.
+type UnsafeAllocationServer interface {
+	mustEmbedUnimplementedAllocationServer()
+}
+
+func RegisterAllocationServer(s grpc.ServiceRegistrar, srv AllocationServer) {
+	// If the following call panics, it indicates UnimplementedAllocationServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Allocation_ServiceDesc, srv)
+}
+
+func _Allocation_Exec_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(AllocationServer).Exec(&grpc.GenericServerStream[ExecRequest, ExecResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Allocation_ExecServer = grpc.BidiStreamingServer[ExecRequest, ExecResponse]
+
+// Allocation_ServiceDesc is the grpc.ServiceDesc for Allocation service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Allocation_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "longfair.v1.Allocation",
+	HandlerType: (*AllocationServer)(nil),
+	Methods:     []grpc.MethodDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Exec",
+			Handler:       _Allocation_Exec_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
+	Metadata: "longfair/v1/workers.proto",
+}

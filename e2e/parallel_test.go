@@ -1,0 +1,235 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
+)
+
+// mpiHello builds testdata/mpi_hello.c with MPICH's mpicc into dir, or
+// skips when MPICH is not installed (`make test` installs Debian's mpich).
+func mpiHello(t *testing.T, dir string) string {
+	t.Helper()
+	for _, tool := range []string{"mpicc", "mpiexec", "hydra_pmi_proxy"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("MPICH's %s is not installed (Debian: apt-get install mpich; `make test` installs it): %v", tool, err)
+		}
+	}
+	src, err := filepath.Abs("testdata/mpi_hello.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "mpi_hello")
+	if out, err := exec.Command("mpicc", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("mpicc: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// submitParallel submits one task spanning nodes nodes with demand on
+// each, run at most once.
+func (c *cluster) submitParallel(ctx context.Context, account, user, rid string, nodes int32, demand map[string]float64, walltime time.Duration, script string) uint64 {
+	c.t.Helper()
+	resp, err := do(ctx, c, func(ctx context.Context, conn *grpc.ClientConn) (*longfairv1.SubmitJobResponse, error) {
+		return longfairv1.NewJobsClient(conn).SubmitJob(ctx, &longfairv1.SubmitJobRequest{
+			Account: account, User: user, Name: rid, Demand: demand, Tasks: 1, Nodes: nodes, MaxAttempts: 1,
+			Walltime: durationpb.New(walltime), Command: []string{script}, RequestId: rid,
+		})
+	})
+	must(c.t, err, "submit %s", rid)
+	return resp.GetJob().GetId()
+}
+
+// rankLine is what mpi_hello prints for each rank.
+var rankLine = regexp.MustCompile(`(?m)^rank (\d+) of (\d+) on (\S+) pid (\d+)$`)
+
+type rankRun struct {
+	rank, size int
+	node       string
+	pid        int
+}
+
+func readRanks(t *testing.T, path string) []rankRun {
+	t.Helper()
+	b, _ := os.ReadFile(path)
+	var out []rankRun
+	for _, m := range rankLine.FindAllStringSubmatch(string(b), -1) {
+		r, _ := strconv.Atoi(m[1])
+		s, _ := strconv.Atoi(m[2])
+		p, _ := strconv.Atoi(m[4])
+		out = append(out, rankRun{rank: r, size: s, node: m[3], pid: p})
+	}
+	return out
+}
+
+// mpiScript runs the hello with 2 ranks per node of the task, through
+// the task's rsh agent, writing to out.
+func mpiScript(hello, out string, args ...string) string {
+	return fmt.Sprintf(`mpiexec -launcher rsh -launcher-exec "$LONGFAIR_RSH" -f "$LONGFAIR_HOSTFILE" -ppn 2 -n $((2 * LONGFAIR_NNODES)) %s %s > %s 2>&1`,
+		hello, strings.Join(args, " "), out)
+}
+
+// The issue's first must-show: a 2-node × 2-rank MPI hello (MPICH, its
+// Hydra launcher starting the ranks on the other node through `longfair
+// exec`) on 3 workers prints 4 distinct ranks from the task's 2 nodes,
+// and is charged once for both nodes.
+func TestMPIHelloSpansTwoNodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := startCluster(ctx, t, 1)
+	hello := mpiHello(t, c.dir)
+	acct, user := c.account(ctx, "physics")
+	for _, w := range []string{"w1", "w2", "w3"} {
+		c.startWorker(w, "--cpu", "2")
+	}
+	c.waitNodes(ctx, map[string]bool{"w1": true, "w2": true, "w3": true})
+	out := filepath.Join(c.dir, "hello.out")
+	job := c.submitParallel(ctx, acct, user, "mpi-hello", 2, map[string]float64{"cpu": 2}, time.Minute, mpiScript(hello, out))
+	j := c.waitEnded(ctx, job)[0]
+	b, _ := os.ReadFile(out)
+	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
+		t.Fatalf("the MPI job ended %v; its output:\n%s", j.GetState(), b)
+	}
+	tasks := c.tasks(ctx, job)
+	if len(tasks) != 1 || len(tasks[0].GetNodes()) != 2 {
+		t.Fatalf("tasks %v: want one task on 2 nodes", tasks)
+	}
+	ranks := readRanks(t, out)
+	seen, nodes := map[int]bool{}, map[string]int{}
+	for _, r := range ranks {
+		if r.size != 4 {
+			t.Fatalf("rank %d says the world has %d ranks, want 4:\n%s", r.rank, r.size, b)
+		}
+		seen[r.rank] = true
+		nodes[r.node]++
+		if !slices.Contains(tasks[0].GetNodes(), r.node) {
+			t.Fatalf("rank %d ran on %s, outside the task's nodes %v", r.rank, r.node, tasks[0].GetNodes())
+		}
+	}
+	if len(seen) != 4 || len(nodes) != 2 {
+		t.Fatalf("ranks %v on nodes %v; want 4 distinct ranks from 2 nodes:\n%s", seen, nodes, b)
+	}
+	if !strings.Contains(string(b), "sum 6\n") {
+		t.Fatalf("the ranks did not agree on their sum (0+1+2+3):\n%s", b)
+	}
+	if n := jobCharges(c.charges(ctx, acct), job); n != 1 {
+		t.Fatalf("job %d has %d charges, want 1 for its one task on 2 nodes", job, n)
+	}
+	t.Logf("ranks by node: %v; charged %d µSU", nodes, j.GetChargedMicroSu())
+}
+
+// pidAlive reports whether a process runs (a zombie counts as gone).
+func pidAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// jobCharges counts the charge entries of a job's attempts.
+func jobCharges(charges map[string][]*longfairv1.JournalEntry, job uint64) int {
+	n := 0
+	for id, es := range charges {
+		if strings.HasPrefix(id, fmt.Sprintf("job-%d.", job)) {
+			n += len(es)
+		}
+	}
+	return n
+}
+
+// `longfair exec` starts processes only on the nodes of its own parallel
+// task, with its credential, while it runs: the right credential works, a
+// forged one, a node outside the allocation and a task that has ended are
+// refused, each with a reason.
+func TestExecIsScopedToItsTask(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := startCluster(ctx, t, 1)
+	acct, user := c.account(ctx, "physics")
+	for _, w := range []string{"w1", "w2", "w3"} {
+		c.startWorker(w, "--cpu", "2")
+	}
+	c.waitNodes(ctx, map[string]bool{"w1": true, "w2": true, "w3": true})
+	envFile := filepath.Join(c.dir, "task.env")
+	job := c.submitParallel(ctx, acct, user, "holder", 2, map[string]float64{"cpu": 2}, time.Minute,
+		fmt.Sprintf(`env | grep ^LONGFAIR_ > %s.tmp && mv %s.tmp %s; sleep 300`, envFile, envFile, envFile))
+	var env []string
+	testcluster.WaitFor(ctx, t, "the task to write its environment", func() bool {
+		b, err := os.ReadFile(envFile)
+		env = strings.Split(strings.TrimSpace(string(b)), "\n")
+		return err == nil
+	})
+	get := func(name string) string {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, name+"="); ok {
+				return v
+			}
+		}
+		t.Fatalf("the task's environment has no %s: %v", name, env)
+		return ""
+	}
+	nodes := strings.Split(get("LONGFAIR_NODELIST"), ",")
+	outside := ""
+	for _, w := range []string{"w1", "w2", "w3"} {
+		if !slices.Contains(nodes, w) {
+			outside = w
+		}
+	}
+	run := func(override map[string]string, node string) (string, error) {
+		cmd := exec.CommandContext(ctx, binary, "exec", node, "echo", "hello from", "$LONGFAIR_EXEC_NODE")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		for _, kv := range env {
+			name, _, _ := strings.Cut(kv, "=")
+			if _, ok := override[name]; !ok {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		for k, v := range override {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(nil, nodes[1]); err != nil || strings.TrimSpace(out) != "hello from "+nodes[1] {
+		t.Fatalf("exec on the task's node %s: %v, %q; want it to run there", nodes[1], err, out)
+	}
+	forged := strings.Repeat("0", len(get("LONGFAIR_JOB_CREDENTIAL")))
+	if out, err := run(map[string]string{"LONGFAIR_JOB_CREDENTIAL": forged}, nodes[1]); err == nil || !strings.Contains(out, "credential is not this task's") {
+		t.Fatalf("a forged credential: %v, %q; want it refused", err, out)
+	}
+	// A node outside the allocation, even with its address given.
+	addr := c.nodes(ctx)[outside].GetAddress()
+	withOutside := map[string]string{"LONGFAIR_NODE_ADDRESSES": get("LONGFAIR_NODE_ADDRESSES") + "," + outside + "=" + addr}
+	if out, err := run(withOutside, outside); err == nil || !strings.Contains(out, "holds no running part") {
+		t.Fatalf("exec on %s, outside the task's nodes %v: %v, %q; want it refused", outside, nodes, err, out)
+	}
+	if out, err := run(nil, outside); err == nil || !strings.Contains(out, "not one of this task's nodes") {
+		t.Fatalf("exec on %s without its address: %v, %q; want it refused", outside, err, out)
+	}
+	_, err := do(ctx, c, func(ctx context.Context, conn *grpc.ClientConn) (*longfairv1.Job, error) {
+		return longfairv1.NewJobsClient(conn).CancelJob(ctx, &longfairv1.CancelJobRequest{JobId: job})
+	})
+	must(t, err, "cancel job %d", job)
+	c.waitEnded(ctx, job)
+	testcluster.WaitFor(ctx, t, "exec to be refused after the task ended", func() bool {
+		out, err := run(nil, nodes[1])
+		return err != nil && strings.Contains(out, "holds no running part")
+	})
+}
