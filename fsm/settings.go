@@ -22,6 +22,7 @@ type UpdateSettings struct {
 	Window         *string            `json:"window,omitempty"`
 	Timeout        *time.Duration     `json:"timeout,omitempty"`
 	Placement      *string            `json:"placement,omitempty"`
+	Backfill       *string            `json:"backfill,omitempty"`
 	Quantum        *time.Duration     `json:"quantum,omitempty"`
 	LTRFResource   *string            `json:"ltrf_resource,omitempty"`
 	BillingWeights map[string]float64 `json:"billing_weights,omitempty"`
@@ -37,7 +38,7 @@ type UpdateSettings struct {
 func (*UpdateSettings) Type() CommandType { return TypeUpdateSettings }
 
 func (c *UpdateSettings) validate(r rules) *Error {
-	if c.Policy == nil && c.Window == nil && c.Timeout == nil && c.Placement == nil && c.Quantum == nil &&
+	if c.Policy == nil && c.Window == nil && c.Timeout == nil && c.Placement == nil && c.Backfill == nil && c.Quantum == nil &&
 		c.LTRFResource == nil && len(c.BillingWeights) == 0 && c.BillingRule == nil && len(c.AddResources) == 0 &&
 		c.QKnoblerRho == nil && c.Fawkes.empty() {
 		return invalid("nothing to update: set at least one setting")
@@ -65,6 +66,11 @@ func (c *UpdateSettings) validate(r rules) *Error {
 	if c.Placement != nil {
 		if _, err := place.ParseStrategy(*c.Placement); err != nil {
 			return invalid("placement: %v", err)
+		}
+	}
+	if c.Backfill != nil {
+		if _, err := sched.ParseBackfill(*c.Backfill); err != nil || *c.Backfill == "" {
+			return invalid("backfill %q: want none or easy", *c.Backfill)
 		}
 	}
 	if c.Timeout != nil && *c.Timeout < 0 {
@@ -101,7 +107,12 @@ type settingsRecord struct {
 	Window    string         `json:"window"`
 	Timeout   *time.Duration `json:"timeout,omitempty"` // nil: the window's default
 	Placement place.Strategy `json:"placement"`
-	Quantum   time.Duration  `json:"quantum"`
+	// Backfill is "none" or "easy"; a record written before backfill
+	// existed has none set (""), which means easy: the default of every
+	// cluster (schedSettings). Only the leader's passes read it, so the
+	// state a log builds is the same whatever it means.
+	Backfill string        `json:"backfill,omitempty"`
+	Quantum  time.Duration `json:"quantum"`
 	// LTRFResource names the resource ltrf is fair on.
 	LTRFResource   string                `json:"ltrf_resource"`
 	BillingWeights ledger.BillingWeights `json:"billing_weights"`
@@ -169,6 +180,9 @@ func (b *batch) updateSettings(c *UpdateSettings, t ledger.Time) (any, error) {
 	}
 	if c.Placement != nil {
 		s.Placement = place.Strategy(*c.Placement)
+	}
+	if c.Backfill != nil {
+		s.Backfill = *c.Backfill
 	}
 	if c.Quantum != nil {
 		s.Quantum = *c.Quantum
@@ -252,6 +266,7 @@ func schedSettings(s *settingsRecord, w ledger.Window) sched.Settings {
 		Quantum:      s.Quantum,
 		Timeout:      timeout,
 		Placement:    s.Placement,
+		Backfill:     s.backfill(),
 		LTRFResource: max(slices.Index(s.Resources, s.LTRFResource), 0),
 		QKnoblerRho:  s.qknoblerRho(),
 		Fawkes:       s.Fawkes.config(),
@@ -323,6 +338,14 @@ func sortedTaskIDs[V any](m map[taskID]V) []taskID {
 	return ids
 }
 
+// backfill is the backfill in force: easy unless set to none.
+func (s *settingsRecord) backfill() sched.Backfill {
+	if s.Backfill == "" {
+		return sched.BackfillEASY
+	}
+	return sched.Backfill(s.Backfill)
+}
+
 // SettingsInfo is the cluster settings.
 type SettingsInfo struct {
 	Policy sched.Policy
@@ -332,6 +355,7 @@ type SettingsInfo struct {
 	Timeout          time.Duration
 	TimeoutIsDefault bool
 	Placement        place.Strategy
+	Backfill         sched.Backfill
 	Quantum          time.Duration
 	LTRFResource     string
 	// BillingWeights are SU per hour per unit of each resource.
@@ -348,7 +372,7 @@ func (s *state) settingsInfo() SettingsInfo {
 	ss := schedSettings(&s.settings, s.window)
 	return SettingsInfo{
 		Policy: s.settings.Policy, Window: s.window, Timeout: ss.Timeout, TimeoutIsDefault: s.settings.Timeout == nil,
-		Placement: s.settings.Placement, Quantum: s.settings.Quantum, LTRFResource: s.settings.LTRFResource,
+		Placement: s.settings.Placement, Backfill: ss.Backfill, Quantum: s.settings.Quantum, LTRFResource: s.settings.LTRFResource,
 		BillingWeights: s.named(ledger.Vector(s.settings.BillingWeights)), BillingRule: s.settings.BillingRule,
 		Resources: slices.Clone(s.settings.Resources), Sched: ss,
 	}

@@ -74,7 +74,7 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 		for k := range free {
 			free[k] = max(free[k], 0)
 		}
-		v.Nodes = append(v.Nodes, sched.Node{ID: id, Capacity: nd.rec.Capacity.Clone(), Free: free})
+		v.Nodes = append(v.Nodes, sched.Node{ID: id, Capacity: nd.rec.Capacity.Clone(), Free: free, Releases: st.releases(nd)})
 	}
 	return v
 }
@@ -204,3 +204,23 @@ func (f *FSM) Fairness(account string, at ledger.Time) (FairnessReport, error) {
 }
 
 func isInf(x float64) bool { return x > 1.7976931348623157e308 }
+
+// releases are what the node's running attempts give back when they end
+// at the latest — started (or placed) plus their job's walltime — in task
+// order, for backfill's reservation (sched/backfill.go).
+func (s *state) releases(nd *nodeState) []sched.Release {
+	out := make([]sched.Release, 0, len(nd.tasks))
+	for _, id := range sortedTaskIDs(nd.tasks) {
+		a := s.running[id]
+		j := s.jobs[id.job]
+		if a == nil || j == nil {
+			continue
+		}
+		from := a.AssignedAt
+		if a.StartedAt != 0 {
+			from = a.StartedAt
+		}
+		out = append(out, sched.Release{At: from.Add(j.Walltime), Free: a.nodeDemand().Clone()})
+	}
+	return out
+}

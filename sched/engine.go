@@ -39,6 +39,9 @@ type Engine struct {
 	// vectors they had before, the nodes of the pass's gang placements.
 	claimed, gangNodes []int
 	saved, zero        []float64
+	// view is the pass's view; resv its reservation (backfill.go).
+	view *View
+	resv reservation
 }
 
 // cursor is where an account's next task is: job index in its queue and the
@@ -115,7 +118,7 @@ func (e *Engine) fit(a int, job *Job) bool {
 			return false
 		}
 	}
-	return e.claim(job)
+	return e.claim(a, job)
 }
 
 // prepare sets up the pass: the node index, each account's fairness state
@@ -133,6 +136,8 @@ func (e *Engine) prepare(v *View) error {
 	if err := e.index.Reset(v.Settings.Placement, e.caps, e.frees); err != nil {
 		return fmt.Errorf("building the node index: %w", err)
 	}
+	e.view = v
+	e.resetBackfill()
 	row, ok := lookupPolicy(v.Settings.Policy)
 	if !ok { // validateView refuses it first
 		return fmt.Errorf("unknown policy %q", v.Settings.Policy)
@@ -266,6 +271,11 @@ func validateView(v *View) error {
 		}
 		if err := nd.Free.Validate(n); err != nil {
 			return fmt.Errorf("node %q free resources: %w", nd.ID, err)
+		}
+		for _, r := range nd.Releases {
+			if err := r.Free.Validate(n); err != nil {
+				return fmt.Errorf("node %q release at %v: %w", nd.ID, r.At, err)
+			}
 		}
 	}
 	for i := range v.Accounts {

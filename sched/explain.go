@@ -64,6 +64,20 @@ type Explanation struct {
 	// queue that some node can hold: the pass serves them first. Jobs no
 	// node can hold are passed over, so they are not counted.
 	Ahead int64
+	// Nodes is how many nodes the job's tasks span (1 unless parallel):
+	// Room must name that many for a task to start.
+	Nodes int
+	// Forecast, when HasForecast, is the earliest time a task of the job
+	// could start as running tasks end at their walltimes, were no other
+	// job to go first: the time enough nodes have its demand free. Without
+	// it the running tasks' ends do not free enough (tasks without a
+	// walltime, or nodes that are down or too small). Reserved says the
+	// next pass reserves nodes for the job at Forecast (backfill.go): it is
+	// the first ranked job that cannot start, and later work may start
+	// only where it cannot delay it.
+	Forecast    ledger.Time
+	HasForecast bool
+	Reserved    bool
 }
 
 // Wait is what a job's next task waits for on the nodes.
@@ -133,10 +147,21 @@ func (e *Engine) Explain(v *View, id uint64) (*Explanation, error) {
 	x.Waiting = max(v.Now.Sub(a.WaitingSince), 0)
 	x.rank(e, v, acct)
 	job := &a.Queue[first]
-	x.nodes(e, v, job.Demand)
+	x.Nodes = max(job.Nodes, 1)
+	x.nodes(e, v, job)
+	x.Forecast, x.HasForecast = e.earliest(job)
 	for _, j := range a.Queue[:first] {
 		if e.fleet.holds(&j) {
 			x.Ahead += int64(max(j.Pending, 0))
+		}
+	}
+	// Whether the pass reserves for it: run the pass (the view is only
+	// read) and look at its reservation.
+	if v.Settings.Backfill == BackfillEASY {
+		if _, err := e.Schedule(v); err == nil {
+			if r, ok := e.LastReservation(); ok && v.Accounts[r.Account].Queue[r.Job].ID == id {
+				x.Reserved, x.Forecast, x.HasForecast = true, r.At, true
+			}
 		}
 	}
 	return x, nil
@@ -184,15 +209,19 @@ func (x *Explanation) rank(e *Engine, v *View, acct int) {
 	}
 }
 
-// nodes says what a task of demand waits for on the view's nodes.
-func (x *Explanation) nodes(e *Engine, v *View, demand ledger.Vector) {
+// nodes says what a task of job waits for on the view's nodes.
+func (x *Explanation) nodes(e *Engine, v *View, job *Job) {
+	demand := job.nodeDemand()
 	switch {
 	case len(v.Nodes) == 0:
 		x.Wait = WaitNoNodes
 		return
-	case !e.fleet.shapes.Holds(demand):
+	case !e.fleet.holds(job):
 		x.Wait = WaitNoNodeHolds
 		x.Lacking, x.Largest, x.Shapes = e.fleet.shapes.Lacking(v.Resources, demand), e.fleet.shapes.Describe(v.Resources), len(e.fleet.shapes)
+		if e.fleet.shapes.Holds(demand) { // a parallel job: too few such nodes
+			x.Lacking = fmt.Sprintf("%s on each of %d nodes", ledger.FormatVector(v.Resources, demand), job.Nodes)
+		}
 		return
 	}
 	best := -1.0
@@ -219,7 +248,7 @@ func (x *Explanation) nodes(e *Engine, v *View, demand ledger.Vector) {
 	}
 	sort.Strings(x.Room)
 	x.Wait = WaitNoRoom
-	if len(x.Room) > 0 {
+	if len(x.Room) >= max(job.Nodes, 1) {
 		x.Wait, x.Closest, x.ClosestFree = WaitRoom, "", nil
 	}
 }

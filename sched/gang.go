@@ -32,10 +32,25 @@ func (j *Job) nodeDemand() ledger.Vector {
 	return j.Demand
 }
 
-// claim takes the nodes of one task of job from the index, all or none,
-// and reports whether it did; the nodes, head first, are in e.claimed
-// until the next claim.
-func (e *Engine) claim(job *Job) bool {
+// claim takes the nodes of one task of account a's next job from the
+// index, all or none, and reports whether it did; the nodes, head first,
+// are in e.claimed until the next claim. With backfill, a task that does
+// not fit may fit around the pass's reservation, and the first that does
+// not fit gets the reservation (backfill.go).
+func (e *Engine) claim(a int, job *Job) bool {
+	if e.claimFree(job) {
+		e.notePlaced(job)
+		return true
+	}
+	if e.claimBeforeReservation(job) {
+		return true
+	}
+	e.reserve(a, e.cursor[a].job, job)
+	return false
+}
+
+// claimFree is claim on the index's free vectors.
+func (e *Engine) claimFree(job *Job) bool {
 	d := job.nodeDemand()
 	e.claimed = e.claimed[:0]
 	if job.Nodes <= 1 {
@@ -80,10 +95,14 @@ func (e *Engine) claim(job *Job) bool {
 // found with Best (node): a one-node task takes it without a second search.
 func (e *Engine) claimFrom(job *Job, node int) bool {
 	if job.Nodes > 1 {
-		return e.claim(job)
+		if !e.claimFree(job) {
+			return false
+		}
+	} else {
+		e.index.Take(node, job.Demand)
+		e.claimed = append(e.claimed[:0], node)
 	}
-	e.index.Take(node, job.Demand)
-	e.claimed = append(e.claimed[:0], node)
+	e.notePlaced(job)
 	return true
 }
 

@@ -57,7 +57,7 @@ func (e *Engine) fillByKey(v *View, key func(a int) rankKey, placed func(a int, 
 	for e.heap.len() > 0 {
 		a := e.heap.top()
 		job := e.head(v, a)
-		if !e.claim(job) {
+		if !e.claim(a, job) {
 			e.heap.remove(a)
 			continue
 		}

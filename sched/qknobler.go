@@ -64,7 +64,7 @@ func (e *Engine) qknoblerPass(v *View) {
 		if e.heap.keys[a].class != classNormal {
 			// Fairness-oriented: a starving account, or one below its
 			// limit, is served exactly as drf would serve it.
-			if !e.claim(e.head(v, a)) {
+			if !e.claim(a, e.head(v, a)) {
 				e.heap.remove(a)
 				continue
 			}

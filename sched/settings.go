@@ -34,6 +34,9 @@ func (s Settings) Validate(resources []string) error {
 	if s.Timeout < 0 {
 		return fmt.Errorf("time-out %v must not be negative (0 disables it)", s.Timeout)
 	}
+	if _, err := ParseBackfill(string(s.Backfill)); err != nil {
+		return err
+	}
 	// Every policy's own settings, in table order: a stored value is
 	// checked even when its policy is not in force.
 	for _, r := range policyTable() {

@@ -58,7 +58,7 @@ func (e *Engine) treePlace(v *View, a int) {
 	acct := &v.Accounts[a]
 	cur := &e.cursor[a]
 	job := &acct.Queue[cur.job]
-	if !e.claim(job) {
+	if !e.claim(a, job) {
 		t.block(leaf)
 		return
 	}

@@ -104,6 +104,10 @@ type Node struct {
 	ID       string
 	Capacity ledger.Vector
 	Free     ledger.Vector
+	// Releases are what its running tasks give back when they end at the
+	// latest (start + walltime), for backfill's reservation; tasks without
+	// a walltime are not listed. Ignored without backfill.
+	Releases []Release
 }
 
 // Placement puts one task on one node. Account, Job and Node index the
@@ -130,6 +134,10 @@ type Settings struct {
 	Timeout time.Duration
 	// Placement chooses the node for a task.
 	Placement PlacementStrategy
+	// Backfill, when easy, reserves for the first job that cannot start
+	// and lets later work start only around the reservation
+	// (backfill.go). The zero value is none.
+	Backfill Backfill
 	// LTRFResource is the index of the one resource ltrf is fair on.
 	LTRFResource int
 	// QKnoblerRho is qknobler's knob ρ in [0,1]: the fraction of its DRF

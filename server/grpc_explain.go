@@ -59,6 +59,10 @@ func (j *jobsService) ExplainJob(ctx context.Context, req *longfairv1.ExplainJob
 		out.ClosestFree = namedVector(v.Resources, x.ClosestFree)
 	}
 	out.AheadTasks, out.AvailableMicroSu = x.Ahead, int64(b.Available)
+	out.Reserved, out.Nodes = x.Reserved, int32(x.Nodes)
+	if x.HasForecast {
+		out.ForecastStart = timestamp(x.Forecast)
+	}
 	return out, nil
 }
 

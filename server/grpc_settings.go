@@ -10,7 +10,7 @@ import (
 func settingsProto(s fsm.SettingsInfo) *longfairv1.Settings {
 	return &longfairv1.Settings{
 		Policy: string(s.Policy), Window: s.Window.String(), Timeout: duration(s.Timeout),
-		Placement: string(s.Placement), Quantum: duration(s.Quantum), LtrfResource: s.LTRFResource,
+		Placement: string(s.Placement), Backfill: string(s.Backfill), Quantum: duration(s.Quantum), LtrfResource: s.LTRFResource,
 		BillingWeights: s.BillingWeights, BillingRule: s.BillingRule.String(), Resources: s.Resources,
 		QknoblerRho: s.Sched.QKnoblerRho, Fawkes: fawkesSettingsProto(s.Sched.Fawkes),
 	}
@@ -22,7 +22,7 @@ func (o *operatorService) GetSettings(ctx context.Context, _ *longfairv1.GetSett
 
 func (o *operatorService) UpdateSettings(ctx context.Context, req *longfairv1.UpdateSettingsRequest) (*longfairv1.Settings, error) {
 	cmd := &fsm.UpdateSettings{
-		Policy: req.Policy, Window: req.Window, Placement: req.Placement, LTRFResource: req.LtrfResource,
+		Policy: req.Policy, Window: req.Window, Placement: req.Placement, Backfill: req.Backfill, LTRFResource: req.LtrfResource,
 		BillingWeights: req.GetBillingWeights(), BillingRule: req.BillingRule, AddResources: req.GetAddResources(),
 	}
 	if req.Timeout != nil {

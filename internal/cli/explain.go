@@ -110,6 +110,7 @@ func explain(ctx context.Context, c *client.Client, id uint64) (*explanation, er
 	e.Policy = x.GetPolicy()
 	explainNodes(e, x)
 	explainRank(e, x)
+	explainForecast(e, x)
 	if ahead := x.GetAheadTasks(); ahead > 0 {
 		e.add("queue", "%d pending task(s) of earlier %s jobs go before this job's (an account's jobs start in submission order)", ahead, job.GetAccount())
 	}
@@ -141,6 +142,22 @@ func explainNodes(e *explanation, x *longfairv1.JobExplanation) {
 			names = append(names[:3], "…")
 		}
 		e.add("resources", "node(s) %s have room for a task now: it starts at the next scheduling pass unless accounts ranked before %s take the room first", strings.Join(names, ", "), e.Account)
+	}
+}
+
+// explainForecast says when the job could start, and whether the
+// scheduler reserves for it.
+func explainForecast(e *explanation, x *longfairv1.JobExplanation) {
+	nodes := ""
+	if n := x.GetNodes(); n > 1 {
+		nodes = fmt.Sprintf("its %d nodes are ", n)
+	}
+	switch {
+	case x.GetReserved():
+		e.add("reservation", "%sreserved for it from %s (when running tasks end at their walltimes, at the latest): it is the first ranked job that cannot start, and other work starts only where it cannot delay it",
+			nodes, fmtTime(x.GetForecastStart()))
+	case x.GetForecastStart() != nil:
+		e.add("forecast", "it could start by %s, when running tasks end at their walltimes, unless jobs ranked before it take the room first", fmtTime(x.GetForecastStart()))
 	}
 }
 

@@ -56,6 +56,7 @@ func printSettings(out cmdIO, format string, s *longfairv1.Settings) error {
 	}
 	t.add("timeout", timeout)
 	t.add("placement", s.GetPlacement())
+	t.add("backfill", orDash(s.GetBackfill()))
 	t.add("quantum", fmtDuration(s.GetQuantum()))
 	t.add("ltrf_resource", orDash(s.GetLtrfResource()))
 	t.add("billing_weights", fmtBilling(s.GetBillingWeights()))
@@ -151,7 +152,7 @@ func (o *optionalDuration) Set(s string) error {
 func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 	var (
 		policy, window, placement, ltrf string
-		billingRule                     string
+		billingRule, backfill           string
 		starvation, quantum             optionalDuration
 		billing, addResources           ListFlag
 		papers                          paperPolicyFlags
@@ -161,6 +162,7 @@ func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&window, "window", "", "fairness `window`")
 		fs.Var(&starvation, "starvation-timeout", "starvation time-out (`duration`; 0s turns it off)")
 		fs.StringVar(&placement, "placement", "", "placement `strategy`")
+		fs.StringVar(&backfill, "backfill", "", "`easy` (reserve for the first job that cannot start; the default) or none")
 		fs.Var(&quantum, "quantum", "how far ahead fairness is projected (`duration`)")
 		fs.StringVar(&ltrf, "ltrf-resource", "", "the `resource` ltrf is fair on")
 		fs.Var(&billing, "billing-weight", "`name=SU_per_hour[/unit]`; repeat or comma-separate; replaces all billing weights")
@@ -180,7 +182,7 @@ func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 			return &v
 		}
 		req.Policy, req.Window, req.Placement, req.LtrfResource = set(policy), set(window), set(placement), set(ltrf)
-		req.BillingRule = set(billingRule)
+		req.BillingRule, req.Backfill = set(billingRule), set(backfill)
 		if starvation.set {
 			req.Timeout = durationpb.New(starvation.v)
 		}
@@ -195,7 +197,7 @@ func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 			req.BillingWeights = w
 		}
 		hasPapers := papers.apply(req)
-		if req.Policy == nil && req.Window == nil && req.Placement == nil && req.LtrfResource == nil && req.Timeout == nil &&
+		if req.Policy == nil && req.Window == nil && req.Placement == nil && req.Backfill == nil && req.LtrfResource == nil && req.Timeout == nil &&
 			req.Quantum == nil && len(req.BillingWeights) == 0 && req.BillingRule == nil && len(req.AddResources) == 0 && !hasPapers {
 			return Usagef("nothing to change: give at least one setting (see --help)")
 		}

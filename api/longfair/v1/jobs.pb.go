@@ -1149,8 +1149,17 @@ type JobExplanation struct {
 	AheadTasks int64 `protobuf:"varint,25,opt,name=ahead_tasks,json=aheadTasks,proto3" json:"ahead_tasks,omitempty"`
 	// available_micro_su is the account's SU available for new jobs.
 	AvailableMicroSu int64 `protobuf:"varint,26,opt,name=available_micro_su,json=availableMicroSu,proto3" json:"available_micro_su,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// forecast_start, when set, is the earliest time a task of the job could
+	// start as running tasks end at their walltimes, were no other job to
+	// go first; unset when their ends do not free enough nodes. reserved
+	// says the scheduler reserves nodes for the job at that time (it is the
+	// first ranked job that cannot start; later work starts only where it
+	// cannot delay it). nodes is how many nodes each task spans.
+	ForecastStart *timestamppb.Timestamp `protobuf:"bytes,27,opt,name=forecast_start,json=forecastStart,proto3" json:"forecast_start,omitempty"`
+	Reserved      bool                   `protobuf:"varint,28,opt,name=reserved,proto3" json:"reserved,omitempty"`
+	Nodes         int32                  `protobuf:"varint,29,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobExplanation) Reset() {
@@ -1365,6 +1374,27 @@ func (x *JobExplanation) GetAvailableMicroSu() int64 {
 	return 0
 }
 
+func (x *JobExplanation) GetForecastStart() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ForecastStart
+	}
+	return nil
+}
+
+func (x *JobExplanation) GetReserved() bool {
+	if x != nil {
+		return x.Reserved
+	}
+	return false
+}
+
+func (x *JobExplanation) GetNodes() int32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
 var File_longfair_v1_jobs_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_jobs_proto_rawDesc = "" +
@@ -1452,7 +1482,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x10charged_micro_su\x18\v \x01(\x03R\x0echargedMicroSu\x12\x14\n" +
 	"\x05nodes\x18\f \x03(\tR\x05nodes\"*\n" +
 	"\x11ExplainJobRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"\xeb\a\n" +
+	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"\xe0\b\n" +
 	"\x0eJobExplanation\x12\"\n" +
 	"\x03job\x18\x01 \x01(\v2\x10.longfair.v1.JobR\x03job\x12\x16\n" +
 	"\x06policy\x18\x02 \x01(\tR\x06policy\x12\x12\n" +
@@ -1484,7 +1514,10 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"room_nodes\x18\x18 \x03(\tR\troomNodes\x12\x1f\n" +
 	"\vahead_tasks\x18\x19 \x01(\x03R\n" +
 	"aheadTasks\x12,\n" +
-	"\x12available_micro_su\x18\x1a \x01(\x03R\x10availableMicroSu\x1a>\n" +
+	"\x12available_micro_su\x18\x1a \x01(\x03R\x10availableMicroSu\x12A\n" +
+	"\x0eforecast_start\x18\x1b \x01(\v2\x1a.google.protobuf.TimestampR\rforecastStart\x12\x1a\n" +
+	"\breserved\x18\x1c \x01(\bR\breserved\x12\x14\n" +
+	"\x05nodes\x18\x1d \x01(\x05R\x05nodes\x1a>\n" +
 	"\x10ClosestFreeEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01*\x9b\x01\n" +
@@ -1575,23 +1608,24 @@ var file_longfair_v1_jobs_proto_depIdxs = []int32{
 	18, // 18: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
 	2,  // 19: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
 	17, // 20: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
-	3,  // 21: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
-	5,  // 22: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
-	6,  // 23: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
-	7,  // 24: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
-	10, // 25: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
-	13, // 26: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
-	4,  // 27: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
-	9,  // 28: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
-	9,  // 29: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
-	8,  // 30: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
-	11, // 31: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
-	14, // 32: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
-	27, // [27:33] is the sub-list for method output_type
-	21, // [21:27] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	19, // 21: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
+	3,  // 22: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
+	5,  // 23: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
+	6,  // 24: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
+	7,  // 25: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
+	10, // 26: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
+	13, // 27: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
+	4,  // 28: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
+	9,  // 29: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
+	9,  // 30: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
+	8,  // 31: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
+	11, // 32: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
+	14, // 33: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
+	28, // [28:34] is the sub-list for method output_type
+	22, // [22:28] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_jobs_proto_init() }

@@ -699,7 +699,12 @@ type Settings struct {
 	// billing_rule is how a task's weighted resources make its SU rate:
 	// "max" (the largest, as Slurm's PriorityFlags=MAX_TRES; the default)
 	// or "sum" (all of them).
-	BillingRule   string `protobuf:"bytes,11,opt,name=billing_rule,json=billingRule,proto3" json:"billing_rule,omitempty"`
+	BillingRule string `protobuf:"bytes,11,opt,name=billing_rule,json=billingRule,proto3" json:"billing_rule,omitempty"`
+	// backfill: "easy" (the default) reserves for the first ranked job that
+	// cannot start — the earliest time enough nodes free up, from running
+	// tasks' walltimes — and lets later work start only where it cannot
+	// delay that; "none" lets any work start wherever it fits.
+	Backfill      string `protobuf:"bytes,12,opt,name=backfill,proto3" json:"backfill,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -807,6 +812,13 @@ func (x *Settings) GetFawkes() *FawkesSettings {
 func (x *Settings) GetBillingRule() string {
 	if x != nil {
 		return x.BillingRule
+	}
+	return ""
+}
+
+func (x *Settings) GetBackfill() string {
+	if x != nil {
+		return x.Backfill
 	}
 	return ""
 }
@@ -1025,7 +1037,9 @@ type UpdateSettingsRequest struct {
 	// fawkes, if set, changes the FAWKES weighting settings it sets.
 	Fawkes *FawkesSettingsUpdate `protobuf:"bytes,10,opt,name=fawkes,proto3" json:"fawkes,omitempty"`
 	// billing_rule, if set, is "max" or "sum" (see Settings.billing_rule).
-	BillingRule   *string `protobuf:"bytes,11,opt,name=billing_rule,json=billingRule,proto3,oneof" json:"billing_rule,omitempty"`
+	BillingRule *string `protobuf:"bytes,11,opt,name=billing_rule,json=billingRule,proto3,oneof" json:"billing_rule,omitempty"`
+	// backfill, if set, is "easy" or "none" (see Settings.backfill).
+	Backfill      *string `protobuf:"bytes,12,opt,name=backfill,proto3,oneof" json:"backfill,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1133,6 +1147,13 @@ func (x *UpdateSettingsRequest) GetFawkes() *FawkesSettingsUpdate {
 func (x *UpdateSettingsRequest) GetBillingRule() string {
 	if x != nil && x.BillingRule != nil {
 		return *x.BillingRule
+	}
+	return ""
+}
+
+func (x *UpdateSettingsRequest) GetBackfill() string {
+	if x != nil && x.Backfill != nil {
+		return *x.Backfill
 	}
 	return ""
 }
@@ -1400,7 +1421,7 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\rSnapshotChunk\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\"/\n" +
 	"\x17RestoreSnapshotResponse\x12\x14\n" +
-	"\x05index\x18\x01 \x01(\x04R\x05index\"\x97\x04\n" +
+	"\x05index\x18\x01 \x01(\x04R\x05index\"\xb3\x04\n" +
 	"\bSettings\x12\x16\n" +
 	"\x06policy\x18\x01 \x01(\tR\x06policy\x12\x16\n" +
 	"\x06window\x18\x02 \x01(\tR\x06window\x123\n" +
@@ -1413,7 +1434,8 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\fqknobler_rho\x18\t \x01(\x01R\vqknoblerRho\x123\n" +
 	"\x06fawkes\x18\n" +
 	" \x01(\v2\x1b.longfair.v1.FawkesSettingsR\x06fawkes\x12!\n" +
-	"\fbilling_rule\x18\v \x01(\tR\vbillingRule\x1aA\n" +
+	"\fbilling_rule\x18\v \x01(\tR\vbillingRule\x12\x1a\n" +
+	"\bbackfill\x18\f \x01(\tR\bbackfill\x1aA\n" +
 	"\x13BillingWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xdb\x01\n" +
@@ -1441,7 +1463,7 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\x05_baseB\f\n" +
 	"\n" +
 	"_guaranteeB\a\n" +
-	"\x05_disk\"\xb4\x05\n" +
+	"\x05_disk\"\xe2\x05\n" +
 	"\x15UpdateSettingsRequest\x12\x1b\n" +
 	"\x06policy\x18\x01 \x01(\tH\x00R\x06policy\x88\x01\x01\x12\x1b\n" +
 	"\x06window\x18\x02 \x01(\tH\x01R\x06window\x88\x01\x01\x123\n" +
@@ -1454,7 +1476,8 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\fqknobler_rho\x18\t \x01(\x01H\x04R\vqknoblerRho\x88\x01\x01\x129\n" +
 	"\x06fawkes\x18\n" +
 	" \x01(\v2!.longfair.v1.FawkesSettingsUpdateR\x06fawkes\x12&\n" +
-	"\fbilling_rule\x18\v \x01(\tH\x05R\vbillingRule\x88\x01\x01\x1aA\n" +
+	"\fbilling_rule\x18\v \x01(\tH\x05R\vbillingRule\x88\x01\x01\x12\x1f\n" +
+	"\bbackfill\x18\f \x01(\tH\x06R\bbackfill\x88\x01\x01\x1aA\n" +
 	"\x13BillingWeightsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\t\n" +
@@ -1464,7 +1487,8 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"_placementB\x10\n" +
 	"\x0e_ltrf_resourceB\x0f\n" +
 	"\r_qknobler_rhoB\x0f\n" +
-	"\r_billing_rule\"\x14\n" +
+	"\r_billing_ruleB\v\n" +
+	"\t_backfill\"\x14\n" +
 	"\x12GetSettingsRequest\"\x12\n" +
 	"\x10ListNodesRequest\"<\n" +
 	"\x11ListNodesResponse\x12'\n" +

@@ -287,7 +287,7 @@ func (r *RemovePeerRequest) Validate() error {
 
 // Validate checks the request.
 func (r *UpdateSettingsRequest) Validate() error {
-	if r.Policy == nil && r.Window == nil && r.Timeout == nil && r.Placement == nil && r.Quantum == nil &&
+	if r.Policy == nil && r.Window == nil && r.Timeout == nil && r.Placement == nil && r.Backfill == nil && r.Quantum == nil &&
 		r.LtrfResource == nil && len(r.GetBillingWeights()) == 0 && r.BillingRule == nil && len(r.GetAddResources()) == 0 && !r.hasPaperSettings() {
 		return bad("nothing to update: set at least one setting")
 	}
@@ -297,7 +297,7 @@ func (r *UpdateSettingsRequest) Validate() error {
 	for _, f := range []struct {
 		name  string
 		value *string
-	}{{"policy", r.Policy}, {"window", r.Window}, {"placement", r.Placement}} {
+	}{{"policy", r.Policy}, {"window", r.Window}, {"placement", r.Placement}, {"backfill", r.Backfill}} {
 		if f.value == nil {
 			continue
 		}

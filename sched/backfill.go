@@ -1,0 +1,302 @@
+package sched
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// Backfill with a reservation (EASY backfilling, Lifka 1995), in the
+// policy's own order. When a pass meets the first job that cannot start —
+// its account ranked first among those left, its next task fitting no
+// free nodes (claim fails) — and the nodes could hold it if enough of
+// their running tasks ended, the pass reserves for it: the earliest time
+// T at which enough nodes are free, from the running tasks' expected ends
+// (Node.Releases: each task's start plus its walltime, when it is
+// stopped at the latest) and the tasks this pass placed before, and the
+// nodes that hold it then, those that fit soonest (lowest index on ties).
+// From then on every placement of the pass leaves the reservation whole:
+//
+//   - on the reserved nodes, a task that may still run at T (its walltime
+//     reaches past T, or is unknown) gets only what the node has spare at
+//     T beyond the reserved share; the placement index sees each reserved
+//     node's free vector cut down to min(free, spare at T), so every
+//     policy's search keeps to it without knowing of it;
+//   - a one-node task that surely ends before T (now + walltime ≤ T) may
+//     also use a reserved node's true free resources (claimBeforeReservation);
+//   - the other nodes are not needed by the reservation and are free for
+//     everything.
+//
+// So backfilled work never delays the reserved job's start, and the
+// reserved job is the first ranked one: wide jobs do not starve behind
+// streams of narrow ones. One reservation per pass (EASY); the next pass
+// computes it afresh from the then running tasks, so it moves only
+// earlier, as tasks end before their walltime. Everything is computed from
+// the view and the pass's own placements, in a fixed order, so the pass is
+// as deterministic as without it.
+
+// Backfill says whether a pass reserves for the first job that cannot
+// start and lets later work start only around the reservation.
+type Backfill string
+
+// Backfill modes. The zero value is none.
+const (
+	BackfillNone Backfill = "none"
+	BackfillEASY Backfill = "easy"
+)
+
+// ParseBackfill returns the backfill mode named s ("" is none).
+func ParseBackfill(s string) (Backfill, error) {
+	switch Backfill(s) {
+	case "", BackfillNone:
+		return BackfillNone, nil
+	case BackfillEASY:
+		return BackfillEASY, nil
+	}
+	return "", fmt.Errorf("unknown backfill %q: want none or easy", s)
+}
+
+// Release is what a running task gives back to its node when it ends at
+// the latest: at its start plus its walltime.
+type Release struct {
+	At   ledger.Time
+	Free ledger.Vector
+}
+
+// reservation is the pass's one reservation, once made.
+type reservation struct {
+	made bool
+	// account and job name the reserved job (account index, queue index).
+	account, job int
+	// at is the reserved start, T.
+	at ledger.Time
+	// nodes are the reserved nodes; slot maps a node index to its place
+	// in nodes (-1: not reserved). For each reserved node, real is its
+	// true free vector now and spare what it has at T beyond the reserved
+	// share (k entries each).
+	nodes       []int
+	slot        []int32
+	real, spare []float64
+	// events are what the pass's placements give back, and when.
+	events []releaseEvent
+	// Scratch for earliest and reserve.
+	free    []float64
+	fitAt   []ledger.Time
+	merged  []releaseEvent
+	ordered []int
+	masked  ledger.Vector
+}
+
+// releaseEvent is a Release on node.
+type releaseEvent struct {
+	at   ledger.Time
+	node int
+	free ledger.Vector
+}
+
+// resetBackfill readies the pass's backfill state.
+func (e *Engine) resetBackfill() {
+	r := &e.resv
+	r.made = false
+	r.nodes = r.nodes[:0]
+	r.events = r.events[:0]
+}
+
+// backfilling reports whether the pass reserves.
+func (e *Engine) backfilling() bool { return e.view != nil && e.view.Settings.Backfill == BackfillEASY }
+
+// notePlaced records, for a later reservation, when the task just placed
+// on e.claimed gives its nodes back, and keeps a made reservation's
+// books: what the task took from a reserved node's true free vector,
+// and, unless it surely ends before T, from its spare.
+func (e *Engine) notePlaced(job *Job) {
+	if !e.backfilling() {
+		return
+	}
+	r := &e.resv
+	d := job.nodeDemand()
+	end, ends := e.endOf(job)
+	if !r.made {
+		if ends {
+			for _, n := range e.claimed {
+				r.events = append(r.events, releaseEvent{at: end, node: n, free: d})
+			}
+		}
+		return
+	}
+	k := len(d)
+	for _, n := range e.claimed {
+		s := r.slot[n]
+		if s < 0 {
+			continue
+		}
+		real := ledger.Vector(r.real[int(s)*k : int(s)*k+k])
+		real.Sub(d)
+		if !ends || end > r.at {
+			ledger.Vector(r.spare[int(s)*k : int(s)*k+k]).Sub(d)
+		}
+		e.maskReserved(int(s))
+	}
+}
+
+// endOf is when a task of job placed now ends at the latest, and whether
+// that is known (a walltime is given).
+func (e *Engine) endOf(job *Job) (ledger.Time, bool) {
+	if job.Walltime <= 0 {
+		return 0, false
+	}
+	return e.view.Now.Add(job.Walltime), true
+}
+
+// maskReserved sets reserved node s's free vector in the index to
+// min(true free, spare at T): what a task that may run at T can use.
+func (e *Engine) maskReserved(s int) {
+	r := &e.resv
+	k := len(e.capacity)
+	real, spare := r.real[s*k:s*k+k], r.spare[s*k:s*k+k]
+	r.masked = resize(r.masked, k)
+	for j := range k {
+		r.masked[j] = max(min(real[j], spare[j]), 0)
+	}
+	e.index.Restore(r.nodes[s], r.masked)
+}
+
+// earliest is the earliest time, not before the view's, at which enough
+// nodes hold a task of job — one node, or job.Nodes distinct ones — from
+// what the index has free now and what running tasks give back at their
+// latest ends (the view's releases and the pass's own placements), and
+// whether there is one. It leaves in r.free each node's free vector at
+// that time and in r.fitAt when each node came to hold the task (-1:
+// never by then).
+func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
+	r := &e.resv
+	n, k := e.index.Len(), len(e.capacity)
+	d, need := job.nodeDemand(), max(job.Nodes, 1)
+	now := e.view.Now
+	r.free = resize(r.free, n*k)
+	r.fitAt = resize(r.fitAt, n)
+	fits := 0
+	for i := range n {
+		copy(r.free[i*k:i*k+k], e.index.Free(i))
+		r.fitAt[i] = -1
+		if ledger.Vector(r.free[i*k : i*k+k]).Fits(d) {
+			r.fitAt[i] = now
+			fits++
+		}
+	}
+	if fits >= need {
+		return now, true
+	}
+	r.merged = r.merged[:0]
+	for i := range e.view.Nodes {
+		for _, rel := range e.view.Nodes[i].Releases {
+			r.merged = append(r.merged, releaseEvent{at: max(rel.At, now), node: i, free: rel.Free})
+		}
+	}
+	r.merged = append(r.merged, r.events...)
+	slices.SortStableFunc(r.merged, func(x, y releaseEvent) int {
+		return cmp.Or(cmp.Compare(x.at, y.at), cmp.Compare(x.node, y.node))
+	})
+	for _, ev := range r.merged {
+		f := ledger.Vector(r.free[ev.node*k : ev.node*k+k])
+		f.Add(ev.free)
+		if r.fitAt[ev.node] < 0 && f.Fits(d) {
+			r.fitAt[ev.node] = ev.at
+			if fits++; fits == need {
+				return ev.at, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// reserve makes the pass's reservation for job, account a's queue entry
+// at index jobIndex, which does not fit the free nodes now: the earliest
+// time enough nodes hold it as the running tasks end, and the nodes, those
+// that hold it soonest (lowest index on ties). It makes none when no time
+// is known at which they would (tasks without a walltime, or too few
+// nodes even then), or under the static policy, whose partitions a
+// reservation would cut across.
+func (e *Engine) reserve(a, jobIndex int, job *Job) {
+	r := &e.resv
+	if r.made || !e.backfilling() || e.share != nil {
+		return
+	}
+	at, ok := e.earliest(job)
+	if !ok {
+		return
+	}
+	n, k := e.index.Len(), len(e.capacity)
+	d, need := job.nodeDemand(), max(job.Nodes, 1)
+	r.ordered = r.ordered[:0]
+	for i := range n {
+		if r.fitAt[i] >= 0 {
+			r.ordered = append(r.ordered, i)
+		}
+	}
+	slices.SortStableFunc(r.ordered, func(x, y int) int { return cmp.Compare(r.fitAt[x], r.fitAt[y]) })
+	r.made, r.account, r.job, r.at = true, a, jobIndex, at
+	r.nodes = append(r.nodes[:0], r.ordered[:need]...)
+	slices.Sort(r.nodes)
+	r.slot = resize(r.slot, n)
+	for i := range r.slot {
+		r.slot[i] = -1
+	}
+	r.real, r.spare = resize(r.real, need*k), resize(r.spare, need*k)
+	for s, node := range r.nodes {
+		r.slot[node] = int32(s)
+		copy(r.real[s*k:s*k+k], e.index.Free(node))
+		spare := ledger.Vector(r.spare[s*k : s*k+k])
+		copy(spare, r.free[node*k:node*k+k])
+		spare.Sub(d)
+		e.maskReserved(s)
+	}
+}
+
+// claimBeforeReservation places a one-node task that surely ends before
+// the reservation's start on a reserved node's true free resources, the
+// first reserved node that holds it; it reports whether it did.
+func (e *Engine) claimBeforeReservation(job *Job) bool {
+	r := &e.resv
+	if !r.made || job.Nodes > 1 {
+		return false
+	}
+	end, ends := e.endOf(job)
+	if !ends || end > r.at {
+		return false
+	}
+	k := len(e.capacity)
+	for s, node := range r.nodes {
+		real := ledger.Vector(r.real[s*k : s*k+k])
+		if !real.Fits(job.Demand) {
+			continue
+		}
+		real.Sub(job.Demand)
+		e.maskReserved(s)
+		e.claimed = append(e.claimed[:0], node)
+		return true
+	}
+	return false
+}
+
+// Reservation is the reservation a pass made, if any.
+type Reservation struct {
+	// Account and Job index the View: the reserved job is
+	// v.Accounts[Account].Queue[Job].
+	Account, Job int
+	// At is the reserved start; Nodes the reserved nodes (View indices).
+	At    ledger.Time
+	Nodes []int
+}
+
+// LastReservation returns the reservation the last pass made, and false
+// when it made none. Its Nodes are valid until the next pass.
+func (e *Engine) LastReservation() (Reservation, bool) {
+	r := &e.resv
+	if !r.made {
+		return Reservation{}, false
+	}
+	return Reservation{Account: r.account, Job: r.job, At: r.at, Nodes: r.nodes}, true
+}
