@@ -262,31 +262,9 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 			return st.jobInfo(j), nil
 		}
 	}
-	if _, ok := st.accounts[c.Account]; !ok {
-		return nil, notFound("account %q does not exist: check the name", c.Account)
-	}
-	u, ok := st.users[c.User]
-	if !ok {
-		return nil, notFound("user %q does not exist: check the name, or ask an admin to create the user", c.User)
-	}
-	if _, member := slices.BinarySearch(u.Accounts, c.Account); !member {
-		return nil, refuse(KindPermission, "user %q is not a member of account %q: submit to one of its accounts (%s) or ask an admin to add the membership", c.User, c.Account, strings.Join(u.Accounts, ", "))
-	}
-	demand, refusal := st.demandVector("demand", c.Demand, c.legacy)
+	demand, hold, refusal := st.admit(c)
 	if refusal != nil {
 		return nil, refusal
-	}
-	if c.CheckFit {
-		if refusal := st.checkFit(demand, c.Nodes); refusal != nil {
-			return nil, refusal
-		}
-	}
-	// The hold prices each task's whole allocation with ledger.Cost under
-	// the same weights and rule as its charge (endAttempt), so it covers
-	// every charge.
-	hold, err := ledger.WorstCaseHold(int(c.Tasks), c.Walltime, allocation(demand, c.Nodes), st.settings.BillingWeights, st.settings.BillingRule)
-	if err != nil {
-		return nil, invalid("%v", err)
 	}
 	id := st.nextJob + 1
 	entries, err := st.su.Hold(holdID(id), c.Account, hold, t)
@@ -322,6 +300,40 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	b.markJob(j)
 	b.touched[j.Account] = true
 	return st.jobInfo(j), nil
+}
+
+// admit checks a submission against the state — the account, the user
+// and membership, the demand in the cluster's resources and units, and
+// the nodes that could hold it — and prices its hold. Nothing changes:
+// submitJob holds the SU next, and Quote answers with it.
+func (s *state) admit(c *SubmitJob) (ledger.Vector, ledger.SU, *Error) {
+	if _, ok := s.accounts[c.Account]; !ok {
+		return nil, 0, notFound("account %q does not exist: check the name", c.Account)
+	}
+	u, ok := s.users[c.User]
+	if !ok {
+		return nil, 0, notFound("user %q does not exist: check the name, or ask an admin to create the user", c.User)
+	}
+	if _, member := slices.BinarySearch(u.Accounts, c.Account); !member {
+		return nil, 0, refuse(KindPermission, "user %q is not a member of account %q: submit to one of its accounts (%s) or ask an admin to add the membership", c.User, c.Account, strings.Join(u.Accounts, ", "))
+	}
+	demand, refusal := s.demandVector("demand", c.Demand, c.legacy)
+	if refusal != nil {
+		return nil, 0, refusal
+	}
+	if c.CheckFit {
+		if refusal := s.checkFit(demand, c.Nodes); refusal != nil {
+			return nil, 0, refusal
+		}
+	}
+	// The hold prices each task's whole allocation with ledger.Cost under
+	// the same weights and rule as its charge (endAttempt), so it covers
+	// every charge.
+	hold, err := ledger.WorstCaseHold(int(c.Tasks), c.Walltime, allocation(demand, c.Nodes), s.settings.BillingWeights, s.settings.BillingRule)
+	if err != nil {
+		return nil, 0, invalid("%v", err)
+	}
+	return demand, hold, nil
 }
 
 // sameSubmission reports whether c asks for exactly job j.

@@ -100,7 +100,8 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 			filterOf(func(u *userScope, r *longfairv1.ListGrantsResponse) {
 				r.Grants = slices.DeleteFunc(r.Grants, func(g *longfairv1.Grant) bool { return !u.isMember(g.GetAccount()) })
 			})), true
-	case "Jobs/SubmitJob":
+	case "Jobs/SubmitJob", "Jobs/QuoteJob":
+		// A quote answers for whoever may submit the same request.
 		return userRule(checkOf(func(u *userScope, r *longfairv1.SubmitJobRequest) error {
 			if err := u.self(r.GetUser()); err != nil {
 				return err

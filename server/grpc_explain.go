@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/fsm"
 	"github.com/longfair/longfair/sched"
 )
 
@@ -71,4 +72,48 @@ var jobWaitProto = map[sched.Wait]longfairv1.JobWait{
 	sched.WaitNoNodeHolds: longfairv1.JobWait_JOB_WAIT_NO_NODE_HOLDS,
 	sched.WaitNoRoom:      longfairv1.JobWait_JOB_WAIT_NO_ROOM,
 	sched.WaitRoom:        longfairv1.JobWait_JOB_WAIT_ROOM,
+}
+
+// QuoteJob answers what SubmitJob would do with req, submitting nothing:
+// the FSM prices and checks it (fsm.FSM.Quote, the checks SubmitJob
+// makes), and the engine explains it as a pending job at the end of its
+// account's queue over the same view as ExplainJob, for its forecast.
+func (j *jobsService) QuoteJob(ctx context.Context, req *longfairv1.SubmitJobRequest) (*longfairv1.JobQuote, error) {
+	at := now()
+	q, err := j.s.fsm.Quote(&fsm.SubmitJob{
+		Account: req.GetAccount(), User: req.GetUser(), Name: req.GetName(),
+		Demand: req.GetDemand(), Tasks: req.GetTasks(), Nodes: int(req.GetNodes()), Walltime: req.GetWalltime().AsDuration(),
+		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()), CheckFit: true,
+	}, at)
+	if err != nil {
+		return nil, err
+	}
+	out := &longfairv1.JobQuote{Demand: q.Demand, Nodes: req.GetNodes(), Tasks: req.GetTasks(),
+		HoldMicroSu: int64(q.Hold), TaskHourlyMicroSu: int64(q.TaskHourly), AvailableMicroSu: int64(q.Available)}
+	if q.Refusal != nil {
+		out.Refusal = q.Refusal.Error()
+		if q.Demand == nil {
+			return out, nil
+		}
+	}
+	var v *sched.View
+	if t := j.s.hub.current(); t != nil {
+		v = t.passView(at)
+	} else {
+		v = j.s.fsm.View(at)
+	}
+	for i := range v.Accounts {
+		if v.Accounts[i].Name == req.GetAccount() {
+			v.Accounts[i].Queue = append(v.Accounts[i].Queue, q.Job)
+		}
+	}
+	x, err := sched.NewEngine().Explain(v, fsm.QuoteJobID)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "forecast the job's start: %v", err)
+	}
+	out.Reserved, out.Rank, out.RankedAccounts, out.Wait = x.Reserved, int32(x.Rank), int32(x.Ranked), jobWaitProto[x.Wait]
+	if x.HasForecast {
+		out.ForecastStart = timestamp(x.Forecast)
+	}
+	return out, nil
 }

@@ -47,7 +47,7 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 	case "Accounts/GetAccount", "Accounts/ListAccounts",
 		"Users/GetUser", "Users/ListUsers",
 		"Grants/ListGrants",
-		"Jobs/GetJob", "Jobs/ListJobs", "Jobs/ListTasks", "Jobs/ExplainJob",
+		"Jobs/GetJob", "Jobs/ListJobs", "Jobs/ListTasks", "Jobs/ExplainJob", "Jobs/QuoteJob",
 		"Fairness/GetFairnessReport",
 		"Ledger/GetBalance", "Ledger/ListJournal", "Ledger/Verify", "Ledger/UsageReport",
 		"Operator/GetSettings", "Operator/ListNodes",

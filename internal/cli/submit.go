@@ -49,7 +49,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		nodes                          int
 		walltime                       time.Duration
 		maxAttempts, repeat            int
-		wait                           bool
+		wait, quote                    bool
 		interval                       time.Duration
 		res                            resourceFlags
 	)
@@ -65,6 +65,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&requestID, "request-id", "", "`id` that makes the submission idempotent: submitting again with it returns the first job")
 		fs.IntVar(&repeat, "repeat", 1, "submit `N` separate jobs like this one (progress on stderr)")
 		fs.BoolVar(&wait, "wait", false, "follow the job until it ends; exit non-zero unless it succeeded")
+		fs.BoolVar(&quote, "quote", false, "submit nothing: show the SU hold, the cost per task-hour and when the job could start")
 		fs.DurationVar(&interval, "interval", time.Second, "how often --wait looks at the job")
 		res.register(fs)
 	}
@@ -98,6 +99,9 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		}
 		spec := client.JobSpec{Account: account, User: user, Name: name, Demand: demand, Tasks: tasks, Nodes: nodes,
 			Walltime: walltime, Command: command, MaxAttempts: maxAttempts, RequestID: requestID}
+		if quote {
+			return quoteJob(ctx, c, f, spec, out)
+		}
 		if repeat > 1 {
 			return submitMany(ctx, c, f, spec, repeat, out)
 		}
@@ -115,6 +119,45 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		}
 		return watchJob(ctx, c, f, job.GetId(), interval, 0, out)
 	})
+}
+
+// quoteJob shows what submitting spec would do, submitting nothing.
+func quoteJob(ctx context.Context, c *client.Client, f *clientFlags, spec client.JobSpec, out cmdIO) error {
+	cctx, cancel := f.callContext(ctx)
+	defer cancel()
+	// The leader forecasts over the nodes its passes use.
+	q, err := c.Jobs().QuoteJob(client.ConsistentRead(cctx), spec.Request())
+	if err != nil {
+		return err
+	}
+	if f.output == "json" {
+		return writeJSON(out.stdout, q)
+	}
+	shape := fmtVector(q.GetDemand())
+	if n := q.GetNodes(); n > 1 {
+		shape = fmt.Sprintf("%d nodes × %s", n, shape)
+	}
+	if q.GetRefusal() != "" && q.GetDemand() == nil {
+		return fmt.Errorf("the job would be refused: %s", q.GetRefusal())
+	}
+	fmt.Fprintf(out.stdout, "quote for %d task(s) of %s, walltime %s, account %s (nothing submitted):\n", q.GetTasks(), shape, fmtDuration(spec.Request().GetWalltime()), spec.Account)
+	fmt.Fprintf(out.stdout, "  hold       %s SU: the most it can cost, held at submission and released as tasks end\n", fmtSU(q.GetHoldMicroSu()))
+	fmt.Fprintf(out.stdout, "  cost       %s SU per task-hour it runs\n", fmtSU(q.GetTaskHourlyMicroSu()))
+	fmt.Fprintf(out.stdout, "  available  %s SU in %s now\n", fmtSU(q.GetAvailableMicroSu()), spec.Account)
+	start := "unknown: running tasks' ends do not free enough nodes (tasks without a walltime, or nodes that are down)"
+	switch {
+	case q.GetWait() == longfairv1.JobWait_JOB_WAIT_ROOM && q.GetRank() == 1:
+		start = "now: there is room, and its account ranks first"
+	case q.GetReserved():
+		start = fmt.Sprintf("by %s, reserved: it would be the first ranked job that cannot start", fmtTime(q.GetForecastStart()))
+	case q.GetForecastStart() != nil:
+		start = fmt.Sprintf("by %s if no job ranked before it takes the room first (rank %d of %d)", fmtTime(q.GetForecastStart()), q.GetRank(), q.GetRankedAccounts())
+	}
+	fmt.Fprintf(out.stdout, "  start      %s\n", start)
+	if r := q.GetRefusal(); r != "" {
+		return fmt.Errorf("the job would be refused now: %s", r)
+	}
+	return nil
 }
 
 // submitMany submits n copies of spec, showing progress, and lists them.

@@ -208,6 +208,146 @@ func (JobWait) EnumDescriptor() ([]byte, []int) {
 	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{2}
 }
 
+type JobQuote struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// demand per task (per node of a parallel task), rounded to whole units
+	// as the job would store it.
+	Demand      map[string]float64 `protobuf:"bytes,1,rep,name=demand,proto3" json:"demand,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Nodes       int32              `protobuf:"varint,2,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	Tasks       int64              `protobuf:"varint,3,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	HoldMicroSu int64              `protobuf:"varint,4,opt,name=hold_micro_su,json=holdMicroSu,proto3" json:"hold_micro_su,omitempty"`
+	// task_hourly_micro_su is what one task costs per hour it runs, all its
+	// nodes counted.
+	TaskHourlyMicroSu int64 `protobuf:"varint,5,opt,name=task_hourly_micro_su,json=taskHourlyMicroSu,proto3" json:"task_hourly_micro_su,omitempty"`
+	AvailableMicroSu  int64 `protobuf:"varint,6,opt,name=available_micro_su,json=availableMicroSu,proto3" json:"available_micro_su,omitempty"`
+	// refusal, when not empty, is why SubmitJob would refuse the job now.
+	Refusal string `protobuf:"bytes,7,opt,name=refusal,proto3" json:"refusal,omitempty"`
+	// forecast_start, reserved, rank and ranked_accounts: as ExplainJob
+	// gives them for the job were it submitted now; forecast_start is unset
+	// when the running tasks' ends do not free enough nodes.
+	ForecastStart  *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=forecast_start,json=forecastStart,proto3" json:"forecast_start,omitempty"`
+	Reserved       bool                   `protobuf:"varint,9,opt,name=reserved,proto3" json:"reserved,omitempty"`
+	Rank           int32                  `protobuf:"varint,10,opt,name=rank,proto3" json:"rank,omitempty"`
+	RankedAccounts int32                  `protobuf:"varint,11,opt,name=ranked_accounts,json=rankedAccounts,proto3" json:"ranked_accounts,omitempty"`
+	Wait           JobWait                `protobuf:"varint,12,opt,name=wait,proto3,enum=longfair.v1.JobWait" json:"wait,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *JobQuote) Reset() {
+	*x = JobQuote{}
+	mi := &file_longfair_v1_jobs_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobQuote) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobQuote) ProtoMessage() {}
+
+func (x *JobQuote) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_jobs_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobQuote.ProtoReflect.Descriptor instead.
+func (*JobQuote) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *JobQuote) GetDemand() map[string]float64 {
+	if x != nil {
+		return x.Demand
+	}
+	return nil
+}
+
+func (x *JobQuote) GetNodes() int32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+func (x *JobQuote) GetTasks() int64 {
+	if x != nil {
+		return x.Tasks
+	}
+	return 0
+}
+
+func (x *JobQuote) GetHoldMicroSu() int64 {
+	if x != nil {
+		return x.HoldMicroSu
+	}
+	return 0
+}
+
+func (x *JobQuote) GetTaskHourlyMicroSu() int64 {
+	if x != nil {
+		return x.TaskHourlyMicroSu
+	}
+	return 0
+}
+
+func (x *JobQuote) GetAvailableMicroSu() int64 {
+	if x != nil {
+		return x.AvailableMicroSu
+	}
+	return 0
+}
+
+func (x *JobQuote) GetRefusal() string {
+	if x != nil {
+		return x.Refusal
+	}
+	return ""
+}
+
+func (x *JobQuote) GetForecastStart() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ForecastStart
+	}
+	return nil
+}
+
+func (x *JobQuote) GetReserved() bool {
+	if x != nil {
+		return x.Reserved
+	}
+	return false
+}
+
+func (x *JobQuote) GetRank() int32 {
+	if x != nil {
+		return x.Rank
+	}
+	return 0
+}
+
+func (x *JobQuote) GetRankedAccounts() int32 {
+	if x != nil {
+		return x.RankedAccounts
+	}
+	return 0
+}
+
+func (x *JobQuote) GetWait() JobWait {
+	if x != nil {
+		return x.Wait
+	}
+	return JobWait_JOB_WAIT_UNSPECIFIED
+}
+
 type SubmitJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// account is charged and gets the fairness credit; the user must be a member.
@@ -244,7 +384,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[0]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -256,7 +396,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[0]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -269,7 +409,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{0}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *SubmitJobRequest) GetAccount() string {
@@ -351,7 +491,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[1]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -363,7 +503,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[1]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -376,7 +516,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{1}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SubmitJobResponse) GetJob() *Job {
@@ -395,7 +535,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[2]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -407,7 +547,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[2]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -420,7 +560,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{2}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CancelJobRequest) GetJobId() uint64 {
@@ -439,7 +579,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[3]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -451,7 +591,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[3]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -464,7 +604,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{3}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetJobRequest) GetJobId() uint64 {
@@ -488,7 +628,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -500,7 +640,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -513,7 +653,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{4}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListJobsRequest) GetAccount() string {
@@ -561,7 +701,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -573,7 +713,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -586,7 +726,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{5}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -635,7 +775,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -647,7 +787,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -660,7 +800,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{6}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Job) GetId() uint64 {
@@ -814,7 +954,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -826,7 +966,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -839,7 +979,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{7}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListTasksRequest) GetJobId() uint64 {
@@ -874,7 +1014,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -886,7 +1026,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -899,7 +1039,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{8}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -938,7 +1078,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -950,7 +1090,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -963,7 +1103,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{9}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Task) GetJobId() uint64 {
@@ -1059,7 +1199,7 @@ type ExplainJobRequest struct {
 
 func (x *ExplainJobRequest) Reset() {
 	*x = ExplainJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1071,7 +1211,7 @@ func (x *ExplainJobRequest) String() string {
 func (*ExplainJobRequest) ProtoMessage() {}
 
 func (x *ExplainJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1084,7 +1224,7 @@ func (x *ExplainJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainJobRequest.ProtoReflect.Descriptor instead.
 func (*ExplainJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{10}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ExplainJobRequest) GetJobId() uint64 {
@@ -1164,7 +1304,7 @@ type JobExplanation struct {
 
 func (x *JobExplanation) Reset() {
 	*x = JobExplanation{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1176,7 +1316,7 @@ func (x *JobExplanation) String() string {
 func (*JobExplanation) ProtoMessage() {}
 
 func (x *JobExplanation) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1189,7 +1329,7 @@ func (x *JobExplanation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobExplanation.ProtoReflect.Descriptor instead.
 func (*JobExplanation) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{11}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JobExplanation) GetJob() *Job {
@@ -1399,7 +1539,24 @@ var File_longfair_v1_jobs_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\n" +
-	"\x16longfair/v1/jobs.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x91\x03\n" +
+	"\x16longfair/v1/jobs.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8f\x04\n" +
+	"\bJobQuote\x129\n" +
+	"\x06demand\x18\x01 \x03(\v2!.longfair.v1.JobQuote.DemandEntryR\x06demand\x12\x14\n" +
+	"\x05nodes\x18\x02 \x01(\x05R\x05nodes\x12\x14\n" +
+	"\x05tasks\x18\x03 \x01(\x03R\x05tasks\x12\"\n" +
+	"\rhold_micro_su\x18\x04 \x01(\x03R\vholdMicroSu\x12/\n" +
+	"\x14task_hourly_micro_su\x18\x05 \x01(\x03R\x11taskHourlyMicroSu\x12,\n" +
+	"\x12available_micro_su\x18\x06 \x01(\x03R\x10availableMicroSu\x12\x18\n" +
+	"\arefusal\x18\a \x01(\tR\arefusal\x12A\n" +
+	"\x0eforecast_start\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\rforecastStart\x12\x1a\n" +
+	"\breserved\x18\t \x01(\bR\breserved\x12\x12\n" +
+	"\x04rank\x18\n" +
+	" \x01(\x05R\x04rank\x12'\n" +
+	"\x0franked_accounts\x18\v \x01(\x05R\x0erankedAccounts\x12(\n" +
+	"\x04wait\x18\f \x01(\x0e2\x14.longfair.v1.JobWaitR\x04wait\x1a9\n" +
+	"\vDemandEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x91\x03\n" +
 	"\x10SubmitJobRequest\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x12\n" +
@@ -1540,7 +1697,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x11JOB_WAIT_NO_NODES\x10\x01\x12\x1a\n" +
 	"\x16JOB_WAIT_NO_NODE_HOLDS\x10\x02\x12\x14\n" +
 	"\x10JOB_WAIT_NO_ROOM\x10\x03\x12\x11\n" +
-	"\rJOB_WAIT_ROOM\x10\x042\xa8\x03\n" +
+	"\rJOB_WAIT_ROOM\x10\x042\xea\x03\n" +
 	"\x04Jobs\x12J\n" +
 	"\tSubmitJob\x12\x1d.longfair.v1.SubmitJobRequest\x1a\x1e.longfair.v1.SubmitJobResponse\x12<\n" +
 	"\tCancelJob\x12\x1d.longfair.v1.CancelJobRequest\x1a\x10.longfair.v1.Job\x126\n" +
@@ -1548,7 +1705,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\bListJobs\x12\x1c.longfair.v1.ListJobsRequest\x1a\x1d.longfair.v1.ListJobsResponse\x12J\n" +
 	"\tListTasks\x12\x1d.longfair.v1.ListTasksRequest\x1a\x1e.longfair.v1.ListTasksResponse\x12I\n" +
 	"\n" +
-	"ExplainJob\x12\x1e.longfair.v1.ExplainJobRequest\x1a\x1b.longfair.v1.JobExplanationB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
+	"ExplainJob\x12\x1e.longfair.v1.ExplainJobRequest\x1a\x1b.longfair.v1.JobExplanation\x12@\n" +
+	"\bQuoteJob\x12\x1d.longfair.v1.SubmitJobRequest\x1a\x15.longfair.v1.JobQuoteB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
 
 var (
 	file_longfair_v1_jobs_proto_rawDescOnce sync.Once
@@ -1563,69 +1721,76 @@ func file_longfair_v1_jobs_proto_rawDescGZIP() []byte {
 }
 
 var file_longfair_v1_jobs_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_longfair_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_longfair_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_longfair_v1_jobs_proto_goTypes = []any{
 	(JobState)(0),                 // 0: longfair.v1.JobState
 	(TaskState)(0),                // 1: longfair.v1.TaskState
 	(JobWait)(0),                  // 2: longfair.v1.JobWait
-	(*SubmitJobRequest)(nil),      // 3: longfair.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil),     // 4: longfair.v1.SubmitJobResponse
-	(*CancelJobRequest)(nil),      // 5: longfair.v1.CancelJobRequest
-	(*GetJobRequest)(nil),         // 6: longfair.v1.GetJobRequest
-	(*ListJobsRequest)(nil),       // 7: longfair.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 8: longfair.v1.ListJobsResponse
-	(*Job)(nil),                   // 9: longfair.v1.Job
-	(*ListTasksRequest)(nil),      // 10: longfair.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),     // 11: longfair.v1.ListTasksResponse
-	(*Task)(nil),                  // 12: longfair.v1.Task
-	(*ExplainJobRequest)(nil),     // 13: longfair.v1.ExplainJobRequest
-	(*JobExplanation)(nil),        // 14: longfair.v1.JobExplanation
-	nil,                           // 15: longfair.v1.SubmitJobRequest.DemandEntry
-	nil,                           // 16: longfair.v1.Job.DemandEntry
-	nil,                           // 17: longfair.v1.JobExplanation.ClosestFreeEntry
-	(*durationpb.Duration)(nil),   // 18: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
+	(*JobQuote)(nil),              // 3: longfair.v1.JobQuote
+	(*SubmitJobRequest)(nil),      // 4: longfair.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil),     // 5: longfair.v1.SubmitJobResponse
+	(*CancelJobRequest)(nil),      // 6: longfair.v1.CancelJobRequest
+	(*GetJobRequest)(nil),         // 7: longfair.v1.GetJobRequest
+	(*ListJobsRequest)(nil),       // 8: longfair.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 9: longfair.v1.ListJobsResponse
+	(*Job)(nil),                   // 10: longfair.v1.Job
+	(*ListTasksRequest)(nil),      // 11: longfair.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),     // 12: longfair.v1.ListTasksResponse
+	(*Task)(nil),                  // 13: longfair.v1.Task
+	(*ExplainJobRequest)(nil),     // 14: longfair.v1.ExplainJobRequest
+	(*JobExplanation)(nil),        // 15: longfair.v1.JobExplanation
+	nil,                           // 16: longfair.v1.JobQuote.DemandEntry
+	nil,                           // 17: longfair.v1.SubmitJobRequest.DemandEntry
+	nil,                           // 18: longfair.v1.Job.DemandEntry
+	nil,                           // 19: longfair.v1.JobExplanation.ClosestFreeEntry
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
 }
 var file_longfair_v1_jobs_proto_depIdxs = []int32{
-	15, // 0: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
-	18, // 1: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
-	9,  // 2: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
-	0,  // 3: longfair.v1.ListJobsRequest.states:type_name -> longfair.v1.JobState
-	9,  // 4: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
-	16, // 5: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
-	18, // 6: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
-	0,  // 7: longfair.v1.Job.state:type_name -> longfair.v1.JobState
-	19, // 8: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
-	19, // 9: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
-	12, // 10: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
-	1,  // 11: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
-	19, // 12: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
-	19, // 13: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	19, // 14: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
-	18, // 15: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
-	9,  // 16: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
-	18, // 17: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
-	18, // 18: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
-	2,  // 19: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
-	17, // 20: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
-	19, // 21: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
-	3,  // 22: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
-	5,  // 23: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
-	6,  // 24: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
-	7,  // 25: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
-	10, // 26: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
-	13, // 27: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
-	4,  // 28: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
-	9,  // 29: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
-	9,  // 30: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
-	8,  // 31: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
-	11, // 32: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
-	14, // 33: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
-	28, // [28:34] is the sub-list for method output_type
-	22, // [22:28] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	16, // 0: longfair.v1.JobQuote.demand:type_name -> longfair.v1.JobQuote.DemandEntry
+	20, // 1: longfair.v1.JobQuote.forecast_start:type_name -> google.protobuf.Timestamp
+	2,  // 2: longfair.v1.JobQuote.wait:type_name -> longfair.v1.JobWait
+	17, // 3: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
+	21, // 4: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
+	10, // 5: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
+	0,  // 6: longfair.v1.ListJobsRequest.states:type_name -> longfair.v1.JobState
+	10, // 7: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
+	18, // 8: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
+	21, // 9: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
+	0,  // 10: longfair.v1.Job.state:type_name -> longfair.v1.JobState
+	20, // 11: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
+	20, // 12: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
+	13, // 13: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
+	1,  // 14: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
+	20, // 15: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
+	20, // 16: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	20, // 17: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
+	21, // 18: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
+	10, // 19: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
+	21, // 20: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
+	21, // 21: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
+	2,  // 22: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
+	19, // 23: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
+	20, // 24: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
+	4,  // 25: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
+	6,  // 26: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
+	7,  // 27: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
+	8,  // 28: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
+	11, // 29: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
+	14, // 30: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
+	4,  // 31: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
+	5,  // 32: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
+	10, // 33: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
+	10, // 34: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
+	9,  // 35: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
+	12, // 36: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
+	15, // 37: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
+	3,  // 38: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
+	32, // [32:39] is the sub-list for method output_type
+	25, // [25:32] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_jobs_proto_init() }
@@ -1639,7 +1804,7 @@ func file_longfair_v1_jobs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_jobs_proto_rawDesc), len(file_longfair_v1_jobs_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,6 +25,7 @@ const (
 	Jobs_ListJobs_FullMethodName   = "/longfair.v1.Jobs/ListJobs"
 	Jobs_ListTasks_FullMethodName  = "/longfair.v1.Jobs/ListTasks"
 	Jobs_ExplainJob_FullMethodName = "/longfair.v1.Jobs/ExplainJob"
+	Jobs_QuoteJob_FullMethodName   = "/longfair.v1.Jobs/QuoteJob"
 )
 
 // JobsClient is the client API for Jobs service.
@@ -57,6 +58,12 @@ type JobsClient interface {
 	// them; a follower serving a stale read: every up node). An ended job,
 	// or one with every task placed, comes back with the job alone.
 	ExplainJob(ctx context.Context, in *ExplainJobRequest, opts ...grpc.CallOption) (*JobExplanation, error)
+	// QuoteJob answers what SubmitJob would do with the same request,
+	// without submitting: the SU hold (the most the job can cost), the cost
+	// of one task per hour it runs, the account's available SU, whether it
+	// would be refused now and why, and when it could start (the leader's
+	// forecast, as ExplainJob gives it for a pending job).
+	QuoteJob(ctx context.Context, in *SubmitJobRequest, opts ...grpc.CallOption) (*JobQuote, error)
 }
 
 type jobsClient struct {
@@ -127,6 +134,16 @@ func (c *jobsClient) ExplainJob(ctx context.Context, in *ExplainJobRequest, opts
 	return out, nil
 }
 
+func (c *jobsClient) QuoteJob(ctx context.Context, in *SubmitJobRequest, opts ...grpc.CallOption) (*JobQuote, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(JobQuote)
+	err := c.cc.Invoke(ctx, Jobs_QuoteJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JobsServer is the server API for Jobs service.
 // All implementations must embed UnimplementedJobsServer
 // for forward compatibility.
@@ -157,6 +174,12 @@ type JobsServer interface {
 	// them; a follower serving a stale read: every up node). An ended job,
 	// or one with every task placed, comes back with the job alone.
 	ExplainJob(context.Context, *ExplainJobRequest) (*JobExplanation, error)
+	// QuoteJob answers what SubmitJob would do with the same request,
+	// without submitting: the SU hold (the most the job can cost), the cost
+	// of one task per hour it runs, the account's available SU, whether it
+	// would be refused now and why, and when it could start (the leader's
+	// forecast, as ExplainJob gives it for a pending job).
+	QuoteJob(context.Context, *SubmitJobRequest) (*JobQuote, error)
 	mustEmbedUnimplementedJobsServer()
 }
 
@@ -184,6 +207,9 @@ func (UnimplementedJobsServer) ListTasks(context.Context, *ListTasksRequest) (*L
 }
 func (UnimplementedJobsServer) ExplainJob(context.Context, *ExplainJobRequest) (*JobExplanation, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExplainJob not implemented")
+}
+func (UnimplementedJobsServer) QuoteJob(context.Context, *SubmitJobRequest) (*JobQuote, error) {
+	return nil, status.Error(codes.Unimplemented, "method QuoteJob not implemented")
 }
 func (UnimplementedJobsServer) mustEmbedUnimplementedJobsServer() {}
 func (UnimplementedJobsServer) testEmbeddedByValue()              {}
@@ -314,6 +340,24 @@ func _Jobs_ExplainJob_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Jobs_QuoteJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SubmitJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).QuoteJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_QuoteJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).QuoteJob(ctx, req.(*SubmitJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Jobs_ServiceDesc is the grpc.ServiceDesc for Jobs service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -344,6 +388,10 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ExplainJob",
 			Handler:    _Jobs_ExplainJob_Handler,
+		},
+		{
+			MethodName: "QuoteJob",
+			Handler:    _Jobs_QuoteJob_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
