@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	"github.com/longfair/longfair/ledger"
@@ -137,9 +138,18 @@ const (
 
 // TraceEvent is one step of a replay, for tests and detailed analysis.
 type TraceEvent struct {
-	Kind  TraceKind
-	Time  ledger.Time
-	Job   int
-	Node  int
+	Kind TraceKind
+	Time ledger.Time
+	Job  int
+	Node int
+	// Nodes are all the nodes of a parallel task (Node is its head, Tasks
+	// 1); nil for one-node tasks. The slice is the event's own.
+	Nodes []int
 	Tasks int
+}
+
+// Equal reports whether e and f report the same step.
+func (e TraceEvent) Equal(f TraceEvent) bool {
+	return e.Kind == f.Kind && e.Time == f.Time && e.Job == f.Job && e.Node == f.Node &&
+		e.Tasks == f.Tasks && slices.Equal(e.Nodes, f.Nodes)
 }
