@@ -159,7 +159,9 @@ func (r *replay) jobDone(j int) {
 		completion := r.now.Sub(root.arrived)
 		r.completions[js.root] = completion
 		rootAcct.jobs++
-		rootAcct.waitSum += root.firstStart.Sub(root.arrived).Seconds()
+		wait := root.firstStart.Sub(root.arrived)
+		r.maxWait = max(r.maxWait, wait)
+		rootAcct.waitSum += wait.Seconds()
 		rootAcct.completionSum += completion.Seconds()
 		slowdown, _ := fawkes.Slowdown(completion, root.ideal)
 		rootAcct.slowdownSum += max(1, slowdown)

@@ -64,6 +64,7 @@ type replay struct {
 	slots   slotRecorder
 
 	nEvents, nPasses, nPlacements int
+	maxWait                       time.Duration
 
 	weighting weightingState // weighting_replay.go
 }

@@ -23,6 +23,14 @@ type Result struct {
 	Makespan   time.Duration
 	// Utilization per resource: resource-seconds used over capacity×makespan.
 	Utilization []float64
+	// CompletedJobs counts the user-visible jobs completed. MeanWait and
+	// MaxWait are over them, from submission to the first task's start;
+	// MeanBoundedSlowdown is the mean of max(1, completion / max(alone,
+	// 10 s)), alone being the job's time on an empty cluster — for a job
+	// of one stage, (wait+run)/max(run, 10 s), the usual bounded slowdown.
+	CompletedJobs       int
+	MeanWait, MaxWait   time.Duration
+	MeanBoundedSlowdown float64
 	// Samples are β per account over time, thinned to at most a few
 	// thousand points.
 	Samples Samples
