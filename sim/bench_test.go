@@ -53,3 +53,58 @@ func benchmarkReplay(b *testing.B, opt SyntheticOptions, p sched.Policy) {
 	b.ReportMetric(float64(res.Placements)/elapsed, "tasks/s")
 	b.ReportMetric(float64(res.Passes), "passes")
 }
+
+// BenchmarkSWFBackfill1M replays a million jobs shaped like a real log
+// with EASY backfill under hmrf (goal: under 10 s): the KTH-SP2 log on its
+// 100 nodes, repeated back to back (each copy submitted after the previous
+// one's span, its job numbers shifted) until it holds 1,000,000 jobs; no
+// log in ../shared/data has that many. It reports seconds per replay and
+// jobs per second.
+func BenchmarkSWFBackfill1M(b *testing.B) {
+	w := loadSWFPrefix(b, "KTH-SP2-1996-2.1-cln.swf.gz", 0)
+	w = repeatJobs(w, 1_000_000)
+	s := sched.DefaultSettings()
+	s.Backfill = sched.BackfillEASY
+	b.ResetTimer()
+	var res *Result
+	var err error
+	start := time.Now()
+	for range b.N {
+		if res, err = Run(w, Config{Settings: s}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start).Seconds() / float64(b.N)
+	if res.CompletedJobs != len(w.Jobs) {
+		b.Fatalf("%d of %d jobs completed", res.CompletedJobs, len(w.Jobs))
+	}
+	b.ReportMetric(elapsed, "s/replay")
+	b.ReportMetric(float64(len(w.Jobs))/elapsed, "jobs/s")
+	b.ReportMetric(float64(res.Passes), "passes")
+}
+
+// repeatJobs returns w with its jobs repeated back to back until there are
+// n: copy k is submitted k spans later (span: the last submission after the
+// first, plus a day) with its job numbers shifted past the previous copy's.
+func repeatJobs(w *Workload, n int) *Workload {
+	first, last := w.Jobs[0].Submit, w.Jobs[0].Submit
+	var maxID uint64
+	for i := range w.Jobs {
+		first, last = min(first, w.Jobs[i].Submit), max(last, w.Jobs[i].Submit)
+		maxID = max(maxID, w.Jobs[i].ID)
+	}
+	span := last.Sub(first) + 24*time.Hour
+	out := *w
+	out.Jobs = make([]Job, 0, n)
+	for k := 0; len(out.Jobs) < n; k++ {
+		for _, j := range w.Jobs {
+			if len(out.Jobs) == n {
+				break
+			}
+			j.Submit = j.Submit.Add(time.Duration(k) * span)
+			j.ID += uint64(k) * (maxID + 1)
+			out.Jobs = append(out.Jobs, j)
+		}
+	}
+	return &out
+}

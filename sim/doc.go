@@ -28,6 +28,16 @@
 // dff (Workload.Groups, Account.Group, LoadTree). Latency queues (bpf, sp)
 // replay through RunLatency (latency_replay.go).
 //
+// A job's task runs on one node, or, for a parallel job (Job.Nodes > 1),
+// on that many distinct nodes at once, placed whole by the engine and
+// ended on all of them together. SWF logs replay on the machine's own
+// nodes (swf.go says how processors become nodes, and SWFOptions.OneNode
+// keeps the older one-node model). With EASY backfill
+// (sched.Settings.Backfill) each node lists what its running tasks give
+// back at start + walltime (Job.Walltime, an SWF log's requested time),
+// which the engine's reservation plans with; tasks still end at their
+// runtime. Passes run at events only, as without backfill.
+//
 // # Files
 //
 // driver*.go, events.go, finish.go: the replay; workload.go and the loaders

@@ -129,7 +129,7 @@ func (r *replay) step(t ledger.Time) error {
 	for _, n := range r.freed {
 		r.freedMark[n] = false
 	}
-	r.freed, r.newHeads = r.freed[:0], r.newHeads[:0]
+	r.freed, r.newHeads, r.fitCounts = r.freed[:0], r.newHeads[:0], r.fitCounts[:0]
 	r.sampler.maybe(r, t)
 	r.trace(TraceEvent{Kind: Settled, Time: t})
 	return nil

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/fawkes"
@@ -26,7 +28,11 @@ func (r *replay) arrive(j int) bool {
 	if len(va.Queue) == 0 {
 		r.newHeads = append(r.newHeads, a)
 	}
-	va.Queue = append(va.Queue, sched.Job{ID: uint64(j), Demand: job.Demand, Pending: job.Tasks, Walltime: job.Runtime})
+	q := sched.Job{ID: uint64(j), Demand: job.Demand, Pending: job.Tasks, Walltime: job.walltime()}
+	if job.Nodes > 1 {
+		q.Nodes, q.PerNode = job.Nodes, job.PerNode
+	}
+	va.Queue = append(va.Queue, q)
 	acct := &r.accts[a]
 	acct.active = append(acct.active, j)
 	acct.pending += job.Tasks
@@ -45,19 +51,14 @@ func (r *replay) complete(e event) {
 	va := &r.view.Accounts[a]
 	k := float64(count)
 
-	nd := &r.view.Nodes[node]
-	if !r.freedMark[node] {
-		r.freedMark[node] = true
-		r.freed = append(r.freed, node)
-	}
-	r.nodeTasks[node] -= count
-	if r.nodeTasks[node] == 0 {
-		copy(nd.Free, nd.Capacity) // exactly, not the residue of adds and subtracts
-	} else {
-		nd.Free.AddScaled(job.Demand, k)
-		for x := range nd.Free {
-			nd.Free[x] = min(nd.Free[x], nd.Capacity[x])
+	var nodes []int
+	if e.gang > 0 {
+		nodes = r.gangs[e.gang-1]
+		for _, n := range nodes {
+			r.freeOn(n, job, 1, e.started)
 		}
+	} else {
+		r.freeOn(node, job, count, e.started)
 	}
 	acct.runningTasks -= count
 	release(va.Running, job.Demand, k, acct.runningTasks)
@@ -68,12 +69,61 @@ func (r *replay) complete(e event) {
 	r.book.TaskEnded(r.w.Accounts[a].Name, r.scaled, e.started, r.now)
 	js := &r.jobs[j]
 	js.finished += count
-	r.trace(TraceEvent{Kind: End, Time: r.now, Job: j, Node: node, Tasks: count})
+	if r.cfg.Trace != nil {
+		r.cfg.Trace(TraceEvent{Kind: End, Time: r.now, Job: j, Node: node, Nodes: slices.Clone(nodes), Tasks: count})
+	}
+	if e.gang > 0 {
+		r.gangs[e.gang-1] = nodes[:0]
+		r.freeGangs = append(r.freeGangs, e.gang-1)
+	}
 	r.touch(a)
 	r.noteWork(a) // fawkes_discrimination.go
 	if js.finished == job.Tasks {
 		r.jobDone(j)
 	}
+}
+
+// freeOn gives node n back what count tasks of job, started at started,
+// held on it, and drops their release from the node's list.
+func (r *replay) freeOn(n int, job *Job, count int, started ledger.Time) {
+	nd := &r.view.Nodes[n]
+	if !r.freedMark[n] {
+		r.freedMark[n] = true
+		r.freed = append(r.freed, n)
+	}
+	d := job.nodeDemand()
+	r.nodeTasks[n] -= count
+	if r.nodeTasks[n] == 0 {
+		copy(nd.Free, nd.Capacity) // exactly, not the residue of adds and subtracts
+	} else {
+		nd.Free.AddScaled(d, float64(count))
+		for x := range nd.Free {
+			nd.Free[x] = min(nd.Free[x], nd.Capacity[x])
+		}
+	}
+	if r.backfill {
+		// Equal releases are interchangeable, so any one that matches is
+		// the one to drop; the list is short (the node's running groups).
+		at := started.Add(job.walltime())
+		rel := nd.Releases
+		for i := range rel {
+			if rel[i].At == at && equalScaled(rel[i].Free, d, count) {
+				rel[i] = rel[len(rel)-1]
+				nd.Releases = rel[:len(rel)-1]
+				break
+			}
+		}
+	}
+}
+
+// equalScaled reports whether v is count × d.
+func equalScaled(v, d ledger.Vector, count int) bool {
+	for x := range v {
+		if v[x] != d[x]*float64(count) {
+			return false
+		}
+	}
+	return true
 }
 
 // release takes k×demand out of a running vector, exactly to zero when no
@@ -109,7 +159,9 @@ func (r *replay) jobDone(j int) {
 		completion := r.now.Sub(root.arrived)
 		r.completions[js.root] = completion
 		rootAcct.jobs++
-		rootAcct.waitSum += root.firstStart.Sub(root.arrived).Seconds()
+		wait := root.firstStart.Sub(root.arrived)
+		r.maxWait = max(r.maxWait, wait)
+		rootAcct.waitSum += wait.Seconds()
 		rootAcct.completionSum += completion.Seconds()
 		slowdown, _ := fawkes.Slowdown(completion, root.ideal)
 		rootAcct.slowdownSum += max(1, slowdown)

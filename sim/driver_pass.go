@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
@@ -22,6 +23,14 @@ import (
 // head fit on any node, so every completion calls for a pass; the other
 // policies that cap accounts (sched.Policy.CapFree is false) always get
 // their pass.
+//
+// With backfill a pass also ends with heads that fit the free nodes but
+// not around the reservation, and the next pass may reserve for another
+// job (the ranking moved), so the freed-node argument fails; a pass is then
+// skipped only when no queue head fits the free nodes at all.
+//
+// A parallel head fits when enough nodes hold its per-node demand; an old
+// one can fit now only if a freed node holds it.
 func (r *replay) mayPlace() bool {
 	switch p := r.cfg.Settings.Policy; {
 	case p.CapFree():
@@ -32,12 +41,12 @@ func (r *replay) mayPlace() bool {
 	default:
 		return true
 	}
+	if r.backfill {
+		return r.anyHeadFits()
+	}
 	for _, a := range r.newHeads {
-		head := r.view.Accounts[a].Queue[0].Demand
-		for n := range r.view.Nodes {
-			if r.view.Nodes[n].Free.Fits(head) {
-				return true
-			}
+		if r.fitsFree(&r.view.Accounts[a].Queue[0]) {
+			return true
 		}
 	}
 	if len(r.freed) == 0 {
@@ -49,13 +58,75 @@ func (r *replay) mayPlace() bool {
 			continue
 		}
 		head := q[0].Demand
+		if q[0].Nodes > 1 {
+			head = q[0].PerNode
+		}
 		for _, n := range r.freed {
 			if r.view.Nodes[n].Free.Fits(head) {
-				return true
+				if q[0].Nodes <= 1 || r.fitsFree(&q[0]) {
+					return true
+				}
+				break
 			}
 		}
 	}
 	return false
+}
+
+// anyHeadFits reports whether some account's queue head fits the free
+// nodes. What the cluster has free in all (capacity less what runs) rules
+// out most heads of a busy cluster without looking at nodes.
+func (r *replay) anyHeadFits() bool {
+	r.sum = copyInto(r.sum, r.capacity)
+	r.sum.Sub(r.running)
+	for a := range r.view.Accounts {
+		q := r.view.Accounts[a].Queue
+		if len(q) > 0 && r.sum.Fits(q[0].Demand) && r.fitsFree(&q[0]) {
+			return true
+		}
+	}
+	return false
+}
+
+// fitsFree reports whether a task of job fits the nodes' free resources
+// now: one node, or job.Nodes distinct ones for a parallel job. The count
+// of nodes that hold a per-node demand is kept for the rest of the time
+// step (fitCounts), since a log's parallel jobs share a few per-node
+// shapes.
+func (r *replay) fitsFree(job *sched.Job) bool {
+	if job.Nodes <= 1 {
+		for n := range r.view.Nodes {
+			if r.view.Nodes[n].Free.Fits(job.Demand) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, fc := range r.fitCounts {
+		if equalVectors(fc.perNode, job.PerNode) {
+			return fc.nodes >= job.Nodes
+		}
+	}
+	count := 0
+	for n := range r.view.Nodes {
+		if r.view.Nodes[n].Free.Fits(job.PerNode) {
+			count++
+		}
+	}
+	r.fitCounts = append(r.fitCounts, fitCount{perNode: job.PerNode, nodes: count})
+	return count >= job.Nodes
+}
+
+// fitCount is how many nodes hold perNode in their free resources.
+type fitCount struct {
+	perNode ledger.Vector
+	nodes   int
+}
+
+func copyInto(dst, src ledger.Vector) ledger.Vector {
+	dst = dst[:len(src)]
+	copy(dst, src)
+	return dst
 }
 
 // pass runs one scheduling pass and starts what it placed.
@@ -126,13 +197,28 @@ func (r *replay) place(p sched.Placement) error {
 	if p.Node < 0 || p.Node >= len(r.view.Nodes) {
 		return fmt.Errorf("node index out of range")
 	}
-	nd := &r.view.Nodes[p.Node]
-	nd.Free.Sub(q.Demand)
-	for x, free := range nd.Free {
-		if free < -overcommitTolerance*max(1, nd.Capacity[x]) {
-			return fmt.Errorf("node %q over capacity in %s by %g", nd.ID, r.w.Resources[x], -free)
+	if q.Nodes > 1 {
+		if len(p.Nodes) != q.Nodes || p.Nodes[0] != p.Node {
+			return fmt.Errorf("a task of a job spanning %d nodes got nodes %v (head %d)", q.Nodes, p.Nodes, p.Node)
 		}
-		nd.Free[x] = max(free, 0)
+		for i, n := range p.Nodes {
+			if n < 0 || n >= len(r.view.Nodes) {
+				return fmt.Errorf("node index out of range")
+			}
+			if slices.Contains(p.Nodes[:i], n) {
+				return fmt.Errorf("node %q given twice", r.view.Nodes[n].ID)
+			}
+			if err := r.take(n, q.PerNode); err != nil {
+				return err
+			}
+		}
+	} else {
+		if len(p.Nodes) > 1 {
+			return fmt.Errorf("a one-node task got nodes %v", p.Nodes)
+		}
+		if err := r.take(p.Node, q.Demand); err != nil {
+			return err
+		}
 	}
 	q.FirstIndex++
 	q.Pending--
@@ -143,6 +229,13 @@ func (r *replay) place(p sched.Placement) error {
 		r.placedAccts = append(r.placedAccts, p.Account)
 	}
 	j := int(q.ID)
+	if q.Nodes > 1 {
+		// A parallel task is its own group: it ends on all its nodes at
+		// once. p.Nodes is valid until the next pass; startGroup keeps a
+		// copy.
+		r.groups = append(r.groups, startGroup{job: j, node: p.Node, count: 1, nodes: p.Nodes})
+		return nil
+	}
 	key := uint64(j)<<32 | uint64(p.Node)
 	if g, ok := r.groupIndex[key]; ok {
 		r.groups[g].count++
@@ -150,6 +243,23 @@ func (r *replay) place(p sched.Placement) error {
 	}
 	r.groupIndex[key] = len(r.groups)
 	r.groups = append(r.groups, startGroup{job: j, node: p.Node, count: 1})
+	return nil
+}
+
+// take takes demand d from node n's free resources; over capacity is an
+// error.
+func (r *replay) take(n int, d ledger.Vector) error {
+	if n < 0 || n >= len(r.view.Nodes) {
+		return fmt.Errorf("node index out of range")
+	}
+	nd := &r.view.Nodes[n]
+	nd.Free.Sub(d)
+	for x, free := range nd.Free {
+		if free < -overcommitTolerance*max(1, nd.Capacity[x]) {
+			return fmt.Errorf("node %q over capacity in %s by %g", nd.ID, r.w.Resources[x], -free)
+		}
+		nd.Free[x] = max(free, 0)
+	}
 	return nil
 }
 
@@ -166,12 +276,24 @@ func (r *replay) startGroup(g startGroup) {
 	k := float64(g.count)
 	r.scaled = scaledInto(r.scaled, job.Demand, k)
 	r.book.TaskStarted(r.w.Accounts[a].Name, r.scaled, r.now)
-	r.events.push(event{at: r.now.Add(job.Runtime), started: r.now, job: int32(g.job), node: int32(g.node), count: int32(g.count), kind: evEnd})
+	ev := event{at: r.now.Add(job.Runtime), started: r.now, job: int32(g.job), node: int32(g.node), count: int32(g.count), kind: evEnd}
+	var nodes []int
+	if g.nodes != nil {
+		ev.gang = r.keepGang(g.nodes)
+		nodes = r.gangs[ev.gang-1]
+		for _, n := range nodes {
+			r.nodeTasks[n]++
+			r.noteRelease(n, job, 1)
+		}
+	} else {
+		r.nodeTasks[g.node] += g.count
+		r.noteRelease(g.node, job, g.count)
+	}
+	r.events.push(ev)
 	if !js.hasStarted {
 		js.firstStart, js.hasStarted = r.now, true
 	}
 	js.started += g.count
-	r.nodeTasks[g.node] += g.count
 	r.runningTasks += g.count
 	acct.runningTasks += g.count
 	acct.pending -= g.count
@@ -180,7 +302,41 @@ func (r *replay) startGroup(g startGroup) {
 	acct.tasksRun += g.count
 	acct.slotStarted += g.count
 	acct.lastAlloc, acct.allocated = r.now, true
-	r.trace(TraceEvent{Kind: Start, Time: r.now, Job: g.job, Node: g.node, Tasks: g.count})
+	if r.cfg.Trace != nil {
+		r.cfg.Trace(TraceEvent{Kind: Start, Time: r.now, Job: g.job, Node: g.node, Nodes: slices.Clone(nodes), Tasks: g.count})
+	}
+}
+
+// keepGang copies a parallel task's nodes into a slot of r.gangs and
+// returns the slot's number plus one (an event's gang).
+func (r *replay) keepGang(nodes []int) int32 {
+	if k := len(r.freeGangs); k > 0 {
+		s := r.freeGangs[k-1]
+		r.freeGangs = r.freeGangs[:k-1]
+		r.gangs[s] = append(r.gangs[s][:0], nodes...)
+		return s + 1
+	}
+	r.gangs = append(r.gangs, slices.Clone(nodes))
+	return int32(len(r.gangs))
+}
+
+// noteRelease lists, for backfill's reservation, what count tasks of job
+// started now on node n give back when their walltime is up: the engine
+// plans with the declared walltime, while the replay ends them at their
+// runtime, earlier or later.
+func (r *replay) noteRelease(n int, job *Job, count int) {
+	if !r.backfill {
+		return
+	}
+	free := job.nodeDemand()
+	if count != 1 {
+		free = free.Clone()
+		for x := range free {
+			free[x] = job.nodeDemand()[x] * float64(count)
+		}
+	}
+	nd := &r.view.Nodes[n]
+	nd.Releases = append(nd.Releases, sched.Release{At: r.now.Add(job.walltime()), Free: free})
 }
 
 // updateBaselines gives the book the new non-sharing baseline rate of every
@@ -263,22 +419,19 @@ func (r *replay) classify() {
 	var key []byte
 	for j := range r.w.Jobs {
 		job := &r.w.Jobs[j]
-		key = key[:0]
-		for _, x := range job.Demand {
+		key = fmt.Appendf(key[:0], "%d:", max(job.Nodes, 1))
+		for _, x := range job.nodeDemand() {
 			key = fmt.Appendf(key, "%x,", math.Float64bits(x))
 		}
 		fits, seen := fitsMemo[string(key)]
 		if !seen {
-			for i := range r.w.Nodes {
-				if r.w.Nodes[i].Capacity.Fits(job.Demand) {
-					fits = true
-					break
-				}
-			}
+			fits = r.w.holds(job)
 			fitsMemo[string(key)] = fits
 		}
 		reason := ""
 		switch {
+		case !fits && job.Nodes > 1:
+			reason = fmt.Sprintf("a task needs %d nodes of %s, more than the cluster has", job.Nodes, r.FormatVector(job.PerNode))
 		case !fits:
 			reason = fmt.Sprintf("a task needs %s, more than any node has", r.FormatVector(job.Demand))
 		case r.cfg.Settings.Policy == sched.Static && !r.accts[job.Account].share.Fits(job.Demand):

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,12 +111,41 @@ func newChecker(t *testing.T, w *Workload, p sched.Policy) *checker {
 // neverRuns says, independently of the driver, whether a job can never run.
 func (c *checker) neverRuns(j int) bool {
 	job := &c.w.Jobs[j]
+	if job.Nodes > 1 {
+		holders := 0
+		for _, nd := range c.w.Nodes {
+			if nd.Capacity.Fits(job.PerNode) {
+				holders++
+			}
+		}
+		return holders < job.Nodes || c.static && !c.share[job.Account].Fits(job.Demand)
+	}
 	for _, nd := range c.w.Nodes {
 		if nd.Capacity.Fits(job.Demand) {
 			return c.static && !c.share[job.Account].Fits(job.Demand)
 		}
 	}
 	return true
+}
+
+// nodesOf are the nodes a start or end event's tasks are on, and what they
+// hold on each: a parallel job's per-node demand on each of its distinct
+// nodes, head first, or a one-node job's demand.
+func (c *checker) nodesOf(e TraceEvent, job *Job) ([]int, ledger.Vector) {
+	if job.Nodes <= 1 {
+		if e.Nodes != nil {
+			c.t.Fatalf("one-node job %d reported on nodes %v", e.Job, e.Nodes)
+		}
+		return []int{e.Node}, job.Demand
+	}
+	seen := map[int]bool{}
+	for _, n := range e.Nodes {
+		seen[n] = true
+	}
+	if e.Tasks != 1 || len(e.Nodes) != job.Nodes || len(seen) != job.Nodes || e.Nodes[0] != e.Node {
+		c.t.Fatalf("task of job %d spanning %d nodes reported as %d task(s) on %v (head %d)", e.Job, job.Nodes, e.Tasks, e.Nodes, e.Node)
+	}
+	return e.Nodes, job.PerNode
 }
 
 // rate is the baseline rate from the full list of active jobs.
@@ -170,9 +200,12 @@ func (c *checker) event(e TraceEvent) {
 			t.Fatalf("start of %d tasks of job %d (arrived %v, %d/%d started) is not allowed", e.Tasks, e.Job, c.arrived[e.Job], c.started[e.Job], job.Tasks)
 		}
 		c.started[e.Job] += e.Tasks
-		c.used[e.Node].AddScaled(job.Demand, float64(e.Tasks))
-		if !c.w.Nodes[e.Node].Capacity.Fits(c.used[e.Node]) {
-			t.Fatalf("node %d over capacity at %v: holds %v of %v", e.Node, e.Time, c.used[e.Node], c.w.Nodes[e.Node].Capacity)
+		nodes, d := c.nodesOf(e, job)
+		for _, n := range nodes {
+			c.used[n].AddScaled(d, float64(e.Tasks))
+			if !c.w.Nodes[n].Capacity.Fits(c.used[n]) {
+				t.Fatalf("node %d over capacity at %v: holds %v of %v", n, e.Time, c.used[n], c.w.Nodes[n].Capacity)
+			}
 		}
 		c.running[[3]int64{int64(e.Job), int64(e.Node), int64(e.Time)}] += e.Tasks
 		c.runVec[job.Account].AddScaled(job.Demand, float64(e.Tasks))
@@ -185,7 +218,10 @@ func (c *checker) event(e TraceEvent) {
 		c.running[key] -= e.Tasks
 		c.ended[e.Job] += e.Tasks
 		c.endedAt[e.Job] = e.Time
-		c.used[e.Node].AddScaled(job.Demand, -float64(e.Tasks))
+		nodes, d := c.nodesOf(e, job)
+		for _, n := range nodes {
+			c.used[n].AddScaled(d, -float64(e.Tasks))
+		}
 		c.runVec[job.Account].AddScaled(job.Demand, -float64(e.Tasks))
 	case Settled:
 		if c.conserving {
@@ -203,12 +239,20 @@ func (c *checker) workConserving(at ledger.Time) {
 			if c.started[j] == c.w.Jobs[j].Tasks {
 				continue
 			}
+			job := &c.w.Jobs[j]
+			holders := 0
 			for n, nd := range c.w.Nodes {
 				free := nd.Capacity.Clone()
 				free.Sub(c.used[n])
-				if free.Fits(c.w.Jobs[j].Demand) {
-					c.t.Fatalf("at %v account %d's next task (job %d, %v) fits node %d (free %v) but was left waiting", at, a, j, c.w.Jobs[j].Demand, n, free)
+				if job.Nodes <= 1 && free.Fits(job.Demand) {
+					c.t.Fatalf("at %v account %d's next task (job %d, %v) fits node %d (free %v) but was left waiting", at, a, j, job.Demand, n, free)
 				}
+				if job.Nodes > 1 && free.Fits(job.PerNode) {
+					holders++
+				}
+			}
+			if job.Nodes > 1 && holders >= job.Nodes {
+				c.t.Fatalf("at %v account %d's next task (job %d, %d nodes of %v) fits %d free nodes but was left waiting", at, a, j, job.Nodes, job.PerNode, holders)
 			}
 			break
 		}
@@ -460,5 +504,114 @@ func TestSlottedReplayStopsAtTheHorizonAndRecordsSlots(t *testing.T) {
 	// 99 tasks arrived in all; what did not run by the horizon is unfinished.
 	if total := 87 + 66; res.UnfinishedTasks != total-run || res.TotalTasksRun() != run {
 		t.Errorf("unfinished %d, run %d; want %d−%d", res.UnfinishedTasks, res.TotalTasksRun(), total, run)
+	}
+}
+
+// randomParallelWorkload is a small cluster of two node shapes running a
+// mix of one-node jobs and parallel jobs of up to 6 nodes (some wider than
+// the cluster), with walltimes that over- and sometimes underestimate the
+// runtime, as users' do.
+func randomParallelWorkload(seed uint64) *Workload {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	w := &Workload{Name: fmt.Sprintf("parallel %d", seed), Resources: []string{"cpu", "mem"}}
+	shapes := []ledger.Vector{{4, 16}, {8, 16}}
+	for i := range 6 + rng.IntN(6) {
+		w.Nodes = append(w.Nodes, Node{ID: fmt.Sprintf("n%d", i), Capacity: shapes[rng.IntN(len(shapes))].Clone()})
+	}
+	for i := range 2 + rng.IntN(4) {
+		w.Accounts = append(w.Accounts, Account{Name: fmt.Sprintf("a%d", i), Weight: float64(1 + rng.IntN(3))})
+	}
+	for i := range 40 + rng.IntN(40) {
+		run := time.Duration(1+rng.IntN(120)) * time.Second
+		j := Job{
+			ID: uint64(i + 1), Account: rng.IntN(len(w.Accounts)),
+			Submit:  ledger.Time(rng.IntN(300)) * ledger.Time(time.Second),
+			Tasks:   1 + rng.IntN(3),
+			Runtime: run,
+		}
+		switch rng.IntN(4) {
+		case 0:
+			j.Walltime = run / 2 // the job runs past its walltime
+		case 1, 2:
+			j.Walltime = run * time.Duration(1+rng.IntN(4))
+		}
+		per := ledger.Vector{float64(1 + rng.IntN(8)), float64(1 + rng.IntN(16))}
+		switch n := rng.IntN(10); {
+		case n < 4:
+			j.Demand = per
+		case n == 9:
+			j.Nodes = 20 // wider than the cluster
+		default:
+			j.Nodes = 2 + rng.IntN(5)
+		}
+		if j.Nodes > 1 {
+			j.PerNode = per
+			j.Demand = per.Clone()
+			for x := range j.Demand {
+				j.Demand[x] *= float64(j.Nodes)
+			}
+		}
+		w.Jobs = append(w.Jobs, j)
+	}
+	return w
+}
+
+func TestRunPlacesParallelJobsWholeOnDistinctNodesWithinCapacity(t *testing.T) {
+	for seed := uint64(1); seed <= 10; seed++ {
+		w := randomParallelWorkload(seed)
+		for _, p := range []sched.Policy{sched.HMRF, sched.DRF, sched.LTDRF, sched.Static} {
+			for _, bf := range []sched.Backfill{sched.BackfillNone, sched.BackfillEASY} {
+				t.Run(fmt.Sprintf("seed%d/%s/%s", seed, p, bf), func(t *testing.T) {
+					c := newChecker(t, w, p)
+					// EASY keeps nodes idle for the reservation: not work
+					// conserving, by design.
+					c.conserving = c.conserving && bf == sched.BackfillNone
+					s := settingsFor(p)
+					s.Backfill = bf
+					res, err := Run(w, Config{Settings: s, Trace: c.event})
+					if err != nil {
+						t.Fatal(err)
+					}
+					c.finish(res)
+					wide := 0
+					for _, u := range res.Unschedulable {
+						if strings.Contains(u.Reason, "nodes of") {
+							wide++
+						}
+					}
+					if wide == 0 && slices.ContainsFunc(w.Jobs, func(j Job) bool { return j.Nodes == 20 }) {
+						t.Errorf("no job reported wider than the cluster; unschedulable %+v", res.Unschedulable)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestSkippingIdlePassesChangesNothingForParallelJobsAndBackfill(t *testing.T) {
+	for seed := uint64(1); seed <= 8; seed++ {
+		w := randomParallelWorkload(seed)
+		for _, p := range []sched.Policy{sched.HMRF, sched.DRF} {
+			for _, bf := range []sched.Backfill{sched.BackfillNone, sched.BackfillEASY} {
+				s := settingsFor(p)
+				s.Backfill = bf
+				record := func(every bool) ([]TraceEvent, *Result) {
+					var trace []TraceEvent
+					res, err := Run(w, Config{Settings: s, everyPass: every, Trace: func(e TraceEvent) { trace = append(trace, e) }})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return trace, res
+				}
+				skipped, r1 := record(false)
+				every, r2 := record(true)
+				if !reflect.DeepEqual(skipped, every) {
+					t.Errorf("seed %d %s %s: traces differ when every pass runs", seed, p, bf)
+				}
+				if r1.Passes > r2.Passes {
+					t.Errorf("seed %d %s %s: %d passes with skipping, %d without", seed, p, bf, r1.Passes, r2.Passes)
+				}
+			}
+		}
 	}
 }

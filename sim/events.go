@@ -11,7 +11,10 @@ type event struct {
 	job     int32
 	node    int32
 	count   int32
-	kind    eventKind
+	// gang, when positive, says the task spans the nodes of
+	// replay.gangs[gang-1] (node is then its head, count 1).
+	gang int32
+	kind eventKind
 }
 
 type eventKind uint8

@@ -41,12 +41,7 @@ func NewQKnoblerMeter(w *Workload) *QKnoblerMeter {
 		shares: make([]sched.AccountShare, len(w.Accounts)), waiting: make([]int, len(w.Accounts)),
 		held: ledger.NewVector(len(w.Resources))}
 	for j := range w.Jobs {
-		for n := range w.Nodes {
-			if w.Nodes[n].Capacity.Fits(w.Jobs[j].Demand) {
-				m.runnable[j] = true
-				break
-			}
-		}
+		m.runnable[j] = w.holds(&w.Jobs[j])
 	}
 	for a := range w.Accounts {
 		m.shares[a] = sched.AccountShare{Weight: w.Accounts[a].Weight, Held: ledger.NewVector(len(w.Resources))}

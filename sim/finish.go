@@ -71,6 +71,16 @@ func (r *replay) finish() *Result {
 			res.Utilization[x] = r.used[x] / (r.capacity[x] * span)
 		}
 	}
+	var waits, slowdowns float64
+	for a := range r.accts {
+		res.CompletedJobs += r.accts[a].jobs
+		waits += r.accts[a].waitSum
+		slowdowns += r.accts[a].slowdownSum
+	}
+	if n := float64(res.CompletedJobs); n > 0 {
+		res.MeanWait, res.MeanBoundedSlowdown = seconds(waits/n), slowdowns/n
+	}
+	res.MaxWait = r.maxWait
 	unfinishedJobs := make([]int, len(r.w.Accounts))
 	for j := range r.jobs {
 		js := &r.jobs[j]

@@ -215,12 +215,7 @@ func newQueueObserver(lw *LatencyWorkload) *queueObserver {
 		o.anyTQ = o.anyTQ || lw.Latency[a] == nil
 	}
 	for j := range lw.Jobs {
-		for n := range lw.Nodes {
-			if lw.Nodes[n].Capacity.Fits(lw.Jobs[j].Demand) {
-				o.runnable[j] = true
-				break
-			}
-		}
+		o.runnable[j] = lw.holds(&lw.Jobs[j])
 	}
 	return o
 }

@@ -42,6 +42,14 @@ type replay struct {
 	touchedMark []bool
 	arrivals    []int
 	groups      []startGroup
+	// gangs holds the nodes of each running parallel task, by the index
+	// its end event carries; freeGangs are slots to reuse.
+	gangs     [][]int
+	freeGangs []int32
+	fitCounts []fitCount // driver_pass.go: fitsFree's counts, this time step
+	// backfill says whether the view's nodes list their running tasks'
+	// releases (Node.Releases) for the engine's reservation.
+	backfill    bool
 	groupIndex  map[uint64]int
 	placedAccts []int
 	placedMark  []bool
@@ -56,6 +64,7 @@ type replay struct {
 	slots   slotRecorder
 
 	nEvents, nPasses, nPlacements int
+	maxWait                       time.Duration
 
 	weighting weightingState // weighting_replay.go
 }
@@ -97,6 +106,8 @@ type acctState struct {
 
 type startGroup struct {
 	job, node, count int
+	// nodes are a parallel task's nodes (count is then 1); nil otherwise.
+	nodes []int
 }
 
 func newReplay(w *Workload, cfg Config) *replay {
@@ -119,6 +130,7 @@ func newReplay(w *Workload, cfg Config) *replay {
 		groupIndex:  map[uint64]int{},
 		scaled:      ledger.NewVector(n),
 		sum:         ledger.NewVector(n),
+		backfill:    cfg.Settings.Backfill == sched.BackfillEASY,
 	}
 	r.view = sched.View{Resources: w.Resources, Settings: cfg.Settings, Groups: w.Groups}
 	for i := range w.Nodes {

@@ -114,6 +114,10 @@ func traceJSON(results []*Result, r *Result) *object {
 		add("makespan_s", jsonFloat(r.Makespan.Seconds())).
 		add("utilization", util).
 		add("mean_completion_s", jsonFloat(r.MeanCompletion().Seconds())).
+		addIf(r.Settings.Backfill != "", "backfill", backfillName(r.Settings.Backfill)).
+		addIf(r.Settings.Backfill != "", "mean_wait_s", jsonFloat(r.MeanWait.Seconds())).
+		addIf(r.Settings.Backfill != "", "max_wait_s", jsonFloat(r.MaxWait.Seconds())).
+		addIf(r.Settings.Backfill != "", "mean_bounded_slowdown", jsonFloat(r.MeanBoundedSlowdown)).
 		add("tasks_run", r.TotalTasksRun()).
 		add("unfinished_tasks", r.UnfinishedTasks).
 		add("never_submitted_jobs", r.NeverSubmitted).
@@ -143,6 +147,15 @@ type object struct {
 func (o *object) add(key string, v any) *object {
 	o.keys = append(o.keys, key)
 	o.vals = append(o.vals, v)
+	return o
+}
+
+// addIf is add when cond holds: keys that only some runs report (those
+// that chose a backfill mode), so other runs' JSON stays as it was.
+func (o *object) addIf(cond bool, key string, v any) *object {
+	if cond {
+		return o.add(key, v)
+	}
 	return o
 }
 

@@ -3,9 +3,12 @@ package sim
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/longfair/longfair/sched"
 )
 
 // WriteTable writes a readable comparison of the results of one workload
@@ -29,6 +32,12 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 		head = append(head, res+" util")
 	}
 	head = append(head, "mean completion", "unfinished tasks", "passes", "Var(D)")
+	// Runs that chose a backfill mode compare how long jobs wait; the
+	// columns are left out otherwise so earlier reports stay as they were.
+	jobTimes := slices.ContainsFunc(results, func(r *Result) bool { return r.Settings.Backfill != "" })
+	if jobTimes {
+		head = append(head, "backfill", "mean wait", "max wait", "bounded slowdown")
+	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, r := range results {
 		row := []string{string(r.Policy), FormatDuration(r.Makespan)}
@@ -36,6 +45,9 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 			row = append(row, percent(u))
 		}
 		row = append(row, FormatDuration(r.MeanCompletion()), fmt.Sprint(r.UnfinishedTasks), fmt.Sprint(r.Passes), formatVariance(r.DiscriminationVariance))
+		if jobTimes {
+			row = append(row, backfillName(r.Settings.Backfill), FormatDuration(r.MeanWait), FormatDuration(r.MaxWait), fmt.Sprintf("%.2f", r.MeanBoundedSlowdown))
+		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
@@ -58,8 +70,12 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 			if ar.Unfinished > 0 {
 				jobs += fmt.Sprintf(" (+%d unfinished)", ar.Unfinished)
 			}
+			policy := string(r.Policy)
+			if jobTimes {
+				policy += " (" + backfillName(r.Settings.Backfill) + ")"
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n",
-				name, r.Policy, formatBeta(ar.FinalBeta), formatBeta(ar.MinBeta),
+				name, policy, formatBeta(ar.FinalBeta), formatBeta(ar.MinBeta),
 				percent(ar.UsageShare), percent(ar.ContributionShare), jobs,
 				FormatDuration(ar.MeanWait), FormatDuration(ar.MeanCompletion), ar.MeanSlowdown, speedup,
 				formatDiscrimination(ar.Discrimination))
@@ -71,8 +87,19 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 	if findPolicy(results, "static") != nil {
 		ew.Printf("speedup: mean completion time under static partitions divided by the policy's, over the jobs both completed.\n")
 	}
+	if jobTimes {
+		ew.Printf("wait: from submission to start; bounded slowdown: mean of max(1, (wait+run)/max(run, 10s)); over the jobs completed.\n")
+	}
 	ew.Printf("D: FAWKES discrimination ∫(share held − share due)dt while the account had work, in share·hours (> 0: more than its due); Var(D) over the accounts, in (share·s)².\n")
 	return ew.err
+}
+
+// backfillName is the mode's name, none for the zero value.
+func backfillName(b sched.Backfill) string {
+	if b == "" {
+		return string(sched.BackfillNone)
+	}
+	return string(b)
 }
 
 func writeWorkloadHeader(ew *ErrWriter, wl *Workload, results []*Result) {

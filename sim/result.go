@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	"github.com/longfair/longfair/ledger"
@@ -22,6 +23,14 @@ type Result struct {
 	Makespan   time.Duration
 	// Utilization per resource: resource-seconds used over capacity×makespan.
 	Utilization []float64
+	// CompletedJobs counts the user-visible jobs completed. MeanWait and
+	// MaxWait are over them, from submission to the first task's start;
+	// MeanBoundedSlowdown is the mean of max(1, completion / max(alone,
+	// 10 s)), alone being the job's time on an empty cluster — for a job
+	// of one stage, (wait+run)/max(run, 10 s), the usual bounded slowdown.
+	CompletedJobs       int
+	MeanWait, MaxWait   time.Duration
+	MeanBoundedSlowdown float64
 	// Samples are β per account over time, thinned to at most a few
 	// thousand points.
 	Samples Samples
@@ -137,9 +146,18 @@ const (
 
 // TraceEvent is one step of a replay, for tests and detailed analysis.
 type TraceEvent struct {
-	Kind  TraceKind
-	Time  ledger.Time
-	Job   int
-	Node  int
+	Kind TraceKind
+	Time ledger.Time
+	Job  int
+	Node int
+	// Nodes are all the nodes of a parallel task (Node is its head, Tasks
+	// 1); nil for one-node tasks. The slice is the event's own.
+	Nodes []int
 	Tasks int
+}
+
+// Equal reports whether e and f report the same step.
+func (e TraceEvent) Equal(f TraceEvent) bool {
+	return e.Kind == f.Kind && e.Time == f.Time && e.Job == f.Job && e.Node == f.Node &&
+		e.Tasks == f.Tasks && slices.Equal(e.Nodes, f.Nodes)
 }

@@ -16,7 +16,12 @@ import (
 
 // swfLine builds an 18-field SWF record from the fields the loader reads.
 func swfLine(job, submit, run, alloc, req, user, group int) string {
-	f := []int{job, submit, -1, run, alloc, -1, -1, req, -1, -1, 1, user, group, -1, -1, -1, -1, -1}
+	return swfLineReq(job, submit, run, alloc, req, -1, user, group)
+}
+
+// swfLineReq is swfLine with a requested time (field 9).
+func swfLineReq(job, submit, run, alloc, req, reqTime, user, group int) string {
+	f := []int{job, submit, -1, run, alloc, -1, -1, req, reqTime, -1, 1, user, group, -1, -1, -1, -1, -1}
 	s := make([]string, len(f))
 	for i, x := range f {
 		s[i] = strconv.Itoa(x)
@@ -38,7 +43,7 @@ func TestLoadSWFReadsJobsSkipsIncompleteRecordsAndRanksAccounts(t *testing.T) {
 		"",
 		swfLine(6, 50, 1000, 1, 1, 9, 2),
 	}, "\n")
-	w, sum, err := LoadSWF("log.swf", strings.NewReader(in), SWFOptions{})
+	w, sum, err := LoadSWF("log.swf", strings.NewReader(in), SWFOptions{OneNode: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,6 +52,15 @@ func TestLoadSWFReadsJobsSkipsIncompleteRecordsAndRanksAccounts(t *testing.T) {
 	}
 	if sum.Procs != 128 || !equalVectors(w.Nodes[0].Capacity, ledger.Vector{128}) || len(w.Nodes) != 1 {
 		t.Errorf("machine %v from %s, want one node of MaxProcs 128", w.Nodes, sum.ProcsFrom)
+	}
+	// The same log on its 64 nodes of 2 processors: job 3's 16 processors
+	// are 8 whole nodes.
+	wn, sumN, err := LoadSWF("log.swf", strings.NewReader(in), SWFOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wn.Nodes) != 64 || sumN.CoresPerNode != 2 || !equalVectors(wn.Nodes[63].Capacity, ledger.Vector{2}) || sumN.Jobs != 4 {
+		t.Errorf("machine of %d nodes, %d per node (summary %+v), want 64 of 2 and the same 4 jobs", len(wn.Nodes), sumN.CoresPerNode, sumN)
 	}
 	// Processor-seconds: u3 16×50=800, u9 2×1+1×1000=1002, u7 4×100=400.
 	var names []string
@@ -99,12 +113,83 @@ func TestLoadSWFGroupsTopAndProcsOption(t *testing.T) {
 	if others != 2 {
 		t.Errorf("%d jobs in others, want the 2 of the folded groups", others)
 	}
-	w, _, err = LoadSWF("g.swf", strings.NewReader(in), SWFOptions{Procs: 16})
+	w, _, err = LoadSWF("g.swf", strings.NewReader(in), SWFOptions{Procs: 16, OneNode: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if w.Nodes[0].Capacity[0] != 16 {
 		t.Errorf("capacity %v, want the option's 16 over the header", w.Nodes[0].Capacity)
+	}
+	// 16 processors cannot make the header's 32 nodes; the options can
+	// say what the machine is instead.
+	if _, _, err := LoadSWF("g.swf", strings.NewReader(in), SWFOptions{Procs: 16}); err == nil || !strings.Contains(err.Error(), "--nodes") {
+		t.Errorf("16 procs on 32 nodes: error %v, want one naming --nodes", err)
+	}
+	w, sum, err = LoadSWF("g.swf", strings.NewReader(in), SWFOptions{Procs: 16, Nodes: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Nodes) != 4 || w.Nodes[0].Capacity[0] != 4 || sum.NodesFrom != "the nodes option" {
+		t.Errorf("%d nodes of %v (nodes from %s), want the options' 4 nodes of 4", len(w.Nodes), w.Nodes[0].Capacity, sum.NodesFrom)
+	}
+}
+
+func TestLoadSWFSpansJobsOverWholeNodesWithRequestedWalltimes(t *testing.T) {
+	in := strings.Join([]string{
+		"; MaxNodes: 4",
+		"; MaxProcs: 16",
+		swfLineReq(1, 0, 100, 1, 1, 200, 1, 1),   // one processor: a whole node
+		swfLineReq(2, 0, 100, 4, 4, -1, 1, 1),    // one node; no requested time
+		swfLineReq(3, 0, 300, 5, 5, 250, 1, 1),   // two nodes; ran past its request
+		swfLineReq(4, 0, 100, -1, 16, 900, 2, 1), // the whole machine (requested procs)
+		swfLineReq(5, 0, 100, 17, 17, 900, 2, 1), // wider than the machine
+	}, "\n")
+	w, sum, err := LoadSWF("n.swf", strings.NewReader(in), SWFOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Nodes) != 4 || sum.CoresPerNode != 4 || sum.Nodes != 4 || sum.Procs != 16 {
+		t.Fatalf("machine %d nodes (summary %+v), want 4 nodes of 4", len(w.Nodes), sum)
+	}
+	if sum.TooWide != 1 || sum.Jobs != 4 || sum.Skipped() != 1 || sum.NoRequestedTime != 1 || sum.OverRequest != 1 {
+		t.Errorf("summary %+v, want 4 jobs, 1 too wide (skipped), 1 without requested time, 1 over its request", sum)
+	}
+	byID := map[uint64]Job{}
+	for _, j := range w.Jobs {
+		byID[j.ID] = j
+	}
+	want := []struct {
+		id       uint64
+		nodes    int
+		demand   float64
+		walltime time.Duration
+	}{
+		{1, 0, 4, 200 * time.Second},
+		{2, 0, 4, 100 * time.Second},
+		{3, 2, 8, 250 * time.Second},
+		{4, 4, 16, 900 * time.Second},
+	}
+	for _, c := range want {
+		j, ok := byID[c.id]
+		if !ok {
+			t.Errorf("job %d missing", c.id)
+			continue
+		}
+		if j.Nodes != c.nodes || j.Demand[0] != c.demand || j.Walltime != c.walltime || (c.nodes > 1 && j.PerNode[0] != 4) {
+			t.Errorf("job %d: %d nodes of %v, demand %v, walltime %v; want %d nodes of 4, demand %v, walltime %v",
+				c.id, j.Nodes, j.PerNode, j.Demand, j.Walltime, c.nodes, c.demand, c.walltime)
+		}
+	}
+	if _, ok := byID[5]; ok {
+		t.Error("job 5, wider than the machine, was kept")
+	}
+	// Without MaxNodes each processor is a node.
+	w, sum, err = LoadSWF("p.swf", strings.NewReader("; MaxProcs: 8\n"+swfLine(1, 0, 10, 3, 3, 1, 1)), SWFOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Nodes) != 8 || sum.CoresPerNode != 1 || w.Jobs[0].Nodes != 3 || w.Jobs[0].PerNode[0] != 1 {
+		t.Errorf("MaxProcs only: %d nodes of %d, job %+v; want 8 nodes of 1 and the job on 3", len(w.Nodes), sum.CoresPerNode, w.Jobs[0])
 	}
 }
 
@@ -150,9 +235,11 @@ func TestLoadSWFErrors(t *testing.T) {
 
 // countSWF counts a log's job records and the records the loader must skip,
 // independently of the loader: a record is skipped when its run time is -1
-// or when neither allocated nor requested processors are positive.
+// or when neither allocated nor requested processors are positive, or when
+// they are more than the header's MaxProcs.
 func countSWF(t *testing.T, path string) (records, skipped, header int) {
 	t.Helper()
+	var maxProcs float64
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -173,6 +260,9 @@ func countSWF(t *testing.T, path string) (records, skipped, header int) {
 		if strings.HasPrefix(line, "; MaxRecords:") {
 			header, _ = strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "; MaxRecords:")))
 		}
+		if p, ok := strings.CutPrefix(line, "; MaxProcs:"); ok {
+			maxProcs, _ = strconv.ParseFloat(strings.TrimSpace(p), 64)
+		}
 		if line == "" || line[0] == ';' {
 			continue
 		}
@@ -181,7 +271,13 @@ func countSWF(t *testing.T, path string) (records, skipped, header int) {
 		run, _ := strconv.ParseFloat(f[3], 64)
 		alloc, _ := strconv.ParseFloat(f[4], 64)
 		req, _ := strconv.ParseFloat(f[7], 64)
-		if run < 0 || (alloc <= 0 && req <= 0) {
+		procs := alloc
+		if procs <= 0 {
+			procs = req
+		}
+		// Jobs wider than the machine are left out too (the header comes
+		// before the records).
+		if run < 0 || procs <= 0 || procs > maxProcs {
 			skipped++
 		}
 	}

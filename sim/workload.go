@@ -53,7 +53,8 @@ type Account struct {
 	Group string
 }
 
-// Job is an array of identical tasks.
+// Job is an array of identical tasks; each task runs on one node, or, for
+// a parallel job (Nodes > 1), on Nodes nodes at once.
 type Job struct {
 	// ID is the job's number in its source (trace job number), for reports.
 	ID uint64
@@ -63,8 +64,19 @@ type Job struct {
 	Account int
 	// Submit is when the job arrives; ignored when After is set.
 	Submit ledger.Time
-	// Demand is what each task holds while it runs.
+	// Demand is what each task holds while it runs, on all its nodes
+	// together: what fairness, usage and utilization count.
 	Demand ledger.Vector
+	// Nodes is how many distinct nodes each task spans, all at once (an
+	// MPI run); 0 and 1 mean one node, which holds all of Demand. A task of
+	// Nodes > 1 holds PerNode on each of its nodes, and Demand must be
+	// Nodes × PerNode.
+	Nodes   int
+	PerNode ledger.Vector
+	// Walltime is how long a task is expected to run at most, as its user
+	// declared it (an SWF log's requested time): what backfill plans
+	// with. Zero means Runtime. Tasks run for Runtime whatever it says.
+	Walltime time.Duration
 	// Tasks is the number of tasks in the array.
 	Tasks int
 	// Runtime is how long each task runs once started.
@@ -170,6 +182,23 @@ func (w *Workload) validateJob(i int) error {
 	if j.Demand.IsZero() {
 		return fmt.Errorf("demand is zero: a task must demand some resource")
 	}
+	if j.Nodes < 0 || j.Nodes > math.MaxInt32 {
+		return fmt.Errorf("spans %d nodes: want 1 or more (0 means 1)", j.Nodes)
+	}
+	if j.Nodes > 1 {
+		if err := j.PerNode.Validate(len(w.Resources)); err != nil {
+			return fmt.Errorf("demand per node: %w", err)
+		}
+		for x, d := range j.Demand {
+			want := float64(j.Nodes) * j.PerNode[x]
+			if math.Abs(d-want) > 1e-9*max(1, want) {
+				return fmt.Errorf("demand %v is not its %d nodes × %v per node: give Demand = Nodes × PerNode", j.Demand, j.Nodes, j.PerNode)
+			}
+		}
+	}
+	if j.Walltime < 0 {
+		return fmt.Errorf("walltime %v must not be negative (0: the runtime)", j.Walltime)
+	}
 	if j.Tasks < 1 || j.Tasks > math.MaxInt32 {
 		return fmt.Errorf("has %d tasks: a job needs at least one and at most %d", j.Tasks, math.MaxInt32)
 	}
@@ -187,4 +216,36 @@ func (w *Workload) validateJob(i int) error {
 		return fmt.Errorf("submit time %d must not be negative", j.Submit)
 	}
 	return nil
+}
+
+// nodeDemand is what one task of the job holds on each of its nodes.
+func (j *Job) nodeDemand() ledger.Vector {
+	if j.Nodes > 1 {
+		return j.PerNode
+	}
+	return j.Demand
+}
+
+// walltime is the task's expected run time for planning: the declared
+// walltime, or the runtime when none is declared.
+func (j *Job) walltime() time.Duration {
+	if j.Walltime > 0 {
+		return j.Walltime
+	}
+	return j.Runtime
+}
+
+// holds reports whether the cluster could run one task of job j if it were
+// idle: a node whose capacity fits the task, or, for a parallel job, Nodes
+// distinct such nodes.
+func (w *Workload) holds(j *Job) bool {
+	need, d := max(j.Nodes, 1), j.nodeDemand()
+	for i := range w.Nodes {
+		if w.Nodes[i].Capacity.Fits(d) {
+			if need--; need == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }

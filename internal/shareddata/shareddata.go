@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -33,17 +34,49 @@ func ModuleRoot() (string, error) {
 }
 
 // Find returns the path of a trace in ../shared/data beside the
-// repository.
+// repository. In a linked git worktree (git worktree add) the folder is
+// looked for beside the main checkout too, since worktrees usually live
+// elsewhere (their .git file names the main repository's git directory).
 func Find(name string) (string, error) {
 	root, err := ModuleRoot()
 	if err != nil {
 		return "", fmt.Errorf("find trace %s: %w", name, err)
 	}
 	p := filepath.Join(root, "..", "shared", "data", name)
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("the shared data folder is absent: %w", err)
+	_, err = os.Stat(p)
+	if err == nil {
+		return p, nil
 	}
-	return p, nil
+	if main, ok := mainCheckout(root); ok {
+		q := filepath.Join(main, "..", "shared", "data", name)
+		if _, err2 := os.Stat(q); err2 == nil {
+			return q, nil
+		}
+	}
+	return "", fmt.Errorf("the shared data folder is absent: %w", err)
+}
+
+// mainCheckout is the main working tree of the repository whose linked
+// worktree is root: root/.git is then a file "gitdir: MAIN/.git/worktrees/NAME".
+func mainCheckout(root string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(root, ".git"))
+	if err != nil {
+		return "", false // a directory (the main checkout itself) or none
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return "", false
+	}
+	gitdir = filepath.Clean(strings.TrimSpace(gitdir))
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(root, gitdir)
+	}
+	// MAIN/.git/worktrees/NAME → MAIN
+	wts := filepath.Dir(gitdir)
+	if filepath.Base(wts) != "worktrees" {
+		return "", false
+	}
+	return filepath.Dir(filepath.Dir(wts)), true
 }
 
 // Path is Find for tests that need the trace: they skip, saying why, when

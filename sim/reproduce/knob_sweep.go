@@ -126,7 +126,7 @@ func QKnoblerSweep(w *sim.Workload, cfg sim.Config, rhos []float64) (*QKnoblerSw
 			ref = r
 		}
 	}
-	out.IdenticalToDRF = slices.Equal(ref.starts, runs[0].starts)
+	out.IdenticalToDRF = slices.EqualFunc(ref.starts, runs[0].starts, sim.TraceEvent.Equal)
 	for _, r := range runs {
 		p := &r.point
 		if p.Result.Makespan > 0 {

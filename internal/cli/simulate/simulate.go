@@ -39,11 +39,16 @@ INPUT (exactly one):
                     "slots":[{"A":30,"B":4},{"A":20,"B":24},...]}
                    (new tasks per slot; tasks run one slot; one machine; the
                    quantum is one slot; the replay ends after the last slot)
-  --swf FILE       a Parallel Workloads Archive log (.swf or .swf.gz). Each job
-                   is one task of its processor count (allocated, else
-                   requested) on a machine modelled as ONE node of MaxProcs
-                   cpus; records without run time or processors are skipped
-                   and counted; runs under 1 s are replayed as 1 s.
+  --swf FILE       a Parallel Workloads Archive log (.swf or .swf.gz). The
+                   machine is MaxNodes nodes of MaxProcs/MaxNodes cpus (one
+                   cpu per node without MaxNodes); a job of P processors
+                   (allocated, else requested) runs on ceil(P/cpus) whole
+                   nodes at once, planned by backfill with its requested
+                   time (else its run time); jobs wider than the machine,
+                   records without run time or processors are skipped and
+                   counted; runs under 1 s are replayed as 1 s.
+                   --swf-one-node replays the log on ONE node of MaxProcs
+                   cpus instead, as earlier versions did.
   --swim FILE      a SWIM Facebook trace (FB-*.tsv): maps of 128 MiB of input
                    at 8 MiB/s, reduces of 1 GiB of shuffle at 8 MiB/s;
                    accounts are size classes tiny/small/medium/large.
@@ -57,6 +62,8 @@ Flags:
 // simOptions are the parsed command line.
 type simOptions struct {
 	policies        []sched.Policy
+	backfills       []sched.Backfill // nil: the zero mode, no job-time columns
+	swfOneNode      bool
 	window          ledger.Window
 	timeout         time.Duration
 	placement       place.Strategy
@@ -149,7 +156,9 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	fs.StringVar(&opt.accountBy, "account-by", "user", "SWF: account = user or group")
 	fs.IntVar(&opt.top, "top", 0, "SWF: keep the N heaviest accounts and fold the rest into \"others\" (0: keep all)")
 	fs.IntVar(&opt.procs, "procs", 0, "SWF: machine size in processors (default: the MaxProcs/MaxNodes header)")
-	fs.IntVar(&opt.nodes, "nodes", 0, "SWIM: nodes of <4 cores, 15 GB> (default 59); synthetic: nodes of <32 cores, 128 GB> (default 256); google: machines (default 10); bpf: nodes of <32 cores, 64 GB> (default 40)")
+	fs.BoolVar(&opt.swfOneNode, "swf-one-node", false, "SWF: model the machine as one node of all its processors, each job one task (the model before nodes)")
+	backfill := fs.String("backfill", "", "backfill mode: none or easy, or a comma-separated list run side by side with each policy (default none); the report then adds mean and max wait and bounded slowdown")
+	fs.IntVar(&opt.nodes, "nodes", 0, "SWF: nodes (default: the MaxNodes header); SWIM: nodes of <4 cores, 15 GB> (default 59); synthetic: nodes of <32 cores, 128 GB> (default 256); google: machines (default 10); bpf: nodes of <32 cores, 64 GB> (default 40)")
 	fs.IntVar(&opt.accounts, "accounts", 0, "synthetic: number of accounts (default 16)")
 	fs.StringVar(&opt.fbTimes, "fb-times", "", "macro: SWIM trace for User1's submission times (default: FB-2009_samples_24_times_1hr_1.tsv in ../shared/data when found)")
 	fs.IntVar(&opt.maxSamples, "samples", 1000, "β-over-time points kept per account (about)")
@@ -209,6 +218,15 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	if opt.synthetic < 0 || opt.top < 0 || opt.procs < 0 || opt.nodes < 0 || opt.accounts < 0 || opt.maxSamples < 0 {
 		return nil, errors.New("--synthetic, --top, --procs, --nodes, --accounts and --samples must not be negative")
 	}
+	if isSet(fs, "backfill") {
+		for _, name := range strings.Split(*backfill, ",") {
+			b, err := sched.ParseBackfill(strings.TrimSpace(name))
+			if err != nil {
+				return nil, fmt.Errorf("--backfill: %w", err)
+			}
+			opt.backfills = append(opt.backfills, b)
+		}
+	}
 	if isSet(fs, "synthetic") && opt.synthetic == 0 {
 		return nil, errors.New("--synthetic N: give a positive number of tasks, e.g. --synthetic 100000")
 	}
@@ -251,7 +269,7 @@ func loadSimWorkload(opt *simOptions) (*sim.Workload, error) {
 		defer f.Close()
 		return sim.LoadSlotted(opt.slotted, f)
 	case opt.swf != "":
-		w, _, err := sim.LoadSWFFile(opt.swf, sim.SWFOptions{AccountBy: opt.accountBy, Top: opt.top, Procs: opt.procs})
+		w, _, err := sim.LoadSWFFile(opt.swf, sim.SWFOptions{AccountBy: opt.accountBy, Top: opt.top, Procs: opt.procs, Nodes: opt.nodes, OneNode: opt.swfOneNode})
 		return w, err
 	case opt.swim != "":
 		return sim.LoadSWIMFile(opt.swim, sim.SWIMOptions{Nodes: opt.nodes})
@@ -312,15 +330,21 @@ func runPolicies(w *sim.Workload, opt *simOptions) ([]*sim.Result, error) {
 	if err := base.Validate(w.Resources); err != nil {
 		return nil, fmt.Errorf("--qknobler-rho: %w", err)
 	}
-	results := make([]*sim.Result, len(opt.policies))
-	errs := make([]error, len(opt.policies))
-	sim.InParallel(len(opt.policies), func(i int) {
-		p := opt.policies[i]
+	backfills := opt.backfills
+	if backfills == nil {
+		backfills = []sched.Backfill{""}
+	}
+	// Each policy under each backfill mode, policy by policy.
+	n := len(opt.policies) * len(backfills)
+	results := make([]*sim.Result, n)
+	errs := make([]error, n)
+	sim.InParallel(n, func(i int) {
+		p, b := opt.policies[i/len(backfills)], backfills[i%len(backfills)]
 		s := base
-		s.Policy = p
+		s.Policy, s.Backfill = p, b
 		results[i], errs[i] = sim.Run(w, sim.Config{Settings: s, Window: opt.window, MaxSamples: opt.maxSamples})
 		if errs[i] != nil {
-			errs[i] = fmt.Errorf("policy %s: %w", p, errs[i])
+			errs[i] = fmt.Errorf("policy %s, backfill %s: %w", p, b, errs[i])
 		}
 	})
 	return results, errors.Join(errs...)
