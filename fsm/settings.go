@@ -70,7 +70,7 @@ func (c *UpdateSettings) validate(r rules) *Error {
 	}
 	if c.Backfill != nil {
 		if _, err := sched.ParseBackfill(*c.Backfill); err != nil || *c.Backfill == "" {
-			return invalid("backfill %q: want none or easy", *c.Backfill)
+			return invalid("backfill %q: want easy, none or greedy", *c.Backfill)
 		}
 	}
 	if c.Timeout != nil && *c.Timeout < 0 {
@@ -107,7 +107,7 @@ type settingsRecord struct {
 	Window    string         `json:"window"`
 	Timeout   *time.Duration `json:"timeout,omitempty"` // nil: the window's default
 	Placement place.Strategy `json:"placement"`
-	// Backfill is "none" or "easy"; a record written before backfill
+	// Backfill is "easy", "none" or "greedy"; a record written before backfill
 	// existed has none set (""), which means easy: the default of every
 	// cluster (schedSettings). Only the leader's passes read it, so the
 	// state a log builds is the same whatever it means.

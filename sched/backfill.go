@@ -37,25 +37,35 @@ import (
 // the view and the pass's own placements, in a fixed order, so the pass is
 // as deterministic as without it.
 
-// Backfill says whether a pass reserves for the first job that cannot
-// start and lets later work start only around the reservation.
+// Backfill says what a pass does when the first job in the policy's order
+// cannot start.
 type Backfill string
 
-// Backfill modes. The zero value is none.
+// Backfill modes.
 const (
+	// BackfillGreedy, the zero value, goes on filling: every later task
+	// that fits starts (the papers' progressive filling). Nothing is
+	// reserved, so a wide job can wait behind a stream of narrow ones
+	// for as long as they keep coming.
+	BackfillGreedy Backfill = "greedy"
+	// BackfillNone stops the pass there: nothing after the first job that
+	// cannot start starts before it (strict order, as Slurm without its
+	// backfill plugin). Nothing starves, and nodes idle meanwhile.
 	BackfillNone Backfill = "none"
+	// BackfillEASY reserves for that job and lets later work start only
+	// where it cannot delay the reservation (above).
 	BackfillEASY Backfill = "easy"
 )
 
-// ParseBackfill returns the backfill mode named s ("" is none).
+// ParseBackfill returns the backfill mode named s ("" is greedy).
 func ParseBackfill(s string) (Backfill, error) {
-	switch Backfill(s) {
-	case "", BackfillNone:
-		return BackfillNone, nil
-	case BackfillEASY:
-		return BackfillEASY, nil
+	switch b := Backfill(s); b {
+	case "", BackfillGreedy:
+		return BackfillGreedy, nil
+	case BackfillNone, BackfillEASY:
+		return b, nil
 	}
-	return "", fmt.Errorf("unknown backfill %q: want none or easy", s)
+	return "", fmt.Errorf("unknown backfill %q: want easy, none or greedy", s)
 }
 
 // Release is what a running task gives back to its node when it ends at
@@ -99,7 +109,7 @@ type releaseEvent struct {
 // resetBackfill readies the pass's backfill state.
 func (e *Engine) resetBackfill() {
 	r := &e.resv
-	r.made = false
+	r.made, e.halted = false, false
 	r.nodes = r.nodes[:0]
 	r.events = r.events[:0]
 }
@@ -255,12 +265,14 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 	}
 }
 
-// claimBeforeReservation places a one-node task that surely ends before
-// the reservation's start on a reserved node's true free resources, the
-// first reserved node that holds it; it reports whether it did.
+// claimBeforeReservation places a task that surely ends before the
+// reservation's start on the reserved nodes' true free resources (and the
+// others'): a one-node task on the first reserved node that holds it, a
+// parallel task wherever claimFree puts it with the reserved nodes
+// unmasked. It reports whether it did.
 func (e *Engine) claimBeforeReservation(job *Job) bool {
 	r := &e.resv
-	if !r.made || job.Nodes > 1 {
+	if !r.made {
 		return false
 	}
 	end, ends := e.endOf(job)
@@ -268,6 +280,19 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 		return false
 	}
 	k := len(e.capacity)
+	if job.Nodes > 1 {
+		// Gone by T, the task takes nothing from the reserved share:
+		// only the true free vectors change, and the masks follow them.
+		for s, node := range r.nodes {
+			e.index.Restore(node, r.real[s*k:s*k+k])
+		}
+		ok := e.claimFree(job)
+		for s, node := range r.nodes {
+			copy(r.real[s*k:s*k+k], e.index.Free(node))
+			e.maskReserved(s)
+		}
+		return ok
+	}
 	for s, node := range r.nodes {
 		real := ledger.Vector(r.real[s*k : s*k+k])
 		if !real.Fits(job.Demand) {

@@ -1,8 +1,3 @@
-//go:build knownbug
-
-// Run with: go test -tags knownbug ./sched/ -run ShortParallel
-// It fails on the engine as it is; see the comment below for the fix.
-
 package sched
 
 import (

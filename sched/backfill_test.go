@@ -36,22 +36,26 @@ func backfillCase(mode Backfill) *View {
 	}
 }
 
-// On the scripted case, without backfill the narrow account's tasks take
-// the idle nodes, long ones included, and nothing is reserved. With EASY
+// On the scripted case, greedy filling gives the idle nodes to the narrow
+// account's tasks, long ones included, and reserves nothing; without
+// backfill nothing starts after the 4-node job. With EASY
 // the 4-node job is reserved at now+100s on all four nodes, and only
 // tasks that end before then start: the six 50-second ones, not the
 // 200-second ones (which would delay it).
 func TestBackfillReservesForTheFirstRankedJob(t *testing.T) {
 	e := NewEngine()
-	ps, err := e.Schedule(backfillCase(BackfillNone))
+	ps, err := e.Schedule(backfillCase(BackfillGreedy))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(ps) != 8 {
-		t.Fatalf("without backfill %d tasks started, want the 8 the idle nodes hold", len(ps))
+		t.Fatalf("greedy: %d tasks started, want the 8 the idle nodes hold", len(ps))
 	}
 	if _, ok := e.LastReservation(); ok {
-		t.Fatal("a pass without backfill reserved")
+		t.Fatal("a greedy pass reserved")
+	}
+	if ps, err = e.Schedule(backfillCase(BackfillNone)); err != nil || len(ps) != 0 {
+		t.Fatalf("without backfill: %d tasks started (%v), want none after the 4-node job that cannot", len(ps), err)
 	}
 
 	v := backfillCase(BackfillEASY)

@@ -39,9 +39,11 @@ type Engine struct {
 	// vectors they had before, the nodes of the pass's gang placements.
 	claimed, gangNodes []int
 	saved, zero        []float64
-	// view is the pass's view; resv its reservation (backfill.go).
-	view *View
-	resv reservation
+	// view is the pass's view; resv its reservation, and halted says a
+	// pass without backfill has met a job that cannot start (backfill.go).
+	view   *View
+	resv   reservation
+	halted bool
 }
 
 // cursor is where an account's next task is: job index in its queue and the

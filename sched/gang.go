@@ -46,11 +46,17 @@ func (e *Engine) claim(a int, job *Job) bool {
 		return true
 	}
 	e.reserve(a, e.cursor[a].job, job)
+	// Without backfill nothing starts after the first job that cannot.
+	e.halted = e.view != nil && e.view.Settings.Backfill == BackfillNone
 	return false
 }
 
-// claimFree is claim on the index's free vectors.
+// claimFree is claim on the index's free vectors; nothing fits once a
+// pass without backfill has halted.
 func (e *Engine) claimFree(job *Job) bool {
+	if e.halted {
+		return false
+	}
 	d := job.nodeDemand()
 	e.claimed = e.claimed[:0]
 	if job.Nodes <= 1 {
@@ -94,6 +100,9 @@ func (e *Engine) claimFree(job *Job) bool {
 // claimFrom is claim for a job whose head node the caller has already
 // found with Best (node): a one-node task takes it without a second search.
 func (e *Engine) claimFrom(job *Job, node int) bool {
+	if e.halted {
+		return false
+	}
 	if job.Nodes > 1 {
 		if !e.claimFree(job) {
 			return false

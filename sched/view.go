@@ -134,9 +134,9 @@ type Settings struct {
 	Timeout time.Duration
 	// Placement chooses the node for a task.
 	Placement PlacementStrategy
-	// Backfill, when easy, reserves for the first job that cannot start
-	// and lets later work start only around the reservation
-	// (backfill.go). The zero value is none.
+	// Backfill is what a pass does at the first job that cannot start:
+	// reserve for it (easy), stop (none), or go on filling (greedy, the
+	// zero value) (backfill.go).
 	Backfill Backfill
 	// LTRFResource is the index of the one resource ltrf is fair on.
 	LTRFResource int

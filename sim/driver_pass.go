@@ -24,10 +24,11 @@ import (
 // policies that cap accounts (sched.Policy.CapFree is false) always get
 // their pass.
 //
-// With backfill a pass also ends with heads that fit the free nodes but
-// not around the reservation, and the next pass may reserve for another
-// job (the ranking moved), so the freed-node argument fails; a pass is then
-// skipped only when no queue head fits the free nodes at all.
+// With EASY backfill a pass also ends with heads that fit the free nodes
+// but not around the reservation, and without backfill with heads behind
+// the first job that cannot start; the next pass may reserve for or stop
+// at another job (the ranking moved), so the freed-node argument fails; a
+// pass is then skipped only when no queue head fits the free nodes at all.
 //
 // A parallel head fits when enough nodes hold its per-node demand; an old
 // one can fit now only if a freed node holds it.
@@ -41,7 +42,7 @@ func (r *replay) mayPlace() bool {
 	default:
 		return true
 	}
-	if r.backfill {
+	if r.holdsBack {
 		return r.anyHeadFits()
 	}
 	for _, a := range r.newHeads {

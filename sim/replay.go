@@ -48,17 +48,20 @@ type replay struct {
 	freeGangs []int32
 	fitCounts []fitCount // driver_pass.go: fitsFree's counts, this time step
 	// backfill says whether the view's nodes list their running tasks'
-	// releases (Node.Releases) for the engine's reservation.
-	backfill    bool
-	groupIndex  map[uint64]int
-	placedAccts []int
-	placedMark  []bool
-	freed       []int // nodes that had tasks end at this time
-	freedMark   []bool
-	newHeads    []int // accounts whose empty queue got a job at this time
-	scaled      ledger.Vector
-	sum         ledger.Vector
-	active      []ledger.TaskGroup
+	// releases (Node.Releases) for the engine's reservation. holdsBack
+	// says a pass may end with queue heads that fit the free nodes (EASY
+	// around its reservation, none at the first job that cannot start),
+	// which pass skipping must allow for (mayPlace).
+	backfill, holdsBack bool
+	groupIndex          map[uint64]int
+	placedAccts         []int
+	placedMark          []bool
+	freed               []int // nodes that had tasks end at this time
+	freedMark           []bool
+	newHeads            []int // accounts whose empty queue got a job at this time
+	scaled              ledger.Vector
+	sum                 ledger.Vector
+	active              []ledger.TaskGroup
 
 	sampler sampler
 	slots   slotRecorder
@@ -131,6 +134,7 @@ func newReplay(w *Workload, cfg Config) *replay {
 		scaled:      ledger.NewVector(n),
 		sum:         ledger.NewVector(n),
 		backfill:    cfg.Settings.Backfill == sched.BackfillEASY,
+		holdsBack:   cfg.Settings.Backfill == sched.BackfillEASY || cfg.Settings.Backfill == sched.BackfillNone,
 	}
 	r.view = sched.View{Resources: w.Resources, Settings: cfg.Settings, Groups: w.Groups}
 	for i := range w.Nodes {

@@ -94,10 +94,10 @@ func WriteTable(w io.Writer, wl *Workload, results []*Result) error {
 	return ew.err
 }
 
-// backfillName is the mode's name, none for the zero value.
+// backfillName is the mode's name, greedy for the zero value.
 func backfillName(b sched.Backfill) string {
 	if b == "" {
-		return string(sched.BackfillNone)
+		return string(sched.BackfillGreedy)
 	}
 	return string(b)
 }

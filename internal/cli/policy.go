@@ -162,7 +162,7 @@ func policySetCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&window, "window", "", "fairness `window`")
 		fs.Var(&starvation, "starvation-timeout", "starvation time-out (`duration`; 0s turns it off)")
 		fs.StringVar(&placement, "placement", "", "placement `strategy`")
-		fs.StringVar(&backfill, "backfill", "", "`easy` (reserve for the first job that cannot start; the default) or none")
+		fs.StringVar(&backfill, "backfill", "", "at the first job in the policy's order that cannot start: `easy` (reserve for it, the default), none (start nothing after it) or greedy (start whatever fits; wide jobs can starve)")
 		fs.Var(&quantum, "quantum", "how far ahead fairness is projected (`duration`)")
 		fs.StringVar(&ltrf, "ltrf-resource", "", "the `resource` ltrf is fair on")
 		fs.Var(&billing, "billing-weight", "`name=SU_per_hour[/unit]`; repeat or comma-separate; replaces all billing weights")

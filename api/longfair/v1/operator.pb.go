@@ -703,7 +703,8 @@ type Settings struct {
 	// backfill: "easy" (the default) reserves for the first ranked job that
 	// cannot start — the earliest time enough nodes free up, from running
 	// tasks' walltimes — and lets later work start only where it cannot
-	// delay that; "none" lets any work start wherever it fits.
+	// delay that; "none" starts nothing after that job; "greedy" starts
+	// whatever fits (wide jobs can starve).
 	Backfill      string `protobuf:"bytes,12,opt,name=backfill,proto3" json:"backfill,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1038,7 +1039,7 @@ type UpdateSettingsRequest struct {
 	Fawkes *FawkesSettingsUpdate `protobuf:"bytes,10,opt,name=fawkes,proto3" json:"fawkes,omitempty"`
 	// billing_rule, if set, is "max" or "sum" (see Settings.billing_rule).
 	BillingRule *string `protobuf:"bytes,11,opt,name=billing_rule,json=billingRule,proto3,oneof" json:"billing_rule,omitempty"`
-	// backfill, if set, is "easy" or "none" (see Settings.backfill).
+	// backfill, if set, is "easy", "none" or "greedy" (see Settings.backfill).
 	Backfill      *string `protobuf:"bytes,12,opt,name=backfill,proto3,oneof" json:"backfill,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -157,7 +157,7 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	fs.IntVar(&opt.top, "top", 0, "SWF: keep the N heaviest accounts and fold the rest into \"others\" (0: keep all)")
 	fs.IntVar(&opt.procs, "procs", 0, "SWF: machine size in processors (default: the MaxProcs/MaxNodes header)")
 	fs.BoolVar(&opt.swfOneNode, "swf-one-node", false, "SWF: model the machine as one node of all its processors, each job one task (the model before nodes)")
-	backfill := fs.String("backfill", "", "backfill mode: none or easy, or a comma-separated list run side by side with each policy (default none); the report then adds mean and max wait and bounded slowdown")
+	backfill := fs.String("backfill", "", "what a pass does at the first job that cannot start: easy (reserve for it), none (stop) or greedy (go on filling; the default), or a comma-separated list run side by side with each policy; the report then adds mean and max wait and bounded slowdown")
 	fs.IntVar(&opt.nodes, "nodes", 0, "SWF: nodes (default: the MaxNodes header); SWIM: nodes of <4 cores, 15 GB> (default 59); synthetic: nodes of <32 cores, 128 GB> (default 256); google: machines (default 10); bpf: nodes of <32 cores, 64 GB> (default 40)")
 	fs.IntVar(&opt.accounts, "accounts", 0, "synthetic: number of accounts (default 16)")
 	fs.StringVar(&opt.fbTimes, "fb-times", "", "macro: SWIM trace for User1's submission times (default: FB-2009_samples_24_times_1hr_1.tsv in ../shared/data when found)")
