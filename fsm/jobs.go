@@ -52,6 +52,14 @@ type SubmitJob struct {
 	Command     []string           `json:"command"`
 	MaxAttempts int                `json:"max_attempts,omitempty"`
 	CheckFit    bool               `json:"check_fit,omitempty"`
+	// Dir and Env are the working directory and the environment the job
+	// captured at submission (EnvCaptured: even an empty one), which its
+	// tasks run in (identity.go). CheckIdentity (servers set it) refuses
+	// a user that maps to root. Entries before them lack all three.
+	Dir           string   `json:"dir,omitempty"`
+	Env           []string `json:"env,omitempty"`
+	EnvCaptured   bool     `json:"env_captured,omitempty"`
+	CheckIdentity bool     `json:"check_identity,omitempty"`
 }
 
 func (*SubmitJob) Type() CommandType { return TypeSubmitJob }
@@ -127,7 +135,7 @@ func (c *SubmitJob) validate(r rules) *Error {
 	if c.MaxAttempts < 0 || c.MaxAttempts > MaxAttemptsLimit {
 		return invalid("max attempts %d must be between 1 and %d (0 means %d)", c.MaxAttempts, MaxAttemptsLimit, DefaultMaxAttempts)
 	}
-	return nil
+	return checkLaunch(r, c.Dir, c.Env)
 }
 
 // CancelJob cancels a job's pending tasks. Running tasks run until their
@@ -194,6 +202,12 @@ type jobRecord struct {
 	Cancelled   int64          `json:"cancelled"`
 	Hold        ledger.SU      `json:"hold"`
 	Charged     ledger.SU      `json:"charged"`
+	// What the tasks run as and in (identity.go); absent in jobs
+	// submitted before identities existed.
+	Dir         string        `json:"dir,omitempty"`
+	Env         []string      `json:"env,omitempty"`
+	EnvCaptured bool          `json:"env_captured,omitempty"`
+	RunAs       *UnixIdentity `json:"run_as,omitempty"`
 }
 
 // pending is how many tasks wait to be placed.
@@ -262,6 +276,12 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	if _, member := slices.BinarySearch(u.Accounts, c.Account); !member {
 		return nil, refuse(KindPermission, "user %q is not a member of account %q: submit to one of its accounts (%s) or ask an admin to add the membership", c.User, c.Account, strings.Join(u.Accounts, ", "))
 	}
+	runAs := u.runAs()
+	if c.CheckIdentity {
+		if refusal := checkRunAs(c.User, runAs); refusal != nil {
+			return nil, refusal
+		}
+	}
 	demand, refusal := st.demandVector("demand", c.Demand, c.legacy)
 	if refusal != nil {
 		return nil, refusal
@@ -290,6 +310,10 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 		ID: id, RequestID: c.RequestID, Account: c.Account, User: c.User, Name: c.Name,
 		Demand: demand, Tasks: c.Tasks, Walltime: c.Walltime, Command: slices.Clone(c.Command),
 		MaxAttempts: maxAttempts, SubmittedAt: t, State: JobPending, Hold: hold,
+		Dir: c.Dir, Env: slices.Clone(c.Env), EnvCaptured: c.EnvCaptured,
+	}
+	if c.CheckIdentity {
+		j.RunAs = &runAs
 	}
 	if err := b.saveJournal(entries); err != nil {
 		return nil, err
@@ -318,7 +342,7 @@ func (s *state) sameSubmission(j *jobRecord, c *SubmitJob, maxAttempts int) bool
 	demand, err := s.demandVector("demand", c.Demand, c.legacy)
 	return err == nil && j.Account == c.Account && j.User == c.User && j.Name == c.Name &&
 		sameBits(pad(j.Demand, len(demand)), demand) && j.Tasks == c.Tasks && j.Walltime == c.Walltime &&
-		slices.Equal(j.Command, c.Command) && j.MaxAttempts == maxAttempts
+		slices.Equal(j.Command, c.Command) && j.MaxAttempts == maxAttempts && sameLaunch(j, c)
 }
 
 // cancelJob applies CancelJob; the result is a JobInfo. Cancelling a
