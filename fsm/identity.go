@@ -3,7 +3,6 @@ package fsm
 import (
 	"slices"
 	"strings"
-	"unicode/utf8"
 )
 
 // A longfair user is a Unix account: workers running as root start its
@@ -226,8 +225,8 @@ func checkLaunch(r rules, dir string, env []string) *Error {
 		if !ok || name == "" {
 			return invalid("environment entry %.40q is not NAME=value", kv)
 		}
-		if strings.IndexByte(kv, 0) >= 0 || !utf8.ValidString(kv) {
-			return invalid("environment variable %.40q holds NUL or invalid UTF-8: leave it out", name)
+		if err := r.commandText("environment variable "+name, kv, MaxEnvBytes); err != nil {
+			return err
 		}
 		if seen[name] {
 			return invalid("environment variable %.40q is given twice: give each once", name)

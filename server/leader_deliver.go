@@ -60,5 +60,6 @@ func (t *leaderTerm) assignment(k attemptKey) *longfairv1.Assignment {
 	return &longfairv1.Assignment{
 		Attempt: k.ref(), Account: j.Account, User: j.User, JobName: j.Name,
 		Command: j.Command, Walltime: durationpb.New(j.Walltime), Demand: demand,
+		Dir: j.Dir, Env: j.Env, EnvCaptured: j.EnvCaptured, RunAs: unixProto(j.RunAs),
 	}
 }

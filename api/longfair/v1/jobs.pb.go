@@ -231,7 +231,17 @@ type SubmitJobRequest struct {
 	MaxAttempts int32 `protobuf:"varint,8,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
 	// request_id makes submission idempotent: a retried request with the same
 	// id returns the job it created the first time (1–64 characters).
-	RequestId     string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	RequestId string `protobuf:"bytes,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// dir is the absolute working directory the tasks run in (the CLI's
+	// --chdir, by default where it ran); unset runs them in a directory the
+	// worker makes for each attempt.
+	Dir string `protobuf:"bytes,20,opt,name=dir,proto3" json:"dir,omitempty"`
+	// env is the environment captured at submission as NAME=value (the
+	// CLI's --export); env_captured says one was, even an empty one.
+	// Without it a task gets the worker's environment (a worker running as
+	// root: a minimal one). At most 4096 variables and 1 MiB.
+	Env           []string `protobuf:"bytes,21,rep,name=env,proto3" json:"env,omitempty"`
+	EnvCaptured   bool     `protobuf:"varint,22,opt,name=env_captured,json=envCaptured,proto3" json:"env_captured,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -327,6 +337,27 @@ func (x *SubmitJobRequest) GetRequestId() string {
 		return x.RequestId
 	}
 	return ""
+}
+
+func (x *SubmitJobRequest) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
+func (x *SubmitJobRequest) GetEnv() []string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *SubmitJobRequest) GetEnvCaptured() bool {
+	if x != nil {
+		return x.EnvCaptured
+	}
+	return false
 }
 
 type SubmitJobResponse struct {
@@ -1337,7 +1368,7 @@ var File_longfair_v1_jobs_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\n" +
-	"\x16longfair/v1/jobs.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfb\x02\n" +
+	"\x16longfair/v1/jobs.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc2\x03\n" +
 	"\x10SubmitJobRequest\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x12\n" +
@@ -1348,7 +1379,10 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\acommand\x18\a \x03(\tR\acommand\x12!\n" +
 	"\fmax_attempts\x18\b \x01(\x05R\vmaxAttempts\x12\x1d\n" +
 	"\n" +
-	"request_id\x18\t \x01(\tR\trequestId\x1a9\n" +
+	"request_id\x18\t \x01(\tR\trequestId\x12\x10\n" +
+	"\x03dir\x18\x14 \x01(\tR\x03dir\x12\x10\n" +
+	"\x03env\x18\x15 \x03(\tR\x03env\x12!\n" +
+	"\fenv_captured\x18\x16 \x01(\bR\venvCaptured\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"7\n" +

@@ -782,7 +782,14 @@ type Assignment struct {
 	Command  []string             `protobuf:"bytes,5,rep,name=command,proto3" json:"command,omitempty"`
 	Walltime *durationpb.Duration `protobuf:"bytes,6,opt,name=walltime,proto3" json:"walltime,omitempty"`
 	// demand per task by resource name (the worker picks mic devices by it).
-	Demand        map[string]float64 `protobuf:"bytes,7,rep,name=demand,proto3" json:"demand,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Demand map[string]float64 `protobuf:"bytes,7,rep,name=demand,proto3" json:"demand,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// dir, env and env_captured: what the job captured at submission
+	// (SubmitJobRequest). A worker running as root runs the attempt as
+	// run_as, in dir, with env.
+	Dir           string        `protobuf:"bytes,20,opt,name=dir,proto3" json:"dir,omitempty"`
+	Env           []string      `protobuf:"bytes,21,rep,name=env,proto3" json:"env,omitempty"`
+	EnvCaptured   bool          `protobuf:"varint,22,opt,name=env_captured,json=envCaptured,proto3" json:"env_captured,omitempty"`
+	RunAs         *UnixIdentity `protobuf:"bytes,23,opt,name=run_as,json=runAs,proto3" json:"run_as,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -862,6 +869,34 @@ func (x *Assignment) GetWalltime() *durationpb.Duration {
 func (x *Assignment) GetDemand() map[string]float64 {
 	if x != nil {
 		return x.Demand
+	}
+	return nil
+}
+
+func (x *Assignment) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
+func (x *Assignment) GetEnv() []string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *Assignment) GetEnvCaptured() bool {
+	if x != nil {
+		return x.EnvCaptured
+	}
+	return false
+}
+
+func (x *Assignment) GetRunAs() *UnixIdentity {
+	if x != nil {
+		return x.RunAs
 	}
 	return nil
 }
@@ -1353,7 +1388,7 @@ var File_longfair_v1_workers_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\n" +
-	"\x19longfair/v1/workers.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\"\xae\x02\n" +
+	"\x19longfair/v1/workers.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x17longfair/v1/users.proto\"\xae\x02\n" +
 	"\fWorkerAdvert\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x05R\aversion\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x17\n" +
@@ -1398,7 +1433,7 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\x06events\x18\x02 \x01(\v2\x19.longfair.v1.WorkerEventsH\x00R\x06events\x126\n" +
 	"\theartbeat\x18\x03 \x01(\v2\x16.longfair.v1.HeartbeatH\x00R\theartbeat\x126\n" +
 	"\agoodbye\x18\x04 \x01(\v2\x1a.longfair.v1.WorkerGoodbyeH\x00R\agoodbyeB\x05\n" +
-	"\x03msg\"\xd1\x02\n" +
+	"\x03msg\"\xca\x03\n" +
 	"\n" +
 	"Assignment\x121\n" +
 	"\aattempt\x18\x01 \x01(\v2\x17.longfair.v1.AttemptRefR\aattempt\x12\x18\n" +
@@ -1407,7 +1442,11 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\bjob_name\x18\x04 \x01(\tR\ajobName\x12\x18\n" +
 	"\acommand\x18\x05 \x03(\tR\acommand\x125\n" +
 	"\bwalltime\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\bwalltime\x12;\n" +
-	"\x06demand\x18\a \x03(\v2#.longfair.v1.Assignment.DemandEntryR\x06demand\x1a9\n" +
+	"\x06demand\x18\a \x03(\v2#.longfair.v1.Assignment.DemandEntryR\x06demand\x12\x10\n" +
+	"\x03dir\x18\x14 \x01(\tR\x03dir\x12\x10\n" +
+	"\x03env\x18\x15 \x03(\tR\x03env\x12!\n" +
+	"\fenv_captured\x18\x16 \x01(\bR\venvCaptured\x120\n" +
+	"\x06run_as\x18\x17 \x01(\v2\x19.longfair.v1.UnixIdentityR\x05runAs\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"H\n" +
@@ -1492,6 +1531,7 @@ var file_longfair_v1_workers_proto_goTypes = []any{
 	nil,                           // 19: longfair.v1.WorkerAdvert.ResourcesEntry
 	nil,                           // 20: longfair.v1.Assignment.DemandEntry
 	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
+	(*UnixIdentity)(nil),          // 22: longfair.v1.UnixIdentity
 }
 var file_longfair_v1_workers_proto_depIdxs = []int32{
 	19, // 0: longfair.v1.WorkerAdvert.resources:type_name -> longfair.v1.WorkerAdvert.ResourcesEntry
@@ -1511,26 +1551,27 @@ var file_longfair_v1_workers_proto_depIdxs = []int32{
 	3,  // 14: longfair.v1.Assignment.attempt:type_name -> longfair.v1.AttemptRef
 	21, // 15: longfair.v1.Assignment.walltime:type_name -> google.protobuf.Duration
 	20, // 16: longfair.v1.Assignment.demand:type_name -> longfair.v1.Assignment.DemandEntry
-	11, // 17: longfair.v1.Assignments.assignments:type_name -> longfair.v1.Assignment
-	3,  // 18: longfair.v1.Kill.attempts:type_name -> longfair.v1.AttemptRef
-	21, // 19: longfair.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
-	15, // 20: longfair.v1.LeaderMessage.welcome:type_name -> longfair.v1.Welcome
-	12, // 21: longfair.v1.LeaderMessage.assignments:type_name -> longfair.v1.Assignments
-	13, // 22: longfair.v1.LeaderMessage.kill:type_name -> longfair.v1.Kill
-	14, // 23: longfair.v1.LeaderMessage.ack:type_name -> longfair.v1.Ack
-	9,  // 24: longfair.v1.LeaderMessage.heartbeat:type_name -> longfair.v1.Heartbeat
-	1,  // 25: longfair.v1.ReadTaskOutputRequest.stream:type_name -> longfair.v1.OutputStream
-	10, // 26: longfair.v1.Workers.Connect:input_type -> longfair.v1.WorkerMessage
-	17, // 27: longfair.v1.Workers.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
-	17, // 28: longfair.v1.TaskOutput.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
-	16, // 29: longfair.v1.Workers.Connect:output_type -> longfair.v1.LeaderMessage
-	18, // 30: longfair.v1.Workers.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
-	18, // 31: longfair.v1.TaskOutput.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
-	29, // [29:32] is the sub-list for method output_type
-	26, // [26:29] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	22, // 17: longfair.v1.Assignment.run_as:type_name -> longfair.v1.UnixIdentity
+	11, // 18: longfair.v1.Assignments.assignments:type_name -> longfair.v1.Assignment
+	3,  // 19: longfair.v1.Kill.attempts:type_name -> longfair.v1.AttemptRef
+	21, // 20: longfair.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
+	15, // 21: longfair.v1.LeaderMessage.welcome:type_name -> longfair.v1.Welcome
+	12, // 22: longfair.v1.LeaderMessage.assignments:type_name -> longfair.v1.Assignments
+	13, // 23: longfair.v1.LeaderMessage.kill:type_name -> longfair.v1.Kill
+	14, // 24: longfair.v1.LeaderMessage.ack:type_name -> longfair.v1.Ack
+	9,  // 25: longfair.v1.LeaderMessage.heartbeat:type_name -> longfair.v1.Heartbeat
+	1,  // 26: longfair.v1.ReadTaskOutputRequest.stream:type_name -> longfair.v1.OutputStream
+	10, // 27: longfair.v1.Workers.Connect:input_type -> longfair.v1.WorkerMessage
+	17, // 28: longfair.v1.Workers.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
+	17, // 29: longfair.v1.TaskOutput.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
+	16, // 30: longfair.v1.Workers.Connect:output_type -> longfair.v1.LeaderMessage
+	18, // 31: longfair.v1.Workers.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
+	18, // 32: longfair.v1.TaskOutput.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
+	30, // [30:33] is the sub-list for method output_type
+	27, // [27:30] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_workers_proto_init() }
@@ -1538,6 +1579,7 @@ func file_longfair_v1_workers_proto_init() {
 	if File_longfair_v1_workers_proto != nil {
 		return
 	}
+	file_longfair_v1_users_proto_init()
 	file_longfair_v1_workers_proto_msgTypes[8].OneofWrappers = []any{
 		(*WorkerMessage_Hello)(nil),
 		(*WorkerMessage_Events)(nil),
