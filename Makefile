@@ -7,7 +7,7 @@ RACE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -E '/(server|worker|cli
 PURE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -vE '/(server|worker|client|ops|fsm|cmd|internal/cli|internal/testcluster)(/|$$)')
 STATICCHECK_VERSION := v0.6.1
 
-.PHONY: build run test bench lint proto clean tools fuzz lin
+.PHONY: build run test bench lint proto clean tools munge fuzz lin
 
 build:
 	$(GO) build -o $(BIN) ./cmd/longfair
@@ -24,7 +24,21 @@ run: build
 # Makefile reinstalls it when the version changes.
 GRPCURL_VERSION := v1.9.4
 GRPCURL         := bin/grpcurl
-tools: $(GRPCURL)
+tools: $(GRPCURL) munge
+
+# munge: the tests of MUNGE authentication start a munged of their own
+# (server/auth_munge_test.go), and need Debian's munge (munged, munge,
+# unmunge) and, for later cgo use, libmunge-dev. Installed with apt when
+# missing and this runs as root (CI); otherwise those tests skip and say
+# why.
+munge:
+	@if ! command -v munged >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y munge libmunge-dev; \
+		else \
+			echo "munge is not installed and this is not root with apt: the MUNGE tests will skip"; \
+		fi; \
+	fi
 $(GRPCURL): Makefile
 	GOBIN=$(CURDIR)/bin $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
 	@touch $@

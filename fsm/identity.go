@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -28,6 +29,25 @@ type UnixIdentity struct {
 
 // IsZero reports whether the identity is the default.
 func (u UnixIdentity) IsZero() bool { return u.User == "" && u.UID == nil && u.GID == nil }
+
+// String shows the identity for people and logs: "ann", "uid 1001",
+// "ann uid 1001 gid 100", "default".
+func (u UnixIdentity) String() string {
+	var parts []string
+	if u.User != "" {
+		parts = append(parts, u.User)
+	}
+	if u.UID != nil {
+		parts = append(parts, fmt.Sprintf("uid %d", *u.UID))
+	}
+	if u.GID != nil {
+		parts = append(parts, fmt.Sprintf("gid %d", *u.GID))
+	}
+	if len(parts) == 0 {
+		return "default"
+	}
+	return strings.Join(parts, " ")
+}
 
 func (u UnixIdentity) clone() UnixIdentity {
 	return UnixIdentity{User: u.User, UID: cloneID(u.UID), GID: cloneID(u.GID)}
