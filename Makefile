@@ -25,15 +25,14 @@ run: build
 GRPCURL_VERSION := v1.9.4
 GRPCURL         := bin/grpcurl
 tools: $(GRPCURL)
-$(GRPCURL): Makefile
-	GOBIN=$(CURDIR)/bin $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
-	@touch $@
 
 # deps installs, from Debian's packages, the programs the tests use that
 # Go does not build: MPICH's mpicc and mpiexec (the parallel-job tests run
-# an MPI job across workers). Without root or apt-get it says what is
-# missing, and the tests that need it skip with the same advice.
-DEBIAN_DEPS := mpicc:mpich hydra_pmi_proxy:mpich
+# an MPI job across workers) and MUNGE's munged, munge and unmunge (the
+# MUNGE tests start a munged of their own, server/auth_munge_test.go).
+# Without root or apt-get it says what is missing, and the tests that need
+# it skip with the same advice.
+DEBIAN_DEPS := mpicc:mpich hydra_pmi_proxy:mpich munged:munge unmunge:munge
 deps:
 	@missing=""; for dep in $(DEBIAN_DEPS); do \
 	  command -v $${dep%%:*} >/dev/null || missing="$$missing $${dep#*:}"; done; \

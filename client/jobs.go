@@ -40,6 +40,13 @@ type JobSpec struct {
 	// with the same id again returns the first job. Empty: the client
 	// picks a random one, which covers its own retries.
 	RequestID string
+	// Dir is the absolute directory the tasks run in; "" lets each
+	// worker make one per attempt.
+	Dir string
+	// Env is the tasks' environment as NAME=value, used when EnvCaptured
+	// (even empty); without it a task gets its worker's environment.
+	Env         []string
+	EnvCaptured bool
 }
 
 // Request is the API request for the spec.
@@ -52,6 +59,7 @@ func (s JobSpec) Request() *longfairv1.SubmitJobRequest {
 		Account: s.Account, User: s.User, Name: s.Name, Demand: s.Demand, Tasks: tasks, Nodes: int32(min(s.Nodes, longfairv1.MaxNodesPerJob+1)),
 		Walltime: durationpb.New(s.Walltime), Command: s.Command,
 		MaxAttempts: int32(min(s.MaxAttempts, longfairv1.MaxAttemptsLimit+1)), RequestId: s.RequestID,
+		Dir: s.Dir, Env: s.Env, EnvCaptured: s.EnvCaptured,
 	}
 }
 

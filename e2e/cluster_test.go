@@ -96,7 +96,7 @@ func (c *cluster) startWorker(id string, args ...string) *testcluster.Proc {
 	all := []string{"worker", "--node-id", id, "--join", c.joinAddrs(),
 		"--gossip-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
 		"--work-dir", filepath.Join(c.dir, id), "--log-format", "json", "--kill-grace", workerKillGrace.String(), "--fence-timeout", workerFenceTimeout.String(),
-		"--cpu", "4", "--mem", "8G"}
+		"--cpu", "4", "--mem", "8G", "--as-self"}
 	p := testcluster.StartProc(c.t, binary, c.dir, id, append(all, args...)...)
 	c.workers[id] = p
 	return p

@@ -139,6 +139,9 @@ type userRecord struct {
 	Name      string      `json:"name"`
 	Accounts  []string    `json:"accounts"` // sorted
 	CreatedAt ledger.Time `json:"created_at"`
+	// Unix is the Unix account the user's tasks run as (identity.go);
+	// absent is the default, as in records written before it existed.
+	Unix UnixIdentity `json:"unix,omitzero"`
 }
 
 // createAccount applies CreateAccount; the result is an AccountInfo.

@@ -27,6 +27,9 @@ type UserInfo struct {
 	Name      string
 	Accounts  []string
 	CreatedAt ledger.Time
+	// Unix is the Unix account the user's tasks run as; the zero value is
+	// the account named like the user.
+	Unix UnixIdentity
 }
 
 func (s *state) accountInfo(a *accountRecord) AccountInfo {
@@ -38,7 +41,7 @@ func (s *state) accountInfo(a *accountRecord) AccountInfo {
 }
 
 func userInfo(u *userRecord) UserInfo {
-	return UserInfo{Name: u.Name, Accounts: slices.Clone(u.Accounts), CreatedAt: u.CreatedAt}
+	return UserInfo{Name: u.Name, Accounts: slices.Clone(u.Accounts), CreatedAt: u.CreatedAt, Unix: u.Unix.clone()}
 }
 
 // Account returns one account.

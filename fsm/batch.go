@@ -217,6 +217,8 @@ func (b *batch) exec(cmd Command, t ledger.Time) (any, error) {
 		return b.setShares(c, t)
 	case *Checkpoint:
 		return b.checkpoint(c)
+	case *SetUserUnix:
+		return b.setUserUnix(c)
 	}
 	return nil, invalid("command %T has no handler", cmd)
 }

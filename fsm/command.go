@@ -74,6 +74,8 @@ const (
 	TypeSetShares          CommandType = 21
 	// Integrity checks (integrity.go).
 	TypeCheckpoint CommandType = 22
+	// Users' Unix accounts (identity.go).
+	TypeSetUserUnix CommandType = 23
 )
 
 var commandNames = [...]string{
@@ -99,6 +101,7 @@ var commandNames = [...]string{
 	TypeRemoveLatencyQueue: "remove-latency-queue",
 	TypeSetShares:          "set-shares",
 	TypeCheckpoint:         "checkpoint",
+	TypeSetUserUnix:        "set-user-unix",
 }
 
 func (t CommandType) String() string {
@@ -161,6 +164,8 @@ func newCommand(t CommandType) Command {
 		return &SetShares{}
 	case TypeCheckpoint:
 		return &Checkpoint{}
+	case TypeSetUserUnix:
+		return &SetUserUnix{}
 	}
 	return nil
 }

@@ -42,6 +42,7 @@
 //	CreateLatencyQueue, RemoveLatencyQueue     QueueInfo
 //	SetShares                                  SharesInfo
 //	Checkpoint                                 CheckpointInfo
+//	SetUserUnix                                UserInfo
 //
 // A Checkpoint entry (integrity.go) has every replica digest its state as
 // of the entry before it, from a read transaction off the apply path; a
@@ -91,6 +92,8 @@
 //	queues.go                       bpf's latency queues
 //	shares.go, shares_read.go       FAWKES partitions and the weighting's input
 //	integrity.go                    Checkpoint and the replica digests
+//	identity.go                     users' Unix accounts (SetUserUnix, UserByUnix);
+//	                                what a job captures to run as and in
 //
 // The machinery: fsm.go (the raft.FSM), command.go (the envelope, command
 // numbers, versions), rules.go (shape rules by entry version), multi.go

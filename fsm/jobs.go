@@ -56,6 +56,14 @@ type SubmitJob struct {
 	Command     []string      `json:"command"`
 	MaxAttempts int           `json:"max_attempts,omitempty"`
 	CheckFit    bool          `json:"check_fit,omitempty"`
+	// Dir and Env are the working directory and the environment the job
+	// captured at submission (EnvCaptured: even an empty one), which its
+	// tasks run in (identity.go). CheckIdentity (servers set it) refuses
+	// a user that maps to root. Entries before them lack all three.
+	Dir           string   `json:"dir,omitempty"`
+	Env           []string `json:"env,omitempty"`
+	EnvCaptured   bool     `json:"env_captured,omitempty"`
+	CheckIdentity bool     `json:"check_identity,omitempty"`
 }
 
 func (*SubmitJob) Type() CommandType { return TypeSubmitJob }
@@ -134,7 +142,7 @@ func (c *SubmitJob) validate(r rules) *Error {
 	if c.MaxAttempts < 0 || c.MaxAttempts > MaxAttemptsLimit {
 		return invalid("max attempts %d must be between 1 and %d (0 means %d)", c.MaxAttempts, MaxAttemptsLimit, DefaultMaxAttempts)
 	}
-	return nil
+	return checkLaunch(r, c.Dir, c.Env)
 }
 
 // CancelJob cancels a job's pending tasks. Running tasks run until their
@@ -204,6 +212,12 @@ type jobRecord struct {
 	Cancelled   int64          `json:"cancelled"`
 	Hold        ledger.SU      `json:"hold"`
 	Charged     ledger.SU      `json:"charged"`
+	// What the tasks run as and in (identity.go); absent in jobs
+	// submitted before identities existed.
+	Dir         string        `json:"dir,omitempty"`
+	Env         []string      `json:"env,omitempty"`
+	EnvCaptured bool          `json:"env_captured,omitempty"`
+	RunAs       *UnixIdentity `json:"run_as,omitempty"`
 }
 
 // pending is how many tasks wait to be placed.
@@ -262,7 +276,7 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 			return st.jobInfo(j), nil
 		}
 	}
-	demand, hold, refusal := st.admit(c)
+	demand, hold, runAs, refusal := st.admit(c)
 	if refusal != nil {
 		return nil, refusal
 	}
@@ -279,6 +293,10 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 		ID: id, RequestID: c.RequestID, Account: c.Account, User: c.User, Name: c.Name,
 		Demand: demand, Nodes: c.Nodes, Tasks: c.Tasks, Walltime: c.Walltime, Command: slices.Clone(c.Command),
 		MaxAttempts: maxAttempts, SubmittedAt: t, State: JobPending, Hold: hold,
+		Dir: c.Dir, Env: slices.Clone(c.Env), EnvCaptured: c.EnvCaptured,
+	}
+	if c.CheckIdentity {
+		j.RunAs = &runAs
 	}
 	if err := b.saveJournal(entries); err != nil {
 		return nil, err
@@ -303,27 +321,35 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 }
 
 // admit checks a submission against the state — the account, the user
-// and membership, the demand in the cluster's resources and units, and
-// the nodes that could hold it — and prices its hold. Nothing changes:
+// and membership, the Unix account the user runs as, the demand in the
+// cluster's resources and units, and the nodes that could hold it — and
+// prices its hold. Nothing changes:
 // submitJob holds the SU next, and Quote answers with it.
-func (s *state) admit(c *SubmitJob) (ledger.Vector, ledger.SU, *Error) {
+func (s *state) admit(c *SubmitJob) (ledger.Vector, ledger.SU, UnixIdentity, *Error) {
+	var none UnixIdentity
 	if _, ok := s.accounts[c.Account]; !ok {
-		return nil, 0, notFound("account %q does not exist: check the name", c.Account)
+		return nil, 0, none, notFound("account %q does not exist: check the name", c.Account)
 	}
 	u, ok := s.users[c.User]
 	if !ok {
-		return nil, 0, notFound("user %q does not exist: check the name, or ask an admin to create the user", c.User)
+		return nil, 0, none, notFound("user %q does not exist: check the name, or ask an admin to create the user", c.User)
 	}
 	if _, member := slices.BinarySearch(u.Accounts, c.Account); !member {
-		return nil, 0, refuse(KindPermission, "user %q is not a member of account %q: submit to one of its accounts (%s) or ask an admin to add the membership", c.User, c.Account, strings.Join(u.Accounts, ", "))
+		return nil, 0, none, refuse(KindPermission, "user %q is not a member of account %q: submit to one of its accounts (%s) or ask an admin to add the membership", c.User, c.Account, strings.Join(u.Accounts, ", "))
+	}
+	runAs := u.runAs()
+	if c.CheckIdentity {
+		if refusal := checkRunAs(c.User, runAs); refusal != nil {
+			return nil, 0, none, refusal
+		}
 	}
 	demand, refusal := s.demandVector("demand", c.Demand, c.legacy)
 	if refusal != nil {
-		return nil, 0, refusal
+		return nil, 0, none, refusal
 	}
 	if c.CheckFit {
 		if refusal := s.checkFit(demand, c.Nodes); refusal != nil {
-			return nil, 0, refusal
+			return nil, 0, none, refusal
 		}
 	}
 	// The hold prices each task's whole allocation with ledger.Cost under
@@ -331,9 +357,9 @@ func (s *state) admit(c *SubmitJob) (ledger.Vector, ledger.SU, *Error) {
 	// every charge.
 	hold, err := ledger.WorstCaseHold(int(c.Tasks), c.Walltime, allocation(demand, c.Nodes), s.settings.BillingWeights, s.settings.BillingRule)
 	if err != nil {
-		return nil, 0, invalid("%v", err)
+		return nil, 0, none, invalid("%v", err)
 	}
-	return demand, hold, nil
+	return demand, hold, runAs, nil
 }
 
 // sameSubmission reports whether c asks for exactly job j.
@@ -341,7 +367,7 @@ func (s *state) sameSubmission(j *jobRecord, c *SubmitJob, maxAttempts int) bool
 	demand, err := s.demandVector("demand", c.Demand, c.legacy)
 	return err == nil && j.Account == c.Account && j.User == c.User && j.Name == c.Name &&
 		sameBits(pad(j.Demand, len(demand)), demand) && j.Nodes == c.Nodes && j.Tasks == c.Tasks && j.Walltime == c.Walltime &&
-		slices.Equal(j.Command, c.Command) && j.MaxAttempts == maxAttempts
+		slices.Equal(j.Command, c.Command) && j.MaxAttempts == maxAttempts && sameLaunch(j, c)
 }
 
 // cancelJob applies CancelJob; the result is a JobInfo. Cancelling a

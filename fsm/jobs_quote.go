@@ -37,7 +37,7 @@ func (f *FSM) Quote(c *SubmitJob, at ledger.Time) (Quote, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	st := f.st
-	demand, hold, refusal := st.admit(c)
+	demand, hold, _, refusal := st.admit(c)
 	if refusal != nil {
 		return Quote{Refusal: refusal}, nil
 	}

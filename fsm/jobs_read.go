@@ -33,6 +33,13 @@ type JobInfo struct {
 	// Hold is the SU hold placed at submission, Charged what the job's
 	// attempts were charged so far.
 	Hold, Charged ledger.SU
+	// Dir and Env are what the job captured at submission (EnvCaptured:
+	// an environment, possibly empty, was); RunAs is the Unix account its
+	// tasks run as.
+	Dir         string
+	Env         []string
+	EnvCaptured bool
+	RunAs       UnixIdentity
 }
 
 func (s *state) jobInfo(j *jobRecord) JobInfo { return jobInfo(j, s.settings.Resources) }
@@ -44,6 +51,7 @@ func jobInfo(j *jobRecord, resources []string) JobInfo {
 		MaxAttempts: j.MaxAttempts, State: j.State, SubmittedAt: j.SubmittedAt, EndedAt: j.EndedAt, CancelledAt: j.CancelledAt,
 		Pending: j.pending(), Running: j.Running, Succeeded: j.Succeeded, Failed: j.Failed, Cancelled: j.Cancelled,
 		Hold: j.Hold, Charged: j.Charged,
+		Dir: j.Dir, Env: slices.Clone(j.Env), EnvCaptured: j.EnvCaptured, RunAs: jobRunAs(j),
 	}
 }
 

@@ -25,6 +25,9 @@ type Identity struct {
 	// Node is the node id a worker token is bound to; "" for an unbound
 	// worker token (any node) and for the other roles.
 	Node string
+	// Munge is set when a MUNGE credential authenticated the call
+	// (auth_munge.go); TokenID is then "munge:uid=N".
+	Munge bool
 }
 
 type identityKey struct{}
@@ -54,6 +57,8 @@ var errUnknownToken = status.Error(codes.Unauthenticated,
 // acknowledged: a revoked token is never served from the cache.
 type authenticator struct {
 	fsm *fsm.FSM
+	// mungeSocket is the munged that decodes MUNGE credentials; "" refuses them.
+	mungeSocket string
 
 	mu    sync.RWMutex
 	gen   uint64
@@ -104,6 +109,9 @@ func (a *authenticator) authenticate(ctx context.Context, now time.Time) (Identi
 	}
 	if len(vals) > 1 {
 		return Identity{}, status.Error(codes.Unauthenticated, "the call carries more than one authorization header: send exactly one \"Bearer <token>\"")
+	}
+	if cred, ok := mungeCredential(vals[0]); ok {
+		return a.authenticateMunge(ctx, cred)
 	}
 	secret, err := ops.ParseBearer(vals[0])
 	if errors.Is(err, ops.ErrNoBearer) {

@@ -27,6 +27,11 @@ type ACLConfig struct {
 	// every server the same file, or bootstrap once with 'longfair acl
 	// bootstrap' instead.
 	BootstrapTokenFile string `json:"bootstrap_token_file,omitempty"`
+	// MungeSocket is the socket of this node's munged: calls may then
+	// carry a MUNGE credential of a Unix user instead of a token, and act
+	// as the longfair user of that Unix account (auth_munge.go). Every
+	// server needs it, with munged sharing the cluster's MUNGE key.
+	MungeSocket string `json:"munge_socket,omitempty"`
 }
 
 // validateSecurity checks the TLS files, the gossip key and the ACL

@@ -66,6 +66,16 @@ func (s *Server) userScope(id Identity) (*userScope, error) {
 // the token may have been created a moment ago and not be applied here
 // yet, so the leader, which applied it, decides.
 func (s *Server) identify(ctx context.Context) (Identity, string, error) {
+	if carriesMunge(ctx) && !s.IsLeader() && forwardedBy(ctx) == "" {
+		// Only the leader decodes a credential (auth_munge.go).
+		_, addr, err := s.leaderGRPC()
+		if err != nil {
+			return Identity{}, "", err
+		}
+		if addr != s.GRPCAddr() {
+			return Identity{}, addr, nil
+		}
+	}
 	id, err := s.auth.authenticate(ctx, time.Now())
 	if !errors.Is(err, errUnknownToken) || s.IsLeader() || forwardedBy(ctx) != "" {
 		return id, "", err
@@ -132,7 +142,9 @@ func (s *Server) authStream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 	}
 	ctx, cancel := context.WithCancelCause(withIdentity(ss.Context(), id))
 	defer cancel(nil)
-	go s.recheckToken(ctx, ss.Context(), cancel)
+	if !id.Munge {
+		go s.recheckToken(ctx, ss.Context(), cancel)
+	}
 	err = handler(srv, &authorizedStream{
 		ServerStream: ss, ctx: ctx,
 		rule: rule, scope: scope, checkFirst: scope != nil && rule.check != nil,

@@ -68,7 +68,7 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 		return methodRule{access: accessAny}, true
 	case "ACL/CreateToken", "ACL/ListTokens", "ACL/RevokeToken",
 		"Accounts/CreateAccount", "Accounts/UpdateAccount",
-		"Users/CreateUser", "Users/AddMembership", "Users/RemoveMembership",
+		"Users/CreateUser", "Users/AddMembership", "Users/RemoveMembership", "Users/SetUserUnix",
 		"Grants/CreateGrant",
 		"Ledger/Verify",
 		"Operator/AddPeer", "Operator/RemovePeer", "Operator/SaveSnapshot", "Operator/RestoreSnapshot",

@@ -83,7 +83,7 @@ func (j *jobsService) QuoteJob(ctx context.Context, req *longfairv1.SubmitJobReq
 	q, err := j.s.fsm.Quote(&fsm.SubmitJob{
 		Account: req.GetAccount(), User: req.GetUser(), Name: req.GetName(),
 		Demand: req.GetDemand(), Tasks: req.GetTasks(), Nodes: int(req.GetNodes()), Walltime: req.GetWalltime().AsDuration(),
-		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()), CheckFit: true,
+		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()), CheckFit: true, CheckIdentity: true,
 	}, at)
 	if err != nil {
 		return nil, err

@@ -90,6 +90,8 @@ func (j *jobsService) SubmitJob(ctx context.Context, req *longfairv1.SubmitJobRe
 		Demand: req.GetDemand(), Tasks: req.GetTasks(), Nodes: int(req.GetNodes()), Walltime: req.GetWalltime().AsDuration(),
 		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()),
 		CheckFit: true, // refuse a task no known node can hold (fsm/jobs_fit.go)
+		Dir:      req.GetDir(), Env: req.GetEnv(), EnvCaptured: req.GetEnvCaptured(),
+		CheckIdentity: true, // refuse a user that maps to root (fsm/identity.go)
 	})
 	if err != nil {
 		return nil, err

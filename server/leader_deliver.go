@@ -67,6 +67,7 @@ func (t *leaderTerm) assignment(k attemptKey, node string) *longfairv1.Assignmen
 	a := &longfairv1.Assignment{
 		Attempt: k.ref(), Account: j.Account, User: j.User, JobName: j.Name,
 		Command: j.Command, Walltime: durationpb.New(j.Walltime), Demand: demand,
+		Dir: j.Dir, Env: j.Env, EnvCaptured: j.EnvCaptured, RunAs: unixProto(j.RunAs),
 	}
 	if j.Nodes > 1 && !t.addAllocation(a, k, node) {
 		return nil

@@ -30,7 +30,7 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 	}
 	switch strings.TrimPrefix(fullMethod, apiPrefix) {
 	case "Accounts/CreateAccount", "Accounts/UpdateAccount",
-		"Users/CreateUser", "Users/AddMembership", "Users/RemoveMembership",
+		"Users/CreateUser", "Users/AddMembership", "Users/RemoveMembership", "Users/SetUserUnix",
 		"Grants/CreateGrant",
 		"Jobs/SubmitJob", "Jobs/CancelJob",
 		"Operator/AddPeer", "Operator/RemovePeer",

@@ -162,6 +162,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	s.fwd.setCredentials(s.sec.dialCreds)
 	s.auth = newAuthenticator(s.fsm)
+	s.auth.mungeSocket = s.cfg.ACL.MungeSocket
 	if s.transport, err = newTransport(s.cfg, s.sec, s.logger); err != nil {
 		return err
 	}

@@ -28,6 +28,8 @@ type Agent struct {
 	advert  *longfairv1.WorkerAdvert
 	session string
 	baseEnv []string
+	// asRoot: tasks run as their users' Unix accounts (identity.go).
+	asRoot bool
 
 	devs  *devices
 	tasks *table
@@ -113,6 +115,13 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 		if ag.clientExe, err = os.Executable(); err != nil {
 			return nil, fmt.Errorf("find this program for parallel tasks' rsh agent: %w (set the worker's ClientExecutable)", err)
 		}
+	}
+	ag.asRoot = cfg.RunAsUsers && os.Geteuid() == 0
+	switch {
+	case cfg.RunAsUsers && !ag.asRoot:
+		logger.Warn("this worker is not root: tasks run as its own user, not as theirs", "uid", os.Geteuid())
+	case !cfg.RunAsUsers:
+		logger.Info("tasks run as this worker's own user (running as users is off)", "uid", os.Geteuid())
 	}
 	ag.fresh.Store(true)
 	ag.leaderID.Store("")

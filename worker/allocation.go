@@ -63,18 +63,21 @@ func isMember(asg *longfairv1.Assignment) bool { return asg.GetNodeIndex() > 0 }
 // process group leader is the waiting process itself.
 const memberScript = "exec sleep infinity"
 
-// allocationEnv writes the head's hostfile and rsh agent into dir and
-// returns the parallel task's variables; nil for a one-node task.
-func (ag *Agent) allocationEnv(asg *longfairv1.Assignment, dir string) ([]string, error) {
+// allocationEnv writes attempt k's hostfile and rsh agent into dir (the
+// attempt's output directory, which its user may read, never the job's
+// own directory, which other tasks share) and returns the parallel task's
+// variables; nil for a one-node task.
+func (ag *Agent) allocationEnv(asg *longfairv1.Assignment, dir string, k attemptKey) ([]string, error) {
 	nodes := asg.GetNodes()
 	if len(nodes) < 2 {
 		return nil, nil
 	}
-	hostfile := filepath.Join(dir, ".longfair-hostfile")
+	prefix := filepath.Join(dir, strconv.FormatInt(k.task, 10)+"."+strconv.Itoa(int(k.attempt)))
+	hostfile := prefix + ".hostfile"
 	if err := os.WriteFile(hostfile, []byte(strings.Join(nodes, "\n")+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("write the task's hostfile: %w", err)
 	}
-	rsh := filepath.Join(dir, ".longfair-rsh")
+	rsh := prefix + ".rsh"
 	script := "#!/bin/sh\nexec " + shellQuote(ag.clientExe) + " exec \"$@\"\n"
 	if err := os.WriteFile(rsh, []byte(script), 0o755); err != nil {
 		return nil, fmt.Errorf("write the task's rsh agent: %w", err)

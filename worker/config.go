@@ -42,6 +42,10 @@ type Config struct {
 	// --role worker'), sent as the bearer token of every call to the
 	// servers. Servers that check tokens refuse a worker without one.
 	Token string
+	// RunAsUsers runs each task as its user's Unix account (identity.go);
+	// it needs root, and a worker that is not root runs tasks as itself
+	// and says so. 'longfair worker' sets it unless given --as-self.
+	RunAsUsers bool
 	// TLS secures the calls to the servers and the TaskOutput listener
 	// (auth.go); every server and worker of a cluster uses TLS, or none.
 	TLS ops.TLSConfig

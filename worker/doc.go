@@ -21,6 +21,13 @@
 //     devices it was given in OFFLOAD_DEVICES, and its walltime enforced
 //     (SIGTERM, then SIGKILL after a grace period), under a supervisor
 //     process (below);
+//   - when it runs as root with RunAsUsers ('longfair worker' without
+//     --as-self), runs each attempt as its user's Unix account — uid, gid,
+//     supplementary groups, HOME, USER and LOGNAME, looked up on this node —
+//     in the job's directory with the environment the job captured, and
+//     refuses (exit 126, the reason in its stderr) a user without an
+//     account here or that is root (identity.go); otherwise it runs them
+//     as itself and says so once;
 //   - reports each attempt's start and exit (code and runtime, measured
 //     here) on the stream, and keeps reporting an event until the leader
 //     acknowledges it has been committed;

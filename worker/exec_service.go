@@ -43,7 +43,7 @@ func (s *allocationService) Exec(stream grpc.BidiStreamingServer[longfairv1.Exec
 		return status.Error(codes.InvalidArgument, "the first message must start a process: the task's attempt, its credential and a command")
 	}
 	k := keyOf(start.GetAttempt())
-	pgid, index, dir, err := s.ag.allocationGroup(k, start.GetCredential())
+	pgid, index, dir, cred, err := s.ag.allocationGroup(k, start.GetCredential())
 	if err != nil {
 		return err
 	}
@@ -63,6 +63,9 @@ func (s *allocationService) Exec(stream grpc.BidiStreamingServer[longfairv1.Exec
 	// task here (the leader's kill, the walltime, the fence) signals the
 	// group and ends this process too.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid}
+	if cred != nil { // as the task's user, as its own processes run
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: cred.UID, Gid: cred.GID, Groups: cred.Groups}
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return status.Errorf(codes.Internal, "create stdin: %v", err)
@@ -138,22 +141,22 @@ func (s *allocationService) Exec(stream grpc.BidiStreamingServer[longfairv1.Exec
 // allocationGroup checks that this node holds a running part of parallel
 // attempt k and that credential is its secret, and returns the process
 // group of the task's process here and the attempt's directory.
-func (ag *Agent) allocationGroup(k attemptKey, credential string) (pgid, index int, dir string, err error) {
+func (ag *Agent) allocationGroup(k attemptKey, credential string) (pgid, index int, dir string, cred *taskCredential, err error) {
 	ag.tasks.mu.Lock()
 	defer ag.tasks.mu.Unlock()
 	a, ok := ag.tasks.attempts[k]
 	if !ok || a.ended || a.stopping {
-		return 0, 0, "", status.Errorf(codes.FailedPrecondition,
+		return 0, 0, "", nil, status.Errorf(codes.FailedPrecondition,
 			"node %s holds no running part of attempt %d of task %d of job %d: a process can start only on the nodes of its own parallel task, while it runs", ag.cfg.NodeID, k.attempt, k.task, k.job)
 	}
 	want := a.asg.GetCredential()
 	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(credential)) != 1 {
-		return 0, 0, "", status.Error(codes.PermissionDenied, "the credential is not this task's: run `longfair exec` from inside the task, which has its credential in "+EnvCredential)
+		return 0, 0, "", nil, status.Error(codes.PermissionDenied, "the credential is not this task's: run `longfair exec` from inside the task, which has its credential in "+EnvCredential)
 	}
 	if a.proc == nil {
-		return 0, 0, "", status.Errorf(codes.Unavailable, "the task's part on node %s is still starting: try again", ag.cfg.NodeID)
+		return 0, 0, "", nil, status.Errorf(codes.Unavailable, "the task's part on node %s is still starting: try again", ag.cfg.NodeID)
 	}
-	return a.proc.pgid, int(a.asg.GetNodeIndex()), taskDir(ag.cfg.WorkDir, k), nil
+	return a.proc.pgid, int(a.asg.GetNodeIndex()), taskDir(ag.cfg.WorkDir, k), a.cred, nil
 }
 
 // exitStatus is a finished command's status as a shell reports it:

@@ -27,13 +27,16 @@ type process struct {
 
 // startProcess starts script under /bin/sh -c in a new process group, in
 // dir, with env, its output going to the given files.
-func startProcess(script, dir string, env []string, stdout, stderr *os.File) (*process, error) {
+func startProcess(script, dir string, env []string, cred *syscall.Credential, stdout, stderr *os.File) (*process, error) {
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = procAttr()
+	// As the task's user (nil: as this process): the kernel switches
+	// before the exec, and the chdir to dir happens as that user.
+	cmd.SysProcAttr.Credential = cred
 	// The clock starts before the process does: read after Start, it
 	// would miss whatever the process ran before this goroutine was
 	// scheduled again, which on a busy node is not nothing.

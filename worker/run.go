@@ -47,12 +47,24 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	}
 	defer ag.devs.release(idx)
 
-	dir := taskDir(ag.cfg.WorkDir, k)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		ag.lose(a, fmt.Errorf("create working directory: %w", err))
+	l, err := launchFor(a.asg, ag.asRoot, ag.baseEnv)
+	if err != nil {
+		ag.refuse(a, err)
 		return
 	}
-	defer os.Remove(dir) // only if the task left it empty
+	dir := l.dir
+	if dir == "" {
+		dir = taskDir(ag.cfg.WorkDir, k)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			ag.lose(a, fmt.Errorf("create working directory: %w", err))
+			return
+		}
+		defer os.Remove(dir) // only if the task left it empty
+		if err := l.giveTo(dir); err != nil {
+			ag.lose(a, err)
+			return
+		}
+	}
 	stdout, stderr, err := ag.openOutput(k)
 	if err != nil {
 		ag.lose(a, err)
@@ -60,6 +72,10 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	}
 	defer stdout.Close()
 	defer stderr.Close()
+	if err := l.giveTo(filepath.Dir(stdout.Name()), stdout.Name(), stderr.Name()); err != nil {
+		ag.lose(a, err)
+		return
+	}
 
 	ag.tasks.mu.Lock()
 	stopping := a.stopping
@@ -71,20 +87,24 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	// Not under the table's lock: starting a supervisor takes an exec,
 	// and lease renewals (renewLease) must not wait for it. A stop asked
 	// for meanwhile is passed on below.
-	env := ag.env(a, idx)
-	parallel, err := ag.allocationEnv(a.asg, dir)
+	env := ag.env(a, idx, l.env)
+	parallel, err := ag.allocationEnv(a.asg, filepath.Dir(stdout.Name()), k)
 	if err != nil {
 		ag.lose(a, err)
 		return
 	}
 	env = append(env, parallel...)
+	// `longfair exec` starts processes of a parallel task as its user too.
+	ag.tasks.mu.Lock()
+	a.cred = l.cred
+	ag.tasks.mu.Unlock()
 	script, member := shellScript(a.asg.GetCommand()), isMember(a.asg)
 	if member {
 		script = memberScript // allocation.go
 	}
 	started := time.Now()
 	proc, err := startSupervised(ag.exe, supervisorSpec{
-		Script: script, Dir: dir, Env: env,
+		Script: script, Dir: dir, Env: env, Cred: l.cred,
 		Walltime: a.asg.GetWalltime().AsDuration(), KillGrace: ag.cfg.KillGrace,
 		LockFile: supervisorLock(ag.cfg.WorkDir, k),
 	}, ag.lease.Load, stdout, stderr)
@@ -203,11 +223,12 @@ func (ag *Agent) openOutput(k attemptKey) (stdout, stderr *os.File, err error) {
 	return stdout, stderr, nil
 }
 
-// env is the agent's own environment plus the task's variables.
-func (ag *Agent) env(a *attempt, devices []int) []string {
+// env is base (the job's environment, or the agent's own: launchFor)
+// plus the task's variables.
+func (ag *Agent) env(a *attempt, devices []int, base []string) []string {
 	k := a.key
-	env := make([]string, 0, len(ag.baseEnv)+8)
-	env = append(env, ag.baseEnv...)
+	env := make([]string, 0, len(base)+8)
+	env = append(env, taskEnv(base)...)
 	env = append(env,
 		EnvJobID+"="+strconv.FormatUint(k.job, 10),
 		EnvTaskID+"="+strconv.FormatUint(k.job, 10)+"."+strconv.FormatInt(k.task, 10),

@@ -65,6 +65,9 @@ type supervisorSpec struct {
 	// when its task is surely dead: a worker restarted after a crash
 	// waits for its predecessor's supervisors by it (waitOldSupervisors).
 	LockFile string `json:"lock_file,omitempty"`
+	// Cred is who the task runs as; nil is the supervisor's own user
+	// (identity.go).
+	Cred *taskCredential `json:"cred,omitempty"`
 }
 
 // supervisorControl is a later message on the control pipe.
@@ -150,7 +153,7 @@ func supervise() int {
 		// the lock goes with the process.
 		defer os.Remove(spec.LockFile)
 	}
-	proc, err := startProcess(spec.Script, spec.Dir, spec.Env, os.Stdout, os.Stderr)
+	proc, err := startProcess(spec.Script, spec.Dir, spec.Env, spec.Cred.sys(), os.Stdout, os.Stderr)
 	if err != nil {
 		report(supervisorStatus{Error: err.Error()})
 		return 1

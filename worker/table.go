@@ -33,7 +33,10 @@ type attempt struct {
 	// cancelStart stops an attempt still waiting for its MIC devices.
 	cancelStart context.CancelFunc
 	proc        *supervised
-	ended       bool
+	// cred is who the task runs as (nil: the worker's own user), for the
+	// processes `longfair exec` starts in it (exec_service.go).
+	cred  *taskCredential
+	ended bool
 	// report is whether the attempt's end is reported. It is cleared when
 	// the leader says the ledger does not know the attempt, and when the
 	// agent shuts down (the leader then marks the node's attempts lost).

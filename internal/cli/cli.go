@@ -164,6 +164,11 @@ func (f *clientFlags) dial() (*client.Client, error) {
 	if f.output != "json" {
 		opts = append(opts, client.WithDialOptions(escapeReplies()...))
 	}
+	if f.resolvedToken() == "" {
+		if socket := mungeSocket(); socket != "" {
+			opts = append(opts, client.WithDialOptions(mungeDialOption(socket)))
+		}
+	}
 	return client.New(addrs, opts...)
 }
 

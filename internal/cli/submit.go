@@ -25,6 +25,12 @@ walltime × billing rate), which is held at once and released as tasks end.
 The account and user default to $LONGFAIR_ACCOUNT and $LONGFAIR_USER (else
 $USER).
 
+Tasks run in the directory submit ran in (--chdir DIR for another) with the
+environment it ran with (--export: ALL, the default; NONE; or a list of
+NAME or NAME=value, as sbatch takes it, optionally starting with ALL).
+LONGFAIR_TOKEN is never exported. On a cluster whose workers run as root,
+tasks run as the user's Unix account ('longfair user set').
+
 Examples:
   longfair submit --account astro --array 100 --cpu 2 --mem 4G --walltime 30m -- ./simulate.sh
   longfair submit --account astro --mic 1 --cpu 4 --walltime 2h --name offload -- ./run-mic
@@ -52,6 +58,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		wait, quote                    bool
 		interval                       time.Duration
 		res                            resourceFlags
+		chdir, export                  string
 	)
 	setup := func(fs *flag.FlagSet) {
 		fs.StringVar(&account, "account", os.Getenv("LONGFAIR_ACCOUNT"), "`account` charged for the job (default $LONGFAIR_ACCOUNT)")
@@ -67,6 +74,8 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.BoolVar(&wait, "wait", false, "follow the job until it ends; exit non-zero unless it succeeded")
 		fs.BoolVar(&quote, "quote", false, "submit nothing: show the SU hold, the cost per task-hour and when the job could start")
 		fs.DurationVar(&interval, "interval", time.Second, "how often --wait looks at the job")
+		fs.StringVar(&chdir, "chdir", "", "`dir`ectory the tasks run in (default: the current directory)")
+		fs.StringVar(&export, "export", "ALL", "environment the tasks get: ALL, NONE, or `NAME[=value],...` (ALL,NAME=value adds to all)")
 		res.register(fs)
 	}
 	return clientCommand("submit", submitHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, command []string, out cmdIO) error {
@@ -97,8 +106,20 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		dir, err := submitDir(chdir)
+		if err != nil {
+			return err
+		}
+		env, dropped, err := exportEnv(export, os.Environ())
+		if err != nil {
+			return err
+		}
+		for _, name := range dropped {
+			fmt.Fprintf(out.stderr, "longfair submit: not exporting %s: its value holds control characters or invalid UTF-8, which the cluster does not carry\n", name)
+		}
 		spec := client.JobSpec{Account: account, User: user, Name: name, Demand: demand, Tasks: tasks, Nodes: nodes,
-			Walltime: walltime, Command: command, MaxAttempts: maxAttempts, RequestID: requestID}
+			Walltime: walltime, Command: command, MaxAttempts: maxAttempts, RequestID: requestID,
+			Dir: dir, Env: env, EnvCaptured: true}
 		if quote {
 			return quoteJob(ctx, c, f, spec, out)
 		}

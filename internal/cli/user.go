@@ -16,6 +16,7 @@ func userGroup() func(args []string, stdout, stderr io.Writer) error {
 		{"list", "list users and their accounts", userListCommand()},
 		{"add-to", "make a user a member of an account", userMembershipCommand(true)},
 		{"remove-from", "end a user's membership of an account", userMembershipCommand(false)},
+		{"set", "set the Unix account a user's tasks run as", userSetCommand()},
 	})
 }
 

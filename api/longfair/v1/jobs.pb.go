@@ -377,7 +377,17 @@ type SubmitJobRequest struct {
 	// charged and counted in fairness for all of them. 0 and 1 mean one
 	// node; at most 100,000. A shape fewer known nodes could hold is
 	// refused, holding nothing, with the widest that fits.
-	Nodes         int32 `protobuf:"varint,10,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	Nodes int32 `protobuf:"varint,10,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	// dir is the absolute working directory the tasks run in (the CLI's
+	// --chdir, by default where it ran); unset runs them in a directory the
+	// worker makes for each attempt.
+	Dir string `protobuf:"bytes,20,opt,name=dir,proto3" json:"dir,omitempty"`
+	// env is the environment captured at submission as NAME=value (the
+	// CLI's --export); env_captured says one was, even an empty one.
+	// Without it a task gets the worker's environment (a worker running as
+	// root: a minimal one). At most 4096 variables and 1 MiB.
+	Env           []string `protobuf:"bytes,21,rep,name=env,proto3" json:"env,omitempty"`
+	EnvCaptured   bool     `protobuf:"varint,22,opt,name=env_captured,json=envCaptured,proto3" json:"env_captured,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -480,6 +490,27 @@ func (x *SubmitJobRequest) GetNodes() int32 {
 		return x.Nodes
 	}
 	return 0
+}
+
+func (x *SubmitJobRequest) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
+func (x *SubmitJobRequest) GetEnv() []string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *SubmitJobRequest) GetEnvCaptured() bool {
+	if x != nil {
+		return x.EnvCaptured
+	}
+	return false
 }
 
 type SubmitJobResponse struct {
@@ -1556,7 +1587,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x04wait\x18\f \x01(\x0e2\x14.longfair.v1.JobWaitR\x04wait\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x91\x03\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xd8\x03\n" +
 	"\x10SubmitJobRequest\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x12\n" +
@@ -1569,7 +1600,10 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\t \x01(\tR\trequestId\x12\x14\n" +
 	"\x05nodes\x18\n" +
-	" \x01(\x05R\x05nodes\x1a9\n" +
+	" \x01(\x05R\x05nodes\x12\x10\n" +
+	"\x03dir\x18\x14 \x01(\tR\x03dir\x12\x10\n" +
+	"\x03env\x18\x15 \x03(\tR\x03env\x12!\n" +
+	"\fenv_captured\x18\x16 \x01(\bR\venvCaptured\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"7\n" +

@@ -22,19 +22,147 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// UnixIdentity is the Unix account a user maps to. Unset fields are the
+// default: the account named like the user, its uid and gid looked up on
+// each node.
+type UnixIdentity struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// unix_user names the account (1–32 characters); never root.
+	UnixUser string `protobuf:"bytes,1,opt,name=unix_user,json=unixUser,proto3" json:"unix_user,omitempty"`
+	// uid and gid fix the uid and primary gid; never 0.
+	Uid           *uint32 `protobuf:"varint,2,opt,name=uid,proto3,oneof" json:"uid,omitempty"`
+	Gid           *uint32 `protobuf:"varint,3,opt,name=gid,proto3,oneof" json:"gid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnixIdentity) Reset() {
+	*x = UnixIdentity{}
+	mi := &file_longfair_v1_users_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnixIdentity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnixIdentity) ProtoMessage() {}
+
+func (x *UnixIdentity) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_users_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnixIdentity.ProtoReflect.Descriptor instead.
+func (*UnixIdentity) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_users_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *UnixIdentity) GetUnixUser() string {
+	if x != nil {
+		return x.UnixUser
+	}
+	return ""
+}
+
+func (x *UnixIdentity) GetUid() uint32 {
+	if x != nil && x.Uid != nil {
+		return *x.Uid
+	}
+	return 0
+}
+
+func (x *UnixIdentity) GetGid() uint32 {
+	if x != nil && x.Gid != nil {
+		return *x.Gid
+	}
+	return 0
+}
+
+type SetUserUnixRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	User  string                 `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	Unix  *UnixIdentity          `protobuf:"bytes,2,opt,name=unix,proto3" json:"unix,omitempty"`
+	// clear resets the user to the default mapping; unix must then be unset.
+	Clear         bool `protobuf:"varint,3,opt,name=clear,proto3" json:"clear,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetUserUnixRequest) Reset() {
+	*x = SetUserUnixRequest{}
+	mi := &file_longfair_v1_users_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetUserUnixRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetUserUnixRequest) ProtoMessage() {}
+
+func (x *SetUserUnixRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_users_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetUserUnixRequest.ProtoReflect.Descriptor instead.
+func (*SetUserUnixRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_users_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SetUserUnixRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *SetUserUnixRequest) GetUnix() *UnixIdentity {
+	if x != nil {
+		return x.Unix
+	}
+	return nil
+}
+
+func (x *SetUserUnixRequest) GetClear() bool {
+	if x != nil {
+		return x.Clear
+	}
+	return false
+}
+
 type User struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// accounts the user is a member of, in name order.
-	Accounts      []string               `protobuf:"bytes,2,rep,name=accounts,proto3" json:"accounts,omitempty"`
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	Accounts  []string               `protobuf:"bytes,2,rep,name=accounts,proto3" json:"accounts,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// unix is the Unix account the user maps to; unset is the default.
+	Unix          *UnixIdentity `protobuf:"bytes,4,opt,name=unix,proto3" json:"unix,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *User) Reset() {
 	*x = User{}
-	mi := &file_longfair_v1_users_proto_msgTypes[0]
+	mi := &file_longfair_v1_users_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +174,7 @@ func (x *User) String() string {
 func (*User) ProtoMessage() {}
 
 func (x *User) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_users_proto_msgTypes[0]
+	mi := &file_longfair_v1_users_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +187,7 @@ func (x *User) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use User.ProtoReflect.Descriptor instead.
 func (*User) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_users_proto_rawDescGZIP(), []int{0}
+	return file_longfair_v1_users_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *User) GetName() string {
@@ -83,6 +211,13 @@ func (x *User) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *User) GetUnix() *UnixIdentity {
+	if x != nil {
+		return x.Unix
+	}
+	return nil
+}
+
 type CreateUserRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name: 1–64 characters of letters, digits, '.', '_' or '-', starting with
@@ -96,7 +231,7 @@ type CreateUserRequest struct {
 
 func (x *CreateUserRequest) Reset() {
 	*x = CreateUserRequest{}
-	mi := &file_longfair_v1_users_proto_msgTypes[1]
+	mi := &file_longfair_v1_users_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -108,7 +243,7 @@ func (x *CreateUserRequest) String() string {
 func (*CreateUserRequest) ProtoMessage() {}
 
 func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_users_proto_msgTypes[1]
+	mi := &file_longfair_v1_users_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -121,7 +256,7 @@ func (x *CreateUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateUserRequest.ProtoReflect.Descriptor instead.
 func (*CreateUserRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_users_proto_rawDescGZIP(), []int{1}
+	return file_longfair_v1_users_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CreateUserRequest) GetName() string {
@@ -147,7 +282,7 @@ type GetUserRequest struct {
 
 func (x *GetUserRequest) Reset() {
 	*x = GetUserRequest{}
-	mi := &file_longfair_v1_users_proto_msgTypes[2]
+	mi := &file_longfair_v1_users_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -159,7 +294,7 @@ func (x *GetUserRequest) String() string {
 func (*GetUserRequest) ProtoMessage() {}
 
 func (x *GetUserRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_users_proto_msgTypes[2]
+	mi := &file_longfair_v1_users_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -172,7 +307,7 @@ func (x *GetUserRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetUserRequest.ProtoReflect.Descriptor instead.
 func (*GetUserRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_users_proto_rawDescGZIP(), []int{2}
+	return file_longfair_v1_users_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetUserRequest) GetName() string {
@@ -194,7 +329,7 @@ type ListUsersRequest struct {
 
 func (x *ListUsersRequest) Reset() {
 	*x = ListUsersRequest{}
-	mi := &file_longfair_v1_users_proto_msgTypes[3]
+	mi := &file_longfair_v1_users_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -206,7 +341,7 @@ func (x *ListUsersRequest) String() string {
 func (*ListUsersRequest) ProtoMessage() {}
 
 func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_users_proto_msgTypes[3]
+	mi := &file_longfair_v1_users_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -219,7 +354,7 @@ func (x *ListUsersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersRequest.ProtoReflect.Descriptor instead.
 func (*ListUsersRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_users_proto_rawDescGZIP(), []int{3}
+	return file_longfair_v1_users_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListUsersRequest) GetAccount() string {
@@ -253,7 +388,7 @@ type ListUsersResponse struct {
 
 func (x *ListUsersResponse) Reset() {
 	*x = ListUsersResponse{}
-	mi := &file_longfair_v1_users_proto_msgTypes[4]
+	mi := &file_longfair_v1_users_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -265,7 +400,7 @@ func (x *ListUsersResponse) String() string {
 func (*ListUsersResponse) ProtoMessage() {}
 
 func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_users_proto_msgTypes[4]
+	mi := &file_longfair_v1_users_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -278,7 +413,7 @@ func (x *ListUsersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListUsersResponse.ProtoReflect.Descriptor instead.
 func (*ListUsersResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_users_proto_rawDescGZIP(), []int{4}
+	return file_longfair_v1_users_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListUsersResponse) GetUsers() []*User {
@@ -305,7 +440,7 @@ type MembershipRequest struct {
 
 func (x *MembershipRequest) Reset() {
 	*x = MembershipRequest{}
-	mi := &file_longfair_v1_users_proto_msgTypes[5]
+	mi := &file_longfair_v1_users_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -317,7 +452,7 @@ func (x *MembershipRequest) String() string {
 func (*MembershipRequest) ProtoMessage() {}
 
 func (x *MembershipRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_users_proto_msgTypes[5]
+	mi := &file_longfair_v1_users_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -330,7 +465,7 @@ func (x *MembershipRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MembershipRequest.ProtoReflect.Descriptor instead.
 func (*MembershipRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_users_proto_rawDescGZIP(), []int{5}
+	return file_longfair_v1_users_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *MembershipRequest) GetUser() string {
@@ -351,12 +486,23 @@ var File_longfair_v1_users_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_users_proto_rawDesc = "" +
 	"\n" +
-	"\x17longfair/v1/users.proto\x12\vlongfair.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"q\n" +
+	"\x17longfair/v1/users.proto\x12\vlongfair.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"i\n" +
+	"\fUnixIdentity\x12\x1b\n" +
+	"\tunix_user\x18\x01 \x01(\tR\bunixUser\x12\x15\n" +
+	"\x03uid\x18\x02 \x01(\rH\x00R\x03uid\x88\x01\x01\x12\x15\n" +
+	"\x03gid\x18\x03 \x01(\rH\x01R\x03gid\x88\x01\x01B\x06\n" +
+	"\x04_uidB\x06\n" +
+	"\x04_gid\"m\n" +
+	"\x12SetUserUnixRequest\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12-\n" +
+	"\x04unix\x18\x02 \x01(\v2\x19.longfair.v1.UnixIdentityR\x04unix\x12\x14\n" +
+	"\x05clear\x18\x03 \x01(\bR\x05clear\"\xa0\x01\n" +
 	"\x04User\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\baccounts\x18\x02 \x03(\tR\baccounts\x129\n" +
 	"\n" +
-	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"C\n" +
+	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12-\n" +
+	"\x04unix\x18\x04 \x01(\v2\x19.longfair.v1.UnixIdentityR\x04unix\"C\n" +
 	"\x11CreateUserRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\baccounts\x18\x02 \x03(\tR\baccounts\"$\n" +
@@ -372,14 +518,15 @@ const file_longfair_v1_users_proto_rawDesc = "" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"A\n" +
 	"\x11MembershipRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x18\n" +
-	"\aaccount\x18\x02 \x01(\tR\aaccount2\xda\x02\n" +
+	"\aaccount\x18\x02 \x01(\tR\aaccount2\x9d\x03\n" +
 	"\x05Users\x12?\n" +
 	"\n" +
 	"CreateUser\x12\x1e.longfair.v1.CreateUserRequest\x1a\x11.longfair.v1.User\x129\n" +
 	"\aGetUser\x12\x1b.longfair.v1.GetUserRequest\x1a\x11.longfair.v1.User\x12J\n" +
 	"\tListUsers\x12\x1d.longfair.v1.ListUsersRequest\x1a\x1e.longfair.v1.ListUsersResponse\x12B\n" +
 	"\rAddMembership\x12\x1e.longfair.v1.MembershipRequest\x1a\x11.longfair.v1.User\x12E\n" +
-	"\x10RemoveMembership\x12\x1e.longfair.v1.MembershipRequest\x1a\x11.longfair.v1.UserB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
+	"\x10RemoveMembership\x12\x1e.longfair.v1.MembershipRequest\x1a\x11.longfair.v1.User\x12A\n" +
+	"\vSetUserUnix\x12\x1f.longfair.v1.SetUserUnixRequest\x1a\x11.longfair.v1.UserB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
 
 var (
 	file_longfair_v1_users_proto_rawDescOnce sync.Once
@@ -393,34 +540,40 @@ func file_longfair_v1_users_proto_rawDescGZIP() []byte {
 	return file_longfair_v1_users_proto_rawDescData
 }
 
-var file_longfair_v1_users_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_longfair_v1_users_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_longfair_v1_users_proto_goTypes = []any{
-	(*User)(nil),                  // 0: longfair.v1.User
-	(*CreateUserRequest)(nil),     // 1: longfair.v1.CreateUserRequest
-	(*GetUserRequest)(nil),        // 2: longfair.v1.GetUserRequest
-	(*ListUsersRequest)(nil),      // 3: longfair.v1.ListUsersRequest
-	(*ListUsersResponse)(nil),     // 4: longfair.v1.ListUsersResponse
-	(*MembershipRequest)(nil),     // 5: longfair.v1.MembershipRequest
-	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
+	(*UnixIdentity)(nil),          // 0: longfair.v1.UnixIdentity
+	(*SetUserUnixRequest)(nil),    // 1: longfair.v1.SetUserUnixRequest
+	(*User)(nil),                  // 2: longfair.v1.User
+	(*CreateUserRequest)(nil),     // 3: longfair.v1.CreateUserRequest
+	(*GetUserRequest)(nil),        // 4: longfair.v1.GetUserRequest
+	(*ListUsersRequest)(nil),      // 5: longfair.v1.ListUsersRequest
+	(*ListUsersResponse)(nil),     // 6: longfair.v1.ListUsersResponse
+	(*MembershipRequest)(nil),     // 7: longfair.v1.MembershipRequest
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
 }
 var file_longfair_v1_users_proto_depIdxs = []int32{
-	6, // 0: longfair.v1.User.created_at:type_name -> google.protobuf.Timestamp
-	0, // 1: longfair.v1.ListUsersResponse.users:type_name -> longfair.v1.User
-	1, // 2: longfair.v1.Users.CreateUser:input_type -> longfair.v1.CreateUserRequest
-	2, // 3: longfair.v1.Users.GetUser:input_type -> longfair.v1.GetUserRequest
-	3, // 4: longfair.v1.Users.ListUsers:input_type -> longfair.v1.ListUsersRequest
-	5, // 5: longfair.v1.Users.AddMembership:input_type -> longfair.v1.MembershipRequest
-	5, // 6: longfair.v1.Users.RemoveMembership:input_type -> longfair.v1.MembershipRequest
-	0, // 7: longfair.v1.Users.CreateUser:output_type -> longfair.v1.User
-	0, // 8: longfair.v1.Users.GetUser:output_type -> longfair.v1.User
-	4, // 9: longfair.v1.Users.ListUsers:output_type -> longfair.v1.ListUsersResponse
-	0, // 10: longfair.v1.Users.AddMembership:output_type -> longfair.v1.User
-	0, // 11: longfair.v1.Users.RemoveMembership:output_type -> longfair.v1.User
-	7, // [7:12] is the sub-list for method output_type
-	2, // [2:7] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	0,  // 0: longfair.v1.SetUserUnixRequest.unix:type_name -> longfair.v1.UnixIdentity
+	8,  // 1: longfair.v1.User.created_at:type_name -> google.protobuf.Timestamp
+	0,  // 2: longfair.v1.User.unix:type_name -> longfair.v1.UnixIdentity
+	2,  // 3: longfair.v1.ListUsersResponse.users:type_name -> longfair.v1.User
+	3,  // 4: longfair.v1.Users.CreateUser:input_type -> longfair.v1.CreateUserRequest
+	4,  // 5: longfair.v1.Users.GetUser:input_type -> longfair.v1.GetUserRequest
+	5,  // 6: longfair.v1.Users.ListUsers:input_type -> longfair.v1.ListUsersRequest
+	7,  // 7: longfair.v1.Users.AddMembership:input_type -> longfair.v1.MembershipRequest
+	7,  // 8: longfair.v1.Users.RemoveMembership:input_type -> longfair.v1.MembershipRequest
+	1,  // 9: longfair.v1.Users.SetUserUnix:input_type -> longfair.v1.SetUserUnixRequest
+	2,  // 10: longfair.v1.Users.CreateUser:output_type -> longfair.v1.User
+	2,  // 11: longfair.v1.Users.GetUser:output_type -> longfair.v1.User
+	6,  // 12: longfair.v1.Users.ListUsers:output_type -> longfair.v1.ListUsersResponse
+	2,  // 13: longfair.v1.Users.AddMembership:output_type -> longfair.v1.User
+	2,  // 14: longfair.v1.Users.RemoveMembership:output_type -> longfair.v1.User
+	2,  // 15: longfair.v1.Users.SetUserUnix:output_type -> longfair.v1.User
+	10, // [10:16] is the sub-list for method output_type
+	4,  // [4:10] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_users_proto_init() }
@@ -428,13 +581,14 @@ func file_longfair_v1_users_proto_init() {
 	if File_longfair_v1_users_proto != nil {
 		return
 	}
+	file_longfair_v1_users_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_users_proto_rawDesc), len(file_longfair_v1_users_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

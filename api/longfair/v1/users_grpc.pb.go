@@ -24,6 +24,7 @@ const (
 	Users_ListUsers_FullMethodName        = "/longfair.v1.Users/ListUsers"
 	Users_AddMembership_FullMethodName    = "/longfair.v1.Users/AddMembership"
 	Users_RemoveMembership_FullMethodName = "/longfair.v1.Users/RemoveMembership"
+	Users_SetUserUnix_FullMethodName      = "/longfair.v1.Users/SetUserUnix"
 )
 
 // UsersClient is the client API for Users service.
@@ -43,6 +44,9 @@ type UsersClient interface {
 	AddMembership(ctx context.Context, in *MembershipRequest, opts ...grpc.CallOption) (*User, error)
 	// RemoveMembership ends a user's membership of an account (idempotent).
 	RemoveMembership(ctx context.Context, in *MembershipRequest, opts ...grpc.CallOption) (*User, error)
+	// SetUserUnix sets the Unix account a user's tasks run as, and that
+	// MUNGE credentials of that account authenticate as (admins only).
+	SetUserUnix(ctx context.Context, in *SetUserUnixRequest, opts ...grpc.CallOption) (*User, error)
 }
 
 type usersClient struct {
@@ -103,6 +107,16 @@ func (c *usersClient) RemoveMembership(ctx context.Context, in *MembershipReques
 	return out, nil
 }
 
+func (c *usersClient) SetUserUnix(ctx context.Context, in *SetUserUnixRequest, opts ...grpc.CallOption) (*User, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(User)
+	err := c.cc.Invoke(ctx, Users_SetUserUnix_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // UsersServer is the server API for Users service.
 // All implementations must embed UnimplementedUsersServer
 // for forward compatibility.
@@ -120,6 +134,9 @@ type UsersServer interface {
 	AddMembership(context.Context, *MembershipRequest) (*User, error)
 	// RemoveMembership ends a user's membership of an account (idempotent).
 	RemoveMembership(context.Context, *MembershipRequest) (*User, error)
+	// SetUserUnix sets the Unix account a user's tasks run as, and that
+	// MUNGE credentials of that account authenticate as (admins only).
+	SetUserUnix(context.Context, *SetUserUnixRequest) (*User, error)
 	mustEmbedUnimplementedUsersServer()
 }
 
@@ -144,6 +161,9 @@ func (UnimplementedUsersServer) AddMembership(context.Context, *MembershipReques
 }
 func (UnimplementedUsersServer) RemoveMembership(context.Context, *MembershipRequest) (*User, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveMembership not implemented")
+}
+func (UnimplementedUsersServer) SetUserUnix(context.Context, *SetUserUnixRequest) (*User, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetUserUnix not implemented")
 }
 func (UnimplementedUsersServer) mustEmbedUnimplementedUsersServer() {}
 func (UnimplementedUsersServer) testEmbeddedByValue()               {}
@@ -256,6 +276,24 @@ func _Users_RemoveMembership_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Users_SetUserUnix_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetUserUnixRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UsersServer).SetUserUnix(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Users_SetUserUnix_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UsersServer).SetUserUnix(ctx, req.(*SetUserUnixRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Users_ServiceDesc is the grpc.ServiceDesc for Users service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -282,6 +320,10 @@ var Users_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RemoveMembership",
 			Handler:    _Users_RemoveMembership_Handler,
+		},
+		{
+			MethodName: "SetUserUnix",
+			Handler:    _Users_SetUserUnix_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

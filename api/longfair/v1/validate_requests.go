@@ -2,6 +2,7 @@ package longfairv1
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/longfair/longfair/core"
@@ -185,6 +186,44 @@ func (r *SubmitJobRequest) Validate() error {
 	}
 	if r.GetMaxAttempts() < 0 || r.GetMaxAttempts() > MaxAttemptsLimit {
 		return bad("max_attempts is %d: give 1 to %d, or 0 for %d", r.GetMaxAttempts(), MaxAttemptsLimit, DefaultMaxAttempts)
+	}
+	return checkLaunch(r.GetDir(), r.GetEnv())
+}
+
+// Bounds on what a job captures (as package fsm has them).
+const (
+	maxDirBytes = 4096
+	maxEnvVars  = 4096
+	maxEnvBytes = 1 << 20
+)
+
+// checkLaunch checks a job's working directory (absolute, text) and
+// environment (NAME=value, text that may span lines as exported shell
+// functions do, within bounds).
+func checkLaunch(dir string, env []string) error {
+	if dir != "" {
+		if err := checkText("dir", dir, maxDirBytes); err != nil {
+			return err
+		}
+		if dir[0] != '/' {
+			return bad("dir %q is not an absolute path: give one starting with /", dir)
+		}
+	}
+	if len(env) > maxEnvVars {
+		return bad("env has %d variables: at most %d", len(env), maxEnvVars)
+	}
+	size := 0
+	for i, kv := range env {
+		size += len(kv)
+		if err := invalidIf(core.CheckCommandText(fmt.Sprintf("env entry %d", i+1), kv, maxEnvBytes)); err != nil {
+			return err
+		}
+		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
+			return bad("env entry %d is not NAME=value", i+1)
+		}
+	}
+	if size > maxEnvBytes {
+		return bad("env is %d bytes: at most %d; export fewer variables", size, maxEnvBytes)
 	}
 	return nil
 }

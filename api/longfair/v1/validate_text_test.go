@@ -65,7 +65,7 @@ func TestEveryStringFieldRefusesControlCharacters(t *testing.T) {
 		m := req.(proto.Message)
 		forEachStringSlot(m.ProtoReflect(), "", func(path string, set func(string)) {
 			for _, c := range terminalChars {
-				if c == "\n" && strings.HasSuffix(path, "command") {
+				if c == "\n" && (strings.HasSuffix(path, "command") || strings.HasSuffix(path, "env")) {
 					continue
 				}
 				r := proto.Clone(m)

@@ -1073,6 +1073,13 @@ type Assignment struct {
 	// node; credential is the task's secret for Exec on its nodes.
 	NodeAddresses map[string]string `protobuf:"bytes,10,rep,name=node_addresses,json=nodeAddresses,proto3" json:"node_addresses,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Credential    string            `protobuf:"bytes,11,opt,name=credential,proto3" json:"credential,omitempty"`
+	// dir, env and env_captured: what the job captured at submission
+	// (SubmitJobRequest). A worker running as root runs the attempt as
+	// run_as, in dir, with env.
+	Dir           string        `protobuf:"bytes,20,opt,name=dir,proto3" json:"dir,omitempty"`
+	Env           []string      `protobuf:"bytes,21,rep,name=env,proto3" json:"env,omitempty"`
+	EnvCaptured   bool          `protobuf:"varint,22,opt,name=env_captured,json=envCaptured,proto3" json:"env_captured,omitempty"`
+	RunAs         *UnixIdentity `protobuf:"bytes,23,opt,name=run_as,json=runAs,proto3" json:"run_as,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1182,6 +1189,34 @@ func (x *Assignment) GetCredential() string {
 		return x.Credential
 	}
 	return ""
+}
+
+func (x *Assignment) GetDir() string {
+	if x != nil {
+		return x.Dir
+	}
+	return ""
+}
+
+func (x *Assignment) GetEnv() []string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *Assignment) GetEnvCaptured() bool {
+	if x != nil {
+		return x.EnvCaptured
+	}
+	return false
+}
+
+func (x *Assignment) GetRunAs() *UnixIdentity {
+	if x != nil {
+		return x.RunAs
+	}
+	return nil
 }
 
 type Assignments struct {
@@ -1671,7 +1706,7 @@ var File_longfair_v1_workers_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\n" +
-	"\x19longfair/v1/workers.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\"\x96\x01\n" +
+	"\x19longfair/v1/workers.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x17longfair/v1/users.proto\"\x96\x01\n" +
 	"\tExecStart\x121\n" +
 	"\aattempt\x18\x01 \x01(\v2\x17.longfair.v1.AttemptRefR\aattempt\x12\x1e\n" +
 	"\n" +
@@ -1734,7 +1769,7 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\x06events\x18\x02 \x01(\v2\x19.longfair.v1.WorkerEventsH\x00R\x06events\x126\n" +
 	"\theartbeat\x18\x03 \x01(\v2\x16.longfair.v1.HeartbeatH\x00R\theartbeat\x126\n" +
 	"\agoodbye\x18\x04 \x01(\v2\x1a.longfair.v1.WorkerGoodbyeH\x00R\agoodbyeB\x05\n" +
-	"\x03msg\"\xbb\x04\n" +
+	"\x03msg\"\xb4\x05\n" +
 	"\n" +
 	"Assignment\x121\n" +
 	"\aattempt\x18\x01 \x01(\v2\x17.longfair.v1.AttemptRefR\aattempt\x12\x18\n" +
@@ -1751,7 +1786,11 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	" \x03(\v2*.longfair.v1.Assignment.NodeAddressesEntryR\rnodeAddresses\x12\x1e\n" +
 	"\n" +
 	"credential\x18\v \x01(\tR\n" +
-	"credential\x1a9\n" +
+	"credential\x12\x10\n" +
+	"\x03dir\x18\x14 \x01(\tR\x03dir\x12\x10\n" +
+	"\x03env\x18\x15 \x03(\tR\x03env\x12!\n" +
+	"\fenv_captured\x18\x16 \x01(\bR\venvCaptured\x120\n" +
+	"\x06run_as\x18\x17 \x01(\v2\x19.longfair.v1.UnixIdentityR\x05runAs\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a@\n" +
@@ -1846,6 +1885,7 @@ var file_longfair_v1_workers_proto_goTypes = []any{
 	nil,                           // 23: longfair.v1.Assignment.DemandEntry
 	nil,                           // 24: longfair.v1.Assignment.NodeAddressesEntry
 	(*durationpb.Duration)(nil),   // 25: google.protobuf.Duration
+	(*UnixIdentity)(nil),          // 26: longfair.v1.UnixIdentity
 }
 var file_longfair_v1_workers_proto_depIdxs = []int32{
 	6,  // 0: longfair.v1.ExecStart.attempt:type_name -> longfair.v1.AttemptRef
@@ -1868,28 +1908,29 @@ var file_longfair_v1_workers_proto_depIdxs = []int32{
 	25, // 17: longfair.v1.Assignment.walltime:type_name -> google.protobuf.Duration
 	23, // 18: longfair.v1.Assignment.demand:type_name -> longfair.v1.Assignment.DemandEntry
 	24, // 19: longfair.v1.Assignment.node_addresses:type_name -> longfair.v1.Assignment.NodeAddressesEntry
-	14, // 20: longfair.v1.Assignments.assignments:type_name -> longfair.v1.Assignment
-	6,  // 21: longfair.v1.Kill.attempts:type_name -> longfair.v1.AttemptRef
-	25, // 22: longfair.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
-	18, // 23: longfair.v1.LeaderMessage.welcome:type_name -> longfair.v1.Welcome
-	15, // 24: longfair.v1.LeaderMessage.assignments:type_name -> longfair.v1.Assignments
-	16, // 25: longfair.v1.LeaderMessage.kill:type_name -> longfair.v1.Kill
-	17, // 26: longfair.v1.LeaderMessage.ack:type_name -> longfair.v1.Ack
-	12, // 27: longfair.v1.LeaderMessage.heartbeat:type_name -> longfair.v1.Heartbeat
-	1,  // 28: longfair.v1.ReadTaskOutputRequest.stream:type_name -> longfair.v1.OutputStream
-	13, // 29: longfair.v1.Workers.Connect:input_type -> longfair.v1.WorkerMessage
-	20, // 30: longfair.v1.Workers.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
-	20, // 31: longfair.v1.TaskOutput.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
-	3,  // 32: longfair.v1.Allocation.Exec:input_type -> longfair.v1.ExecRequest
-	19, // 33: longfair.v1.Workers.Connect:output_type -> longfair.v1.LeaderMessage
-	21, // 34: longfair.v1.Workers.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
-	21, // 35: longfair.v1.TaskOutput.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
-	4,  // 36: longfair.v1.Allocation.Exec:output_type -> longfair.v1.ExecResponse
-	33, // [33:37] is the sub-list for method output_type
-	29, // [29:33] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	26, // 20: longfair.v1.Assignment.run_as:type_name -> longfair.v1.UnixIdentity
+	14, // 21: longfair.v1.Assignments.assignments:type_name -> longfair.v1.Assignment
+	6,  // 22: longfair.v1.Kill.attempts:type_name -> longfair.v1.AttemptRef
+	25, // 23: longfair.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
+	18, // 24: longfair.v1.LeaderMessage.welcome:type_name -> longfair.v1.Welcome
+	15, // 25: longfair.v1.LeaderMessage.assignments:type_name -> longfair.v1.Assignments
+	16, // 26: longfair.v1.LeaderMessage.kill:type_name -> longfair.v1.Kill
+	17, // 27: longfair.v1.LeaderMessage.ack:type_name -> longfair.v1.Ack
+	12, // 28: longfair.v1.LeaderMessage.heartbeat:type_name -> longfair.v1.Heartbeat
+	1,  // 29: longfair.v1.ReadTaskOutputRequest.stream:type_name -> longfair.v1.OutputStream
+	13, // 30: longfair.v1.Workers.Connect:input_type -> longfair.v1.WorkerMessage
+	20, // 31: longfair.v1.Workers.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
+	20, // 32: longfair.v1.TaskOutput.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
+	3,  // 33: longfair.v1.Allocation.Exec:input_type -> longfair.v1.ExecRequest
+	19, // 34: longfair.v1.Workers.Connect:output_type -> longfair.v1.LeaderMessage
+	21, // 35: longfair.v1.Workers.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
+	21, // 36: longfair.v1.TaskOutput.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
+	4,  // 37: longfair.v1.Allocation.Exec:output_type -> longfair.v1.ExecResponse
+	34, // [34:38] is the sub-list for method output_type
+	30, // [30:34] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_workers_proto_init() }
@@ -1897,6 +1938,7 @@ func file_longfair_v1_workers_proto_init() {
 	if File_longfair_v1_workers_proto != nil {
 		return
 	}
+	file_longfair_v1_users_proto_init()
 	file_longfair_v1_workers_proto_msgTypes[1].OneofWrappers = []any{
 		(*ExecRequest_Start)(nil),
 		(*ExecRequest_Stdin)(nil),

@@ -38,6 +38,7 @@ type securityFlags struct {
 	gossipKey      string
 	acl            bool
 	bootstrapToken string
+	mungeSocket    string
 }
 
 func (f *securityFlags) register(fs *flag.FlagSet) {
@@ -48,6 +49,7 @@ func (f *securityFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.gossipKey, "gossip-key", "", "base64 `key` encrypting gossip (default: $LONGFAIR_GOSSIP_KEY)")
 	fs.BoolVar(&f.acl, "acl", true, "check bearer tokens on every call (--acl=false: no checks)")
 	fs.StringVar(&f.bootstrapToken, "acl-bootstrap-token", "", "`file` holding the secret of the first admin token, created once by the first leader")
+	fs.StringVar(&f.mungeSocket, "munge-socket", "", "`socket` of this node's munged: accept MUNGE credentials of Unix users as their longfair users (acl.munge_socket)")
 }
 
 // apply sets what was given on the command line over cfg. The gossip key
@@ -73,6 +75,9 @@ func (f *securityFlags) apply(fs *flag.FlagSet, cfg *server.Config) error {
 	}
 	if given["acl-bootstrap-token"] {
 		cfg.ACL.BootstrapTokenFile = f.bootstrapToken
+	}
+	if given["munge-socket"] {
+		cfg.ACL.MungeSocket = f.mungeSocket
 	}
 	key := f.gossipKey
 	if !given["gossip-key"] && len(cfg.GossipKey) == 0 {

@@ -65,6 +65,7 @@ type workerFlags struct {
 	outputRetention             time.Duration
 	logLevel, logFormat         string
 	security                    workerSecurityFlags // worker_security.go
+	asSelf                      bool
 }
 
 func newWorkerFlagSet(f *workerFlags, stderr io.Writer) *flag.FlagSet {
@@ -94,6 +95,7 @@ func newWorkerFlagSet(f *workerFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long running tasks get to stop on SIGINT/SIGTERM")
+	fs.BoolVar(&f.asSelf, "as-self", false, "run every task as this worker's own user, even as root (dev clusters, tests); by default a root worker runs each task as its user's Unix account")
 	f.security.register(fs)
 	return fs
 }
@@ -115,6 +117,7 @@ func workerConfig(args []string, stderr io.Writer) (worker.Config, workerFlags, 
 	cfg.Class, cfg.Account, cfg.KillGrace = f.class, f.account, f.killGrace
 	cfg.FenceTimeout = f.fenceTimeout
 	cfg.OutputRetention = f.outputRetention
+	cfg.RunAsUsers = !f.asSelf
 	if cfg.NodeID == "" {
 		host, err := os.Hostname()
 		if err != nil {

@@ -180,6 +180,10 @@ func (d *devCluster) startWorkers(ctx context.Context, c *client.Client, acl boo
 		if w.mic > 0 {
 			args = append(args, "--mic", fmt.Sprint(w.mic))
 		}
+		if workerFlags["as-self"] {
+			// A dev cluster's users are names, not Unix accounts.
+			args = append(args, "--as-self")
+		}
 		if w.account != "" {
 			args = append(args, "--account", w.account)
 		}
