@@ -54,6 +54,9 @@ type Agent struct {
 	lease atomic.Int64
 	// exe is the program supervisors run as (Config.Executable).
 	exe string
+	// cgroupVersion is the cgroup version the attempts run under (1 or
+	// 2), or 0 on an unconfined worker (cgroup.go).
+	cgroupVersion int
 
 	// runCtx lives until Shutdown; attempts and loops stop with it.
 	runCtx    context.Context
@@ -102,6 +105,11 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	if ag.exe == "" {
 		if ag.exe, err = selfExe(); err != nil {
 			return nil, fmt.Errorf("find this program to run task supervisors: %w (set the worker's Executable)", err)
+		}
+	}
+	if !cfg.Unconfined {
+		if ag.cgroupVersion, err = detectCgroups(cgroupParent(cfg.NodeID)); err != nil {
+			return nil, errUnconfined(err)
 		}
 	}
 	ag.fresh.Store(true)
@@ -166,12 +174,13 @@ func (ag *Agent) Start(ctx context.Context) (err error) {
 	ag.goLoop(func() {
 		// Supervisors get EOF at once when their agent dies, then give
 		// their tasks the kill grace.
+		ag.reapCgroups()
 		ag.waitOldSupervisors(ag.runCtx, ag.cfg.KillGrace+5*time.Second)
 		ag.connectLoop(ag.runCtx)
 	})
 	ag.goLoop(func() { ag.pruneLoop(ag.runCtx) })
 	ag.log.Info("worker started", "gossip", ag.GossipAddr(), "grpc", ag.GRPCAddr(),
-		"resources", ag.cfg.Resources, "class", ag.cfg.Class, "account", ag.cfg.Account, "work_dir", ag.cfg.WorkDir)
+		"resources", ag.cfg.Resources, "confinement", confinementName(ag.cgroupVersion), "class", ag.cfg.Class, "account", ag.cfg.Account, "work_dir", ag.cfg.WorkDir)
 	return nil
 }
 

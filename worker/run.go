@@ -75,7 +75,7 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	proc, err := startSupervised(ag.exe, supervisorSpec{
 		Script: shellScript(a.asg.GetCommand()), Dir: dir, Env: ag.env(a, idx),
 		Walltime: a.asg.GetWalltime().AsDuration(), KillGrace: ag.cfg.KillGrace,
-		LockFile: supervisorLock(ag.cfg.WorkDir, k),
+		LockFile: supervisorLock(ag.cfg.WorkDir, k), Cgroup: ag.cgroupFor(a),
 	}, ag.lease.Load, stdout, stderr)
 	ag.tasks.mu.Lock()
 	if err == nil {
