@@ -117,6 +117,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	ag.advert = &longfairv1.WorkerAdvert{
 		Version: advertVersion, Role: RoleWorker, NodeId: cfg.NodeID,
 		Resources: maps.Clone(cfg.Resources), NodeClass: cfg.Class, Account: cfg.Account,
+		Confinement: confinementName(ag.cgroupVersion),
 	}
 	return ag, nil
 }
@@ -224,6 +225,10 @@ func (ag *Agent) shutdown(ctx context.Context) error {
 		// process going away closes their pipes).
 		if stopped {
 			ag.sayGoodbye(ctx, "the worker is shutting down")
+			if ag.cgroupVersion != 0 {
+				// Its tasks' cgroups are gone with them.
+				removeEmptyCgroup(ag.cgroupVersion, cgroupParent(ag.cfg.NodeID))
+			}
 		}
 		ag.cancelRun()
 	}

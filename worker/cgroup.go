@@ -43,18 +43,6 @@ type cgroupSpec struct {
 	Pids int64 `json:"pids,omitempty"`
 }
 
-// usage is what an attempt used, measured by its cgroup when it ended.
-type usage struct {
-	// CPUSeconds is the CPU time all its processes used.
-	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
-	// PeakMemBytes is the most memory it held at once (0: unknown, as on
-	// a cgroup v2 kernel without memory.peak).
-	PeakMemBytes int64 `json:"peak_mem_bytes,omitempty"`
-	// OOMKilled says the kernel killed one of its processes because the
-	// attempt reached its memory limit.
-	OOMKilled bool `json:"oom_killed,omitempty"`
-}
-
 // cgroupParent is the cgroup under which a worker creates its attempts'
 // cgroups, from the root of each hierarchy. It is named for the node, so
 // that a worker restarted on the node finds what its predecessor left

@@ -402,3 +402,21 @@ func childCgroups(version int, parent string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// removeEmptyCgroup removes the cgroup at p from every hierarchy where it
+// is empty, and leaves it where it is not (a task still ending).
+func removeEmptyCgroup(version int, p string) {
+	dirs := []string{filepath.Join(cgroup2Mount, p)}
+	if version == 1 {
+		dirs = dirs[:0]
+		subs, _ := v1Hierarchy()
+		for _, s := range subs {
+			if ps, ok := s.(interface{ Path(string) string }); ok {
+				dirs = append(dirs, ps.Path(p))
+			}
+		}
+	}
+	for _, d := range dirs {
+		_ = syscall.Rmdir(d)
+	}
+}

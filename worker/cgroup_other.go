@@ -27,3 +27,5 @@ func (*taskCgroup) usage() (usage, error)        { return usage{}, nil }
 func (*taskCgroup) remove() error                { return nil }
 func removeCgroup(int, string) error             { return nil }
 func childCgroups(int, string) ([]string, error) { return nil, nil }
+
+func removeEmptyCgroup(int, string) {}

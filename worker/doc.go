@@ -74,14 +74,15 @@
 // the task's group goes to the cgroup too, and when the shell exits, for
 // whatever reason, the supervisor kills everything left in it (freezing
 // it on v1, cgroup.kill on v2), reads what the attempt used (CPU seconds,
-// peak memory), and removes it. A supervisor
-// killed itself cannot: the agent removes its cgroup when it sees it die,
-// and an agent that starts kills and removes every cgroup under its
-// node's before its first hello (reapCgroups), as it owns none yet. A
-// worker that is not root or finds no usable controllers refuses to start
-// unless it is Unconfined (--unconfined: laptops, `longfair dev`, test
-// clusters). Device access is not limited:
-// MIC devices are bound by OFFLOAD_DEVICES only.
+// peak memory, an OOM kill) for its end event (usage.go), and removes
+// it. A supervisor killed itself cannot: the agent removes its cgroup
+// when it sees it die, and an agent that starts kills and removes every
+// cgroup under its node's before its first hello (reapCgroups), as it
+// owns none yet. A worker that is not root or finds no usable controllers
+// refuses to start unless it is Unconfined (--unconfined: laptops,
+// `longfair dev`, test clusters); it advertises which it is
+// (WorkerAdvert.confinement, shown by `longfair nodes`). Device access is
+// not limited: MIC devices are bound by OFFLOAD_DEVICES only.
 //
 // The agent reads the clock (runtimes are measured by the supervisors)
 // and never touches the ledger itself.

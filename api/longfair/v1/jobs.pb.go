@@ -907,8 +907,16 @@ type Task struct {
 	ExitCode       int32                  `protobuf:"varint,9,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
 	Runtime        *durationpb.Duration   `protobuf:"bytes,10,opt,name=runtime,proto3" json:"runtime,omitempty"`
 	ChargedMicroSu int64                  `protobuf:"varint,11,opt,name=charged_micro_su,json=chargedMicroSu,proto3" json:"charged_micro_su,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// What the attempt used, measured by its worker's cgroup (unset on an
+	// unconfined worker): CPU seconds of all its processes and its peak
+	// memory in bytes. Charges stay on what it was allocated.
+	CpuSeconds   float64 `protobuf:"fixed64,12,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
+	PeakMemBytes int64   `protobuf:"varint,13,opt,name=peak_mem_bytes,json=peakMemBytes,proto3" json:"peak_mem_bytes,omitempty"`
+	// reason says why the attempt ended when it was not its own doing, such
+	// as "exceeded its memory request of 64M" (the kernel killed it).
+	Reason        string `protobuf:"bytes,14,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -1016,6 +1024,27 @@ func (x *Task) GetChargedMicroSu() int64 {
 		return x.ChargedMicroSu
 	}
 	return 0
+}
+
+func (x *Task) GetCpuSeconds() float64 {
+	if x != nil {
+		return x.CpuSeconds
+	}
+	return 0
+}
+
+func (x *Task) GetPeakMemBytes() int64 {
+	if x != nil {
+		return x.PeakMemBytes
+	}
+	return 0
+}
+
+func (x *Task) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 type ExplainJobRequest struct {
@@ -1399,7 +1428,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"d\n" +
 	"\x11ListTasksResponse\x12'\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x11.longfair.v1.TaskR\x05tasks\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xba\x03\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x99\x04\n" +
 	"\x04Task\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x03R\x05index\x12\x18\n" +
@@ -1414,7 +1443,11 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\texit_code\x18\t \x01(\x05R\bexitCode\x123\n" +
 	"\aruntime\x18\n" +
 	" \x01(\v2\x19.google.protobuf.DurationR\aruntime\x12(\n" +
-	"\x10charged_micro_su\x18\v \x01(\x03R\x0echargedMicroSu\"*\n" +
+	"\x10charged_micro_su\x18\v \x01(\x03R\x0echargedMicroSu\x12\x1f\n" +
+	"\vcpu_seconds\x18\f \x01(\x01R\n" +
+	"cpuSeconds\x12$\n" +
+	"\x0epeak_mem_bytes\x18\r \x01(\x03R\fpeakMemBytes\x12\x16\n" +
+	"\x06reason\x18\x0e \x01(\tR\x06reason\"*\n" +
 	"\x11ExplainJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"\xeb\a\n" +
 	"\x0eJobExplanation\x12\"\n" +
