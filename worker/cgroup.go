@@ -90,14 +90,17 @@ func errUnconfined(lack error) error {
 // in the kernel (a hung file system) takes long.
 const killWait = 10 * time.Second
 
-// gatedShell runs the task's script once the supervisor has moved it
-// into its cgroup: the shell waits for a line on fd 3 (the supervisor
-// closes it without one when it could not, and the shell exits 126), then
-// execs the script's own shell, which every process of the task
-// descends from, all in the cgroup. Starting the shell first and moving
-// it before it runs anything of the user's works on every kernel and
-// cgroup version; the exec costs a fraction of a millisecond.
-const gatedShell = `read -r _ <&3 || exit 126; exec 3<&-; exec /bin/sh -c "$1"`
+// gatedShell runs the task's script once the supervisor has moved its
+// shell into its cgroup: the shell waits for a line on fd 3 (the
+// supervisor closes it without one when it could not, and the shell exits
+// 126), closes it, and runs the script (its first argument) as /bin/sh -c
+// would: the same shell and pid, $0 /bin/sh, no positional parameters
+// (eval parses "set --; SCRIPT" after "$1" was expanded). Starting the
+// shell first and moving it before it runs anything of the user's works
+// on every kernel and cgroup version; eval rather than another exec of
+// /bin/sh keeps what confinement costs a task start low (an exec is the
+// dearest part of a start: BenchmarkTaskStarts).
+const gatedShell = `read -r _ <&3 || exit 126; exec 3<&-; eval "set --; $1"`
 
 // startGated starts script like startProcess, in cgroup cg.
 func startGated(script, dir string, env []string, stdout, stderr *os.File, cg *taskCgroup) (*process, error) {

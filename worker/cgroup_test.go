@@ -16,7 +16,7 @@ import (
 // confinedAgent is a test agent that runs its tasks in cgroups, under a
 // node id of its own so that tests running at once never reap each
 // other's cgroups. It skips the test where the machine cannot confine.
-func confinedAgent(t *testing.T, tune func(*Config)) *Agent {
+func confinedAgent(t testing.TB, tune func(*Config)) *Agent {
 	t.Helper()
 	node := fmt.Sprintf("cgtest-%d-%d", os.Getpid(), time.Now().UnixNano())
 	if _, err := detectCgroups(cgroupParent(node)); err != nil {
@@ -36,7 +36,7 @@ func confinedAgent(t *testing.T, tune func(*Config)) *Agent {
 	})
 }
 
-func confinedVersion(t *testing.T, node string) int {
+func confinedVersion(t testing.TB, node string) int {
 	v, err := detectCgroups(cgroupParent(node))
 	if err != nil {
 		t.Fatal(err)
@@ -252,4 +252,27 @@ func workload(t *testing.T, w string) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("%s=%s exec %s", envTestWorkload, w, exe)
+}
+
+// A confined task's script runs as /bin/sh -c would run it: $0 is
+// /bin/sh, there are no positional parameters, exit and syntax errors end
+// it with their status, and it is the process group's leader.
+func TestConfinedTaskRunsAsShC(t *testing.T) {
+	for _, ag := range []*Agent{newTestAgent(t, nil), confinedAgent(t, nil)} {
+		ag.assign(asg(1, 0, 1, `echo "$0 $# $(($$ == $(ps -o pgid= $$)))"; exit 3`, time.Minute, nil))
+		ag.assign(asg(1, 1, 1, `echo before; if then`, time.Minute, nil))
+		if code := waitEvent(t, ag, 1, 0, 1, exited).GetExitCode(); code != 3 {
+			t.Errorf("%s: `exit 3` ended with %d", confinementName(ag.cgroupVersion), code)
+		}
+		if code := waitEvent(t, ag, 1, 1, 1, exited).GetExitCode(); code != 2 {
+			t.Errorf("%s: a syntax error ended with %d, want 2", confinementName(ag.cgroupVersion), code)
+		}
+		out, err := os.ReadFile(outputPath(ag.cfg.WorkDir, attemptKey{1, 0, 1}, longfairv1.OutputStream_OUTPUT_STREAM_STDOUT))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(string(out)); got != "/bin/sh 0 1" {
+			t.Errorf("%s: the script saw $0 $# and leadership %q, want %q", confinementName(ag.cgroupVersion), got, "/bin/sh 0 1")
+		}
+	}
 }

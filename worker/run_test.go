@@ -18,7 +18,7 @@ import (
 
 // newTestAgent returns an agent that is not connected to anything: the
 // tests hand it assignments and read the events it would report.
-func newTestAgent(t *testing.T, tune func(*Config)) *Agent {
+func newTestAgent(t testing.TB, tune func(*Config)) *Agent {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.NodeID = "n1"
