@@ -282,3 +282,69 @@ func TestConfinedTaskLeavesNoOrphans(t *testing.T) {
 		waitNoneAlive(ctx, t, "its worker's kill -9 and restart", pids)
 	})
 }
+
+// Safe defaults: a worker that is not root cannot confine its tasks, and
+// refuses to start unless it is told to run them unconfined, saying what
+// it lacks and what to do.
+func TestUnconfinableWorkerRefusesToStart(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the test starts a worker as another user (nobody), which needs root")
+	}
+	dir, err := os.MkdirTemp("", "longfair-unconfined-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	// A copy nobody may run: the built binary's directory is root's.
+	bin := filepath.Join(dir, "longfair")
+	b, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	worker := func(extra ...string) *exec.Cmd {
+		cmd := exec.Command(bin, append([]string{"worker", "--node-id", "nobody-node", "--join", "127.0.0.1:1",
+			"--gossip-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--work-dir", filepath.Join(dir, "work")}, extra...)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		return cmd
+	}
+	out, err := worker().CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "not root") || !strings.Contains(string(out), "--unconfined") {
+		t.Fatalf("a worker running as nobody started confined, or did not say why not (%v):\n%s", err, out)
+	}
+	t.Logf("refused: %s", out)
+
+	// With --unconfined it starts, and says so.
+	cmd := worker("--unconfined", "--log-format", "json")
+	logPath := filepath.Join(dir, "worker.log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		b, _ := os.ReadFile(logPath)
+		if strings.Contains(string(b), `"worker started"`) {
+			if !strings.Contains(string(b), `"confinement":"unconfined"`) {
+				t.Errorf("the unconfined worker's start does not say it is unconfined:\n%s", b)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker given --unconfined did not start:\n%s", b)
+		}
+	}
+}
