@@ -144,7 +144,7 @@ func BenchmarkDeadWorkerDetectAndRequeue(b *testing.B) {
 		}
 		victim := testcluster.StartProc(b, binary, dir, id, "worker", "--node-id", id, "--join", join[:len(join)-1],
 			"--gossip-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--work-dir", dir+"/"+id,
-			"--cpu", "2", "--mem", "4G", "--log-format", "json", "--as-self")
+			"--cpu", "2", "--mem", "4G", "--log-format", "json", "--as-self", "--unconfined")
 		c.waitUp(ctx, 1)
 		job := benchSubmit(ctx, b, c, account, user, fmt.Sprintf("victim-job-%d", i), 2, "sleep 600")
 		f := c.WaitLeader(ctx).FSM()

@@ -90,13 +90,14 @@ const (
 // startWorker starts a worker process joining the cluster; args add to
 // the defaults (cpu 4, mem 8G, kill grace 1s, fence timeout 2s: twice a
 // leader failover here, so that a failover on a loaded machine does not
-// fence every task).
+// fence every task; unconfined unless args say --unconfined=false, since
+// test packages running at once reuse node ids).
 func (c *cluster) startWorker(id string, args ...string) *testcluster.Proc {
 	c.t.Helper()
 	all := []string{"worker", "--node-id", id, "--join", c.joinAddrs(),
 		"--gossip-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
 		"--work-dir", filepath.Join(c.dir, id), "--log-format", "json", "--kill-grace", workerKillGrace.String(), "--fence-timeout", workerFenceTimeout.String(),
-		"--cpu", "4", "--mem", "8G", "--as-self"}
+		"--cpu", "4", "--mem", "8G", "--as-self", "--unconfined"}
 	p := testcluster.StartProc(c.t, binary, c.dir, id, append(all, args...)...)
 	c.workers[id] = p
 	return p

@@ -18,6 +18,9 @@ type NodeUp struct {
 	Class    string             `json:"class,omitempty"`
 	Account  string             `json:"account,omitempty"`
 	Address  string             `json:"address,omitempty"`
+	// Confinement is how the node's worker holds tasks to their demand
+	// ("cgroup-v1", "cgroup-v2", "unconfined"; empty: not said).
+	Confinement string `json:"confinement,omitempty"`
 }
 
 func (*NodeUp) Type() CommandType { return TypeNodeUp }
@@ -40,7 +43,10 @@ func (c *NodeUp) validate(r rules) *Error {
 			return err
 		}
 	}
-	return r.text("node address", c.Address, maxNodeIDLength)
+	if err := r.text("node address", c.Address, maxNodeIDLength); err != nil {
+		return err
+	}
+	return r.text("node confinement", c.Confinement, maxNameLength)
 }
 
 // NodeDown declares a node down: its running tasks are lost, charged up to
@@ -80,6 +86,8 @@ type nodeRecord struct {
 	Account  string        `json:"account,omitempty"`
 	Address  string        `json:"address,omitempty"`
 	Since    ledger.Time   `json:"since"`
+	// Confinement as the node's worker last advertised it.
+	Confinement string `json:"confinement,omitempty"`
 }
 
 // NodeResult is the result of NodeUp and NodeDown.
@@ -112,7 +120,7 @@ func (b *batch) nodeUp(c *NodeUp, t ledger.Time) (any, error) {
 			capacity[k] = c.Capacity[name]
 		}
 	}
-	rec := nodeRecord{ID: c.ID, Up: true, Capacity: capacity, Class: c.Class, Account: c.Account, Address: c.Address, Since: t}
+	rec := nodeRecord{ID: c.ID, Up: true, Capacity: capacity, Class: c.Class, Account: c.Account, Address: c.Address, Since: t, Confinement: c.Confinement}
 	nd, exists := st.nodes[c.ID]
 	if exists && nd.rec.Up {
 		rec.Since = nd.rec.Since
@@ -139,7 +147,7 @@ func (b *batch) nodeUp(c *NodeUp, t ledger.Time) (any, error) {
 
 func sameNode(a, b nodeRecord) bool {
 	return a.ID == b.ID && a.Up == b.Up && sameBits(a.Capacity, b.Capacity) && a.Class == b.Class &&
-		a.Account == b.Account && a.Address == b.Address && a.Since == b.Since
+		a.Account == b.Account && a.Address == b.Address && a.Since == b.Since && a.Confinement == b.Confinement
 }
 
 // nodeDown applies NodeDown; the result is a *NodeResult. Unless

@@ -14,6 +14,8 @@ type NodeInfo struct {
 	Running  int
 	// Since is when the node last came up or went down.
 	Since ledger.Time
+	// Confinement is how its worker holds tasks to their demand.
+	Confinement string
 }
 
 func (s *state) nodeInfo(nd *nodeState) NodeInfo {
@@ -22,7 +24,7 @@ func (s *state) nodeInfo(nd *nodeState) NodeInfo {
 		free[k] = max(free[k], 0)
 	}
 	return NodeInfo{
-		ID: nd.rec.ID, Up: nd.rec.Up, Class: nd.rec.Class, Account: nd.rec.Account, Address: nd.rec.Address,
+		ID: nd.rec.ID, Up: nd.rec.Up, Class: nd.rec.Class, Account: nd.rec.Account, Address: nd.rec.Address, Confinement: nd.rec.Confinement,
 		Capacity: s.named(nd.rec.Capacity), Free: s.named(free), Running: len(nd.tasks), Since: nd.rec.Since,
 	}
 }

@@ -71,6 +71,11 @@ type TaskEvent struct {
 	Kind     TaskEventKind `json:"kind"`
 	ExitCode int32         `json:"exit_code,omitempty"`
 	Runtime  time.Duration `json:"runtime,omitempty"`
+	// CPUSeconds, PeakMemBytes and OOMKilled are what the attempt used,
+	// measured by a confined worker's cgroup (task_usage.go).
+	CPUSeconds   float64 `json:"cpu_seconds,omitempty"`
+	PeakMemBytes int64   `json:"peak_mem_bytes,omitempty"`
+	OOMKilled    bool    `json:"oom_killed,omitempty"`
 }
 
 // TaskEvents is a batch of task events. Events that no longer match the
@@ -94,6 +99,9 @@ func (c *TaskEvents) validate(r rules) *Error {
 		case TaskStarted, TaskExited, TaskLost:
 		default:
 			return invalid("event %d has kind %q: want started, exited or lost", i, e.Kind)
+		}
+		if err := checkUsage(i, e); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -143,6 +151,10 @@ type attemptRecord struct {
 	ExitCode    int32         `json:"exit_code,omitempty"`
 	Runtime     time.Duration `json:"runtime,omitempty"`
 	Charged     ledger.SU     `json:"charged,omitempty"`
+	// Measured usage and the end's reason (task_usage.go).
+	CPUSeconds   float64 `json:"cpu_seconds,omitempty"`
+	PeakMemBytes int64   `json:"peak_mem_bytes,omitempty"`
+	Reason       string  `json:"reason,omitempty"`
 }
 
 // PlacedTask is an accepted placement: the attempt it started, on Node,
@@ -302,8 +314,10 @@ func (b *batch) taskEvent(e TaskEvent, t ledger.Time) (string, error) {
 			state = TaskFailed
 		}
 		a.ExitCode = e.ExitCode
+		b.recordUsage(a, e)
 		return "", b.endAttempt(j, a, state, runtime, t)
 	case TaskLost:
+		b.recordUsage(a, e)
 		if e.Runtime > 0 {
 			// A worker that fenced the attempt measured how long it ran.
 			return "", b.endAttempt(j, a, TaskLostState, min(e.Runtime, j.Walltime), t)

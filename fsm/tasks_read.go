@@ -28,6 +28,12 @@ type TaskInfo struct {
 	ExitCode   int32
 	Runtime    time.Duration
 	Charged    ledger.SU
+	// CPUSeconds and PeakMemBytes are what the attempt used, as its
+	// worker measured it (0: not measured); Reason says why it ended
+	// when it was not its own doing (task_usage.go).
+	CPUSeconds   float64
+	PeakMemBytes int64
+	Reason       string
 }
 
 func taskInfo(a *attemptRecord) TaskInfo {
@@ -35,6 +41,7 @@ func taskInfo(a *attemptRecord) TaskInfo {
 		JobID: a.Job, Task: a.Task, Attempt: a.Attempt, State: a.State, Node: a.Node, Nodes: slices.Clone(a.Nodes), Credential: a.Credential,
 		AssignedAt: a.AssignedAt, StartedAt: a.StartedAt, EndedAt: a.EndedAt,
 		ExitCode: a.ExitCode, Runtime: a.Runtime, Charged: a.Charged,
+		CPUSeconds: a.CPUSeconds, PeakMemBytes: a.PeakMemBytes, Reason: a.Reason,
 	}
 }
 

@@ -81,6 +81,7 @@ func taskProto(t fsm.TaskInfo) *longfairv1.Task {
 		JobId: t.JobID, Index: t.Task, Attempt: int32(t.Attempt), State: taskStateProto(t.State), Node: t.Node,
 		AssignedAt: timestamp(t.AssignedAt), StartedAt: timestamp(t.StartedAt), EndedAt: timestamp(t.EndedAt),
 		ExitCode: t.ExitCode, Runtime: duration(t.Runtime), ChargedMicroSu: int64(t.Charged), Nodes: t.Nodes,
+		CpuSeconds: t.CPUSeconds, PeakMemBytes: t.PeakMemBytes, Reason: t.Reason,
 	}
 }
 

@@ -47,6 +47,7 @@ func (o *operatorService) ListNodes(ctx context.Context, _ *longfairv1.ListNodes
 		out.Nodes = append(out.Nodes, &longfairv1.Node{
 			Id: n.ID, Up: n.Up, Class: n.Class, Account: n.Account, Address: n.Address,
 			Capacity: n.Capacity, Free: n.Free, RunningTasks: int64(n.Running), Since: timestamp(n.Since),
+			Confinement: n.Confinement,
 		})
 	}
 	return out, nil

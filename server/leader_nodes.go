@@ -188,7 +188,7 @@ func (t *leaderTerm) failedAt(id string, c *workerConn, heardAt map[string]time.
 // advertises (resources the cluster does not know are not compared).
 func sameAdvert(n fsm.NodeInfo, c *workerConn) bool {
 	ad := c.advert
-	if n.Class != ad.GetNodeClass() || n.Account != ad.GetAccount() || n.Address != ad.GetAddress() {
+	if n.Class != ad.GetNodeClass() || n.Account != ad.GetAccount() || n.Address != ad.GetAddress() || n.Confinement != ad.GetConfinement() {
 		return false
 	}
 	for name, q := range n.Capacity {
@@ -203,6 +203,7 @@ func (t *leaderTerm) nodeUp(c *workerConn) {
 	ad := c.advert
 	res, err := proposeFor[*fsm.NodeResult](t.ctx, t.s, &fsm.NodeUp{
 		ID: c.node, Capacity: ad.GetResources(), Class: ad.GetNodeClass(), Account: ad.GetAccount(), Address: ad.GetAddress(),
+		Confinement: ad.GetConfinement(),
 	})
 	if err != nil {
 		if t.ctx.Err() == nil {

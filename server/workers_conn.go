@@ -368,7 +368,7 @@ func validateHello(h *longfairv1.WorkerHello) error {
 	if ad == nil {
 		return status.Error(codes.InvalidArgument, "hello has no advert: the worker must say which node it is")
 	}
-	cmd := &fsm.NodeUp{ID: ad.GetNodeId(), Capacity: ad.GetResources(), Class: ad.GetNodeClass(), Account: ad.GetAccount(), Address: ad.GetAddress()}
+	cmd := &fsm.NodeUp{ID: ad.GetNodeId(), Capacity: ad.GetResources(), Class: ad.GetNodeClass(), Account: ad.GetAccount(), Address: ad.GetAddress(), Confinement: ad.GetConfinement()}
 	if _, err := fsm.Encode(0, cmd); err != nil {
 		return status.Errorf(codes.InvalidArgument, "the worker's advert is not a valid node: %v", errorMessage(err))
 	}
@@ -437,6 +437,14 @@ func taskEventFromProto(e *longfairv1.TaskEvent) (fsm.TaskEvent, error) {
 			return ev, fmt.Errorf("runtime: %w", err)
 		}
 		ev.Runtime = max(d.AsDuration(), 0)
+	}
+	if ev.Kind != fsm.TaskStarted {
+		// A measurement that cannot be is left out, not the event: the
+		// end it reports is what the ledger needs (fsm/task_usage.go).
+		if c := e.GetCpuSeconds(); c >= 0 && c <= 1e17 {
+			ev.CPUSeconds = c
+		}
+		ev.PeakMemBytes, ev.OOMKilled = max(e.GetPeakMemBytes(), 0), e.GetOomKilled()
 	}
 	if ev.JobID == 0 || ev.Task < 0 || ev.Task >= fsm.MaxTasksPerJob || ev.Attempt < 1 || ev.Attempt > fsm.MaxAttemptsLimit {
 		return ev, fmt.Errorf("attempt %d of task %d of job %d cannot exist", ev.Attempt, ev.Task, ev.JobID)

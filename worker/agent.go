@@ -58,6 +58,9 @@ type Agent struct {
 	// clientExe the longfair program a parallel task's rsh agent runs
 	// (Config.ClientExecutable).
 	exe, clientExe string
+	// cgroupVersion is the cgroup version the attempts run under (1 or
+	// 2), or 0 on an unconfined worker (cgroup.go).
+	cgroupVersion int
 
 	// runCtx lives until Shutdown; attempts and loops stop with it.
 	runCtx    context.Context
@@ -123,11 +126,17 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	case !cfg.RunAsUsers:
 		logger.Info("tasks run as this worker's own user (running as users is off)", "uid", os.Geteuid())
 	}
+	if !cfg.Unconfined {
+		if ag.cgroupVersion, err = detectCgroups(cgroupParent(cfg.NodeID)); err != nil {
+			return nil, errUnconfined(err)
+		}
+	}
 	ag.fresh.Store(true)
 	ag.leaderID.Store("")
 	ag.advert = &longfairv1.WorkerAdvert{
 		Version: advertVersion, Role: RoleWorker, NodeId: cfg.NodeID,
 		Resources: maps.Clone(cfg.Resources), NodeClass: cfg.Class, Account: cfg.Account,
+		Confinement: confinementName(ag.cgroupVersion),
 	}
 	return ag, nil
 }
@@ -186,12 +195,13 @@ func (ag *Agent) Start(ctx context.Context) (err error) {
 	ag.goLoop(func() {
 		// Supervisors get EOF at once when their agent dies, then give
 		// their tasks the kill grace.
+		ag.reapCgroups()
 		ag.waitOldSupervisors(ag.runCtx, ag.cfg.KillGrace+5*time.Second)
 		ag.connectLoop(ag.runCtx)
 	})
 	ag.goLoop(func() { ag.pruneLoop(ag.runCtx) })
 	ag.log.Info("worker started", "gossip", ag.GossipAddr(), "grpc", ag.GRPCAddr(),
-		"resources", ag.cfg.Resources, "class", ag.cfg.Class, "account", ag.cfg.Account, "work_dir", ag.cfg.WorkDir)
+		"resources", ag.cfg.Resources, "confinement", confinementName(ag.cgroupVersion), "class", ag.cfg.Class, "account", ag.cfg.Account, "work_dir", ag.cfg.WorkDir)
 	return nil
 }
 
@@ -235,6 +245,10 @@ func (ag *Agent) shutdown(ctx context.Context) error {
 		// process going away closes their pipes).
 		if stopped {
 			ag.sayGoodbye(ctx, "the worker is shutting down")
+			if ag.cgroupVersion != 0 {
+				// Its tasks' cgroups are gone with them.
+				removeEmptyCgroup(ag.cgroupVersion, cgroupParent(ag.cfg.NodeID))
+			}
 		}
 		ag.cancelRun()
 	}

@@ -91,6 +91,14 @@ type Config struct {
 	// agent runs (`longfair exec`, allocation.go); empty means this
 	// program, which is right for `longfair worker`.
 	ClientExecutable string
+	// Unconfined runs tasks without cgroups: their demand is not
+	// enforced and what they leave outside their process group is not
+	// killed. Without it a worker that is not root or finds no usable
+	// cgroup controllers refuses to start (cgroup.go).
+	Unconfined bool
+	// PidsLimit is the most processes and threads one attempt may have
+	// on a confined worker (DefaultPidsLimit by default; 0: no limit).
+	PidsLimit int64
 	// Observer, when set, is told when attempts start and end (metrics,
 	// benchmarks). Its methods must not block.
 	Observer Observer
@@ -119,6 +127,7 @@ func DefaultConfig() Config {
 		FenceTimeout: DefaultFenceTimeout,
 
 		OutputRetention: DefaultOutputRetention,
+		PidsLimit:       DefaultPidsLimit,
 	}
 }
 
@@ -190,6 +199,9 @@ func (c Config) Validate() error {
 	}
 	if c.FenceTimeout < MinFenceTimeout {
 		errs = append(errs, fmt.Errorf("fence timeout is %v: give at least %v, well above a leader failover (the default is %v)", c.FenceTimeout, MinFenceTimeout, DefaultFenceTimeout))
+	}
+	if c.PidsLimit < 0 {
+		errs = append(errs, fmt.Errorf("pids limit is %d: give a positive number of processes per task, or 0 for no limit", c.PidsLimit))
 	}
 	if c.OutputRetention < 0 {
 		errs = append(errs, fmt.Errorf("output retention is %v: give a positive duration, or 0 to keep task output forever", c.OutputRetention))

@@ -69,6 +69,28 @@
 // its leader was killed, 2.1 s when it was stopped (SIGSTOP), on the
 // default Raft timings.
 //
+// Containment (cgroup.go, cgroup_linux.go). A worker confines each
+// attempt to its own cgroup, /longfair/NODE/JOB.TASK.ATTEMPT from the
+// root of every hierarchy (cgroup v2, or the v1 cpu, cpuacct, memory,
+// pids and freezer controllers where only v1 is mounted; the library is
+// containerd's cgroups). Its limits come from the attempt's demand: a CFS
+// quota of cpu cores, a hard limit of mem bytes (an OOM kill is reported),
+// and Config.PidsLimit processes. The supervisor creates the cgroup,
+// starts the shell, moves it in and only then lets it run the script
+// (gatedShell), so every process of the task is in it; every signal to
+// the task's group goes to the cgroup too, and when the shell exits, for
+// whatever reason, the supervisor kills everything left in it (freezing
+// it on v1, cgroup.kill on v2), reads what the attempt used (CPU seconds,
+// peak memory, an OOM kill) for its end event (usage.go), and removes
+// it. A supervisor killed itself cannot: the agent removes its cgroup
+// when it sees it die, and an agent that starts kills and removes every
+// cgroup under its node's before its first hello (reapCgroups), as it
+// owns none yet. A worker that is not root or finds no usable controllers
+// refuses to start unless it is Unconfined (--unconfined: laptops,
+// `longfair dev`, test clusters); it advertises which it is
+// (WorkerAdvert.confinement, shown by `longfair nodes`). Device access is
+// not limited: MIC devices are bound by OFFLOAD_DEVICES only.
+//
 // The agent reads the clock (runtimes are measured by the supervisors)
 // and never touches the ledger itself.
 package worker

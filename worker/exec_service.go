@@ -43,7 +43,7 @@ func (s *allocationService) Exec(stream grpc.BidiStreamingServer[longfairv1.Exec
 		return status.Error(codes.InvalidArgument, "the first message must start a process: the task's attempt, its credential and a command")
 	}
 	k := keyOf(start.GetAttempt())
-	pgid, index, dir, cred, err := s.ag.allocationGroup(k, start.GetCredential())
+	pgid, index, dir, cred, cg, err := s.ag.allocationGroup(k, start.GetCredential())
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,23 @@ func (s *allocationService) Exec(stream grpc.BidiStreamingServer[longfairv1.Exec
 			dir = d
 		}
 	}
-	cmd := exec.Command("/bin/sh", "-c", strings.Join(start.GetArgv(), " "))
+	// In the task's cgroup, when the worker confines: the process waits
+	// at a gate until it is in (gatedShell), so nothing of the user's
+	// runs outside, and whatever it starts — MPI ranks call setsid, and
+	// leave the process group — is killed with the attempt.
+	script := strings.Join(start.GetArgv(), " ")
+	cmd := exec.Command("/bin/sh", "-c", script)
+	var gate *os.File
+	if cg != nil {
+		gateR, gateW, err := os.Pipe()
+		if err != nil {
+			return status.Errorf(codes.Internal, "create the start pipe: %v", err)
+		}
+		defer gateW.Close()
+		defer gateR.Close()
+		cmd = exec.Command("/bin/sh", "-c", gatedShell, "/bin/sh", script)
+		cmd.ExtraFiles, gate = []*os.File{gateR}, gateW
+	}
 	// The caller's environment, as rsh passes it on, but naming this node
 	// (the last of duplicate names wins). MPI launchers pass the head's
 	// environment on to every rank, LONGFAIR_NODE_ID included; the one
@@ -80,6 +96,19 @@ func (s *allocationService) Exec(stream grpc.BidiStreamingServer[longfairv1.Exec
 	}
 	if err := cmd.Start(); err != nil {
 		return status.Errorf(codes.FailedPrecondition, "start %q on node %s: %v", start.GetArgv()[0], s.ag.cfg.NodeID, err)
+	}
+	if gate != nil {
+		if err := cg.add(cmd.Process.Pid); err != nil {
+			gate.Close() // unread: the shell exits before the command
+			_ = cmd.Wait()
+			return status.Errorf(codes.Unavailable, "put the process in the task's cgroup on node %s: %v", s.ag.cfg.NodeID, err)
+		}
+		if _, err := gate.Write([]byte("\n")); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			return status.Errorf(codes.Internal, "let the process run: %v", err)
+		}
+		gate.Close()
 	}
 	s.ag.log.Debug("exec started in a parallel task", "job", k.job, "task", k.task, "attempt", k.attempt, "pid", cmd.Process.Pid)
 
@@ -140,23 +169,29 @@ func (s *allocationService) Exec(stream grpc.BidiStreamingServer[longfairv1.Exec
 
 // allocationGroup checks that this node holds a running part of parallel
 // attempt k and that credential is its secret, and returns the process
-// group of the task's process here and the attempt's directory.
-func (ag *Agent) allocationGroup(k attemptKey, credential string) (pgid, index int, dir string, cred *taskCredential, err error) {
+// group of the task's process here, its place in the task, the attempt's
+// directory, its user and its cgroup (nil when unconfined).
+func (ag *Agent) allocationGroup(k attemptKey, credential string) (pgid, index int, dir string, cred *taskCredential, cg *taskCgroup, err error) {
 	ag.tasks.mu.Lock()
 	defer ag.tasks.mu.Unlock()
 	a, ok := ag.tasks.attempts[k]
 	if !ok || a.ended || a.stopping {
-		return 0, 0, "", nil, status.Errorf(codes.FailedPrecondition,
+		return 0, 0, "", nil, nil, status.Errorf(codes.FailedPrecondition,
 			"node %s holds no running part of attempt %d of task %d of job %d: a process can start only on the nodes of its own parallel task, while it runs", ag.cfg.NodeID, k.attempt, k.task, k.job)
 	}
 	want := a.asg.GetCredential()
 	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(credential)) != 1 {
-		return 0, 0, "", nil, status.Error(codes.PermissionDenied, "the credential is not this task's: run `longfair exec` from inside the task, which has its credential in "+EnvCredential)
+		return 0, 0, "", nil, nil, status.Error(codes.PermissionDenied, "the credential is not this task's: run `longfair exec` from inside the task, which has its credential in "+EnvCredential)
 	}
 	if a.proc == nil {
-		return 0, 0, "", nil, status.Errorf(codes.Unavailable, "the task's part on node %s is still starting: try again", ag.cfg.NodeID)
+		return 0, 0, "", nil, nil, status.Errorf(codes.Unavailable, "the task's part on node %s is still starting: try again", ag.cfg.NodeID)
 	}
-	return a.proc.pgid, int(a.asg.GetNodeIndex()), taskDir(ag.cfg.WorkDir, k), a.cred, nil
+	if spec := ag.cgroupFor(a); spec != nil {
+		if cg, err = openTaskCgroup(*spec); err != nil {
+			return 0, 0, "", nil, nil, status.Errorf(codes.Unavailable, "node %s: %v", ag.cfg.NodeID, err)
+		}
+	}
+	return a.proc.pgid, int(a.asg.GetNodeIndex()), taskDir(ag.cfg.WorkDir, k), a.cred, cg, nil
 }
 
 // exitStatus is a finished command's status as a shell reports it:

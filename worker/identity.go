@@ -178,5 +178,5 @@ func (ag *Agent) refuse(a *attempt, why error) {
 		stdout.Close()
 		stderr.Close()
 	}
-	ag.finish(a, exitRefused, 0)
+	ag.finish(a, exitRefused, 0, nil)
 }

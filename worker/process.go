@@ -23,11 +23,20 @@ type process struct {
 	reaped bool
 	// signalled is the first signal this agent sent the group (0: none).
 	signalled syscall.Signal
+
+	// cg is the attempt's cgroup on a confined worker (cgroup.go): every
+	// signal to the group goes to the cgroup too, which holds whatever
+	// left the group.
+	cg *taskCgroup
 }
 
 // startProcess starts script under /bin/sh -c in a new process group, in
-// dir, with env, its output going to the given files.
-func startProcess(script, dir string, env []string, cred *syscall.Credential, stdout, stderr *os.File) (*process, error) {
+// dir, with env, as cred (nil: as this process), its output going to the
+// given files, and in cgroup cg unless it is nil.
+func startProcess(script, dir string, env []string, cred *syscall.Credential, stdout, stderr *os.File, cg *taskCgroup) (*process, error) {
+	if cg != nil {
+		return startGated(script, dir, env, cred, stdout, stderr, cg)
+	}
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = dir
 	cmd.Env = env
@@ -59,6 +68,9 @@ func (p *process) signal(sig syscall.Signal) {
 	}
 	// ESRCH: everyone in the group is gone already.
 	_ = syscall.Kill(-p.pgid, sig)
+	if p.cg != nil {
+		p.cg.signal(sig)
+	}
 }
 
 // stop asks the group to end (SIGTERM) and kills it (SIGKILL) if it is
@@ -89,6 +101,13 @@ func (p *process) wait() (int32, time.Duration, error) {
 	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
 	p.reaped = true
 	p.mu.Unlock()
+	var kerr error
+	if p.cg != nil {
+		// And those that left the group: nothing of the attempt
+		// outlives it. The supervisor then reads the cgroup's counters
+		// and removes it.
+		kerr = p.cg.killAll(killWait)
+	}
 	if waitKeepsZombie {
 		err = p.cmd.Wait()
 	}
@@ -96,7 +115,7 @@ func (p *process) wait() (int32, time.Duration, error) {
 	if err != nil && !errors.As(err, &exitErr) {
 		return 0, runtime, fmt.Errorf("wait for /bin/sh: %w", err)
 	}
-	return exitCode(p.cmd.ProcessState), runtime, nil
+	return exitCode(p.cmd.ProcessState), runtime, kerr
 }
 
 // exitCode is the shell's exit status, or 128+signal as shells report it.

@@ -39,7 +39,7 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	if err != nil {
 		if startCtx.Err() != nil {
 			// Killed before it could start: it ran for no time.
-			ag.finish(a, 128+15, 0)
+			ag.finish(a, 128+15, 0, nil)
 			return
 		}
 		ag.lose(a, fmt.Errorf("MIC devices: %w", err))
@@ -81,7 +81,7 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	stopping := a.stopping
 	ag.tasks.mu.Unlock()
 	if stopping {
-		ag.finish(a, 128+15, 0)
+		ag.finish(a, 128+15, 0, nil)
 		return
 	}
 	// Not under the table's lock: starting a supervisor takes an exec,
@@ -106,7 +106,7 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	proc, err := startSupervised(ag.exe, supervisorSpec{
 		Script: script, Dir: dir, Env: env, Cred: l.cred,
 		Walltime: a.asg.GetWalltime().AsDuration(), KillGrace: ag.cfg.KillGrace,
-		LockFile: supervisorLock(ag.cfg.WorkDir, k),
+		LockFile: supervisorLock(ag.cfg.WorkDir, k), Cgroup: ag.cgroupFor(a),
 	}, ag.lease.Load, stdout, stderr)
 	ag.tasks.mu.Lock()
 	if err == nil {
@@ -149,7 +149,7 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 		ag.tasks.ended(a)
 		return
 	}
-	ag.finish(a, ex.code, ex.runtime)
+	ag.finish(a, ex.code, ex.runtime, ex.usage)
 }
 
 // fenced reports an attempt its supervisor killed on its own, because
@@ -160,17 +160,18 @@ func (ag *Agent) fenced(a *attempt, ex exit) {
 	k := a.key
 	ag.log.Warn("task fenced: killed because the worker lost contact with the leader", "job", k.job, "task", k.task, "attempt", k.attempt,
 		"why", ex.fenced, "exit_code", ex.code, "runtime", ex.runtime)
-	ag.report(a, &longfairv1.TaskEvent{
+	ag.report(a, withUsage(&longfairv1.TaskEvent{
 		Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST, ExitCode: ex.code, Runtime: durationpb.New(max(ex.runtime, time.Nanosecond)),
-	}, ex.code, ex.runtime)
+	}, ex.usage), ex.code, ex.runtime)
 }
 
-// finish reports an attempt's exit and marks it ended.
-func (ag *Agent) finish(a *attempt, code int32, runtime time.Duration) {
+// finish reports an attempt's exit, with what it used when its cgroup
+// measured it, and marks it ended.
+func (ag *Agent) finish(a *attempt, code int32, runtime time.Duration, u *usage) {
 	k := a.key
-	ag.report(a, &longfairv1.TaskEvent{
+	ag.report(a, withUsage(&longfairv1.TaskEvent{
 		Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_EXITED, ExitCode: code, Runtime: durationpb.New(runtime),
-	}, code, runtime)
+	}, u), code, runtime)
 	ag.log.Debug("task ended", "job", k.job, "task", k.task, "attempt", k.attempt, "exit_code", code, "runtime", runtime)
 }
 

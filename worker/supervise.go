@@ -68,6 +68,10 @@ type supervisorSpec struct {
 	// Cred is who the task runs as; nil is the supervisor's own user
 	// (identity.go).
 	Cred *taskCredential `json:"cred,omitempty"`
+	// Cgroup, on a confined worker, is the cgroup the task runs in; the
+	// supervisor creates it, and kills everything in it and removes it
+	// when the task ends.
+	Cgroup *cgroupSpec `json:"cgroup,omitempty"`
 }
 
 // supervisorControl is a later message on the control pipe.
@@ -94,6 +98,9 @@ type supervisorStatus struct {
 	Fenced string `json:"fenced,omitempty"`
 	// Error is why the task could not start, or lost track of.
 	Error string `json:"error,omitempty"`
+	// Usage is what the task used, measured by its cgroup (confined
+	// workers only), on the last message.
+	Usage *usage `json:"usage,omitempty"`
 }
 
 // monoNow reads the monotonic clock, which the agent and its supervisors
@@ -153,8 +160,20 @@ func supervise() int {
 		// the lock goes with the process.
 		defer os.Remove(spec.LockFile)
 	}
-	proc, err := startProcess(spec.Script, spec.Dir, spec.Env, spec.Cred.sys(), os.Stdout, os.Stderr)
+	var cg *taskCgroup
+	if spec.Cgroup != nil {
+		var err error
+		if cg, err = newTaskCgroup(*spec.Cgroup); err != nil {
+			report(supervisorStatus{Error: err.Error()})
+			return 1
+		}
+	}
+	proc, err := startProcess(spec.Script, spec.Dir, spec.Env, spec.Cred.sys(), os.Stdout, os.Stderr, cg)
 	if err != nil {
+		if cg != nil {
+			_ = cg.killAll(killWait)
+			_ = cg.remove()
+		}
 		report(supervisorStatus{Error: err.Error()})
 		return 1
 	}
@@ -204,6 +223,15 @@ func supervise() int {
 				fenced = ""
 			}
 			s := supervisorStatus{Exited: true, ExitCode: r.code, Runtime: r.runtime, Fenced: fenced}
+			if cg != nil {
+				// Everything in it was killed when the shell exited
+				// (process.wait): its counters are final.
+				u, uerr := cg.usage()
+				if rerr := cg.remove(); r.err == nil {
+					r.err = errors.Join(uerr, rerr)
+				}
+				s.Usage = &u
+			}
 			if r.err != nil {
 				s.Error = r.err.Error()
 			}

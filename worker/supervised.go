@@ -24,6 +24,9 @@ type supervised struct {
 	ctl    *os.File
 	status *json.Decoder
 	stFile *os.File
+	// cgroup is the attempt's cgroup, if it has one: the agent removes
+	// it, killing what is in it, when the supervisor dies first.
+	cgroup *cgroupSpec
 
 	// mu serialises writes to the control pipe.
 	mu sync.Mutex
@@ -68,7 +71,7 @@ func startSupervised(exe string, spec supervisorSpec, lease func() int64, stdout
 		stR.Close()
 		return nil, fmt.Errorf("start the task's supervisor %s: %w", exe, err)
 	}
-	s := &supervised{cmd: cmd, ctl: ctlW, status: json.NewDecoder(stR), stFile: stR}
+	s := &supervised{cmd: cmd, ctl: ctlW, status: json.NewDecoder(stR), stFile: stR, cgroup: spec.Cgroup}
 	spec.Lease = lease()
 	if err := s.send(spec); err != nil {
 		s.abandon()
@@ -144,6 +147,9 @@ type exit struct {
 	runtime time.Duration
 	// fenced is why the supervisor killed the task on its own, if it did.
 	fenced string
+	// usage is what it used, measured by its cgroup; nil when it had
+	// none.
+	usage *usage
 }
 
 // wait waits until the task has ended and its supervisor has exited.
@@ -163,12 +169,17 @@ func (s *supervised) wait(started time.Time) (exit, error) {
 		// id may be free again, but a new group reusing it this fast is
 		// far less likely than left-behind processes.
 		_ = syscall.Kill(-s.pgid, syscall.SIGKILL)
+		if s.cgroup != nil {
+			if cerr := removeCgroup(s.cgroup.Version, s.cgroup.Path); cerr != nil {
+				err = errors.Join(err, cerr)
+			}
+		}
 		return exit{code: 128 + int32(syscall.SIGKILL), runtime: time.Since(started)}, fmt.Errorf("%w (%v)", err, werr)
 	}
 	if st.Error != "" {
 		err = fmt.Errorf("the supervisor lost track of the task: %s", st.Error)
 	}
-	return exit{code: st.ExitCode, runtime: st.Runtime, fenced: st.Fenced}, err
+	return exit{code: st.ExitCode, runtime: st.Runtime, fenced: st.Fenced, usage: st.Usage}, err
 }
 
 // supervisorLock is the lock file of attempt k's supervisor.

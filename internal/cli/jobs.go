@@ -125,19 +125,19 @@ func jobShowCommand() func(args []string, stdout, stderr io.Writer) error {
 		case "json":
 			return writeJSON(out.stdout, jsonObject{{"job", job}, {"tasks", messages(tasks)}})
 		case "csv":
-			return writeTable(out.stdout, "csv", tasksTable(tasks))
+			return writeTable(out.stdout, "csv", tasksTable(job, tasks))
 		}
-		printJob(out.stdout, job)
+		printJob(out.stdout, job, tasks)
 		if len(tasks) == 0 {
 			fmt.Fprintln(out.stdout, "\nno task has been placed yet")
 			return nil
 		}
 		fmt.Fprintln(out.stdout)
-		return writeTable(out.stdout, "table", tasksTable(tasks))
+		return writeTable(out.stdout, "table", tasksTable(job, tasks))
 	})
 }
 
-func printJob(w io.Writer, j *longfairv1.Job) {
+func printJob(w io.Writer, j *longfairv1.Job, tasks []*longfairv1.Task) {
 	name := ""
 	if j.GetName() != "" {
 		// Quoted, not %q: the reply is escaped already (escapeReplies),
@@ -155,6 +155,10 @@ func printJob(w io.Writer, j *longfairv1.Job) {
 		t.add("ended", fmtTime(j.GetEndedAt()))
 	}
 	t.add("SU", fmt.Sprintf("%s held at submission, %s charged", fmtSU(j.GetHoldMicroSu()), fmtSU(j.GetChargedMicroSu())))
+	if cpu, mem, ok := jobUsage(j, tasks); ok {
+		t.add("cpu used", cpu)
+		t.add("mem used", mem)
+	}
 	t.header = nil
 	var b strings.Builder
 	_ = writeTable(&b, "table", t)
@@ -170,15 +174,16 @@ func taskCounts(j *longfairv1.Job) string {
 		j.GetPendingTasks(), j.GetRunningTasks(), j.GetSucceededTasks(), j.GetFailedTasks(), j.GetCancelledTasks())
 }
 
-func tasksTable(tasks []*longfairv1.Task) table {
-	t := table{header: []string{"TASK", "ATTEMPT", "STATE", "NODE", "ASSIGNED", "STARTED", "ENDED", "EXIT", "RUNTIME", "CHARGED_SU"}}
+func tasksTable(job *longfairv1.Job, tasks []*longfairv1.Task) table {
+	t := table{header: []string{"TASK", "ATTEMPT", "STATE", "NODE", "ASSIGNED", "STARTED", "ENDED", "EXIT", "RUNTIME", "CHARGED_SU", "CPU_EFF", "MEM_PEAK", "REASON"}}
 	for _, k := range tasks {
 		exit := "-"
 		if k.GetEndedAt() != nil {
 			exit = fmt.Sprint(k.GetExitCode())
 		}
 		t.add(fmt.Sprintf("%d.%d", k.GetJobId(), k.GetIndex()), fmt.Sprint(k.GetAttempt()), client.TaskStateName(k.GetState()), orDash(k.GetNode()),
-			fmtTime(k.GetAssignedAt()), fmtTime(k.GetStartedAt()), fmtTime(k.GetEndedAt()), exit, fmtDuration(k.GetRuntime()), fmtSU(k.GetChargedMicroSu()))
+			fmtTime(k.GetAssignedAt()), fmtTime(k.GetStartedAt()), fmtTime(k.GetEndedAt()), exit, fmtDuration(k.GetRuntime()), fmtSU(k.GetChargedMicroSu()),
+			cpuEfficiency(job, k), memPeak(k), orDash(k.GetReason()))
 	}
 	return t
 }

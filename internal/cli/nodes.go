@@ -50,7 +50,7 @@ func nodesTable(nodes []*longfairv1.Node) table {
 	for _, r := range res {
 		t.header = append(t.header, strings.ToUpper(r)+"_USED/TOTAL")
 	}
-	t.header = append(t.header, "RUNNING", "ADDRESS", "SINCE")
+	t.header = append(t.header, "RUNNING", "CONFINEMENT", "ADDRESS", "SINCE")
 	for _, n := range nodes {
 		row := []string{n.GetId(), yesNo(n.GetUp()), orDash(n.GetClass()), orDash(n.GetAccount())}
 		for _, r := range res {
@@ -58,7 +58,7 @@ func nodesTable(nodes []*longfairv1.Node) table {
 			used := total - n.GetFree()[r]
 			row = append(row, client.FormatQuantity(r, used)+"/"+client.FormatQuantity(r, total))
 		}
-		row = append(row, fmt.Sprint(n.GetRunningTasks()), orDash(n.GetAddress()), fmtTime(n.GetSince()))
+		row = append(row, fmt.Sprint(n.GetRunningTasks()), orDash(n.GetConfinement()), orDash(n.GetAddress()), fmtTime(n.GetSince()))
 		t.add(row...)
 	}
 	return t

@@ -1102,7 +1102,15 @@ type Task struct {
 	ChargedMicroSu int64                  `protobuf:"varint,11,opt,name=charged_micro_su,json=chargedMicroSu,proto3" json:"charged_micro_su,omitempty"`
 	// nodes: every node of a parallel task, node (its head, where its
 	// script runs) first; empty for a one-node task.
-	Nodes         []string `protobuf:"bytes,12,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Nodes []string `protobuf:"bytes,15,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	// What the attempt used, measured by its worker's cgroup (unset on an
+	// unconfined worker): CPU seconds of all its processes and its peak
+	// memory in bytes. Charges stay on what it was allocated.
+	CpuSeconds   float64 `protobuf:"fixed64,12,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
+	PeakMemBytes int64   `protobuf:"varint,13,opt,name=peak_mem_bytes,json=peakMemBytes,proto3" json:"peak_mem_bytes,omitempty"`
+	// reason says why the attempt ended when it was not its own doing, such
+	// as "exceeded its memory request of 64M" (the kernel killed it).
+	Reason        string `protobuf:"bytes,14,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1219,6 +1227,27 @@ func (x *Task) GetNodes() []string {
 		return x.Nodes
 	}
 	return nil
+}
+
+func (x *Task) GetCpuSeconds() float64 {
+	if x != nil {
+		return x.CpuSeconds
+	}
+	return 0
+}
+
+func (x *Task) GetPeakMemBytes() int64 {
+	if x != nil {
+		return x.PeakMemBytes
+	}
+	return 0
+}
+
+func (x *Task) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 type ExplainJobRequest struct {
@@ -1655,7 +1684,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"d\n" +
 	"\x11ListTasksResponse\x12'\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x11.longfair.v1.TaskR\x05tasks\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd0\x03\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xaf\x04\n" +
 	"\x04Task\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x03R\x05index\x12\x18\n" +
@@ -1671,7 +1700,11 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\aruntime\x18\n" +
 	" \x01(\v2\x19.google.protobuf.DurationR\aruntime\x12(\n" +
 	"\x10charged_micro_su\x18\v \x01(\x03R\x0echargedMicroSu\x12\x14\n" +
-	"\x05nodes\x18\f \x03(\tR\x05nodes\"*\n" +
+	"\x05nodes\x18\x0f \x03(\tR\x05nodes\x12\x1f\n" +
+	"\vcpu_seconds\x18\f \x01(\x01R\n" +
+	"cpuSeconds\x12$\n" +
+	"\x0epeak_mem_bytes\x18\r \x01(\x03R\fpeakMemBytes\x12\x16\n" +
+	"\x06reason\x18\x0e \x01(\tR\x06reason\"*\n" +
 	"\x11ExplainJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"\xe0\b\n" +
 	"\x0eJobExplanation\x12\"\n" +

@@ -1281,12 +1281,15 @@ type Node struct {
 	Up    bool                   `protobuf:"varint,2,opt,name=up,proto3" json:"up,omitempty"`
 	Class string                 `protobuf:"bytes,3,opt,name=class,proto3" json:"class,omitempty"`
 	// account that contributed the node, if any.
-	Account       string                 `protobuf:"bytes,4,opt,name=account,proto3" json:"account,omitempty"`
-	Address       string                 `protobuf:"bytes,5,opt,name=address,proto3" json:"address,omitempty"`
-	Capacity      map[string]float64     `protobuf:"bytes,6,rep,name=capacity,proto3" json:"capacity,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	Free          map[string]float64     `protobuf:"bytes,7,rep,name=free,proto3" json:"free,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	RunningTasks  int64                  `protobuf:"varint,8,opt,name=running_tasks,json=runningTasks,proto3" json:"running_tasks,omitempty"`
-	Since         *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=since,proto3" json:"since,omitempty"`
+	Account      string                 `protobuf:"bytes,4,opt,name=account,proto3" json:"account,omitempty"`
+	Address      string                 `protobuf:"bytes,5,opt,name=address,proto3" json:"address,omitempty"`
+	Capacity     map[string]float64     `protobuf:"bytes,6,rep,name=capacity,proto3" json:"capacity,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Free         map[string]float64     `protobuf:"bytes,7,rep,name=free,proto3" json:"free,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	RunningTasks int64                  `protobuf:"varint,8,opt,name=running_tasks,json=runningTasks,proto3" json:"running_tasks,omitempty"`
+	Since        *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=since,proto3" json:"since,omitempty"`
+	// confinement is how the node's worker holds tasks to their demand:
+	// "cgroup-v1", "cgroup-v2" or "unconfined" (empty: not said).
+	Confinement   string `protobuf:"bytes,10,opt,name=confinement,proto3" json:"confinement,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1382,6 +1385,13 @@ func (x *Node) GetSince() *timestamppb.Timestamp {
 		return x.Since
 	}
 	return nil
+}
+
+func (x *Node) GetConfinement() string {
+	if x != nil {
+		return x.Confinement
+	}
+	return ""
 }
 
 var File_longfair_v1_operator_proto protoreflect.FileDescriptor
@@ -1493,7 +1503,7 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\x12GetSettingsRequest\"\x12\n" +
 	"\x10ListNodesRequest\"<\n" +
 	"\x11ListNodesResponse\x12'\n" +
-	"\x05nodes\x18\x01 \x03(\v2\x11.longfair.v1.NodeR\x05nodes\"\xab\x03\n" +
+	"\x05nodes\x18\x01 \x03(\v2\x11.longfair.v1.NodeR\x05nodes\"\xcd\x03\n" +
 	"\x04Node\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x0e\n" +
 	"\x02up\x18\x02 \x01(\bR\x02up\x12\x14\n" +
@@ -1503,7 +1513,9 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\bcapacity\x18\x06 \x03(\v2\x1f.longfair.v1.Node.CapacityEntryR\bcapacity\x12/\n" +
 	"\x04free\x18\a \x03(\v2\x1b.longfair.v1.Node.FreeEntryR\x04free\x12#\n" +
 	"\rrunning_tasks\x18\b \x01(\x03R\frunningTasks\x120\n" +
-	"\x05since\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x1a;\n" +
+	"\x05since\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12 \n" +
+	"\vconfinement\x18\n" +
+	" \x01(\tR\vconfinement\x1a;\n" +
 	"\rCapacityEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a7\n" +

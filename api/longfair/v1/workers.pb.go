@@ -422,7 +422,11 @@ type WorkerAdvert struct {
 	// account that contributed the node, if any.
 	Account string `protobuf:"bytes,6,opt,name=account,proto3" json:"account,omitempty"`
 	// address is the worker's gRPC address (the TaskOutput service).
-	Address       string `protobuf:"bytes,7,opt,name=address,proto3" json:"address,omitempty"`
+	Address string `protobuf:"bytes,7,opt,name=address,proto3" json:"address,omitempty"`
+	// confinement is how the worker holds tasks to their demand:
+	// "cgroup-v1", "cgroup-v2" or "unconfined"; empty from workers older
+	// than it.
+	Confinement   string `protobuf:"bytes,8,opt,name=confinement,proto3" json:"confinement,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -506,6 +510,13 @@ func (x *WorkerAdvert) GetAddress() string {
 	return ""
 }
 
+func (x *WorkerAdvert) GetConfinement() string {
+	if x != nil {
+		return x.Confinement
+	}
+	return ""
+}
+
 // AttemptRef names one attempt of one task.
 type AttemptRef struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -577,7 +588,14 @@ type TaskEvent struct {
 	// exit_code: the process's exit status, or 128 + the signal that ended it.
 	ExitCode int32 `protobuf:"varint,4,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
 	// runtime as the worker measured it, from process start to exit.
-	Runtime       *durationpb.Duration `protobuf:"bytes,5,opt,name=runtime,proto3" json:"runtime,omitempty"`
+	Runtime *durationpb.Duration `protobuf:"bytes,5,opt,name=runtime,proto3" json:"runtime,omitempty"`
+	// What the attempt used, measured by its cgroup on a confined worker
+	// (unset otherwise), on exited and lost events: CPU seconds of all its
+	// processes, its peak memory in bytes (0: unknown), and whether the
+	// kernel killed it for reaching its memory request.
+	CpuSeconds    float64 `protobuf:"fixed64,6,opt,name=cpu_seconds,json=cpuSeconds,proto3" json:"cpu_seconds,omitempty"`
+	PeakMemBytes  int64   `protobuf:"varint,7,opt,name=peak_mem_bytes,json=peakMemBytes,proto3" json:"peak_mem_bytes,omitempty"`
+	OomKilled     bool    `protobuf:"varint,8,opt,name=oom_killed,json=oomKilled,proto3" json:"oom_killed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -645,6 +663,27 @@ func (x *TaskEvent) GetRuntime() *durationpb.Duration {
 		return x.Runtime
 	}
 	return nil
+}
+
+func (x *TaskEvent) GetCpuSeconds() float64 {
+	if x != nil {
+		return x.CpuSeconds
+	}
+	return 0
+}
+
+func (x *TaskEvent) GetPeakMemBytes() int64 {
+	if x != nil {
+		return x.PeakMemBytes
+	}
+	return 0
+}
+
+func (x *TaskEvent) GetOomKilled() bool {
+	if x != nil {
+		return x.OomKilled
+	}
+	return false
 }
 
 // HeldAttempt is an attempt the worker knows: running, or ended with an
@@ -1724,7 +1763,7 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\x06stdout\x18\x01 \x01(\fH\x00R\x06stdout\x12\x18\n" +
 	"\x06stderr\x18\x02 \x01(\fH\x00R\x06stderr\x12\x1d\n" +
 	"\texit_code\x18\x03 \x01(\x05H\x00R\bexitCodeB\x05\n" +
-	"\x03msg\"\xae\x02\n" +
+	"\x03msg\"\xd0\x02\n" +
 	"\fWorkerAdvert\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\x05R\aversion\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x17\n" +
@@ -1733,7 +1772,8 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\n" +
 	"node_class\x18\x05 \x01(\tR\tnodeClass\x12\x18\n" +
 	"\aaccount\x18\x06 \x01(\tR\aaccount\x12\x18\n" +
-	"\aaddress\x18\a \x01(\tR\aaddress\x1a<\n" +
+	"\aaddress\x18\a \x01(\tR\aaddress\x12 \n" +
+	"\vconfinement\x18\b \x01(\tR\vconfinement\x1a<\n" +
 	"\x0eResourcesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"Q\n" +
@@ -1741,13 +1781,18 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"AttemptRef\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x12\n" +
 	"\x04task\x18\x02 \x01(\x03R\x04task\x12\x18\n" +
-	"\aattempt\x18\x03 \x01(\x05R\aattempt\"\xd2\x01\n" +
+	"\aattempt\x18\x03 \x01(\x05R\aattempt\"\xb8\x02\n" +
 	"\tTaskEvent\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x121\n" +
 	"\aattempt\x18\x02 \x01(\v2\x17.longfair.v1.AttemptRefR\aattempt\x12.\n" +
 	"\x04kind\x18\x03 \x01(\x0e2\x1a.longfair.v1.TaskEventKindR\x04kind\x12\x1b\n" +
 	"\texit_code\x18\x04 \x01(\x05R\bexitCode\x123\n" +
-	"\aruntime\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\aruntime\"Z\n" +
+	"\aruntime\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\aruntime\x12\x1f\n" +
+	"\vcpu_seconds\x18\x06 \x01(\x01R\n" +
+	"cpuSeconds\x12$\n" +
+	"\x0epeak_mem_bytes\x18\a \x01(\x03R\fpeakMemBytes\x12\x1d\n" +
+	"\n" +
+	"oom_killed\x18\b \x01(\bR\toomKilled\"Z\n" +
 	"\vHeldAttempt\x121\n" +
 	"\aattempt\x18\x01 \x01(\v2\x17.longfair.v1.AttemptRefR\aattempt\x12\x18\n" +
 	"\arunning\x18\x02 \x01(\bR\arunning\"\x90\x02\n" +

@@ -63,6 +63,8 @@ type workerFlags struct {
 	killGrace, shutdownTimeout  time.Duration
 	fenceTimeout                time.Duration
 	outputRetention             time.Duration
+	unconfined                  bool
+	pidsLimit                   int64
 	logLevel, logFormat         string
 	security                    workerSecurityFlags // worker_security.go
 	asSelf                      bool
@@ -92,6 +94,8 @@ func newWorkerFlagSet(f *workerFlags, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&f.killGrace, "kill-grace", 10*time.Second, "time between SIGTERM and SIGKILL when a task is stopped")
 	fs.DurationVar(&f.fenceTimeout, "fence-timeout", worker.DefaultFenceTimeout, "kill the running tasks when the leader has not been reached for this long (then --kill-grace); with the grace, at least 1s below the servers' worker_loss_timeout")
 	fs.DurationVar(&f.outputRetention, "output-retention", worker.DefaultOutputRetention, "how long an ended task's output and leftover working directory are kept after they were last written (0: forever)")
+	fs.BoolVar(&f.unconfined, "unconfined", false, "run tasks without cgroups: their cpu and mem are not enforced and what they leave behind is not killed (a laptop, a test; never a shared node). Without it the worker refuses to start unless it is root with cgroup controllers")
+	fs.Int64Var(&f.pidsLimit, "pids-limit", worker.DefaultPidsLimit, "most processes and threads one task may have (0: no limit)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long running tasks get to stop on SIGINT/SIGTERM")
@@ -115,6 +119,7 @@ func workerConfig(args []string, stderr io.Writer) (worker.Config, workerFlags, 
 	cfg.GossipAddr, cfg.GossipAdvertise = f.gossipAddr, f.gossipAdvertise
 	cfg.GRPCAddr, cfg.GRPCAdvertise = f.grpcAddr, f.grpcAdvertise
 	cfg.Class, cfg.Account, cfg.KillGrace = f.class, f.account, f.killGrace
+	cfg.Unconfined, cfg.PidsLimit = f.unconfined, f.pidsLimit
 	cfg.FenceTimeout = f.fenceTimeout
 	cfg.OutputRetention = f.outputRetention
 	cfg.RunAsUsers = !f.asSelf

@@ -176,7 +176,10 @@ func (d *devCluster) startWorkers(ctx context.Context, c *client.Client, acl boo
 		}
 		args := []string{"worker", "--node-id", w.id, "--work-dir", filepath.Join(dir, "work"),
 			"--gossip-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0",
-			"--cpu", w.cpu, "--mem", w.mem, "--class", w.class, "--log-format", "json", "--log-level", logLevel}
+			"--cpu", w.cpu, "--mem", w.mem, "--class", w.class, "--log-format", "json", "--log-level", logLevel,
+			// A development cluster runs on a laptop, as any user, and its
+			// workers share the machine: their demands are for show.
+			"--unconfined"}
 		if w.mic > 0 {
 			args = append(args, "--mic", fmt.Sprint(w.mic))
 		}
