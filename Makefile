@@ -25,6 +25,9 @@ run: build
 GRPCURL_VERSION := v1.9.4
 GRPCURL         := bin/grpcurl
 tools: $(GRPCURL)
+$(GRPCURL): Makefile
+	GOBIN=$(CURDIR)/bin $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+	@touch $@
 
 # deps installs, from Debian's packages, the programs the tests use that
 # Go does not build: MPICH's mpicc and mpiexec (the parallel-job tests run
