@@ -31,7 +31,8 @@ type Agent struct {
 	// asRoot: tasks run as their users' Unix accounts (identity.go).
 	asRoot bool
 
-	devs  *devices
+	// devs hands out each device class's indices (devices.go).
+	devs  [len(deviceClasses)]*devices
 	tasks *table
 
 	gossip   *gossip
@@ -101,9 +102,11 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	ag := &Agent{
 		cfg: cfg, log: logger, session: hex.EncodeToString(sid[:]),
 		baseEnv:  taskEnv(os.Environ()),
-		devs:     newDevices(int(cfg.Resources[ResourceMIC])),
 		tasks:    newTable(),
 		goodbyes: make(chan goodbye),
+	}
+	for i, c := range deviceClasses {
+		ag.devs[i] = newDevices(int(cfg.Resources[c.resource]))
 	}
 	ag.exe = cfg.Executable
 	if ag.exe == "" {

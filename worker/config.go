@@ -178,8 +178,10 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("resource %s is %v: give a finite number from 0 to 1e18", name, v))
 		}
 	}
-	if mic := c.Resources[ResourceMIC]; mic != math.Trunc(mic) || mic > maxDevices {
-		errs = append(errs, fmt.Errorf("mic is %v: give the number of MIC devices, a whole number up to %d", mic, maxDevices))
+	for _, d := range deviceClasses {
+		if n := c.Resources[d.resource]; n != math.Trunc(n) || n > maxDevices {
+			errs = append(errs, fmt.Errorf("%s is %v: give the number of %s devices, a whole number up to %d", d.resource, n, d.resource, maxDevices))
+		}
 	}
 	// The rules the leader checks the node's advert by (fsm.NodeUp).
 	if err := core.CheckText("node class", c.Class, core.MaxNameLength); err != nil {

@@ -9,11 +9,29 @@ import (
 	"sync"
 )
 
-// maxDevices bounds the MIC devices of one node.
+// maxDevices bounds the devices of one class on one node.
 const maxDevices = 1024
 
-// devices hands out MIC device indices so that attempts running at the same
-// time never share one. The cluster only places attempts that fit, so a
+// deviceClass is a kind of device a node has a number of, numbered from 0,
+// and the variable that tells a task which of them are its own: GPUs in
+// CUDA_VISIBLE_DEVICES (which CUDA, and through it most GPU software,
+// reads), Xeon Phi in OFFLOAD_DEVICES (Intel's offload runtime). Each is a
+// resource of the cluster like any other: placed, counted in fairness and
+// billed by its weight (an admin adds gpu with
+// `longfair policy set --add-resource gpu --billing-weight gpu=...`).
+type deviceClass struct {
+	resource, env string
+}
+
+// deviceClasses in the order an attempt takes its devices, always the
+// same, so that two attempts never wait for each other's.
+var deviceClasses = [...]deviceClass{
+	{ResourceGPU, EnvCUDAVisibleDevices},
+	{ResourceMIC, EnvOffloadDevices},
+}
+
+// devices hands out one class's device indices so that attempts running at
+// the same time never share one. The cluster only places attempts that fit, so a
 // request normally finds enough free devices at once; it waits when an
 // attempt the ledger has already ended still holds its devices here (its
 // process is being killed), and gets them when that process is gone.
@@ -44,7 +62,7 @@ func (d *devices) acquire(ctx context.Context, n int) ([]int, error) {
 		return nil, nil
 	}
 	if n > len(d.inUse) {
-		return nil, fmt.Errorf("the task needs %d MIC devices and this node has %d", n, len(d.inUse))
+		return nil, fmt.Errorf("the task needs %d devices and this node has %d", n, len(d.inUse))
 	}
 	for {
 		d.mu.Lock()
@@ -88,8 +106,46 @@ func (d *devices) release(idx []int) {
 	d.mu.Unlock()
 }
 
-// offloadDevices formats indices for OFFLOAD_DEVICES ("0,2").
-func offloadDevices(idx []int) string {
+// heldDevices are the devices of each class an attempt holds, in
+// deviceClasses order.
+type heldDevices [len(deviceClasses)][]int
+
+// acquireDevices takes, class by class, the devices demand asks for.
+// On failure it holds nothing.
+func (ag *Agent) acquireDevices(ctx context.Context, demand map[string]float64) (heldDevices, error) {
+	var held heldDevices
+	for i, c := range deviceClasses {
+		idx, err := ag.devs[i].acquire(ctx, need(demand[c.resource]))
+		if err != nil {
+			ag.releaseDevices(held)
+			return heldDevices{}, fmt.Errorf("%s devices: %w", c.resource, err)
+		}
+		held[i] = idx
+	}
+	return held, nil
+}
+
+// releaseDevices returns what acquireDevices took.
+func (ag *Agent) releaseDevices(held heldDevices) {
+	for i := range held {
+		ag.devs[i].release(held[i])
+	}
+}
+
+// env lists the variables naming the devices held, one per class held.
+func (h heldDevices) env() []string {
+	var out []string
+	for i, idx := range h {
+		if len(idx) > 0 {
+			out = append(out, deviceClasses[i].env+"="+deviceList(idx))
+		}
+	}
+	return out
+}
+
+// deviceList formats indices as CUDA_VISIBLE_DEVICES and OFFLOAD_DEVICES
+// take them ("0,2").
+func deviceList(idx []int) string {
 	parts := make([]string, len(idx))
 	for i, x := range idx {
 		parts[i] = strconv.Itoa(x)

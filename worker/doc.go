@@ -1,5 +1,6 @@
 // Package worker is longfair's worker agent: the process that runs on each
-// compute node (CPU or MIC) and runs the tasks the cluster places there.
+// compute node (CPU, GPU or MIC) and runs the tasks the cluster places
+// there.
 //
 // An Agent
 //
@@ -17,8 +18,9 @@
 //     message, which would take the other worker's node down;
 //   - runs each assignment the leader sends — only attempts the cluster has
 //     committed — as /bin/sh -c COMMAND in its own process group and its own
-//     working directory, with stdout and stderr in per-attempt files, the MIC
-//     devices it was given in OFFLOAD_DEVICES, and its walltime enforced
+//     working directory, with stdout and stderr in per-attempt files, the
+//     devices it was given (GPUs in CUDA_VISIBLE_DEVICES, MICs in
+//     OFFLOAD_DEVICES: devices.go), and its walltime enforced
 //     (SIGTERM, then SIGKILL after a grace period), under a supervisor
 //     process (below);
 //   - when it runs as root with RunAsUsers ('longfair worker' without

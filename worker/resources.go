@@ -2,14 +2,17 @@ package worker
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Resource names the agent fills in itself.
@@ -17,11 +20,13 @@ const (
 	ResourceCPU = "cpu"
 	ResourceMem = "mem"
 	ResourceMIC = "mic"
+	ResourceGPU = "gpu"
 )
 
-// DetectResources returns what this machine has: cpu (runtime.NumCPU) and
+// DetectResources returns what this machine has: cpu (runtime.NumCPU),
 // mem (MemTotal of /proc/meminfo, in bytes; left out when it cannot be
-// read, for example on a system without /proc).
+// read, for example on a system without /proc) and gpu (the NVIDIA GPUs
+// `nvidia-smi -L` lists; left out without nvidia-smi or GPUs).
 func DetectResources() map[string]float64 {
 	r := map[string]float64{ResourceCPU: float64(runtime.NumCPU())}
 	if f, err := os.Open("/proc/meminfo"); err == nil {
@@ -30,7 +35,34 @@ func DetectResources() map[string]float64 {
 			r[ResourceMem] = mem
 		}
 	}
+	if n := detectGPUs(); n > 0 {
+		r[ResourceGPU] = float64(n)
+	}
 	return r
+}
+
+// detectGPUs counts the GPUs nvidia-smi lists ("GPU 0: NVIDIA A100 ...
+// (UUID: ...)", one line each), 0 when it is not installed or fails: a
+// node without the driver has no GPU a task could use. CUDA numbers them
+// as nvidia-smi does, which is what CUDA_VISIBLE_DEVICES indexes.
+func detectGPUs() int {
+	path, err := exec.LookPath("nvidia-smi")
+	if err != nil {
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "-L").Output()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "GPU ") {
+			n++
+		}
+	}
+	return min(n, maxDevices)
 }
 
 // memTotal reads the MemTotal line of /proc/meminfo ("MemTotal: 16303756 kB").

@@ -26,26 +26,28 @@ const (
 	EnvUser      = "LONGFAIR_USER"
 	EnvNodeID    = "LONGFAIR_NODE_ID"
 	// EnvOffloadDevices lists the MIC devices the attempt may use, as
-	// Intel's offload runtime reads it ("0,1"). Attempts without MIC
-	// devices do not get it.
-	EnvOffloadDevices = "OFFLOAD_DEVICES"
+	// Intel's offload runtime reads it ("0,1"); EnvCUDAVisibleDevices its
+	// GPUs, as CUDA reads it. Attempts without such devices do not get it
+	// (devices.go).
+	EnvOffloadDevices     = "OFFLOAD_DEVICES"
+	EnvCUDAVisibleDevices = "CUDA_VISIBLE_DEVICES"
 )
 
 // run runs one attempt from start to end, reporting what happens.
 func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	defer ag.wg.Done()
 	k := a.key
-	idx, err := ag.devs.acquire(startCtx, need(a.asg.GetDemand()[ResourceMIC]))
+	idx, err := ag.acquireDevices(startCtx, a.asg.GetDemand())
 	if err != nil {
 		if startCtx.Err() != nil {
 			// Killed before it could start: it ran for no time.
 			ag.finish(a, 128+15, 0, nil)
 			return
 		}
-		ag.lose(a, fmt.Errorf("MIC devices: %w", err))
+		ag.lose(a, err)
 		return
 	}
-	defer ag.devs.release(idx)
+	defer ag.releaseDevices(idx)
 
 	l, err := launchFor(a.asg, ag.asRoot, ag.baseEnv)
 	if err != nil {
@@ -226,7 +228,7 @@ func (ag *Agent) openOutput(k attemptKey) (stdout, stderr *os.File, err error) {
 
 // env is base (the job's environment, or the agent's own: launchFor)
 // plus the task's variables.
-func (ag *Agent) env(a *attempt, devices []int, base []string) []string {
+func (ag *Agent) env(a *attempt, devices heldDevices, base []string) []string {
 	k := a.key
 	env := make([]string, 0, len(base)+8)
 	env = append(env, taskEnv(base)...)
@@ -239,16 +241,14 @@ func (ag *Agent) env(a *attempt, devices []int, base []string) []string {
 		EnvUser+"="+a.asg.GetUser(),
 		EnvNodeID+"="+ag.cfg.NodeID,
 	)
-	if len(devices) > 0 {
-		env = append(env, EnvOffloadDevices+"="+offloadDevices(devices))
-	}
+	env = append(env, devices.env()...)
 	return env
 }
 
 // taskEnv is the agent's environment without the variables it sets for
 // each task, so that a value inherited by the agent never leaks into one.
 func taskEnv(environ []string) []string {
-	own := append([]string{EnvJobID, EnvTaskID, EnvTaskIndex, EnvAttempt, EnvAccount, EnvUser, EnvNodeID, EnvOffloadDevices, envSupervisor}, parallelEnv...)
+	own := append([]string{EnvJobID, EnvTaskID, EnvTaskIndex, EnvAttempt, EnvAccount, EnvUser, EnvNodeID, EnvOffloadDevices, EnvCUDAVisibleDevices, envSupervisor}, parallelEnv...)
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")

@@ -11,7 +11,7 @@ import (
 )
 
 // wellKnown resources come first in listings, in this order.
-var wellKnown = []string{"cpu", "mem", "mic"}
+var wellKnown = []string{"cpu", "mem", "gpu", "mic"}
 
 // resourceOrder lists the resource names of the maps: cpu, mem, mic, then
 // the others by name.
@@ -87,13 +87,14 @@ func fmtVectorOf(v map[string]float64, keys map[string]float64) string {
 // resourceFlags are the demand flags of submit: --cpu, --mem, --mic and
 // repeatable --res name=quantity.
 type resourceFlags struct {
-	cpu, mem, mic string
-	res           ListFlag
+	cpu, mem, gpu, mic string
+	res                ListFlag
 }
 
 func (r *resourceFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.cpu, "cpu", "", "CPU cores per task, in hundredths: at least 0.01, rounded up (default 1 when no resource is given)")
 	fs.StringVar(&r.mem, "mem", "", "memory per task: bytes, or with a unit such as 512M or 4G (binary, as in Slurm); at least 1M, rounded up to whole MiB")
+	fs.StringVar(&r.gpu, "gpu", "", "GPUs per task, whole (the cluster must have the gpu resource)")
 	fs.StringVar(&r.mic, "mic", "", "MIC (Xeon Phi) devices per task, whole")
 	fs.Var(&r.res, "res", "any other resource per task as `name=quantity`, whole units (sizes named *mem or *bytes in MiB); repeat or comma-separate")
 }
@@ -104,7 +105,7 @@ func (r *resourceFlags) demand() (map[string]float64, error) {
 	if err != nil {
 		return nil, Usagef("--res: %v", err)
 	}
-	for _, f := range []struct{ name, val string }{{"cpu", r.cpu}, {"mem", r.mem}, {"mic", r.mic}} {
+	for _, f := range []struct{ name, val string }{{"cpu", r.cpu}, {"mem", r.mem}, {"gpu", r.gpu}, {"mic", r.mic}} {
 		if f.val == "" {
 			continue
 		}

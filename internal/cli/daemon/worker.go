@@ -27,8 +27,11 @@ runs the tasks placed on the node (as /bin/sh -c COMMAND, each in its own
 process group and working directory under --work-dir, with its stdout and
 stderr kept there for 'longfair logs').
 
-cpu and mem are detected from the machine unless given. A MIC node gives
-its device count with --mic; tasks get their devices in OFFLOAD_DEVICES.
+cpu, mem and NVIDIA GPUs (nvidia-smi -L) are detected from the machine
+unless given. A MIC node gives its device count with --mic. Tasks get their
+own devices, never another running task's: GPUs in CUDA_VISIBLE_DEVICES,
+MICs in OFFLOAD_DEVICES. The cluster must know the gpu resource to place
+GPU tasks: longfair policy set --add-resource gpu --billing-weight ...
 Any other resource is given with --resource name=quantity (the cluster
 must declare it: see the add_resources setting).
 
@@ -58,7 +61,7 @@ type workerFlags struct {
 	gossipKey                   string
 	join, resources             cli.ListFlag
 	cpu, mem                    string
-	mic                         int
+	mic, gpu                    int
 	class, account              string
 	killGrace, shutdownTimeout  time.Duration
 	fenceTimeout                time.Duration
@@ -87,6 +90,7 @@ func newWorkerFlagSet(f *workerFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.cpu, "cpu", "", "cpu `cores` to offer (default: all of the machine's)")
 	fs.StringVar(&f.mem, "mem", "", "memory to offer, in bytes or with K/M/G/T (`64G`; default: all of the machine's)")
 	fs.IntVar(&f.mic, "mic", 0, "`number` of MIC devices (numbered from 0 in OFFLOAD_DEVICES)")
+	fs.IntVar(&f.gpu, "gpu", -1, "`number` of GPUs (numbered from 0 in CUDA_VISIBLE_DEVICES; default: those nvidia-smi -L lists)")
 	fs.Var(&f.resources, "resource", "another resource as `name=quantity`; repeat for several")
 	fs.StringVar(&f.class, "class", "", "node `class` shown in listings, such as cpu or mic")
 	fs.StringVar(&f.account, "account", "", "`account` that contributed this node (its weight can come from it)")
@@ -182,6 +186,9 @@ func workerResources(f workerFlags) (map[string]float64, error) {
 	}
 	if f.mic > 0 {
 		res[worker.ResourceMIC] = float64(f.mic)
+	}
+	if f.gpu >= 0 {
+		res[worker.ResourceGPU] = float64(f.gpu)
 	}
 	return res, nil
 }
