@@ -28,6 +28,9 @@ type JobSpec struct {
 	// Nodes each task spans, Demand on each (a parallel job, such as an
 	// MPI run); 0 means 1.
 	Nodes int
+	// Ranks is how many processes a parallel task runs across its nodes
+	// (Slurm's --ntasks); 0 means one per node.
+	Ranks int
 	// Walltime per task; a task is stopped when it runs longer.
 	Walltime time.Duration
 	// Command is the argv of every task; each task finds its index in the
@@ -56,7 +59,7 @@ func (s JobSpec) Request() *longfairv1.SubmitJobRequest {
 		tasks = 1
 	}
 	return &longfairv1.SubmitJobRequest{
-		Account: s.Account, User: s.User, Name: s.Name, Demand: s.Demand, Tasks: tasks, Nodes: int32(min(s.Nodes, longfairv1.MaxNodesPerJob+1)),
+		Account: s.Account, User: s.User, Name: s.Name, Demand: s.Demand, Tasks: tasks, Nodes: int32(min(s.Nodes, longfairv1.MaxNodesPerJob+1)), Ntasks: int32(min(s.Ranks, longfairv1.MaxTasksPerJob+1)),
 		Walltime: durationpb.New(s.Walltime), Command: s.Command,
 		MaxAttempts: int32(min(s.MaxAttempts, longfairv1.MaxAttemptsLimit+1)), RequestId: s.RequestID,
 		Dir: s.Dir, Env: s.Env, EnvCaptured: s.EnvCaptured,

@@ -233,3 +233,52 @@ func TestExecIsScopedToItsTask(t *testing.T) {
 		return err != nil && strings.Contains(out, "holds no running part")
 	})
 }
+
+// `longfair run` inside a parallel task starts its --ntasks processes in
+// blocks over its nodes, each with its rank; submit's --ntasks and
+// --ntasks-per-node shape the job as sbatch's do.
+func TestRunStartsRanksAcrossTheTask(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := startCluster(ctx, t, 1)
+	acct, user := c.account(ctx, "physics")
+	for _, w := range []string{"w1", "w2", "w3"} {
+		c.startWorker(w, "--cpu", "2")
+	}
+	c.waitNodes(ctx, map[string]bool{"w1": true, "w2": true, "w3": true})
+	out := filepath.Join(c.dir, "ranks.out")
+	cmd := exec.CommandContext(ctx, binary, "submit", "--addr", c.grpcAddrs(), "--account", acct, "--user", user,
+		"--ntasks", "4", "--ntasks-per-node", "2", "--walltime", "1m", "--wait", "--",
+		fmt.Sprintf(`%s run --label -- 'echo $LONGFAIR_PROCID $LONGFAIR_LOCALID $LONGFAIR_EXEC_NODE $LONGFAIR_NTASKS' > %s`, binary, out))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("submit --ntasks 4 --ntasks-per-node 2: %v\n%s", err, b)
+	}
+	b, _ := os.ReadFile(out)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	byRank := map[string][]string{}
+	for _, l := range lines {
+		label, rest, _ := strings.Cut(l, ": ")
+		byRank[label] = strings.Fields(rest)
+	}
+	if len(byRank) != 4 {
+		t.Fatalf("ranks printed %q, want 4", b)
+	}
+	for r := range 4 {
+		f := byRank[fmt.Sprint(r)]
+		if len(f) != 4 || f[0] != fmt.Sprint(r) || f[1] != fmt.Sprint(r%2) || f[3] != "4" {
+			t.Fatalf("rank %d printed %v, want its rank, local id %d, node and LONGFAIR_NTASKS=4:\n%s", r, f, r%2, b)
+		}
+	}
+	if byRank["0"][2] != byRank["1"][2] || byRank["2"][2] != byRank["3"][2] || byRank["0"][2] == byRank["2"][2] {
+		t.Fatalf("ranks on nodes %s %s %s %s: want 0,1 on one node and 2,3 on another", byRank["0"][2], byRank["1"][2], byRank["2"][2], byRank["3"][2])
+	}
+}
+
+// grpcAddrs is every live server's gRPC address, for a CLI's --addr.
+func (c *cluster) grpcAddrs() string {
+	var out []string
+	for _, s := range c.live() {
+		out = append(out, s.GRPC)
+	}
+	return strings.Join(out, ",")
+}

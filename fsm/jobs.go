@@ -51,7 +51,10 @@ type SubmitJob struct {
 	Tasks     int64              `json:"tasks"`
 	// Nodes is how many nodes each task spans, Demand on each (a parallel
 	// job, jobs_nodes.go); 0 and 1 mean one node.
-	Nodes       int           `json:"nodes,omitempty"`
+	Nodes int `json:"nodes,omitempty"`
+	// Ranks is how many processes a parallel task runs across its nodes
+	// (Slurm's --ntasks); 0 is one per node. Only its environment reads it.
+	Ranks       int           `json:"ranks,omitempty"`
 	Walltime    time.Duration `json:"walltime"`
 	Command     []string      `json:"command"`
 	MaxAttempts int           `json:"max_attempts,omitempty"`
@@ -116,6 +119,9 @@ func (c *SubmitJob) validate(r rules) *Error {
 	}
 	if c.Nodes < 0 || c.Nodes > MaxNodesPerJob {
 		return invalid("nodes is %d: a task spans 1 to %d nodes (0 means 1)", c.Nodes, MaxNodesPerJob)
+	}
+	if c.Ranks < 0 || c.Ranks > MaxTasksPerJob {
+		return invalid("ranks is %d: a parallel task runs 1 to %d processes (0 means one per node)", c.Ranks, MaxTasksPerJob)
 	}
 	if c.Walltime < r.minWalltime() || c.Walltime > MaxWalltime {
 		return invalid("walltime %v must be at least %v and at most %v", c.Walltime, r.minWalltime(), MaxWalltime)
@@ -195,7 +201,9 @@ type jobRecord struct {
 	// Demand is what each task takes on each of its nodes.
 	Demand ledger.Vector `json:"demand"`
 	// Nodes is how many nodes each task spans; 0 is one (jobs_nodes.go).
-	Nodes       int            `json:"nodes,omitempty"`
+	Nodes int `json:"nodes,omitempty"`
+	// Ranks is how many processes each task runs (SubmitJob.Ranks).
+	Ranks       int            `json:"ranks,omitempty"`
 	Tasks       int64          `json:"tasks"`
 	Walltime    time.Duration  `json:"walltime"`
 	Command     []string       `json:"command"`
@@ -291,7 +299,7 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	}
 	j := &jobRecord{
 		ID: id, RequestID: c.RequestID, Account: c.Account, User: c.User, Name: c.Name,
-		Demand: demand, Nodes: c.Nodes, Tasks: c.Tasks, Walltime: c.Walltime, Command: slices.Clone(c.Command),
+		Demand: demand, Nodes: c.Nodes, Ranks: c.Ranks, Tasks: c.Tasks, Walltime: c.Walltime, Command: slices.Clone(c.Command),
 		MaxAttempts: maxAttempts, SubmittedAt: t, State: JobPending, Hold: hold,
 		Dir: c.Dir, Env: slices.Clone(c.Env), EnvCaptured: c.EnvCaptured,
 	}
@@ -366,7 +374,7 @@ func (s *state) admit(c *SubmitJob) (ledger.Vector, ledger.SU, UnixIdentity, *Er
 func (s *state) sameSubmission(j *jobRecord, c *SubmitJob, maxAttempts int) bool {
 	demand, err := s.demandVector("demand", c.Demand, c.legacy)
 	return err == nil && j.Account == c.Account && j.User == c.User && j.Name == c.Name &&
-		sameBits(pad(j.Demand, len(demand)), demand) && j.Nodes == c.Nodes && j.Tasks == c.Tasks && j.Walltime == c.Walltime &&
+		sameBits(pad(j.Demand, len(demand)), demand) && j.Nodes == c.Nodes && j.Ranks == c.Ranks && j.Tasks == c.Tasks && j.Walltime == c.Walltime &&
 		slices.Equal(j.Command, c.Command) && j.MaxAttempts == maxAttempts && sameLaunch(j, c)
 }
 

@@ -69,8 +69,11 @@ func (t *leaderTerm) assignment(k attemptKey, node string) *longfairv1.Assignmen
 		Command: j.Command, Walltime: durationpb.New(j.Walltime), Demand: demand,
 		Dir: j.Dir, Env: j.Env, EnvCaptured: j.EnvCaptured, RunAs: unixProto(j.RunAs),
 	}
-	if j.Nodes > 1 && !t.addAllocation(a, k, node) {
-		return nil
+	if j.Nodes > 1 {
+		a.Ntasks = int32(j.Ranks)
+		if !t.addAllocation(a, k, node) {
+			return nil
+		}
 	}
 	return a
 }

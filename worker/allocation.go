@@ -28,9 +28,11 @@ const (
 	// EnvNodeList lists the task's nodes, the head first, comma separated.
 	EnvNodeList = "LONGFAIR_NODELIST"
 	// EnvNNodes is how many nodes the task spans; EnvNTasks how many
-	// processes it runs (one per node unless the job says more).
-	EnvNNodes = "LONGFAIR_NNODES"
-	EnvNTasks = "LONGFAIR_NTASKS"
+	// processes it runs (one per node unless the job says --ntasks), and
+	// EnvNTasksPerNode how many of them on each node, at most.
+	EnvNNodes        = "LONGFAIR_NNODES"
+	EnvNTasks        = "LONGFAIR_NTASKS"
+	EnvNTasksPerNode = "LONGFAIR_NTASKS_PER_NODE"
 	// EnvNodeIndex is this node's place in the node list (0: the head).
 	EnvNodeIndex = "LONGFAIR_NODEID"
 	// EnvHostfile is a file naming the task's nodes one per line, in the
@@ -52,7 +54,7 @@ const (
 )
 
 // parallelEnv are the variables of a parallel task.
-var parallelEnv = []string{EnvNodeList, EnvNNodes, EnvNTasks, EnvNodeIndex, EnvHostfile, EnvRsh, EnvCredential, EnvNodeAddresses, EnvExecNode}
+var parallelEnv = []string{EnvNodeList, EnvNNodes, EnvNTasks, EnvNTasksPerNode, EnvNodeIndex, EnvHostfile, EnvRsh, EnvCredential, EnvNodeAddresses, EnvExecNode}
 
 // isMember reports whether asg is a node of a parallel task that this
 // node does not head.
@@ -82,6 +84,10 @@ func (ag *Agent) allocationEnv(asg *longfairv1.Assignment, dir string, k attempt
 	if err := os.WriteFile(rsh, []byte(script), 0o755); err != nil {
 		return nil, fmt.Errorf("write the task's rsh agent: %w", err)
 	}
+	ranks := int(asg.GetNtasks())
+	if ranks <= 0 {
+		ranks = len(nodes)
+	}
 	addrs := asg.GetNodeAddresses()
 	names := make([]string, 0, len(addrs))
 	for n := range addrs {
@@ -95,7 +101,8 @@ func (ag *Agent) allocationEnv(asg *longfairv1.Assignment, dir string, k attempt
 	return []string{
 		EnvNodeList + "=" + strings.Join(nodes, ","),
 		EnvNNodes + "=" + strconv.Itoa(len(nodes)),
-		EnvNTasks + "=" + strconv.Itoa(len(nodes)),
+		EnvNTasks + "=" + strconv.Itoa(ranks),
+		EnvNTasksPerNode + "=" + strconv.Itoa((ranks+len(nodes)-1)/len(nodes)),
 		EnvNodeIndex + "=" + strconv.Itoa(int(asg.GetNodeIndex())),
 		EnvHostfile + "=" + hostfile,
 		EnvRsh + "=" + rsh,

@@ -33,6 +33,7 @@ func Commands() map[string]Command {
 		"balance":  {"service-unit balances of accounts", balanceCommand()},
 		"explain":  {"why a pending job has not started", explainCommand()},
 		"exec":     {"inside a parallel task: run a command on another of its nodes (an rsh for mpiexec)", execCommand()},
+		"run":      {"inside a parallel task: start a command as its processes across its nodes (like srun)", runCommand()},
 
 		"account":  {"create, list, show accounts; set their weights", accountGroup()},
 		"user":     {"create and list users; manage their accounts", userGroup()},
@@ -58,7 +59,7 @@ func commandGroups() []struct {
 		names []string
 	}{
 		{"Cluster", []string{"server", "worker", "dev", "status", "nodes"}},
-		{"Users", []string{"submit", "jobs", "job", "cancel", "logs", "fairness", "balance", "explain", "exec"}},
+		{"Users", []string{"submit", "jobs", "job", "cancel", "logs", "fairness", "balance", "explain", "exec", "run"}},
 		{"Admins", []string{"account", "user", "grant", "ledger", "usage", "policy", "group", "queue", "acl", "operator"}},
 		{"Simulation", []string{"sim"}},
 	}

@@ -55,7 +55,7 @@ func execCommand() func(args []string, stdout, stderr io.Writer) error {
 		}
 		ctx, cancel := signalContext()
 		defer cancel()
-		return runExec(ctx, node, argv, os.Stdin, stdout, stderr)
+		return runExec(ctx, node, argv, nil, os.Stdin, stdout, stderr)
 	}
 }
 
@@ -100,8 +100,9 @@ func parseExecArgs(args []string) (node string, argv []string, err error) {
 	return node, args, nil
 }
 
-// runExec starts argv on node through its worker and relays its stdio.
-func runExec(ctx context.Context, node string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// runExec starts argv on node through its worker and relays its stdio;
+// extra adds to the environment passed on.
+func runExec(ctx context.Context, node string, argv, extra []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	job, err := strconv.ParseUint(os.Getenv("LONGFAIR_JOB_ID"), 10, 64)
 	task, err2 := strconv.ParseInt(os.Getenv("LONGFAIR_TASK_INDEX"), 10, 64)
 	attempt, err3 := strconv.ParseInt(os.Getenv("LONGFAIR_ATTEMPT"), 10, 32)
@@ -137,7 +138,7 @@ func runExec(ctx context.Context, node string, argv []string, stdin io.Reader, s
 	dir, _ := os.Getwd()
 	start := &longfairv1.ExecStart{
 		Attempt:    &longfairv1.AttemptRef{JobId: job, Task: task, Attempt: int32(attempt)},
-		Credential: cred, Argv: argv, Env: os.Environ(), Dir: dir,
+		Credential: cred, Argv: argv, Env: append(os.Environ(), extra...), Dir: dir,
 	}
 	if err := stream.Send(&longfairv1.ExecRequest{Msg: &longfairv1.ExecRequest_Start{Start: start}}); err != nil {
 		return fmt.Errorf("start on node %s: %w", node, err)

@@ -53,6 +53,8 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		account, user, name, requestID string
 		tasks                          int64
 		nodes                          int
+		ntasks, perNode, cpusPerTask   int
+		flags                          *flag.FlagSet
 		walltime                       time.Duration
 		maxAttempts, repeat            int
 		wait, quote                    bool
@@ -61,11 +63,15 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		chdir, export                  string
 	)
 	setup := func(fs *flag.FlagSet) {
+		flags = fs
 		fs.StringVar(&account, "account", os.Getenv("LONGFAIR_ACCOUNT"), "`account` charged for the job (default $LONGFAIR_ACCOUNT)")
 		fs.StringVar(&user, "user", defaultUser(), "`user` submitting, a member of the account (default $LONGFAIR_USER, else $USER)")
 		fs.Int64Var(&tasks, "array", 1, "number of tasks in the job array (1 to 1000000)")
 		fs.Int64Var(&tasks, "n", 1, "short for --array")
 		fs.IntVar(&nodes, "nodes", 1, "nodes each task spans, the resources asked for on each (a parallel job, e.g. MPI; see 'longfair exec --help')")
+		fs.IntVar(&ntasks, "ntasks", 0, "processes a parallel job runs across its nodes (LONGFAIR_NTASKS; what 'longfair run' starts); with --ntasks-per-node it sets --nodes")
+		fs.IntVar(&perNode, "ntasks-per-node", 0, "processes on each node: the nodes are ceil(ntasks / this), each with ntasks-per-node × cpus-per-task cores")
+		fs.IntVar(&cpusPerTask, "cpus-per-task", 0, "cores per process with --ntasks (default 1): each node gets processes × this")
 		fs.DurationVar(&walltime, "walltime", time.Hour, "longest a task may run, 1s to 365 days, e.g. 30m or 2h; it is stopped after")
 		fs.StringVar(&name, "name", "", "job `name` for people")
 		fs.IntVar(&maxAttempts, "max-attempts", 0, "how often a task lost with its node is started (0: the cluster default, 3)")
@@ -106,6 +112,9 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if nodes, err = parallelShape(nodes, given(flags, "nodes"), ntasks, perNode, cpusPerTask, res.cpu != "", demand); err != nil {
+			return err
+		}
 		dir, err := submitDir(chdir)
 		if err != nil {
 			return err
@@ -117,7 +126,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		for _, name := range dropped {
 			fmt.Fprintf(out.stderr, "longfair submit: not exporting %s: its value holds control characters or invalid UTF-8, which the cluster does not carry\n", name)
 		}
-		spec := client.JobSpec{Account: account, User: user, Name: name, Demand: demand, Tasks: tasks, Nodes: nodes,
+		spec := client.JobSpec{Account: account, User: user, Name: name, Demand: demand, Tasks: tasks, Nodes: nodes, Ranks: ntasks,
 			Walltime: walltime, Command: command, MaxAttempts: maxAttempts, RequestID: requestID,
 			Dir: dir, Env: env, EnvCaptured: true}
 		if quote {
@@ -140,6 +149,51 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		}
 		return watchJob(ctx, c, f, job.GetId(), interval, 0, out)
 	})
+}
+
+// parallelShape turns Slurm's way of asking for a parallel job — --ntasks
+// processes, --ntasks-per-node of them on each node, --cpus-per-task cores
+// each — into longfair's nodes and cores per node, as sbatch does: the
+// nodes are ceil(ntasks / ntasks-per-node) unless --nodes gives them, and
+// each node holds its processes' cores. It returns the nodes, and sets
+// demand's cpu. Without --ntasks it changes nothing.
+func parallelShape(nodes int, nodesSet bool, ntasks, perNode, cpusPerTask int, cpuSet bool, demand map[string]float64) (int, error) {
+	if ntasks == 0 && perNode == 0 && cpusPerTask == 0 {
+		return nodes, nil
+	}
+	switch {
+	case ntasks < 1:
+		return 0, Usagef("--ntasks-per-node and --cpus-per-task need --ntasks (1 or more processes)")
+	case perNode < 0 || cpusPerTask < 0:
+		return 0, Usagef("--ntasks-per-node and --cpus-per-task must be 1 or more")
+	case cpuSet:
+		return 0, Usagef("--cpu and --ntasks both set the cores per node: give --cpus-per-task (cores per process) instead of --cpu")
+	}
+	if cpusPerTask == 0 {
+		cpusPerTask = 1
+	}
+	switch {
+	case perNode > 0 && !nodesSet:
+		nodes = (ntasks + perNode - 1) / perNode
+	case perNode > 0 && ntasks > nodes*perNode:
+		return 0, Usagef("--ntasks %d does not fit --nodes %d × --ntasks-per-node %d: give more nodes, or leave --nodes out", ntasks, nodes, perNode)
+	case perNode == 0 && !nodesSet:
+		return 0, Usagef("--ntasks %d: say how to spread them, with --nodes N or --ntasks-per-node P", ntasks)
+	case perNode == 0:
+		perNode = (ntasks + nodes - 1) / nodes
+	}
+	if ntasks < nodes {
+		return 0, Usagef("--ntasks %d is fewer than the %d nodes: every node runs at least one process", ntasks, nodes)
+	}
+	demand["cpu"] = float64(perNode * cpusPerTask)
+	return nodes, nil
+}
+
+// given reports whether flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // quoteJob shows what submitting spec would do, submitting nothing.

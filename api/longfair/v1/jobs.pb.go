@@ -378,6 +378,10 @@ type SubmitJobRequest struct {
 	// node; at most 100,000. A shape fewer known nodes could hold is
 	// refused, holding nothing, with the widest that fits.
 	Nodes int32 `protobuf:"varint,10,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	// ntasks is how many processes a parallel task runs across its nodes
+	// (Slurm's --ntasks): its LONGFAIR_NTASKS, and how many `longfair run`
+	// starts. 0 means one per node. At most 1,000,000.
+	Ntasks int32 `protobuf:"varint,11,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
 	// dir is the absolute working directory the tasks run in (the CLI's
 	// --chdir, by default where it ran); unset runs them in a directory the
 	// worker makes for each attempt.
@@ -488,6 +492,13 @@ func (x *SubmitJobRequest) GetRequestId() string {
 func (x *SubmitJobRequest) GetNodes() int32 {
 	if x != nil {
 		return x.Nodes
+	}
+	return 0
+}
+
+func (x *SubmitJobRequest) GetNtasks() int32 {
+	if x != nil {
+		return x.Ntasks
 	}
 	return 0
 }
@@ -799,7 +810,9 @@ type Job struct {
 	// charged_micro_su is what the job's tasks have been charged so far.
 	ChargedMicroSu int64 `protobuf:"varint,19,opt,name=charged_micro_su,json=chargedMicroSu,proto3" json:"charged_micro_su,omitempty"`
 	// nodes each task spans; 0 for one. demand is then per node.
-	Nodes         int32 `protobuf:"varint,20,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	Nodes int32 `protobuf:"varint,20,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	// ntasks: the processes a parallel task runs (0: one per node).
+	Ntasks        int32 `protobuf:"varint,21,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -970,6 +983,13 @@ func (x *Job) GetChargedMicroSu() int64 {
 func (x *Job) GetNodes() int32 {
 	if x != nil {
 		return x.Nodes
+	}
+	return 0
+}
+
+func (x *Job) GetNtasks() int32 {
+	if x != nil {
+		return x.Ntasks
 	}
 	return 0
 }
@@ -1616,7 +1636,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x04wait\x18\f \x01(\x0e2\x14.longfair.v1.JobWaitR\x04wait\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xd8\x03\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xf0\x03\n" +
 	"\x10SubmitJobRequest\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x12\n" +
@@ -1629,7 +1649,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\t \x01(\tR\trequestId\x12\x14\n" +
 	"\x05nodes\x18\n" +
-	" \x01(\x05R\x05nodes\x12\x10\n" +
+	" \x01(\x05R\x05nodes\x12\x16\n" +
+	"\x06ntasks\x18\v \x01(\x05R\x06ntasks\x12\x10\n" +
 	"\x03dir\x18\x14 \x01(\tR\x03dir\x12\x10\n" +
 	"\x03env\x18\x15 \x03(\tR\x03env\x12!\n" +
 	"\fenv_captured\x18\x16 \x01(\bR\venvCaptured\x1a9\n" +
@@ -1651,7 +1672,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\"`\n" +
 	"\x10ListJobsResponse\x12$\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x10.longfair.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x98\x06\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xb0\x06\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x12\n" +
@@ -1673,7 +1694,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x0fcancelled_tasks\x18\x11 \x01(\x03R\x0ecancelledTasks\x12\"\n" +
 	"\rhold_micro_su\x18\x12 \x01(\x03R\vholdMicroSu\x12(\n" +
 	"\x10charged_micro_su\x18\x13 \x01(\x03R\x0echargedMicroSu\x12\x14\n" +
-	"\x05nodes\x18\x14 \x01(\x05R\x05nodes\x1a9\n" +
+	"\x05nodes\x18\x14 \x01(\x05R\x05nodes\x12\x16\n" +
+	"\x06ntasks\x18\x15 \x01(\x05R\x06ntasks\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"e\n" +

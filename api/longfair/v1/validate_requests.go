@@ -157,6 +157,9 @@ func (r *SubmitJobRequest) Validate() error {
 	if n := r.GetNodes(); n < 0 || n > MaxNodesPerJob {
 		return bad("nodes is %d: a task spans 1 to %d nodes (0 means 1)", n, MaxNodesPerJob)
 	}
+	if n := r.GetNtasks(); n < 0 || n > MaxTasksPerJob {
+		return bad("ntasks is %d: a parallel task runs 1 to %d processes (0 means one per node)", n, MaxTasksPerJob)
+	}
 	if err := checkDuration("walltime", r.GetWalltime(), false, MaxWalltime); err != nil {
 		return err
 	}

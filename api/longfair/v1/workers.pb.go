@@ -1112,6 +1112,8 @@ type Assignment struct {
 	// node; credential is the task's secret for Exec on its nodes.
 	NodeAddresses map[string]string `protobuf:"bytes,10,rep,name=node_addresses,json=nodeAddresses,proto3" json:"node_addresses,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Credential    string            `protobuf:"bytes,11,opt,name=credential,proto3" json:"credential,omitempty"`
+	// ntasks is how many processes the parallel task runs (0: one per node).
+	Ntasks int32 `protobuf:"varint,12,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
 	// dir, env and env_captured: what the job captured at submission
 	// (SubmitJobRequest). A worker running as root runs the attempt as
 	// run_as, in dir, with env.
@@ -1228,6 +1230,13 @@ func (x *Assignment) GetCredential() string {
 		return x.Credential
 	}
 	return ""
+}
+
+func (x *Assignment) GetNtasks() int32 {
+	if x != nil {
+		return x.Ntasks
+	}
+	return 0
 }
 
 func (x *Assignment) GetDir() string {
@@ -1814,7 +1823,7 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\x06events\x18\x02 \x01(\v2\x19.longfair.v1.WorkerEventsH\x00R\x06events\x126\n" +
 	"\theartbeat\x18\x03 \x01(\v2\x16.longfair.v1.HeartbeatH\x00R\theartbeat\x126\n" +
 	"\agoodbye\x18\x04 \x01(\v2\x1a.longfair.v1.WorkerGoodbyeH\x00R\agoodbyeB\x05\n" +
-	"\x03msg\"\xb4\x05\n" +
+	"\x03msg\"\xcc\x05\n" +
 	"\n" +
 	"Assignment\x121\n" +
 	"\aattempt\x18\x01 \x01(\v2\x17.longfair.v1.AttemptRefR\aattempt\x12\x18\n" +
@@ -1831,7 +1840,8 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	" \x03(\v2*.longfair.v1.Assignment.NodeAddressesEntryR\rnodeAddresses\x12\x1e\n" +
 	"\n" +
 	"credential\x18\v \x01(\tR\n" +
-	"credential\x12\x10\n" +
+	"credential\x12\x16\n" +
+	"\x06ntasks\x18\f \x01(\x05R\x06ntasks\x12\x10\n" +
 	"\x03dir\x18\x14 \x01(\tR\x03dir\x12\x10\n" +
 	"\x03env\x18\x15 \x03(\tR\x03env\x12!\n" +
 	"\fenv_captured\x18\x16 \x01(\bR\venvCaptured\x120\n" +
