@@ -31,9 +31,11 @@ type Agent struct {
 	// asRoot: tasks run as their users' Unix accounts (identity.go).
 	asRoot bool
 
-	// devs hands out each device class's indices (devices.go).
-	devs  [len(deviceClasses)]*devices
-	tasks *table
+	// devs hands out each device class's indices, and deviceFiles names
+	// their device files (devices.go).
+	devs        [len(deviceClasses)]*devices
+	deviceFiles [len(deviceClasses)][]string
+	tasks       *table
 
 	gossip   *gossip
 	grpc     *grpc.Server
@@ -108,6 +110,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	for i, c := range deviceClasses {
 		ag.devs[i] = newDevices(int(cfg.Resources[c.resource]))
 	}
+	ag.deviceFiles = deviceFiles(&cfg)
 	ag.exe = cfg.Executable
 	if ag.exe == "" {
 		if ag.exe, err = selfExe(); err != nil {

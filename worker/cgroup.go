@@ -41,6 +41,10 @@ type cgroupSpec struct {
 	Mem int64 `json:"mem,omitempty"`
 	// Pids limits its processes and threads; 0: none.
 	Pids int64 `json:"pids,omitempty"`
+	// Deny are the node's devices (GPUs, MICs) the attempt was not given:
+	// its processes cannot open them (devices.go). Every other device
+	// stays as it was.
+	Deny []deviceNumber `json:"deny,omitempty"`
 }
 
 // cgroupParent is the cgroup under which a worker creates its attempts'
@@ -62,9 +66,13 @@ func (ag *Agent) cgroupFor(a *attempt) *cgroupSpec {
 		return nil
 	}
 	d := a.asg.GetDemand()
+	ag.tasks.mu.Lock()
+	held := a.devices
+	ag.tasks.mu.Unlock()
 	return &cgroupSpec{
 		Version: ag.cgroupVersion, Path: attemptCgroup(cgroupParent(ag.cfg.NodeID), a.key),
 		CPU: d[ResourceCPU], Mem: int64(d[ResourceMem]), Pids: ag.cfg.PidsLimit,
+		Deny: ag.otherDevices(held),
 	}
 }
 

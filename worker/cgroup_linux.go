@@ -29,8 +29,9 @@ const cfsPeriod = 100_000
 // v1Controllers are the cgroup v1 controllers a confined worker needs:
 // cpu for the quota, cpuacct for the CPU time used, memory for the limit
 // and the peak, pids for the limit, freezer to kill every process of an
-// attempt without one forking away during the kill.
-var v1Controllers = []cgroup1.Name{cgroup1.Cpu, cgroup1.Cpuacct, cgroup1.Memory, cgroup1.Pids, cgroup1.Freezer}
+// attempt without one forking away during the kill, devices to keep it
+// off the GPUs and MICs it was not given.
+var v1Controllers = []cgroup1.Name{cgroup1.Cpu, cgroup1.Cpuacct, cgroup1.Memory, cgroup1.Pids, cgroup1.Freezer, cgroup1.Devices}
 
 // v2Controllers are the cgroup v2 controllers a confined worker needs;
 // v2 freezes and kills through cgroup.freeze and cgroup.kill, which every
@@ -117,7 +118,23 @@ func v2Resources(spec *cgroupSpec) *cgroup2.Resources {
 	if spec.Pids > 0 {
 		r.Pids.Max = spec.Pids
 	}
+	// v2 controls devices with an eBPF program the library attaches.
+	r.Devices = deviceRules(spec.Deny)
 	return r
+}
+
+// deviceRules allow every device but the denied ones, in the order the
+// devices controller applies them: allow all, then deny each.
+func deviceRules(deny []deviceNumber) []specs.LinuxDeviceCgroup {
+	if len(deny) == 0 {
+		return nil // devices are not controlled
+	}
+	rules := []specs.LinuxDeviceCgroup{{Allow: true, Type: "a", Access: "rwm"}}
+	for _, d := range deny {
+		major, minor := d.Major, d.Minor
+		rules = append(rules, specs.LinuxDeviceCgroup{Allow: false, Type: "c", Major: &major, Minor: &minor, Access: "rwm"})
+	}
+	return rules
 }
 
 // cpuQuota is the CFS quota, per cfsPeriod, of cores: at least the
@@ -152,6 +169,7 @@ func newTaskCgroup(spec cgroupSpec) (*taskCgroup, error) {
 			pids := spec.Pids
 			r.Pids = &specs.LinuxPids{Limit: &pids}
 		}
+		r.Devices = deviceRules(spec.Deny)
 		c.v1, err = cgroup1.New(cgroup1.StaticPath(spec.Path), r, cgroup1.WithHierarchy(v1Hierarchy))
 	case 2:
 		c.v2, err = cgroup2.NewManager(cgroup2Mount, spec.Path, v2Resources(&spec))

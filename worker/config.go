@@ -96,6 +96,11 @@ type Config struct {
 	// killed. Without it a worker that is not root or finds no usable
 	// cgroup controllers refuses to start (cgroup.go).
 	Unconfined bool
+	// DeviceFiles are, by device class (gpu, mic), the device file of
+	// each index, so that a confined attempt can open only its own
+	// (devices.go); a class left out is /dev/nvidiaN or /dev/micN for
+	// each index where that exists.
+	DeviceFiles map[string][]string
 	// PidsLimit is the most processes and threads one attempt may have
 	// on a confined worker (DefaultPidsLimit by default; 0: no limit).
 	PidsLimit int64

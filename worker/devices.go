@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxDevices bounds the devices of one class on one node.
@@ -104,6 +108,65 @@ func (d *devices) release(idx []int) {
 	close(d.freed)
 	d.freed = make(chan struct{})
 	d.mu.Unlock()
+}
+
+// deviceNumber is a character device's major and minor number, by which
+// the cgroup devices controller allows or denies it.
+type deviceNumber struct {
+	Major int64 `json:"major"`
+	Minor int64 `json:"minor"`
+}
+
+// deviceFiles lists, for each device class in deviceClasses order, the
+// device file of each index: the configured ones (Config.DeviceFiles),
+// else /dev/nvidiaN for GPUs and /dev/micN for MICs where those exist.
+// An index without a file is not confined: nothing on the node could
+// name it.
+func deviceFiles(cfg *Config) [len(deviceClasses)][]string {
+	var out [len(deviceClasses)][]string
+	for i, c := range deviceClasses {
+		if files, ok := cfg.DeviceFiles[c.resource]; ok {
+			out[i] = files
+			continue
+		}
+		prefix := map[string]string{ResourceGPU: "/dev/nvidia", ResourceMIC: "/dev/mic"}[c.resource]
+		for n := range int(cfg.Resources[c.resource]) {
+			f := prefix + strconv.Itoa(n)
+			if _, err := os.Stat(f); err == nil {
+				out[i] = append(out[i], f)
+			}
+		}
+	}
+	return out
+}
+
+// otherDevices are the device numbers of the node's devices that held
+// does not hold: what an attempt's cgroup denies, so that a task uses
+// only the GPUs and MICs it was given even if it ignores
+// CUDA_VISIBLE_DEVICES. A file that is not a character device is left
+// out (and was logged when the agent started).
+func (ag *Agent) otherDevices(held heldDevices) []deviceNumber {
+	var out []deviceNumber
+	for i, files := range ag.deviceFiles {
+		for n, f := range files {
+			if slices.Contains(held[i], n) {
+				continue
+			}
+			if num, ok := charDevice(f); ok {
+				out = append(out, num)
+			}
+		}
+	}
+	return out
+}
+
+// charDevice reads a character device file's number.
+func charDevice(path string) (deviceNumber, bool) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		return deviceNumber{}, false
+	}
+	return deviceNumber{Major: int64(unix.Major(uint64(st.Rdev))), Minor: int64(unix.Minor(uint64(st.Rdev)))}, true
 }
 
 // heldDevices are the devices of each class an attempt holds, in

@@ -90,8 +90,12 @@
 // owns none yet. A worker that is not root or finds no usable controllers
 // refuses to start unless it is Unconfined (--unconfined: laptops,
 // `longfair dev`, test clusters); it advertises which it is
-// (WorkerAdvert.confinement, shown by `longfair nodes`). Device access is
-// not limited: MIC devices are bound by OFFLOAD_DEVICES only.
+// (WorkerAdvert.confinement, shown by `longfair nodes`). The node's GPUs
+// and MICs (/dev/nvidiaN, /dev/micN, or Config.DeviceFiles) that an
+// attempt was not given are denied in its cgroup: it can open only its
+// own, whatever it does with CUDA_VISIBLE_DEVICES (v1's devices
+// controller; on v2 the library's eBPF device filter, untested here as
+// this machine's v2 hierarchy has no controllers).
 //
 // The agent reads the clock (runtimes are measured by the supervisors)
 // and never touches the ledger itself.

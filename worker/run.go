@@ -48,6 +48,9 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 		return
 	}
 	defer ag.releaseDevices(idx)
+	ag.tasks.mu.Lock()
+	a.devices = idx
+	ag.tasks.mu.Unlock()
 
 	l, err := launchFor(a.asg, ag.asRoot, ag.baseEnv)
 	if err != nil {

@@ -35,8 +35,10 @@ type attempt struct {
 	proc        *supervised
 	// cred is who the task runs as (nil: the worker's own user), for the
 	// processes `longfair exec` starts in it (exec_service.go).
-	cred  *taskCredential
-	ended bool
+	cred *taskCredential
+	// devices are the device indices the attempt holds (devices.go).
+	devices heldDevices
+	ended   bool
 	// report is whether the attempt's end is reported. It is cleared when
 	// the leader says the ledger does not know the attempt, and when the
 	// agent shuts down (the leader then marks the node's attempts lost).
