@@ -35,7 +35,7 @@ func gangBenchView(policy Policy, backfill Backfill) *View {
 // parallel task counts each of its nodes; goal ≤ 2 µs, exact), with EASY
 // backfill and without.
 func BenchmarkGangPlacement(b *testing.B) {
-	for _, bf := range []Backfill{BackfillNone, BackfillEASY} {
+	for _, bf := range []Backfill{BackfillGreedy, BackfillEASY} {
 		for _, p := range []Policy{HMRF, DRF} {
 			b.Run(string(p)+"/"+string(bf), func(b *testing.B) {
 				v := gangBenchView(p, bf)
