@@ -89,8 +89,10 @@ type reservation struct {
 	nodes       []int
 	slot        []int32
 	real, spare []float64
-	// events are what the pass's placements give back, and when.
-	events []releaseEvent
+	// events are what the pass's placements give back, and when;
+	// viewReleases says the view's nodes list any.
+	events       []releaseEvent
+	viewReleases bool
 	// Scratch for earliest and reserve.
 	free    []float64
 	fitAt   []ledger.Time
@@ -112,6 +114,15 @@ func (e *Engine) resetBackfill() {
 	r.made, e.halted = false, false
 	r.nodes = r.nodes[:0]
 	r.events = r.events[:0]
+	r.viewReleases = false
+	if e.view != nil && e.view.Settings.Backfill == BackfillEASY {
+		for i := range e.view.Nodes {
+			if len(e.view.Nodes[i].Releases) > 0 {
+				r.viewReleases = true
+				break
+			}
+		}
+	}
 }
 
 // backfilling reports whether the pass reserves.
@@ -232,6 +243,11 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 func (e *Engine) reserve(a, jobIndex int, job *Job) {
 	r := &e.resv
 	if r.made || !e.backfilling() || e.share != nil {
+		return
+	}
+	if !r.viewReleases && len(r.events) == 0 {
+		// Nothing running will free anything: no time to reserve at,
+		// and no need to look at every node to find that out.
 		return
 	}
 	at, ok := e.earliest(job)
