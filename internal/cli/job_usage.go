@@ -17,7 +17,9 @@ import (
 func cpuEfficiency(job *longfairv1.Job, t *longfairv1.Task) string {
 	cores := job.GetDemand()["cpu"]
 	rt := t.GetRuntime().AsDuration().Seconds()
-	if !measured(t) || cores <= 0 || rt <= 0 {
+	// A parallel task's usage is measured on its head node only (its
+	// other nodes report nothing but a loss): no efficiency for it.
+	if !measured(t) || cores <= 0 || rt <= 0 || len(t.GetNodes()) > 1 {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f%%", 100*t.GetCpuSeconds()/(cores*rt))
@@ -57,6 +59,10 @@ func jobUsage(job *longfairv1.Job, tasks []*longfairv1.Task) (cpu, mem string, o
 	cpu = fmt.Sprintf("%.2f CPU seconds used", used)
 	if allocated > 0 {
 		cpu = fmt.Sprintf("%s of %.2f allocated (%.1f%% efficiency)", cpu, allocated, 100*used/allocated)
+	}
+	if job.GetNodes() > 1 {
+		// Measured on each task's head node, against its one node's share.
+		cpu += " on the tasks' first nodes"
 	}
 	mem = "peak " + client.FormatQuantity("mem", float64(peak))
 	if req := job.GetDemand()["mem"]; req > 0 {

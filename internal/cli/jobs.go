@@ -148,7 +148,14 @@ func printJob(w io.Writer, j *longfairv1.Job, tasks []*longfairv1.Task) {
 	t := table{header: []string{"", ""}}
 	t.add("account", fmt.Sprintf("%s (user %s)", j.GetAccount(), j.GetUser()))
 	t.add("tasks", fmt.Sprintf("%d: %s", j.GetTasks(), taskCounts(j)))
-	t.add("demand", fmt.Sprintf("%s per task, walltime %s, max attempts %d", fmtVector(j.GetDemand()), fmtDuration(j.GetWalltime()), j.GetMaxAttempts()))
+	per := "per task"
+	if n := j.GetNodes(); n > 1 {
+		per = fmt.Sprintf("on each of %d nodes per task", n)
+		if r := j.GetNtasks(); r > 0 {
+			per += fmt.Sprintf(" (%d processes)", r)
+		}
+	}
+	t.add("demand", fmt.Sprintf("%s %s, walltime %s, max attempts %d", fmtVector(j.GetDemand()), per, fmtDuration(j.GetWalltime()), j.GetMaxAttempts()))
 	t.add("command", strings.Join(j.GetCommand(), " "))
 	t.add("submitted", fmtTime(j.GetSubmittedAt()))
 	if j.GetEndedAt() != nil {
@@ -174,6 +181,15 @@ func taskCounts(j *longfairv1.Job) string {
 		j.GetPendingTasks(), j.GetRunningTasks(), j.GetSucceededTasks(), j.GetFailedTasks(), j.GetCancelledTasks())
 }
 
+// taskNodes is the NODE of a task: its node, or a parallel task's nodes,
+// its head first ("w1,w2,w3").
+func taskNodes(k *longfairv1.Task) string {
+	if len(k.GetNodes()) > 1 {
+		return strings.Join(k.GetNodes(), ",")
+	}
+	return orDash(k.GetNode())
+}
+
 func tasksTable(job *longfairv1.Job, tasks []*longfairv1.Task) table {
 	t := table{header: []string{"TASK", "ATTEMPT", "STATE", "NODE", "ASSIGNED", "STARTED", "ENDED", "EXIT", "RUNTIME", "CHARGED_SU", "CPU_EFF", "MEM_PEAK", "REASON"}}
 	for _, k := range tasks {
@@ -181,7 +197,7 @@ func tasksTable(job *longfairv1.Job, tasks []*longfairv1.Task) table {
 		if k.GetEndedAt() != nil {
 			exit = fmt.Sprint(k.GetExitCode())
 		}
-		t.add(fmt.Sprintf("%d.%d", k.GetJobId(), k.GetIndex()), fmt.Sprint(k.GetAttempt()), client.TaskStateName(k.GetState()), orDash(k.GetNode()),
+		t.add(fmt.Sprintf("%d.%d", k.GetJobId(), k.GetIndex()), fmt.Sprint(k.GetAttempt()), client.TaskStateName(k.GetState()), taskNodes(k),
 			fmtTime(k.GetAssignedAt()), fmtTime(k.GetStartedAt()), fmtTime(k.GetEndedAt()), exit, fmtDuration(k.GetRuntime()), fmtSU(k.GetChargedMicroSu()),
 			cpuEfficiency(job, k), memPeak(k), orDash(k.GetReason()))
 	}
