@@ -23,17 +23,12 @@ import (
 func TestMPIJobEndsOnEveryNodeWhenOneIsLost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, t, 1)
-	hello := mpiHello(t, c.dir)
-	acct, user := c.account(ctx, "physics")
 	if os.Geteuid() != 0 {
 		t.Skip("confining tasks in cgroups needs root")
 	}
 	w1, w2 := fmt.Sprintf("mpi%d-a", os.Getpid()), fmt.Sprintf("mpi%d-b", os.Getpid())
-	for _, w := range []string{w1, w2} {
-		c.startWorker(w, "--cpu", "2", "--unconfined=false")
-	}
-	c.waitNodes(ctx, map[string]bool{w1: true, w2: true})
+	c, acct, user := startParallelCluster(ctx, t, []string{w1, w2}, "--unconfined=false")
+	hello := mpiHello(t, c.dir)
 	out := filepath.Join(c.dir, "sleepy.out")
 	job := c.submitParallel(ctx, acct, user, "mpi-sleepy", 2, map[string]float64{"cpu": 2}, time.Minute, mpiScript(hello, out, "300"))
 	var ranks []rankRun

@@ -40,6 +40,22 @@ func mpiHello(t *testing.T, dir string) string {
 	return bin
 }
 
+// startParallelCluster starts one server and a 2-core worker for each of
+// nodes (args add to every worker's flags), with an account "physics",
+// and waits until the nodes are up.
+func startParallelCluster(ctx context.Context, t *testing.T, nodes []string, args ...string) (c *cluster, account, user string) {
+	t.Helper()
+	c = startCluster(ctx, t, 1)
+	account, user = c.account(ctx, "physics")
+	up := map[string]bool{}
+	for _, w := range nodes {
+		c.startWorker(w, append([]string{"--cpu", "2"}, args...)...)
+		up[w] = true
+	}
+	c.waitNodes(ctx, up)
+	return c, account, user
+}
+
 // submitParallel submits one task spanning nodes nodes with demand on
 // each, run at most once.
 func (c *cluster) submitParallel(ctx context.Context, account, user, rid string, nodes int32, demand map[string]float64, walltime time.Duration, script string) uint64 {
@@ -90,13 +106,8 @@ func mpiScript(hello, out string, args ...string) string {
 func TestMPIHelloSpansTwoNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, t, 1)
+	c, acct, user := startParallelCluster(ctx, t, []string{"w1", "w2", "w3"})
 	hello := mpiHello(t, c.dir)
-	acct, user := c.account(ctx, "physics")
-	for _, w := range []string{"w1", "w2", "w3"} {
-		c.startWorker(w, "--cpu", "2")
-	}
-	c.waitNodes(ctx, map[string]bool{"w1": true, "w2": true, "w3": true})
 	out := filepath.Join(c.dir, "hello.out")
 	job := c.submitParallel(ctx, acct, user, "mpi-hello", 2, map[string]float64{"cpu": 2}, time.Minute, mpiScript(hello, out))
 	j := c.waitEnded(ctx, job)[0]
@@ -161,12 +172,7 @@ func jobCharges(charges map[string][]*longfairv1.JournalEntry, job uint64) int {
 func TestExecIsScopedToItsTask(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, t, 1)
-	acct, user := c.account(ctx, "physics")
-	for _, w := range []string{"w1", "w2", "w3"} {
-		c.startWorker(w, "--cpu", "2")
-	}
-	c.waitNodes(ctx, map[string]bool{"w1": true, "w2": true, "w3": true})
+	c, acct, user := startParallelCluster(ctx, t, []string{"w1", "w2", "w3"})
 	envFile := filepath.Join(c.dir, "task.env")
 	job := c.submitParallel(ctx, acct, user, "holder", 2, map[string]float64{"cpu": 2}, time.Minute,
 		fmt.Sprintf(`env | grep ^LONGFAIR_ > %s.tmp && mv %s.tmp %s; sleep 300`, envFile, envFile, envFile))
@@ -240,12 +246,7 @@ func TestExecIsScopedToItsTask(t *testing.T) {
 func TestRunStartsRanksAcrossTheTask(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, t, 1)
-	acct, user := c.account(ctx, "physics")
-	for _, w := range []string{"w1", "w2", "w3"} {
-		c.startWorker(w, "--cpu", "2")
-	}
-	c.waitNodes(ctx, map[string]bool{"w1": true, "w2": true, "w3": true})
+	c, acct, user := startParallelCluster(ctx, t, []string{"w1", "w2", "w3"})
 	out := filepath.Join(c.dir, "ranks.out")
 	cmd := exec.CommandContext(ctx, binary, "submit", "--addr", c.grpcAddrs(), "--account", acct, "--user", user,
 		"--ntasks", "4", "--ntasks-per-node", "2", "--walltime", "1m", "--wait", "--",

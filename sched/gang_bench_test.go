@@ -17,13 +17,8 @@ func gangBenchView(policy Policy, backfill Backfill) *View {
 			if (a*10+j)%10 != 3 {
 				continue
 			}
-			job.Nodes = 8 << (n % 4)
+			spanNodes(job, 8<<(n%4))
 			n++
-			job.PerNode = job.Demand
-			job.Demand = job.PerNode.Clone()
-			for k := range job.Demand {
-				job.Demand[k] *= float64(job.Nodes)
-			}
 		}
 	}
 	return v

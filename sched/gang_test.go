@@ -25,15 +25,21 @@ func gangView(r *rand.Rand, policy Policy, placement PlacementStrategy) *View {
 			if r.IntN(3) != 0 {
 				continue
 			}
-			job.Nodes = 2 + r.IntN(5)
-			job.PerNode = job.Demand
-			job.Demand = job.PerNode.Clone()
-			for k := range job.Demand {
-				job.Demand[k] *= float64(job.Nodes)
-			}
+			spanNodes(job, 2+r.IntN(5))
 		}
 	}
 	return v
+}
+
+// spanNodes makes job parallel: each task spans nodes nodes, its demand
+// on each, its Demand the whole allocation.
+func spanNodes(job *Job, nodes int) {
+	job.Nodes = nodes
+	job.PerNode = job.Demand
+	job.Demand = job.PerNode.Clone()
+	for k := range job.Demand {
+		job.Demand[k] *= float64(nodes)
+	}
 }
 
 // TestGangsArePlacedWholeOnDistinctNodes: under every policy and
