@@ -59,16 +59,13 @@ func attemptCgroup(parent string, k attemptKey) string {
 	return path.Join(parent, strconv.FormatUint(k.job, 10)+"."+strconv.FormatInt(k.task, 10)+"."+strconv.FormatInt(int64(k.attempt), 10))
 }
 
-// cgroupFor is the cgroup attempt a runs in, or nil on an unconfined
-// worker.
-func (ag *Agent) cgroupFor(a *attempt) *cgroupSpec {
+// cgroupFor is the cgroup attempt a runs in, holding devices held, or nil
+// on an unconfined worker.
+func (ag *Agent) cgroupFor(a *attempt, held heldDevices) *cgroupSpec {
 	if ag.cgroupVersion == 0 {
 		return nil
 	}
 	d := a.asg.GetDemand()
-	ag.tasks.mu.Lock()
-	held := a.devices
-	ag.tasks.mu.Unlock()
 	return &cgroupSpec{
 		Version: ag.cgroupVersion, Path: attemptCgroup(cgroupParent(ag.cfg.NodeID), a.key),
 		CPU: d[ResourceCPU], Mem: int64(d[ResourceMem]), Pids: ag.cfg.PidsLimit,

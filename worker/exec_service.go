@@ -186,7 +186,7 @@ func (ag *Agent) allocationGroup(k attemptKey, credential string) (pgid, index i
 	if a.proc == nil {
 		return 0, 0, "", nil, nil, status.Errorf(codes.Unavailable, "the task's part on node %s is still starting: try again", ag.cfg.NodeID)
 	}
-	if spec := ag.cgroupFor(a); spec != nil {
+	if spec := ag.cgroupFor(a, a.devices); spec != nil { // under ag.tasks.mu
 		if cg, err = openTaskCgroup(*spec); err != nil {
 			return 0, 0, "", nil, nil, status.Errorf(codes.Unavailable, "node %s: %v", ag.cfg.NodeID, err)
 		}

@@ -111,7 +111,7 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	proc, err := startSupervised(ag.exe, supervisorSpec{
 		Script: script, Dir: dir, Env: env, Cred: l.cred,
 		Walltime: a.asg.GetWalltime().AsDuration(), KillGrace: ag.cfg.KillGrace,
-		LockFile: supervisorLock(ag.cfg.WorkDir, k), Cgroup: ag.cgroupFor(a),
+		LockFile: supervisorLock(ag.cfg.WorkDir, k), Cgroup: ag.cgroupFor(a, idx),
 	}, ag.lease.Load, stdout, stderr)
 	ag.tasks.mu.Lock()
 	if err == nil {
