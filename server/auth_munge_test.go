@@ -93,6 +93,14 @@ func TestMungeCredentials(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("carl's credential as cz: %v", err)
 	}
+	// WhoAmI names the user the credential is (the CLI's default --user),
+	// through the leader or a follower.
+	for _, s := range []*server.Server{c.WaitLeader(ctx), c.Follower(ctx)} {
+		who, err := longfairv1.NewACLClient(c.Conn(s)).WhoAmI(asMunge(ctx, testcluster.MungeAs(t, socket, carl.Username)), &longfairv1.WhoAmIRequest{})
+		if err != nil || who.GetUser() != "cz" || who.GetRole() != longfairv1.TokenRole_TOKEN_ROLE_USER || who.GetId() != "munge:uid="+carl.Uid {
+			t.Fatalf("WhoAmI with carl's credential via %s: %v, %v", s.NodeID(), who, err)
+		}
+	}
 	before := testcluster.Fingerprint(t, c.WaitLeader(ctx))
 	expired := testcluster.MungeAs(t, socket, alice.Username, "--ttl=1")
 	forged := testcluster.MungeAs(t, socket, alice.Username)

@@ -120,7 +120,10 @@ func (a *aclService) RevokeToken(ctx context.Context, req *longfairv1.RevokeToke
 }
 
 // WhoAmI answers with the caller's token. It authenticates the call
-// itself, so that it also answers while the ACL is not enforced.
+// itself, so that it also answers while the ACL is not enforced. A call
+// authenticated by a MUNGE credential has no token: the answer is the
+// user the credential's uid is, as a user token of it would say (the CLI
+// asks it to default --user).
 func (a *aclService) WhoAmI(ctx context.Context, _ *longfairv1.WhoAmIRequest) (*longfairv1.Token, error) {
 	id, ok := IdentityFrom(ctx)
 	if !ok {
@@ -128,6 +131,10 @@ func (a *aclService) WhoAmI(ctx context.Context, _ *longfairv1.WhoAmIRequest) (*
 		if id, err = a.s.auth.authenticate(ctx, time.Now()); err != nil {
 			return nil, err
 		}
+	}
+	if id.Munge {
+		return &longfairv1.Token{Id: id.TokenID, Role: roleProto(id.Role), User: id.User,
+			Description: "a MUNGE credential (" + id.TokenID + ")"}, nil
 	}
 	info, err := a.s.fsm.Token(id.TokenID)
 	if err != nil {

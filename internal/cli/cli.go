@@ -164,10 +164,8 @@ func (f *clientFlags) dial() (*client.Client, error) {
 	if f.output != "json" {
 		opts = append(opts, client.WithDialOptions(escapeReplies()...))
 	}
-	if f.resolvedToken() == "" {
-		if socket := mungeSocket(); socket != "" {
-			opts = append(opts, client.WithDialOptions(mungeDialOption(socket)))
-		}
+	if f.mungeAuth() {
+		opts = append(opts, client.WithDialOptions(mungeDialOption(mungeSocket())))
 	}
 	return client.New(addrs, opts...)
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/client"
 	"github.com/longfair/longfair/ops"
 )
 
@@ -46,6 +47,24 @@ func (m mungeCreds) GetRequestMetadata(ctx context.Context, _ ...string) (map[st
 // RequireTransportSecurity is false: a credential is bound to its uid,
 // expires within minutes and is refused when replayed.
 func (mungeCreds) RequireTransportSecurity() bool { return false }
+
+// mungeAuth reports whether the CLI authenticates by MUNGE: it has no
+// token and finds a munged.
+func (f *clientFlags) mungeAuth() bool {
+	return f.resolvedToken() == "" && mungeSocket() != ""
+}
+
+// mungeUser is the longfair user the servers take the caller's MUNGE
+// credential for.
+func mungeUser(ctx context.Context, c *client.Client, f *clientFlags) (string, error) {
+	cctx, cancel := f.callContext(ctx)
+	defer cancel()
+	tok, err := c.ACL().WhoAmI(cctx, &longfairv1.WhoAmIRequest{})
+	if err != nil {
+		return "", err
+	}
+	return tok.GetUser(), nil
+}
 
 func mungeDialOption(socket string) grpc.DialOption {
 	return grpc.WithPerRPCCredentials(mungeCreds{socket: socket})

@@ -22,8 +22,9 @@ LONGFAIR_TASK_INDEX, LONGFAIR_ACCOUNT and LONGFAIR_USER set. The account is
 charged; its available service units must cover the worst case (tasks ×
 walltime × billing rate), which is held at once and released as tasks end.
 
-The account and user default to $LONGFAIR_ACCOUNT and $LONGFAIR_USER (else
-$USER).
+The account and user default to $LONGFAIR_ACCOUNT and $LONGFAIR_USER; with
+no token on a node with munged (MUNGE), the user is then the one the
+servers map the caller's Unix account to, else $USER.
 
 Tasks run in the directory submit ran in (--chdir DIR for another) with the
 environment it ran with (--export: ALL, the default; NONE; or a list of
@@ -65,7 +66,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 	setup := func(fs *flag.FlagSet) {
 		flags = fs
 		fs.StringVar(&account, "account", os.Getenv("LONGFAIR_ACCOUNT"), "`account` charged for the job (default $LONGFAIR_ACCOUNT)")
-		fs.StringVar(&user, "user", defaultUser(), "`user` submitting, a member of the account (default $LONGFAIR_USER, else $USER)")
+		fs.StringVar(&user, "user", defaultUser(), "`user` submitting, a member of the account (default $LONGFAIR_USER, else the user of a MUNGE credential, else $USER)")
 		fs.Int64Var(&tasks, "array", 1, "number of tasks in the job array (1 to 1000000)")
 		fs.Int64Var(&tasks, "n", 1, "short for --array")
 		fs.IntVar(&nodes, "nodes", 1, "nodes each task spans, the resources asked for on each (a parallel job, e.g. MPI; see 'longfair exec --help')")
@@ -95,6 +96,14 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		}
 		if account == "" {
 			return Usagef("no account: give --account (or set LONGFAIR_ACCOUNT)")
+		}
+		if !given(flags, "user") && os.Getenv("LONGFAIR_USER") == "" && f.mungeAuth() {
+			// The credential says who the caller is; $USER need not be
+			// its longfair name.
+			var err error
+			if user, err = mungeUser(ctx, c, f); err != nil {
+				return err
+			}
 		}
 		if user == "" {
 			return Usagef("no user: give --user (or set LONGFAIR_USER)")

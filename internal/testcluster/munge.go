@@ -68,11 +68,17 @@ func StartMunged(tb testing.TB) string {
 }
 
 // UnixUser creates a real Unix account for the test (useradd) and removes
-// it at cleanup; it skips the test unless it runs as root.
+// it at cleanup; it skips the test unless it runs as root with useradd
+// and userdel installed.
 func UnixUser(tb testing.TB, name string) *user.User {
 	tb.Helper()
 	if os.Geteuid() != 0 {
 		tb.Skip("needs root to create Unix users")
+	}
+	for _, tool := range []string{"useradd", "userdel"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			tb.Skipf("needs %s to create Unix users (Debian package passwd)", tool)
+		}
 	}
 	_ = exec.Command("userdel", "-r", name).Run() // a leftover of a killed run
 	if out, err := exec.Command("useradd", "--create-home", "--user-group", "--shell", "/bin/sh", name).CombinedOutput(); err != nil {
