@@ -1,6 +1,9 @@
 package fsm
 
 import (
+	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -31,6 +34,21 @@ type UsageRow struct {
 	Runtime time.Duration
 	// Charged is what the attempts that ended in the range were charged.
 	Charged ledger.SU
+	// Ended is how many attempts ended in the range: the ones Charged
+	// covers. Measured is how many of those a confined worker measured;
+	// the fields below sum only those, so attempts of unconfined nodes
+	// (no measurement) neither look idle nor dilute the efficiency.
+	Ended, Measured int64
+	// CPUAllocated is the CPU-seconds the Measured attempts were given:
+	// the cpu they held on the measured node times their charged runtime.
+	// CPUUsed is the CPU seconds their cgroups counted. Both are whole
+	// attempts, not clipped to the range (a cgroup gives one total, not a
+	// timeline), so efficiency is CPUUsed/CPUAllocated over the same set.
+	CPUAllocated, CPUUsed float64
+	// PeakMemBytes is the largest peak memory of the Measured attempts and
+	// PeakMemRequested that same attempt's mem request (see usageOf).
+	PeakMemBytes     int64
+	PeakMemRequested int64
 }
 
 // Usage sums resource usage and charges over a time range. An attempt
@@ -87,6 +105,8 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 			}
 			if charged {
 				g.row.Charged += a.Charged
+				g.row.Ended++
+				g.row.add(usageOf(&a, rs.resources))
 			}
 			return nil
 		})
@@ -101,4 +121,100 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 		return nil
 	})
 	return rows, err
+}
+
+// AttemptUsage is one ended attempt's measured usage beside what it was
+// allocated on the node that measured it.
+type AttemptUsage struct {
+	// Measured is false for an attempt of an unconfined worker, or one
+	// that ended without a report (its node was lost): it has no numbers.
+	Measured     bool
+	CPUSeconds   float64
+	PeakMemBytes int64
+	// CPUAllocated is cpu × runtime and MemRequested the mem request, both
+	// of the node that measured the attempt.
+	CPUAllocated float64
+	MemRequested int64
+}
+
+// usageOf is a's measured usage against its allocation. A parallel
+// task's end event comes from its head node, whose cgroup holds only the
+// head's share (worker/allocation.go), so it is compared with the
+// per-node demand: the whole task's demand would put a 4-node job that
+// keeps every core busy at 25%.
+//
+// A confined attempt is never measured at zero peak memory (its own
+// process takes some), so zero CPU and memory mean "not measured", as
+// `longfair job` reads it too.
+func usageOf(a *attemptRecord, resources []string) AttemptUsage {
+	u := AttemptUsage{Measured: a.CPUSeconds > 0 || a.PeakMemBytes > 0, CPUSeconds: a.CPUSeconds, PeakMemBytes: a.PeakMemBytes}
+	if !u.Measured {
+		return AttemptUsage{}
+	}
+	d := a.nodeDemand()
+	if k := slices.Index(resources, "cpu"); k >= 0 && k < len(d) {
+		u.CPUAllocated = d[k] * a.Runtime.Seconds()
+	}
+	if k := slices.Index(resources, "mem"); k >= 0 && k < len(d) {
+		u.MemRequested = int64(math.Round(d[k]))
+	}
+	return u
+}
+
+// add counts one ended attempt's measurement into the row. Memory is the
+// largest peak with that attempt's own request, not a sum of peak ×
+// runtime: a cgroup reports a peak, not how long it was held, so
+// "mem-seconds used" would be a number nothing measured and no auditor
+// could check, while the largest peak is the maximum of the export's
+// PEAK_MEM_BYTES column over the same charge lines. Pairing it with the
+// same attempt's request (not the largest request of any attempt) keeps
+// "P of R" about one attempt, as seff shows it. Ties keep the first
+// attempt in key order, so the report does not depend on map order.
+func (r *UsageRow) add(u AttemptUsage) {
+	if !u.Measured {
+		return
+	}
+	r.Measured++
+	r.CPUAllocated += u.CPUAllocated
+	r.CPUUsed += u.CPUSeconds
+	if u.PeakMemBytes > r.PeakMemBytes {
+		r.PeakMemBytes, r.PeakMemRequested = u.PeakMemBytes, u.MemRequested
+	}
+}
+
+// ChargeUsage returns the measured usage of the attempts that the charge
+// entries ids (chargeID's form) bill, keyed by id, for the ledger export.
+// The journal entries themselves stay as hashed: the measurement lives on
+// the attempt record and is joined here on read. An id that names no
+// attempt is left out.
+func (f *FSM) ChargeUsage(ids []string) (map[string]AttemptUsage, error) {
+	out := make(map[string]AttemptUsage, len(ids))
+	err := f.view(func(rs readSnap, tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTasks)
+		for _, id := range ids {
+			job, task, attempt, ok := parseChargeID(id)
+			if !ok {
+				continue
+			}
+			var a attemptRecord
+			found, err := getJSON(b, taskKey(job, task, attempt), &a)
+			if err != nil {
+				return fmt.Errorf("read attempt of charge %s: %w", id, err)
+			}
+			if found {
+				out[id] = usageOf(&a, rs.resources)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// parseChargeID reads back a chargeID, refusing anything chargeID would
+// not have written (so "job-1.task-01.attempt-1" names nothing).
+func parseChargeID(id string) (job uint64, task int64, attempt int, ok bool) {
+	if _, err := fmt.Sscanf(id, "job-%d.task-%d.attempt-%d", &job, &task, &attempt); err != nil {
+		return 0, 0, 0, false
+	}
+	return job, task, attempt, chargeID(job, task, attempt) == id
 }

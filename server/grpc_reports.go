@@ -68,6 +68,18 @@ type journalDetail struct {
 
 func (l *ledgerService) ListJournal(ctx context.Context, req *longfairv1.ListJournalRequest) (*longfairv1.ListJournalResponse, error) {
 	entries, next := l.s.fsm.Journal(req.GetAccount(), req.GetAfterSeq(), pageSize(req.GetPageSize()))
+	var charges []string
+	for _, e := range entries {
+		if e.Kind == ledger.EntryCharge {
+			charges = append(charges, e.ID)
+		}
+	}
+	// The measurement lives on the attempt, not in the hashed entry: join
+	// it here so the export shows requested vs used per charge line.
+	used, err := l.s.fsm.ChargeUsage(charges)
+	if err != nil {
+		return nil, err
+	}
 	out := &longfairv1.ListJournalResponse{NextAfterSeq: next}
 	for _, e := range entries {
 		detail, err := json.Marshal(journalDetail{HoldID: e.HoldID, Expires: e.Expires, Requested: e.Requested, Funds: e.Funds, Charge: e.Detail})
@@ -78,10 +90,15 @@ func (l *ledgerService) ListJournal(ctx context.Context, req *longfairv1.ListJou
 		if d == "{}" {
 			d = ""
 		}
-		out.Entries = append(out.Entries, &longfairv1.JournalEntry{
+		je := &longfairv1.JournalEntry{
 			Seq: e.Seq, Time: timestamp(e.Time), Kind: e.Kind.String(), Id: e.ID, Account: e.Account,
 			AmountMicroSu: int64(e.Amount), Detail: d, PrevHash: e.PrevHash[:], Hash: e.Hash[:],
-		})
+		}
+		if u := used[e.ID]; e.Kind == ledger.EntryCharge && u.Measured {
+			je.CpuSeconds, je.CpuAllocatedSeconds = &u.CPUSeconds, &u.CPUAllocated
+			je.PeakMemBytes, je.MemRequestedBytes = &u.PeakMemBytes, &u.MemRequested
+		}
+		out.Entries = append(out.Entries, je)
 	}
 	return out, nil
 }
@@ -113,6 +130,8 @@ func (l *ledgerService) UsageReport(ctx context.Context, req *longfairv1.UsageRe
 	for _, r := range rows {
 		out.Rows = append(out.Rows, &longfairv1.UsageRow{
 			Key: r.Key, Tasks: r.Attempts, Usage: r.Usage, Runtime: duration(r.Runtime), ChargedMicroSu: int64(r.Charged),
+			EndedTasks: r.Ended, MeasuredTasks: r.Measured, CpuAllocatedSeconds: r.CPUAllocated, CpuUsedSeconds: r.CPUUsed,
+			PeakMemBytes: r.PeakMemBytes, PeakMemRequestedBytes: r.PeakMemRequested,
 		})
 	}
 	return out, nil

@@ -24,19 +24,39 @@ func ledgerGroup() func(args []string, stdout, stderr io.Writer) error {
 	})
 }
 
-func journalTable(list []*longfairv1.JournalEntry, hashes bool) table {
+// journalTable lays out journal entries; export adds the hashes and each
+// charge's measured usage beside its allocation, as exact numbers (empty
+// when not measured) so a spreadsheet can sum them against the usage
+// report.
+func journalTable(list []*longfairv1.JournalEntry, export bool) table {
 	t := table{header: []string{"SEQ", "TIME", "KIND", "ID", "ACCOUNT", "AMOUNT_SU", "DETAIL"}}
-	if hashes {
-		t.header = append(t.header, "PREV_HASH", "HASH")
+	if export {
+		t.header = append(t.header, "PREV_HASH", "HASH", "CPU_SECONDS", "CPU_ALLOCATED_SECONDS", "PEAK_MEM_BYTES", "MEM_REQUESTED_BYTES")
 	}
 	for _, e := range list {
 		row := []string{strconv.FormatUint(e.GetSeq(), 10), fmtTime(e.GetTime()), e.GetKind(), e.GetId(), e.GetAccount(), fmtSU(e.GetAmountMicroSu()), orDash(e.GetDetail())}
-		if hashes {
+		if export {
 			row = append(row, base64.StdEncoding.EncodeToString(e.GetPrevHash()), base64.StdEncoding.EncodeToString(e.GetHash()))
+			row = append(row, optFloat(e.CpuSeconds), optFloat(e.CpuAllocatedSeconds), optInt(e.PeakMemBytes), optInt(e.MemRequestedBytes))
 		}
 		t.add(row...)
 	}
 	return t
+}
+
+// optFloat and optInt write an optional number exactly, or nothing.
+func optFloat(x *float64) string {
+	if x == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*x, 'f', -1, 64)
+}
+
+func optInt(x *int64) string {
+	if x == nil {
+		return ""
+	}
+	return strconv.FormatInt(*x, 10)
 }
 
 const ledgerShowHelp = `Usage: longfair ledger show [flags]
@@ -130,7 +150,12 @@ func ledgerVerifyCommand() func(args []string, stdout, stderr io.Writer) error {
 const ledgerExportHelp = `Usage: longfair ledger export [flags]
 
 Writes the whole SU journal, with its hashes, to a file or stdout: JSON
-lines (one entry per line, in the API's JSON mapping) or CSV. Shows
+lines (one entry per line, in the API's JSON mapping) or CSV. Each charge
+of an attempt that a confined worker measured also carries what it used
+and was allocated on the measured node: cpu_seconds,
+cpu_allocated_seconds, peak_mem_bytes and mem_requested_bytes (read from
+the attempt, outside the hashed entry; absent or empty when not
+measured). Shows
 progress on stderr. The file is written next to its final name and renamed
 when complete, so an interrupted export leaves no partial file.
 

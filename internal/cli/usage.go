@@ -26,6 +26,14 @@ Sums, over [--from, --to), the resource usage of task attempts (clipped to
 the range, in resource-hours), their runtime, and the SU charged for the
 attempts that ended in the range, by account or by user.
 
+Requested vs used, as seff shows it, over the attempts that ended in the
+range and that a confined worker measured (MEASURED says how many of the
+ended ones; an unconfined node measures nothing and is left out rather
+than counted as idle): the CPU seconds used and allocated (cpu × runtime,
+whole attempts, on the node that measured them: a parallel task's head),
+their ratio, and the largest peak memory with that attempt's request.
+Each sum reconciles with the charge lines of 'longfair ledger export'.
+
 Times are 2026-03-01, 2026-03-01 18:00, RFC 3339, now, or relative to now
 such as -7d or now-24h.
 
@@ -73,24 +81,7 @@ func usageReportCommand() func(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		var usages []map[string]float64
-		for _, r := range resp.GetRows() {
-			usages = append(usages, r.GetUsage())
-		}
-		res := resourceOrder(usages...)
-		t := table{header: []string{strings.ToUpper(by), "TASKS", "RUNTIME"}}
-		for _, r := range res {
-			t.header = append(t.header, strings.ToUpper(r)+"_HOURS")
-		}
-		t.header = append(t.header, "CHARGED_SU")
-		for _, r := range resp.GetRows() {
-			row := []string{r.GetKey(), fmt.Sprint(r.GetTasks()), fmtDuration(r.GetRuntime())}
-			for _, k := range res {
-				row = append(row, client.FormatQuantity(k, r.GetUsage()[k]/3600))
-			}
-			row = append(row, fmtSU(r.GetChargedMicroSu()))
-			t.add(row...)
-		}
+		t := usageTable(by, resp.GetRows())
 		if f.output == "table" || f.output == "" {
 			fmt.Fprintf(out.stdout, "usage from %s to %s by %s\n", t0.Local().Format("2006-01-02 15:04"), t1.Local().Format("2006-01-02 15:04"), by)
 			if len(resp.GetRows()) == 0 {
@@ -103,4 +94,49 @@ func usageReportCommand() func(args []string, stdout, stderr io.Writer) error {
 		}
 		return writeTable(out.stdout, f.output, t)
 	})
+}
+
+// usageTable lays out the report's rows, grouped by by.
+func usageTable(by string, rows []*longfairv1.UsageRow) table {
+	var usages []map[string]float64
+	for _, r := range rows {
+		usages = append(usages, r.GetUsage())
+	}
+	res := resourceOrder(usages...)
+	t := table{header: []string{strings.ToUpper(by), "TASKS", "RUNTIME"}}
+	for _, r := range res {
+		t.header = append(t.header, strings.ToUpper(r)+"_HOURS")
+	}
+	t.header = append(t.header, "CHARGED_SU", "MEASURED", "CPU_USED_SECONDS", "CPU_ALLOC_SECONDS", "CPU_EFF", "MEM_PEAK", "MEM_REQUESTED")
+	for _, r := range rows {
+		row := []string{r.GetKey(), fmt.Sprint(r.GetTasks()), fmtDuration(r.GetRuntime())}
+		for _, k := range res {
+			row = append(row, client.FormatQuantity(k, r.GetUsage()[k]/3600))
+		}
+		row = append(row, fmtSU(r.GetChargedMicroSu()))
+		row = append(row, measuredColumns(r)...)
+		t.add(row...)
+	}
+	return t
+}
+
+// measuredColumns are a usage row's requested vs used cells: how many of
+// the ended attempts were measured, then "-" for what none measured.
+func measuredColumns(r *longfairv1.UsageRow) []string {
+	cells := []string{fmt.Sprintf("%d/%d", r.GetMeasuredTasks(), r.GetEndedTasks()), "-", "-", "-", "-", "-"}
+	if r.GetMeasuredTasks() == 0 {
+		return cells
+	}
+	cells[1] = fmt.Sprintf("%.2f", r.GetCpuUsedSeconds())
+	cells[2] = fmt.Sprintf("%.2f", r.GetCpuAllocatedSeconds())
+	if alloc := r.GetCpuAllocatedSeconds(); alloc > 0 {
+		cells[3] = fmt.Sprintf("%.1f%%", 100*r.GetCpuUsedSeconds()/alloc)
+	}
+	if p := r.GetPeakMemBytes(); p > 0 {
+		cells[4] = client.FormatQuantity("mem", float64(p))
+	}
+	if q := r.GetPeakMemRequestedBytes(); q > 0 {
+		cells[5] = client.FormatQuantity("mem", float64(q))
+	}
+	return cells
 }

@@ -327,11 +327,22 @@ type JournalEntry struct {
 	Account       string `protobuf:"bytes,5,opt,name=account,proto3" json:"account,omitempty"`
 	AmountMicroSu int64  `protobuf:"varint,6,opt,name=amount_micro_su,json=amountMicroSu,proto3" json:"amount_micro_su,omitempty"`
 	// detail is the entry's details as JSON (billing weights used, runtime, …).
-	Detail        string `protobuf:"bytes,7,opt,name=detail,proto3" json:"detail,omitempty"`
-	PrevHash      []byte `protobuf:"bytes,8,opt,name=prev_hash,json=prevHash,proto3" json:"prev_hash,omitempty"`
-	Hash          []byte `protobuf:"bytes,9,opt,name=hash,proto3" json:"hash,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Detail   string `protobuf:"bytes,7,opt,name=detail,proto3" json:"detail,omitempty"`
+	PrevHash []byte `protobuf:"bytes,8,opt,name=prev_hash,json=prevHash,proto3" json:"prev_hash,omitempty"`
+	Hash     []byte `protobuf:"bytes,9,opt,name=hash,proto3" json:"hash,omitempty"`
+	// For a charge, what the billed attempt used as its worker's cgroup
+	// measured it, beside what it was allocated on the measured node (a
+	// parallel task's head): CPU seconds used, cpu × runtime allocated, peak
+	// memory and the mem request, in bytes. Unset when the attempt was not
+	// measured (an unconfined worker) and on every other kind. They are read
+	// from the attempt's record, not part of the hashed entry, so old
+	// entries and the hash chain are unchanged.
+	CpuSeconds          *float64 `protobuf:"fixed64,10,opt,name=cpu_seconds,json=cpuSeconds,proto3,oneof" json:"cpu_seconds,omitempty"`
+	CpuAllocatedSeconds *float64 `protobuf:"fixed64,11,opt,name=cpu_allocated_seconds,json=cpuAllocatedSeconds,proto3,oneof" json:"cpu_allocated_seconds,omitempty"`
+	PeakMemBytes        *int64   `protobuf:"varint,12,opt,name=peak_mem_bytes,json=peakMemBytes,proto3,oneof" json:"peak_mem_bytes,omitempty"`
+	MemRequestedBytes   *int64   `protobuf:"varint,13,opt,name=mem_requested_bytes,json=memRequestedBytes,proto3,oneof" json:"mem_requested_bytes,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *JournalEntry) Reset() {
@@ -425,6 +436,34 @@ func (x *JournalEntry) GetHash() []byte {
 		return x.Hash
 	}
 	return nil
+}
+
+func (x *JournalEntry) GetCpuSeconds() float64 {
+	if x != nil && x.CpuSeconds != nil {
+		return *x.CpuSeconds
+	}
+	return 0
+}
+
+func (x *JournalEntry) GetCpuAllocatedSeconds() float64 {
+	if x != nil && x.CpuAllocatedSeconds != nil {
+		return *x.CpuAllocatedSeconds
+	}
+	return 0
+}
+
+func (x *JournalEntry) GetPeakMemBytes() int64 {
+	if x != nil && x.PeakMemBytes != nil {
+		return *x.PeakMemBytes
+	}
+	return 0
+}
+
+func (x *JournalEntry) GetMemRequestedBytes() int64 {
+	if x != nil && x.MemRequestedBytes != nil {
+		return *x.MemRequestedBytes
+	}
+	return 0
 }
 
 type VerifyRequest struct {
@@ -667,8 +706,23 @@ type UsageRow struct {
 	Runtime *durationpb.Duration `protobuf:"bytes,4,opt,name=runtime,proto3" json:"runtime,omitempty"`
 	// charged_micro_su: charges of attempts that ended in the range.
 	ChargedMicroSu int64 `protobuf:"varint,5,opt,name=charged_micro_su,json=chargedMicroSu,proto3" json:"charged_micro_su,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// ended_tasks is how many attempts ended in the range (those charged);
+	// measured_tasks how many of them a confined worker measured. The
+	// fields below sum only the measured ones, whole attempts (not clipped),
+	// so an unconfined node's attempts do not look idle: efficiency is
+	// cpu_used_seconds / cpu_allocated_seconds.
+	EndedTasks    int64 `protobuf:"varint,6,opt,name=ended_tasks,json=endedTasks,proto3" json:"ended_tasks,omitempty"`
+	MeasuredTasks int64 `protobuf:"varint,7,opt,name=measured_tasks,json=measuredTasks,proto3" json:"measured_tasks,omitempty"`
+	// cpu_allocated_seconds: cpu × charged runtime on the measured node;
+	// cpu_used_seconds: the CPU seconds their cgroups counted.
+	CpuAllocatedSeconds float64 `protobuf:"fixed64,8,opt,name=cpu_allocated_seconds,json=cpuAllocatedSeconds,proto3" json:"cpu_allocated_seconds,omitempty"`
+	CpuUsedSeconds      float64 `protobuf:"fixed64,9,opt,name=cpu_used_seconds,json=cpuUsedSeconds,proto3" json:"cpu_used_seconds,omitempty"`
+	// peak_mem_bytes is the largest peak memory of a measured attempt, and
+	// peak_mem_requested_bytes that attempt's mem request.
+	PeakMemBytes          int64 `protobuf:"varint,10,opt,name=peak_mem_bytes,json=peakMemBytes,proto3" json:"peak_mem_bytes,omitempty"`
+	PeakMemRequestedBytes int64 `protobuf:"varint,11,opt,name=peak_mem_requested_bytes,json=peakMemRequestedBytes,proto3" json:"peak_mem_requested_bytes,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *UsageRow) Reset() {
@@ -736,6 +790,48 @@ func (x *UsageRow) GetChargedMicroSu() int64 {
 	return 0
 }
 
+func (x *UsageRow) GetEndedTasks() int64 {
+	if x != nil {
+		return x.EndedTasks
+	}
+	return 0
+}
+
+func (x *UsageRow) GetMeasuredTasks() int64 {
+	if x != nil {
+		return x.MeasuredTasks
+	}
+	return 0
+}
+
+func (x *UsageRow) GetCpuAllocatedSeconds() float64 {
+	if x != nil {
+		return x.CpuAllocatedSeconds
+	}
+	return 0
+}
+
+func (x *UsageRow) GetCpuUsedSeconds() float64 {
+	if x != nil {
+		return x.CpuUsedSeconds
+	}
+	return 0
+}
+
+func (x *UsageRow) GetPeakMemBytes() int64 {
+	if x != nil {
+		return x.PeakMemBytes
+	}
+	return 0
+}
+
+func (x *UsageRow) GetPeakMemRequestedBytes() int64 {
+	if x != nil {
+		return x.PeakMemRequestedBytes
+	}
+	return 0
+}
+
 var File_longfair_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_ledger_proto_rawDesc = "" +
@@ -756,7 +852,7 @@ const file_longfair_v1_ledger_proto_rawDesc = "" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\"p\n" +
 	"\x13ListJournalResponse\x123\n" +
 	"\aentries\x18\x01 \x03(\v2\x19.longfair.v1.JournalEntryR\aentries\x12$\n" +
-	"\x0enext_after_seq\x18\x02 \x01(\x04R\fnextAfterSeq\"\xff\x01\n" +
+	"\x0enext_after_seq\x18\x02 \x01(\x04R\fnextAfterSeq\"\x93\x04\n" +
 	"\fJournalEntry\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x12\n" +
@@ -766,7 +862,17 @@ const file_longfair_v1_ledger_proto_rawDesc = "" +
 	"\x0famount_micro_su\x18\x06 \x01(\x03R\ramountMicroSu\x12\x16\n" +
 	"\x06detail\x18\a \x01(\tR\x06detail\x12\x1b\n" +
 	"\tprev_hash\x18\b \x01(\fR\bprevHash\x12\x12\n" +
-	"\x04hash\x18\t \x01(\fR\x04hash\"\x0f\n" +
+	"\x04hash\x18\t \x01(\fR\x04hash\x12$\n" +
+	"\vcpu_seconds\x18\n" +
+	" \x01(\x01H\x00R\n" +
+	"cpuSeconds\x88\x01\x01\x127\n" +
+	"\x15cpu_allocated_seconds\x18\v \x01(\x01H\x01R\x13cpuAllocatedSeconds\x88\x01\x01\x12)\n" +
+	"\x0epeak_mem_bytes\x18\f \x01(\x03H\x02R\fpeakMemBytes\x88\x01\x01\x123\n" +
+	"\x13mem_requested_bytes\x18\r \x01(\x03H\x03R\x11memRequestedBytes\x88\x01\x01B\x0e\n" +
+	"\f_cpu_secondsB\x18\n" +
+	"\x16_cpu_allocated_secondsB\x11\n" +
+	"\x0f_peak_mem_bytesB\x16\n" +
+	"\x14_mem_requested_bytes\"\x0f\n" +
 	"\rVerifyRequest\"\x94\x01\n" +
 	"\x0eVerifyResponse\x12\x0e\n" +
 	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x18\n" +
@@ -780,13 +886,21 @@ const file_longfair_v1_ledger_proto_rawDesc = "" +
 	"\bgroup_by\x18\x03 \x01(\x0e2\x19.longfair.v1.UsageGroupByR\agroupBy\x12\x18\n" +
 	"\aaccount\x18\x04 \x01(\tR\aaccount\"@\n" +
 	"\x13UsageReportResponse\x12)\n" +
-	"\x04rows\x18\x01 \x03(\v2\x15.longfair.v1.UsageRowR\x04rows\"\x83\x02\n" +
+	"\x04rows\x18\x01 \x03(\v2\x15.longfair.v1.UsageRowR\x04rows\"\x88\x04\n" +
 	"\bUsageRow\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05tasks\x18\x02 \x01(\x03R\x05tasks\x126\n" +
 	"\x05usage\x18\x03 \x03(\v2 .longfair.v1.UsageRow.UsageEntryR\x05usage\x123\n" +
 	"\aruntime\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\aruntime\x12(\n" +
-	"\x10charged_micro_su\x18\x05 \x01(\x03R\x0echargedMicroSu\x1a8\n" +
+	"\x10charged_micro_su\x18\x05 \x01(\x03R\x0echargedMicroSu\x12\x1f\n" +
+	"\vended_tasks\x18\x06 \x01(\x03R\n" +
+	"endedTasks\x12%\n" +
+	"\x0emeasured_tasks\x18\a \x01(\x03R\rmeasuredTasks\x122\n" +
+	"\x15cpu_allocated_seconds\x18\b \x01(\x01R\x13cpuAllocatedSeconds\x12(\n" +
+	"\x10cpu_used_seconds\x18\t \x01(\x01R\x0ecpuUsedSeconds\x12$\n" +
+	"\x0epeak_mem_bytes\x18\n" +
+	" \x01(\x03R\fpeakMemBytes\x127\n" +
+	"\x18peak_mem_requested_bytes\x18\v \x01(\x03R\x15peakMemRequestedBytes\x1a8\n" +
 	"\n" +
 	"UsageEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -861,6 +975,7 @@ func file_longfair_v1_ledger_proto_init() {
 	if File_longfair_v1_ledger_proto != nil {
 		return
 	}
+	file_longfair_v1_ledger_proto_msgTypes[4].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
