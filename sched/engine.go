@@ -12,19 +12,20 @@ import (
 // (so a pass allocates next to nothing); it holds no state that affects the
 // outcome, and one Engine must not run two passes at once.
 type Engine struct {
-	index    place.Index
-	capacity ledger.Vector
-	fair     []fairness
-	cursor   []cursor
-	share    []ledger.Vector // static partitions, only for Static
-	within   ledger.Vector   // scratch for the static partition check
-	heap     rankHeap
-	caps     []ledger.Vector
-	frees    []ledger.Vector
-	out      []Placement
-	members  []int       // scratch: the heap's accounts (passfill.go)
-	knob     knobScratch // qknobler (qknobler.go)
-	bpf      bpfScratch  // bpf and sp (bpf.go)
+	index       place.Index
+	capacity    ledger.Vector
+	fair        []fairness
+	cursor      []cursor
+	share       []ledger.Vector // static partitions, only for Static
+	within      ledger.Vector   // scratch for the static partition check
+	heap        rankHeap
+	caps        []ledger.Vector
+	frees       []ledger.Vector
+	out         []Placement
+	members     []int       // scratch: the heap's accounts (passfill.go)
+	normWeights []float64   // scratch: the accounts' normalized weights
+	knob        knobScratch // qknobler (qknobler.go)
+	bpf         bpfScratch  // bpf and sp (bpf.go)
 
 	// tree is the account tree of hdrf and dff (tree.go).
 	tree tree
@@ -150,7 +151,8 @@ func (e *Engine) prepare(v *View) error {
 		}
 		e.policy = row
 	}
-	weights := normalizedWeights(v.Accounts)
+	e.normWeights = normalizedWeights(e.normWeights, v.Accounts)
+	weights := e.normWeights
 	quantum := v.Settings.Quantum.Seconds()
 	e.fair = resize(e.fair, len(v.Accounts))
 	e.cursor = resize(e.cursor, len(v.Accounts))
@@ -222,9 +224,10 @@ func nextJob(queue []Job, i int, fl *fleet) int {
 // still get a tiny one, so that they are ranked among themselves (after
 // everyone who contributes) instead of dividing by zero; when nobody has a
 // weight, everyone counts as equal.
-func normalizedWeights(accts []Account) []float64 {
+// They are written into w's memory when it has room.
+func normalizedWeights(w []float64, accts []Account) []float64 {
 	total := totalWeight(accts)
-	w := make([]float64, len(accts))
+	w = resize(w, len(accts))
 	for i := range accts {
 		switch {
 		case total <= 0:
