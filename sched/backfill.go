@@ -106,6 +106,8 @@ type releaseEvent struct {
 	at   ledger.Time
 	node int
 	free ledger.Vector
+	// seq is the event's place in earliest's merged list.
+	seq int
 }
 
 // resetBackfill readies the pass's backfill state.
@@ -217,10 +219,23 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		}
 	}
 	r.merged = append(r.merged, r.events...)
-	slices.SortStableFunc(r.merged, func(x, y releaseEvent) int {
-		return cmp.Or(cmp.Compare(x.at, y.at), cmp.Compare(x.node, y.node))
-	})
-	for _, ev := range r.merged {
+	// The events are taken in (time, node) order, equal ones in the order
+	// listed (a stable sort's), but lazily: a heap on (time, node, place
+	// in the list) yields them in that order and stops where enough nodes
+	// hold the job, usually long before the last release.
+	for i := range r.merged {
+		r.merged[i].seq = i
+	}
+	h := r.merged
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		siftDownRelease(h, i)
+	}
+	for len(h) > 0 {
+		ev := h[0]
+		last := len(h) - 1
+		h[0] = h[last]
+		h = h[:last]
+		siftDownRelease(h, 0)
 		f := ledger.Vector(r.free[ev.node*k : ev.node*k+k])
 		f.Add(ev.free)
 		if r.fitAt[ev.node] < 0 && f.Fits(d) {
@@ -231,6 +246,36 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		}
 	}
 	return 0, false
+}
+
+// releaseBefore orders release events by time, then node, then their
+// place in the list they were merged into.
+func releaseBefore(x, y *releaseEvent) bool {
+	if x.at != y.at {
+		return x.at < y.at
+	}
+	if x.node != y.node {
+		return x.node < y.node
+	}
+	return x.seq < y.seq
+}
+
+// siftDownRelease restores the min-heap h (by releaseBefore) below i.
+func siftDownRelease(h []releaseEvent, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && releaseBefore(&h[c+1], &h[c]) {
+			c++
+		}
+		if !releaseBefore(&h[c], &h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }
 
 // reserve makes the pass's reservation for job, account a's queue entry

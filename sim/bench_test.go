@@ -60,9 +60,17 @@ func benchmarkReplay(b *testing.B, opt SyntheticOptions, p sched.Policy) {
 // one's span, its job numbers shifted) until it holds 1,000,000 jobs; no
 // log in ../shared/data has that many. It reports seconds per replay and
 // jobs per second.
-func BenchmarkSWFBackfill1M(b *testing.B) {
+func BenchmarkSWFBackfill1M(b *testing.B) { benchmarkSWFBackfill(b, 1_000_000) }
+
+// BenchmarkSWFBackfill100k is the same at a tenth of the size, for quick
+// runs.
+func BenchmarkSWFBackfill100k(b *testing.B) { benchmarkSWFBackfill(b, 100_000) }
+
+func BenchmarkSWFBackfill300k(b *testing.B) { benchmarkSWFBackfill(b, 300_000) }
+
+func benchmarkSWFBackfill(b *testing.B, jobs int) {
 	w := loadSWFPrefix(b, "KTH-SP2-1996-2.1-cln.swf.gz", 0)
-	w = repeatJobs(w, 1_000_000)
+	w = repeatJobs(w, jobs)
 	s := sched.DefaultSettings()
 	s.Backfill = sched.BackfillEASY
 	b.ResetTimer()

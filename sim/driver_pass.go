@@ -34,7 +34,7 @@ import (
 // one can fit now only if a freed node holds it.
 func (r *replay) mayPlace() bool {
 	switch p := r.cfg.Settings.Policy; {
-	case p.CapFree():
+	case r.capFree:
 	case p == sched.Static:
 		if len(r.freed) > 0 {
 			return true

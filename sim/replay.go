@@ -53,15 +53,17 @@ type replay struct {
 	// around its reservation, none at the first job that cannot start),
 	// which pass skipping must allow for (mayPlace).
 	backfill, holdsBack bool
-	groupIndex          map[uint64]int
-	placedAccts         []int
-	placedMark          []bool
-	freed               []int // nodes that had tasks end at this time
-	freedMark           []bool
-	newHeads            []int // accounts whose empty queue got a job at this time
-	scaled              ledger.Vector
-	sum                 ledger.Vector
-	active              []ledger.TaskGroup
+	// capFree is cfg.Settings.Policy.CapFree(), looked up once (mayPlace).
+	capFree     bool
+	groupIndex  map[uint64]int
+	placedAccts []int
+	placedMark  []bool
+	freed       []int // nodes that had tasks end at this time
+	freedMark   []bool
+	newHeads    []int // accounts whose empty queue got a job at this time
+	scaled      ledger.Vector
+	sum         ledger.Vector
+	active      []ledger.TaskGroup
 
 	sampler sampler
 	slots   slotRecorder
@@ -135,6 +137,7 @@ func newReplay(w *Workload, cfg Config) *replay {
 		sum:         ledger.NewVector(n),
 		backfill:    cfg.Settings.Backfill == sched.BackfillEASY,
 		holdsBack:   cfg.Settings.Backfill == sched.BackfillEASY || cfg.Settings.Backfill == sched.BackfillNone,
+		capFree:     cfg.Settings.Policy.CapFree(),
 	}
 	r.view = sched.View{Resources: w.Resources, Settings: cfg.Settings, Groups: w.Groups}
 	for i := range w.Nodes {
