@@ -19,7 +19,7 @@ func commands() map[string]cli.Command {
 	cmds["sim"] = simulate.Command()
 	cmds["server"] = daemon.ServerCommand()
 	cmds["worker"] = daemon.WorkerCommand()
-	cmds["dev"] = dev.Command(true)
+	cmds["dev"] = dev.Command()
 	return cmds
 }
 

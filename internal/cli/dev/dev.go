@@ -82,7 +82,7 @@ func stopAll(list []*devChild, grace time.Duration) {
 	}
 }
 
-func runDev(args []string, stdout, stderr io.Writer, hasWorker bool) error {
+func runDev(args []string, stdout, stderr io.Writer) error {
 	var (
 		dir, logLevel string
 		demo, keep    bool
@@ -126,7 +126,7 @@ func runDev(args []string, stdout, stderr io.Writer, hasWorker bool) error {
 	defer stop()
 	d := &devCluster{Dir: dir, PID: os.Getpid()}
 	startCtx, cancel := context.WithTimeout(ctx, startTimeout)
-	err = d.start(startCtx, exe, logLevel, hasWorker && !noWorkers, stdout)
+	err = d.start(startCtx, exe, logLevel, !noWorkers, stdout)
 	cancel()
 	if err != nil {
 		d.stop()
@@ -138,7 +138,7 @@ func runDev(args []string, stdout, stderr io.Writer, hasWorker bool) error {
 		}
 		return fmt.Errorf("%w; everything started was stopped, logs are in %s", err, dir)
 	}
-	printDevUsage(stdout, d, hasWorker, noWorkers)
+	printDevUsage(stdout, d, noWorkers)
 
 	if demo {
 		go runDemo(ctx, d, stdout)
@@ -192,7 +192,7 @@ func (d *devCluster) supervise(ctx context.Context, stderr io.Writer) {
 	}
 }
 
-func printDevUsage(w io.Writer, d *devCluster, hasWorker, noWorkers bool) {
+func printDevUsage(w io.Writer, d *devCluster, noWorkers bool) {
 	self := os.Args[0]
 	if !strings.ContainsRune(self, filepath.Separator) {
 		self = "longfair"
@@ -204,11 +204,8 @@ func printDevUsage(w io.Writer, d *devCluster, hasWorker, noWorkers bool) {
 	for _, wk := range d.Workers {
 		fmt.Fprintf(w, "  worker %-6s pid %-7d gRPC %s  gossip %s\n", wk.ID, wk.PID, wk.Addrs["grpc"], wk.Addrs["gossip"])
 	}
-	switch {
-	case noWorkers:
+	if noWorkers {
 		fmt.Fprintln(w, "  (no workers: --no-workers)")
-	case !hasWorker:
-		fmt.Fprintln(w, "  (no workers: this longfair binary has no 'worker' command)")
 	}
 	fmt.Fprintf(w, "\n  accounts: %s\n", devAccountsSummary())
 	if d.ACL {

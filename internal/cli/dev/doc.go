@@ -5,20 +5,13 @@
 // stops everything on Ctrl-C.
 package dev
 
-import (
-	"io"
+import "github.com/longfair/longfair/internal/cli"
 
-	"github.com/longfair/longfair/internal/cli"
-)
-
-// Command is 'longfair dev'. workers says whether the binary that runs it
-// has the worker command (the dev cluster starts its workers as that
-// binary's 'worker').
-func Command(workers bool) cli.Command {
+// Command is 'longfair dev'. The dev cluster starts its servers and
+// workers as the binary that runs it ('server' and 'worker').
+func Command() cli.Command {
 	return cli.Command{
 		Summary: "run a 3-server, 3-worker cluster on this machine to try longfair",
-		Run: func(args []string, stdout, stderr io.Writer) error {
-			return runDev(args, stdout, stderr, workers)
-		},
+		Run:     runDev,
 	}
 }
