@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -18,16 +16,17 @@ import (
 // others' by the leader once the node is declared lost — charges it once,
 // and leaves no rank running anywhere. Hydra's proxies put each rank in a
 // session of its own, out of the task's process group: only the task's
-// cgroup holds them, so the workers here confine (with node ids no other
-// test uses, as a confined worker reaps its node's cgroups).
+// cgroup holds them, so the workers here confine (startConfinedWorker:
+// node ids no other test uses, and their cgroups removed after).
 func TestMPIJobEndsOnEveryNodeWhenOneIsLost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if os.Geteuid() != 0 {
-		t.Skip("confining tasks in cgroups needs root")
-	}
-	w1, w2 := fmt.Sprintf("mpi%d-a", os.Getpid()), fmt.Sprintf("mpi%d-b", os.Getpid())
-	c, acct, user := startParallelCluster(ctx, t, []string{w1, w2}, "--unconfined=false")
+	requireCgroups(t)
+	c := startCluster(ctx, t, 1)
+	acct, user := c.account(ctx, "physics")
+	w1, _ := c.startConfinedWorker("mpi-a")
+	w2, _ := c.startConfinedWorker("mpi-b")
+	c.waitNodes(ctx, map[string]bool{w1: true, w2: true})
 	hello := mpiHello(t, c.dir)
 	out := filepath.Join(c.dir, "sleepy.out")
 	job := c.submitParallel(ctx, acct, user, "mpi-sleepy", 2, map[string]float64{"cpu": 2}, time.Minute, mpiScript(hello, out, "300"))

@@ -41,15 +41,14 @@ func mpiHello(t *testing.T, dir string) string {
 }
 
 // startParallelCluster starts one server and a 2-core worker for each of
-// nodes (args add to every worker's flags), with an account "physics",
-// and waits until the nodes are up.
-func startParallelCluster(ctx context.Context, t *testing.T, nodes []string, args ...string) (c *cluster, account, user string) {
+// nodes, with an account "physics", and waits until the nodes are up.
+func startParallelCluster(ctx context.Context, t *testing.T, nodes []string) (c *cluster, account, user string) {
 	t.Helper()
 	c = startCluster(ctx, t, 1)
 	account, user = c.account(ctx, "physics")
 	up := map[string]bool{}
 	for _, w := range nodes {
-		c.startWorker(w, append([]string{"--cpu", "2"}, args...)...)
+		c.startWorker(w, "--cpu", "2")
 		up[w] = true
 	}
 	c.waitNodes(ctx, up)
