@@ -368,22 +368,26 @@ func TestRunKeepsItsPromisesUnderWindowsAndTimeouts(t *testing.T) {
 	}
 }
 
+// recordTrace replays w under s, running every pass when every is set,
+// and returns its trace and result.
+func recordTrace(t *testing.T, w *Workload, s sched.Settings, every bool) ([]TraceEvent, *Result) {
+	t.Helper()
+	var trace []TraceEvent
+	res, err := Run(w, Config{Settings: s, everyPass: every, Trace: func(e TraceEvent) { trace = append(trace, e) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trace, res
+}
+
 func TestSkippingIdlePassesChangesNothing(t *testing.T) {
 	for seed := uint64(1); seed <= 8; seed++ {
 		w := randomWorkload(seed)
 		for _, p := range []sched.Policy{sched.HMRF, sched.DRF, sched.Static, sched.HDRF, sched.DFF} {
 			s := settingsFor(p)
 			s.Timeout = 30 * time.Second // starvation changes the order, never what fits
-			record := func(every bool) ([]TraceEvent, *Result) {
-				var trace []TraceEvent
-				res, err := Run(w, Config{Settings: s, everyPass: every, Trace: func(e TraceEvent) { trace = append(trace, e) }})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return trace, res
-			}
-			skipped, r1 := record(false)
-			every, r2 := record(true)
+			skipped, r1 := recordTrace(t, w, s, false)
+			every, r2 := recordTrace(t, w, s, true)
 			if !reflect.DeepEqual(skipped, every) {
 				t.Errorf("seed %d %s: traces differ when every pass runs", seed, p)
 			}
@@ -596,16 +600,8 @@ func TestSkippingIdlePassesChangesNothingForParallelJobsAndBackfill(t *testing.T
 			for _, bf := range []sched.Backfill{sched.BackfillGreedy, sched.BackfillNone, sched.BackfillEASY} {
 				s := settingsFor(p)
 				s.Backfill = bf
-				record := func(every bool) ([]TraceEvent, *Result) {
-					var trace []TraceEvent
-					res, err := Run(w, Config{Settings: s, everyPass: every, Trace: func(e TraceEvent) { trace = append(trace, e) }})
-					if err != nil {
-						t.Fatal(err)
-					}
-					return trace, res
-				}
-				skipped, r1 := record(false)
-				every, r2 := record(true)
+				skipped, r1 := recordTrace(t, w, s, false)
+				every, r2 := recordTrace(t, w, s, true)
 				if !reflect.DeepEqual(skipped, every) {
 					t.Errorf("seed %d %s %s: traces differ when every pass runs", seed, p, bf)
 				}
