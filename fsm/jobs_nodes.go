@@ -130,9 +130,9 @@ func (s *state) checkNodesFit(demand ledger.Vector, nodes int) *Error {
 	if nodes <= 1 {
 		return nil
 	}
-	fit := 0
-	for _, id := range sortedKeys(s.nodes) {
-		if s.nodes[id].rec.Capacity.Fits(demand) {
+	fit := 0 // a count: no order needed
+	for _, nd := range s.nodes {
+		if nd.rec.Capacity.Fits(demand) {
 			fit++
 		}
 	}

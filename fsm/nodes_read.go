@@ -29,6 +29,21 @@ func (s *state) nodeInfo(nd *nodeState) NodeInfo {
 	}
 }
 
+// NodeAddresses returns the advertised addresses of the given nodes, by
+// id; unknown ids are left out. It reads only those nodes, for the
+// leader's assignments of a parallel task (one per node of it).
+func (f *FSM) NodeAddresses(ids []string) map[string]string {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		if nd, ok := f.st.nodes[id]; ok {
+			out[id] = nd.rec.Address
+		}
+	}
+	return out
+}
+
 // Nodes lists every node, up and down, by id.
 func (f *FSM) Nodes() []NodeInfo {
 	f.mu.RLock()

@@ -63,12 +63,7 @@ func (t *leaderTerm) addAllocation(a *longfairv1.Assignment, k attemptKey, node 
 		return false
 	}
 	a.Nodes, a.NodeIndex, a.Credential = ti.Nodes, int32(at), ti.Credential
-	a.NodeAddresses = make(map[string]string, len(ti.Nodes))
-	for _, n := range t.s.fsm.Nodes() {
-		if slices.Contains(ti.Nodes, n.ID) {
-			a.NodeAddresses[n.ID] = n.Address
-		}
-	}
+	a.NodeAddresses = t.s.fsm.NodeAddresses(ti.Nodes)
 	return true
 }
 
