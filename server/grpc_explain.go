@@ -80,11 +80,7 @@ var jobWaitProto = map[sched.Wait]longfairv1.JobWait{
 // account's queue over the same view as ExplainJob, for its forecast.
 func (j *jobsService) QuoteJob(ctx context.Context, req *longfairv1.SubmitJobRequest) (*longfairv1.JobQuote, error) {
 	at := now()
-	q, err := j.s.fsm.Quote(&fsm.SubmitJob{
-		Account: req.GetAccount(), User: req.GetUser(), Name: req.GetName(),
-		Demand: req.GetDemand(), Tasks: req.GetTasks(), Nodes: int(req.GetNodes()), Walltime: req.GetWalltime().AsDuration(),
-		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()), CheckFit: true, CheckIdentity: true,
-	}, at)
+	q, err := j.s.fsm.Quote(submitCommand(req), at)
 	if err != nil {
 		return nil, err
 	}

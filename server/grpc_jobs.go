@@ -86,18 +86,24 @@ func taskProto(t fsm.TaskInfo) *longfairv1.Task {
 }
 
 func (j *jobsService) SubmitJob(ctx context.Context, req *longfairv1.SubmitJobRequest) (*longfairv1.SubmitJobResponse, error) {
-	info, err := proposeFor[fsm.JobInfo](ctx, j.s, &fsm.SubmitJob{
+	info, err := proposeFor[fsm.JobInfo](ctx, j.s, submitCommand(req))
+	if err != nil {
+		return nil, err
+	}
+	return &longfairv1.SubmitJobResponse{Job: jobProto(info)}, nil
+}
+
+// submitCommand is the FSM command of a submission, for SubmitJob and
+// for QuoteJob, which answers what it would do.
+func submitCommand(req *longfairv1.SubmitJobRequest) *fsm.SubmitJob {
+	return &fsm.SubmitJob{
 		RequestID: req.GetRequestId(), Account: req.GetAccount(), User: req.GetUser(), Name: req.GetName(),
 		Demand: req.GetDemand(), Tasks: req.GetTasks(), Nodes: int(req.GetNodes()), Ranks: int(req.GetNtasks()), Walltime: req.GetWalltime().AsDuration(),
 		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()),
 		CheckFit: true, // refuse a task no known node can hold (fsm/jobs_fit.go)
 		Dir:      req.GetDir(), Env: req.GetEnv(), EnvCaptured: req.GetEnvCaptured(),
 		CheckIdentity: true, // refuse a user that maps to root (fsm/identity.go)
-	})
-	if err != nil {
-		return nil, err
 	}
-	return &longfairv1.SubmitJobResponse{Job: jobProto(info)}, nil
 }
 
 func (j *jobsService) CancelJob(ctx context.Context, req *longfairv1.CancelJobRequest) (*longfairv1.Job, error) {

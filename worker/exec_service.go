@@ -43,10 +43,11 @@ func (s *allocationService) Exec(stream grpc.BidiStreamingServer[longfairv1.Exec
 		return status.Error(codes.InvalidArgument, "the first message must start a process: the task's attempt, its credential and a command")
 	}
 	k := keyOf(start.GetAttempt())
-	pgid, index, dir, cred, cg, err := s.ag.allocationGroup(k, start.GetCredential())
+	part, err := s.ag.allocationPart(k, start.GetCredential())
 	if err != nil {
 		return err
 	}
+	pgid, index, dir, cred, cg := part.pgid, part.index, part.dir, part.cred, part.cg
 	if d := start.GetDir(); d != "" {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 			dir = d
@@ -167,31 +168,49 @@ func (s *allocationService) Exec(stream grpc.BidiStreamingServer[longfairv1.Exec
 	return send(&longfairv1.ExecResponse{Msg: &longfairv1.ExecResponse_ExitCode{ExitCode: code}})
 }
 
-// allocationGroup checks that this node holds a running part of parallel
-// attempt k and that credential is its secret, and returns the process
-// group of the task's process here, its place in the task, the attempt's
-// directory, its user and its cgroup (nil when unconfined).
-func (ag *Agent) allocationGroup(k attemptKey, credential string) (pgid, index int, dir string, cred *taskCredential, cg *taskCgroup, err error) {
+// allocationPart is what `longfair exec` needs of a parallel task's part
+// on this node: the process group of its process here, its place in the
+// task, the attempt's directory, its user and its cgroup (nil when
+// unconfined).
+type allocationPart struct {
+	pgid, index int
+	dir         string
+	cred        *taskCredential
+	cg          *taskCgroup
+}
+
+// allocationPart checks that this node holds a running part of parallel
+// attempt k and that credential is its secret, and returns that part.
+func (ag *Agent) allocationPart(k attemptKey, credential string) (allocationPart, error) {
 	ag.tasks.mu.Lock()
-	defer ag.tasks.mu.Unlock()
 	a, ok := ag.tasks.attempts[k]
 	if !ok || a.ended || a.stopping {
-		return 0, 0, "", nil, nil, status.Errorf(codes.FailedPrecondition,
+		ag.tasks.mu.Unlock()
+		return allocationPart{}, status.Errorf(codes.FailedPrecondition,
 			"node %s holds no running part of attempt %d of task %d of job %d: a process can start only on the nodes of its own parallel task, while it runs", ag.cfg.NodeID, k.attempt, k.task, k.job)
 	}
 	want := a.asg.GetCredential()
 	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(credential)) != 1 {
-		return 0, 0, "", nil, nil, status.Error(codes.PermissionDenied, "the credential is not this task's: run `longfair exec` from inside the task, which has its credential in "+EnvCredential)
+		ag.tasks.mu.Unlock()
+		return allocationPart{}, status.Error(codes.PermissionDenied, "the credential is not this task's: run `longfair exec` from inside the task, which has its credential in "+EnvCredential)
 	}
 	if a.proc == nil {
-		return 0, 0, "", nil, nil, status.Errorf(codes.Unavailable, "the task's part on node %s is still starting: try again", ag.cfg.NodeID)
+		ag.tasks.mu.Unlock()
+		return allocationPart{}, status.Errorf(codes.Unavailable, "the task's part on node %s is still starting: try again", ag.cfg.NodeID)
 	}
-	if spec := ag.cgroupFor(a, a.devices); spec != nil { // under ag.tasks.mu
-		if cg, err = openTaskCgroup(*spec); err != nil {
-			return 0, 0, "", nil, nil, status.Errorf(codes.Unavailable, "node %s: %v", ag.cfg.NodeID, err)
+	part := allocationPart{pgid: a.proc.pgid, index: int(a.asg.GetNodeIndex()), dir: taskDir(ag.cfg.WorkDir, k), cred: a.cred}
+	spec := ag.cgroupFor(a, a.devices)
+	ag.tasks.mu.Unlock()
+	// Opened outside the table's lock: lease renewals must not wait on
+	// the cgroup file system.
+	if spec != nil {
+		cg, err := openTaskCgroup(*spec)
+		if err != nil {
+			return allocationPart{}, status.Errorf(codes.Unavailable, "node %s: %v", ag.cfg.NodeID, err)
 		}
+		part.cg = cg
 	}
-	return a.proc.pgid, int(a.asg.GetNodeIndex()), taskDir(ag.cfg.WorkDir, k), a.cred, cg, nil
+	return part, nil
 }
 
 // exitStatus is a finished command's status as a shell reports it:
