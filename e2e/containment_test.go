@@ -266,11 +266,17 @@ func TestConfinedTaskLeavesNoOrphans(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "pids")
 		c.submit(ctx, alpha, alphaUser, "killed", 1, demand, time.Hour, forkScript(path))
 		pids := waitPIDs(ctx, t, path)
+		// Stop the worker first: a supervisor that sees its worker's
+		// control pipe close kills its task at once, and one killed
+		// before its worker is seen dying by the worker, which kills the
+		// task's cgroup. Stopped, the worker holds its pipes open and
+		// reacts to nothing while its supervisors are killed.
 		supervisors := children(w.Cmd.Process.Pid)
-		w.Kill()
+		w.Signal(syscall.SIGSTOP)
 		for _, s := range supervisors {
 			_ = syscall.Kill(s, syscall.SIGKILL)
 		}
+		w.Kill()
 		time.Sleep(200 * time.Millisecond)
 		if alive(pids) == 0 {
 			t.Fatal("the task's sleeps died with their worker and supervisor: this shows nothing")
