@@ -390,8 +390,24 @@ type SubmitJobRequest struct {
 	// CLI's --export); env_captured says one was, even an empty one.
 	// Without it a task gets the worker's environment (a worker running as
 	// root: a minimal one). At most 4096 variables and 1 MiB.
-	Env           []string `protobuf:"bytes,21,rep,name=env,proto3" json:"env,omitempty"`
-	EnvCaptured   bool     `protobuf:"varint,22,opt,name=env_captured,json=envCaptured,proto3" json:"env_captured,omitempty"`
+	Env         []string `protobuf:"bytes,21,rep,name=env,proto3" json:"env,omitempty"`
+	EnvCaptured bool     `protobuf:"varint,22,opt,name=env_captured,json=envCaptured,proto3" json:"env_captured,omitempty"`
+	// exclusive takes each node of a task whole (Slurm's --exclusive): no
+	// other task runs beside it, and the job is charged for the whole node.
+	Exclusive bool `protobuf:"varint,23,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
+	// dependency is Slurm's --dependency: afterok:ID[:ID...],
+	// afternotok, afterany, after, singleton; ',' joins all, '?' any.
+	Dependency string `protobuf:"bytes,40,opt,name=dependency,proto3" json:"dependency,omitempty"`
+	// hold submits the job held: it does not start until released.
+	Hold bool `protobuf:"varint,41,opt,name=hold,proto3" json:"hold,omitempty"`
+	// begin: the job does not start before this time.
+	Begin *timestamppb.Timestamp `protobuf:"bytes,42,opt,name=begin,proto3" json:"begin,omitempty"`
+	// array_throttle: at most this many of the job's tasks run at once
+	// (the % of Slurm's --array); 0 means no limit.
+	ArrayThrottle int32 `protobuf:"varint,43,opt,name=array_throttle,json=arrayThrottle,proto3" json:"array_throttle,omitempty"`
+	// nice lowers the job's priority within its account (Slurm's --nice);
+	// negative values need an admin.
+	Nice          int32 `protobuf:"varint,44,opt,name=nice,proto3" json:"nice,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -522,6 +538,48 @@ func (x *SubmitJobRequest) GetEnvCaptured() bool {
 		return x.EnvCaptured
 	}
 	return false
+}
+
+func (x *SubmitJobRequest) GetExclusive() bool {
+	if x != nil {
+		return x.Exclusive
+	}
+	return false
+}
+
+func (x *SubmitJobRequest) GetDependency() string {
+	if x != nil {
+		return x.Dependency
+	}
+	return ""
+}
+
+func (x *SubmitJobRequest) GetHold() bool {
+	if x != nil {
+		return x.Hold
+	}
+	return false
+}
+
+func (x *SubmitJobRequest) GetBegin() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Begin
+	}
+	return nil
+}
+
+func (x *SubmitJobRequest) GetArrayThrottle() int32 {
+	if x != nil {
+		return x.ArrayThrottle
+	}
+	return 0
+}
+
+func (x *SubmitJobRequest) GetNice() int32 {
+	if x != nil {
+		return x.Nice
+	}
+	return 0
 }
 
 type SubmitJobResponse struct {
@@ -1636,7 +1694,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x04wait\x18\f \x01(\x0e2\x14.longfair.v1.JobWaitR\x04wait\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xf0\x03\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xaf\x05\n" +
 	"\x10SubmitJobRequest\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x12\n" +
@@ -1653,7 +1711,15 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x06ntasks\x18\v \x01(\x05R\x06ntasks\x12\x10\n" +
 	"\x03dir\x18\x14 \x01(\tR\x03dir\x12\x10\n" +
 	"\x03env\x18\x15 \x03(\tR\x03env\x12!\n" +
-	"\fenv_captured\x18\x16 \x01(\bR\venvCaptured\x1a9\n" +
+	"\fenv_captured\x18\x16 \x01(\bR\venvCaptured\x12\x1c\n" +
+	"\texclusive\x18\x17 \x01(\bR\texclusive\x12\x1e\n" +
+	"\n" +
+	"dependency\x18( \x01(\tR\n" +
+	"dependency\x12\x12\n" +
+	"\x04hold\x18) \x01(\bR\x04hold\x120\n" +
+	"\x05begin\x18* \x01(\v2\x1a.google.protobuf.TimestampR\x05begin\x12%\n" +
+	"\x0earray_throttle\x18+ \x01(\x05R\rarrayThrottle\x12\x12\n" +
+	"\x04nice\x18, \x01(\x05R\x04nice\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"7\n" +
@@ -1841,45 +1907,46 @@ var file_longfair_v1_jobs_proto_depIdxs = []int32{
 	2,  // 2: longfair.v1.JobQuote.wait:type_name -> longfair.v1.JobWait
 	17, // 3: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
 	21, // 4: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
-	10, // 5: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
-	0,  // 6: longfair.v1.ListJobsRequest.states:type_name -> longfair.v1.JobState
-	10, // 7: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
-	18, // 8: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
-	21, // 9: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
-	0,  // 10: longfair.v1.Job.state:type_name -> longfair.v1.JobState
-	20, // 11: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
-	20, // 12: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
-	13, // 13: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
-	1,  // 14: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
-	20, // 15: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
-	20, // 16: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	20, // 17: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
-	21, // 18: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
-	10, // 19: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
-	21, // 20: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
-	21, // 21: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
-	2,  // 22: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
-	19, // 23: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
-	20, // 24: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
-	4,  // 25: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
-	6,  // 26: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
-	7,  // 27: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
-	8,  // 28: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
-	11, // 29: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
-	14, // 30: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
-	4,  // 31: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
-	5,  // 32: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
-	10, // 33: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
-	10, // 34: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
-	9,  // 35: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
-	12, // 36: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
-	15, // 37: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
-	3,  // 38: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
-	32, // [32:39] is the sub-list for method output_type
-	25, // [25:32] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	20, // 5: longfair.v1.SubmitJobRequest.begin:type_name -> google.protobuf.Timestamp
+	10, // 6: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
+	0,  // 7: longfair.v1.ListJobsRequest.states:type_name -> longfair.v1.JobState
+	10, // 8: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
+	18, // 9: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
+	21, // 10: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
+	0,  // 11: longfair.v1.Job.state:type_name -> longfair.v1.JobState
+	20, // 12: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
+	20, // 13: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
+	13, // 14: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
+	1,  // 15: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
+	20, // 16: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
+	20, // 17: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	20, // 18: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
+	21, // 19: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
+	10, // 20: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
+	21, // 21: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
+	21, // 22: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
+	2,  // 23: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
+	19, // 24: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
+	20, // 25: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
+	4,  // 26: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
+	6,  // 27: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
+	7,  // 28: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
+	8,  // 29: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
+	11, // 30: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
+	14, // 31: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
+	4,  // 32: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
+	5,  // 33: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
+	10, // 34: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
+	10, // 35: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
+	9,  // 36: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
+	12, // 37: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
+	15, // 38: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
+	3,  // 39: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
+	33, // [33:40] is the sub-list for method output_type
+	26, // [26:33] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_jobs_proto_init() }

@@ -151,6 +151,9 @@ func (r *SubmitJobRequest) Validate() error {
 	if !positive {
 		return bad("demand is zero in every resource: a task must hold something, e.g. cpu=1")
 	}
+	if err := r.checkNotYetSupported(); err != nil {
+		return err
+	}
 	if r.GetTasks() < 1 || r.GetTasks() > MaxTasksPerJob {
 		return bad("tasks is %d: a job has 1 to %d tasks", r.GetTasks(), MaxTasksPerJob)
 	}
@@ -377,6 +380,28 @@ func (r *UpdateSettingsRequest) Validate() error {
 	for _, name := range r.GetAddResources() {
 		if err := checkName("add_resources entry", name); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkNotYetSupported refuses the fields of the job shape that the API
+// defines but the servers do not implement yet, so that a job asking for
+// them is not accepted and run without them.
+func (r *SubmitJobRequest) checkNotYetSupported() error {
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{
+		{r.GetExclusive(), "exclusive"},
+		{r.GetDependency() != "", "dependency"},
+		{r.GetHold(), "hold"},
+		{r.GetBegin() != nil, "begin"},
+		{r.GetArrayThrottle() != 0, "array_throttle"},
+		{r.GetNice() != 0, "nice"},
+	} {
+		if f.set {
+			return bad("%s is not supported by this server yet: submit without it", f.name)
 		}
 	}
 	return nil
