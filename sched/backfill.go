@@ -196,7 +196,7 @@ func (e *Engine) maskReserved(s int) {
 func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	r := &e.resv
 	n, k := e.index.Len(), len(e.capacity)
-	d, need := job.nodeDemand(), max(job.Nodes, 1)
+	need := max(job.Nodes, 1)
 	now := e.view.Now
 	r.free = resize(r.free, n*k)
 	r.fitAt = resize(r.fitAt, n)
@@ -204,7 +204,7 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	for i := range n {
 		copy(r.free[i*k:i*k+k], e.index.Free(i))
 		r.fitAt[i] = -1
-		if ledger.Vector(r.free[i*k : i*k+k]).Fits(d) {
+		if e.holdsOn(job, i, r.free[i*k:i*k+k]) {
 			r.fitAt[i] = now
 			fits++
 		}
@@ -238,7 +238,7 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		siftDownRelease(h, 0)
 		f := ledger.Vector(r.free[ev.node*k : ev.node*k+k])
 		f.Add(ev.free)
-		if r.fitAt[ev.node] < 0 && f.Fits(d) {
+		if r.fitAt[ev.node] < 0 && e.holdsOn(job, ev.node, f) {
 			r.fitAt[ev.node] = ev.at
 			if fits++; fits == need {
 				return ev.at, true
@@ -356,7 +356,7 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 	}
 	for s, node := range r.nodes {
 		real := ledger.Vector(r.real[s*k : s*k+k])
-		if !real.Fits(job.Demand) {
+		if !e.holdsOn(job, node, real) {
 			continue
 		}
 		real.Sub(job.Demand)

@@ -219,7 +219,10 @@ func (x *Explanation) nodes(e *Engine, v *View, job *Job) {
 	case !e.fleet.holds(job):
 		x.Wait = WaitNoNodeHolds
 		x.Lacking, x.Largest, x.Shapes = e.fleet.shapes.Lacking(v.Resources, demand), e.fleet.shapes.Describe(v.Resources), len(e.fleet.shapes)
-		if e.fleet.shapes.Holds(demand) { // a parallel job: too few such nodes
+		switch {
+		case job.Exclusive:
+			x.Lacking = fmt.Sprintf("%d whole nodes of exactly %s", max(job.Nodes, 1), ledger.FormatVector(v.Resources, demand))
+		case e.fleet.shapes.Holds(demand): // a parallel job: too few such nodes
 			x.Lacking = fmt.Sprintf("%s on each of %d nodes", ledger.FormatVector(v.Resources, demand), job.Nodes)
 		}
 		return
@@ -227,7 +230,7 @@ func (x *Explanation) nodes(e *Engine, v *View, job *Job) {
 	best := -1.0
 	for i := range v.Nodes {
 		n := &v.Nodes[i]
-		if !n.Capacity.Fits(demand) {
+		if !n.Capacity.Fits(demand) || job.Exclusive && !sameVector(n.Capacity, demand) {
 			continue
 		}
 		x.Holding++

@@ -60,7 +60,7 @@ func (e *Engine) claimFree(job *Job) bool {
 	d := job.nodeDemand()
 	e.claimed = e.claimed[:0]
 	if job.Nodes <= 1 {
-		n, ok := e.index.Best(d)
+		n, ok := e.bestFor(job, d)
 		if !ok {
 			return false
 		}
@@ -77,7 +77,7 @@ func (e *Engine) claimFree(job *Job) bool {
 	e.zero = resize(e.zero, k)
 	clear(e.zero)
 	for len(e.claimed) < job.Nodes {
-		n, ok := e.index.Best(d)
+		n, ok := e.bestFor(job, d)
 		if !ok {
 			for i, n := range e.claimed {
 				e.index.Restore(n, e.saved[i*k:i*k+k])
@@ -103,7 +103,7 @@ func (e *Engine) claimFrom(job *Job, node int) bool {
 	if e.halted {
 		return false
 	}
-	if job.Nodes > 1 {
+	if job.Nodes > 1 || job.Exclusive {
 		if !e.claimFree(job) {
 			return false
 		}
@@ -155,6 +155,9 @@ func (fl *fleet) reset(caps []ledger.Vector) {
 // capacity holds PerNode for a parallel job. A job they cannot hold is
 // passed over (nextJob): waiting would not let it start.
 func (fl *fleet) holds(job *Job) bool {
+	if job.Exclusive {
+		return fl.holdsWhole(job)
+	}
 	if job.Nodes <= 1 {
 		return fl.shapes.Holds(job.Demand)
 	}

@@ -155,8 +155,9 @@ func (e *Engine) rescoreAll(v *View) {
 // offer is account a's next task on the node the placement strategy picks,
 // scored by affinity; ok is false when it fits nowhere.
 func (e *Engine) offer(v *View, a int) (offer, bool) {
-	d := e.head(v, a).nodeDemand()
-	n, ok := e.index.Best(d)
+	head := e.head(v, a)
+	d := head.nodeDemand()
+	n, ok := e.bestFor(head, d)
 	if !ok {
 		return offer{}, false
 	}

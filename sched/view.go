@@ -90,7 +90,11 @@ type Job struct {
 	Nodes int
 	// PerNode is what a task of a parallel job (Nodes > 1) takes on each
 	// of its nodes; unused otherwise.
-	PerNode    ledger.Vector
+	PerNode ledger.Vector
+	// Exclusive takes each node whole: the per-node demand is a node
+	// class's capacity, and a task goes only on idle nodes of exactly that
+	// capacity (exclusive.go).
+	Exclusive  bool
 	FirstIndex int
 	Pending    int
 	// Walltime is how long each task is expected to run (the job's time

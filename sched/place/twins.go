@@ -128,16 +128,12 @@ func (x *Index) groupVector(g int32) []float64 {
 
 // twinGroup returns the group of free vector f, creating it if new.
 func (x *Index) twinGroup(f []float64) int32 {
+	if g := x.lookupTwins(f); g >= 0 {
+		return g
+	}
 	tw := &x.twins
 	k := x.k
 	hash := hashDemand(f)
-	mask := len(tw.table) - 1
-	for i := int(hash) & mask; tw.table[i].group >= 0; i = (i + 1) & mask {
-		s := tw.table[i]
-		if s.hash == hash && equal(tw.vectors[int(s.group)*k:int(s.group)*k+k], f) {
-			return s.group
-		}
-	}
 	if 2*(tw.groups+1) > len(tw.table) {
 		tw.rehash(2 * len(tw.table))
 	}
