@@ -54,7 +54,9 @@ type SubmitJob struct {
 	Nodes int `json:"nodes,omitempty"`
 	// Ranks is how many processes a parallel task runs across its nodes
 	// (Slurm's --ntasks); 0 is one per node. Only its environment reads it.
-	Ranks       int           `json:"ranks,omitempty"`
+	Ranks int `json:"ranks,omitempty"`
+	// Exclusive takes each node whole (jobs_exclusive.go).
+	Exclusive   bool          `json:"exclusive,omitempty"`
 	Walltime    time.Duration `json:"walltime"`
 	Command     []string      `json:"command"`
 	MaxAttempts int           `json:"max_attempts,omitempty"`
@@ -203,7 +205,11 @@ type jobRecord struct {
 	// Nodes is how many nodes each task spans; 0 is one (jobs_nodes.go).
 	Nodes int `json:"nodes,omitempty"`
 	// Ranks is how many processes each task runs (SubmitJob.Ranks).
-	Ranks       int            `json:"ranks,omitempty"`
+	Ranks int `json:"ranks,omitempty"`
+	// Exclusive jobs take each node whole: Demand is its class's
+	// capacity, Asked what the submission asked for (jobs_exclusive.go).
+	Exclusive   bool           `json:"exclusive,omitempty"`
+	Asked       ledger.Vector  `json:"asked,omitempty"`
 	Tasks       int64          `json:"tasks"`
 	Walltime    time.Duration  `json:"walltime"`
 	Command     []string       `json:"command"`
@@ -299,12 +305,15 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	}
 	j := &jobRecord{
 		ID: id, RequestID: c.RequestID, Account: c.Account, User: c.User, Name: c.Name,
-		Demand: demand, Nodes: c.Nodes, Ranks: c.Ranks, Tasks: c.Tasks, Walltime: c.Walltime, Command: slices.Clone(c.Command),
+		Demand: demand, Nodes: c.Nodes, Ranks: c.Ranks, Exclusive: c.Exclusive, Tasks: c.Tasks, Walltime: c.Walltime, Command: slices.Clone(c.Command),
 		MaxAttempts: maxAttempts, SubmittedAt: t, State: JobPending, Hold: hold,
 		Dir: c.Dir, Env: slices.Clone(c.Env), EnvCaptured: c.EnvCaptured,
 	}
 	if c.CheckIdentity {
 		j.RunAs = &runAs
+	}
+	if c.Exclusive {
+		j.Asked, _ = st.demandVector("demand", c.Demand, c.legacy)
 	}
 	if err := b.saveJournal(entries); err != nil {
 		return nil, err
@@ -355,7 +364,11 @@ func (s *state) admit(c *SubmitJob) (ledger.Vector, ledger.SU, UnixIdentity, *Er
 	if refusal != nil {
 		return nil, 0, none, refusal
 	}
-	if c.CheckFit {
+	if c.Exclusive {
+		if demand, refusal = s.wholeNodes(demand, c.Nodes); refusal != nil {
+			return nil, 0, none, refusal
+		}
+	} else if c.CheckFit {
 		if refusal := s.checkFit(demand, c.Nodes); refusal != nil {
 			return nil, 0, none, refusal
 		}
@@ -373,8 +386,12 @@ func (s *state) admit(c *SubmitJob) (ledger.Vector, ledger.SU, UnixIdentity, *Er
 // sameSubmission reports whether c asks for exactly job j.
 func (s *state) sameSubmission(j *jobRecord, c *SubmitJob, maxAttempts int) bool {
 	demand, err := s.demandVector("demand", c.Demand, c.legacy)
-	return err == nil && j.Account == c.Account && j.User == c.User && j.Name == c.Name &&
-		sameBits(pad(j.Demand, len(demand)), demand) && j.Nodes == c.Nodes && j.Ranks == c.Ranks && j.Tasks == c.Tasks && j.Walltime == c.Walltime &&
+	asked := j.Demand
+	if j.Exclusive {
+		asked = j.Asked
+	}
+	return err == nil && j.Account == c.Account && j.User == c.User && j.Name == c.Name && j.Exclusive == c.Exclusive &&
+		sameBits(pad(asked, len(demand)), demand) && j.Nodes == c.Nodes && j.Ranks == c.Ranks && j.Tasks == c.Tasks && j.Walltime == c.Walltime &&
 		slices.Equal(j.Command, c.Command) && j.MaxAttempts == maxAttempts && sameLaunch(j, c)
 }
 

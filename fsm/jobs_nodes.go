@@ -47,6 +47,7 @@ func (j *jobRecord) viewJob(first, pending int) sched.Job {
 	if j.Nodes > 1 {
 		sj.Nodes, sj.PerNode = j.Nodes, j.Demand.Clone()
 	}
+	sj.Exclusive = j.Exclusive
 	return sj
 }
 
@@ -117,6 +118,9 @@ func (s *state) placementNodes(j *jobRecord, p TaskPlacement) ([]*nodeState, str
 		}
 		if !nd.free.Fits(j.Demand) {
 			return nil, fmt.Sprintf("node %s no longer has the free resources the task needs", name)
+		}
+		if !j.onItsClass(nd) {
+			return nil, fmt.Sprintf("node %s is not of the class the exclusive job takes whole", name)
 		}
 		nodes[i] = nd
 	}

@@ -21,7 +21,9 @@ type JobInfo struct {
 	// Nodes is how many nodes each task spans (0: one).
 	Nodes int
 	// Ranks is how many processes each parallel task runs (0: one per node).
-	Ranks       int
+	Ranks int
+	// Exclusive jobs take each node whole: Demand is the class's capacity.
+	Exclusive   bool
 	Tasks       int64
 	Walltime    time.Duration
 	Command     []string
@@ -49,7 +51,7 @@ func (s *state) jobInfo(j *jobRecord) JobInfo { return jobInfo(j, s.settings.Res
 func jobInfo(j *jobRecord, resources []string) JobInfo {
 	return JobInfo{
 		ID: j.ID, RequestID: j.RequestID, Account: j.Account, User: j.User, Name: j.Name,
-		Demand: named(resources, j.Demand), Nodes: j.Nodes, Ranks: j.Ranks, Tasks: j.Tasks, Walltime: j.Walltime, Command: slices.Clone(j.Command),
+		Demand: named(resources, j.Demand), Nodes: j.Nodes, Ranks: j.Ranks, Exclusive: j.Exclusive, Tasks: j.Tasks, Walltime: j.Walltime, Command: slices.Clone(j.Command),
 		MaxAttempts: j.MaxAttempts, State: j.State, SubmittedAt: j.SubmittedAt, EndedAt: j.EndedAt, CancelledAt: j.CancelledAt,
 		Pending: j.pending(), Running: j.Running, Succeeded: j.Succeeded, Failed: j.Failed, Cancelled: j.Cancelled,
 		Hold: j.Hold, Charged: j.Charged,

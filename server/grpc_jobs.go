@@ -72,7 +72,7 @@ func jobProto(j fsm.JobInfo) *longfairv1.Job {
 		SubmittedAt: timestamp(j.SubmittedAt), EndedAt: timestamp(j.EndedAt),
 		PendingTasks: j.Pending, RunningTasks: j.Running, SucceededTasks: j.Succeeded,
 		FailedTasks: j.Failed, CancelledTasks: j.Cancelled,
-		HoldMicroSu: int64(j.Hold), ChargedMicroSu: int64(j.Charged), Nodes: int32(j.Nodes), Ntasks: int32(j.Ranks),
+		HoldMicroSu: int64(j.Hold), ChargedMicroSu: int64(j.Charged), Nodes: int32(j.Nodes), Ntasks: int32(j.Ranks), Exclusive: j.Exclusive,
 	}
 }
 
@@ -98,7 +98,7 @@ func (j *jobsService) SubmitJob(ctx context.Context, req *longfairv1.SubmitJobRe
 func submitCommand(req *longfairv1.SubmitJobRequest) *fsm.SubmitJob {
 	return &fsm.SubmitJob{
 		RequestID: req.GetRequestId(), Account: req.GetAccount(), User: req.GetUser(), Name: req.GetName(),
-		Demand: req.GetDemand(), Tasks: req.GetTasks(), Nodes: int(req.GetNodes()), Ranks: int(req.GetNtasks()), Walltime: req.GetWalltime().AsDuration(),
+		Demand: req.GetDemand(), Tasks: req.GetTasks(), Nodes: int(req.GetNodes()), Ranks: int(req.GetNtasks()), Exclusive: req.GetExclusive(), Walltime: req.GetWalltime().AsDuration(),
 		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()),
 		CheckFit: true, // refuse a task no known node can hold (fsm/jobs_fit.go)
 		Dir:      req.GetDir(), Env: req.GetEnv(), EnvCaptured: req.GetEnvCaptured(),

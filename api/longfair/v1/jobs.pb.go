@@ -870,7 +870,10 @@ type Job struct {
 	// nodes each task spans; 0 for one. demand is then per node.
 	Nodes int32 `protobuf:"varint,20,opt,name=nodes,proto3" json:"nodes,omitempty"`
 	// ntasks: the processes a parallel task runs (0: one per node).
-	Ntasks        int32 `protobuf:"varint,21,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
+	Ntasks int32 `protobuf:"varint,21,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
+	// exclusive: each task takes its nodes whole, and demand is the
+	// capacity of the node class it takes (chosen at submission).
+	Exclusive     bool `protobuf:"varint,22,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1050,6 +1053,13 @@ func (x *Job) GetNtasks() int32 {
 		return x.Ntasks
 	}
 	return 0
+}
+
+func (x *Job) GetExclusive() bool {
+	if x != nil {
+		return x.Exclusive
+	}
+	return false
 }
 
 type ListTasksRequest struct {
@@ -1738,7 +1748,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\"`\n" +
 	"\x10ListJobsResponse\x12$\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x10.longfair.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xb0\x06\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xce\x06\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x12\n" +
@@ -1761,7 +1771,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\rhold_micro_su\x18\x12 \x01(\x03R\vholdMicroSu\x12(\n" +
 	"\x10charged_micro_su\x18\x13 \x01(\x03R\x0echargedMicroSu\x12\x14\n" +
 	"\x05nodes\x18\x14 \x01(\x05R\x05nodes\x12\x16\n" +
-	"\x06ntasks\x18\x15 \x01(\x05R\x06ntasks\x1a9\n" +
+	"\x06ntasks\x18\x15 \x01(\x05R\x06ntasks\x12\x1c\n" +
+	"\texclusive\x18\x16 \x01(\bR\texclusive\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"e\n" +

@@ -393,7 +393,6 @@ func (r *SubmitJobRequest) checkNotYetSupported() error {
 		set  bool
 		name string
 	}{
-		{r.GetExclusive(), "exclusive"},
 		{r.GetDependency() != "", "dependency"},
 		{r.GetHold(), "hold"},
 		{r.GetBegin() != nil, "begin"},
