@@ -30,15 +30,21 @@ $(GRPCURL): Makefile
 	@touch $@
 
 # deps installs, from Debian's packages, the programs the tests use that
-# Go does not build: MPICH's mpicc and mpiexec (the parallel-job tests run
-# an MPI job across workers) and MUNGE's munged, munge and unmunge (the
-# MUNGE tests start a munged of their own, server/auth_munge_test.go).
-# Without root or apt-get it says what is missing, and the tests that need
-# it skip with the same advice.
-DEBIAN_DEPS := mpicc:mpich hydra_pmi_proxy:mpich munged:munge unmunge:munge
+# Go does not build: MPICH and Open MPI, each with its headers (the
+# parallel-job tests build an MPI hello with each and run it across
+# workers; they call each by its own name, mpicc.mpich or mpicc.openmpi,
+# as the plain names are alternatives the last installed takes) and
+# MUNGE's munged, munge and unmunge (the MUNGE tests start a munged of
+# their own, server/auth_munge_test.go). Each entry is a command or a
+# file, then the package that provides it. Without root or apt-get it
+# says what is missing, and the tests that need it skip with the same
+# advice.
+DEBIAN_DEPS := mpicc.mpich:mpich hydra_pmi_proxy:mpich /usr/include/x86_64-linux-gnu/mpich/mpi.h:libmpich-dev \
+	mpicc.openmpi:openmpi-bin orted:openmpi-bin /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h:libopenmpi-dev \
+	munged:munge unmunge:munge
 deps:
 	@missing=""; for dep in $(DEBIAN_DEPS); do \
-	  command -v $${dep%%:*} >/dev/null || missing="$$missing $${dep#*:}"; done; \
+	  command -v $${dep%%:*} >/dev/null || [ -e $${dep%%:*} ] || missing="$$missing $${dep#*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  missing=$$(echo $$missing | tr ' ' '\n' | sort -u | tr '\n' ' '); \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -27,9 +27,9 @@ func TestMPIJobEndsOnEveryNodeWhenOneIsLost(t *testing.T) {
 	w1, _ := c.startConfinedWorker("mpi-a")
 	w2, _ := c.startConfinedWorker("mpi-b")
 	c.waitNodes(ctx, map[string]bool{w1: true, w2: true})
-	hello := mpiHello(t, c.dir)
+	hello := mpich.hello(t, c.dir)
 	out := filepath.Join(c.dir, "sleepy.out")
-	job := c.submitParallel(ctx, acct, user, "mpi-sleepy", 2, map[string]float64{"cpu": 2}, time.Minute, mpiScript(hello, out, "300"))
+	job := c.submitParallel(ctx, acct, user, "mpi-sleepy", 2, map[string]float64{"cpu": 2}, time.Minute, mpich.launcher(hello, out, "300"))
 	var ranks []rankRun
 	testcluster.WaitFor(ctx, t, "4 ranks to start", func() bool {
 		ranks = readRanks(t, out)

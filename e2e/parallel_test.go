@@ -20,22 +20,59 @@ import (
 	"github.com/longfair/longfair/internal/testcluster"
 )
 
-// mpiHello builds testdata/mpi_hello.c with MPICH's mpicc into dir, or
-// skips when MPICH is not installed (`make test` installs Debian's mpich).
-func mpiHello(t *testing.T, dir string) string {
+// mpi is an MPI implementation as Debian installs it: its compiler and
+// launcher under their own names (mpicc and mpiexec are alternatives one
+// of them takes), and how its launcher starts 2 ranks per node of a task
+// through the task's rsh agent.
+type mpi struct {
+	name     string
+	tools    []string // what must be installed; the first is the compiler
+	launcher func(hello, out string, args ...string) string
+}
+
+// mpich runs the ranks with Hydra, its rsh launcher set to the task's
+// agent.
+var mpich = mpi{
+	name:  "MPICH",
+	tools: []string{"mpicc.mpich", "mpiexec.hydra", "hydra_pmi_proxy"},
+	launcher: func(hello, out string, args ...string) string {
+		return fmt.Sprintf(`mpiexec.hydra -launcher rsh -launcher-exec "$LONGFAIR_RSH" -f "$LONGFAIR_HOSTFILE" -ppn 2 -n $((2 * LONGFAIR_NNODES)) %s %s > %s 2>&1`,
+			hello, strings.Join(args, " "), out)
+	},
+}
+
+// openMPI starts its daemons (orted) through the task's agent as its
+// rsh (plm_rsh_agent), two ranks per node of the hostfile, over TCP on
+// loopback (the nodes of a test share one host). The tests' workers run
+// as root, which Open MPI refuses unless told.
+var openMPI = mpi{
+	name:  "Open MPI",
+	tools: []string{"mpicc.openmpi", "mpirun.openmpi", "orted"},
+	launcher: func(hello, out string, args ...string) string {
+		return fmt.Sprintf(`OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi --mca plm_rsh_agent "$LONGFAIR_RSH" --hostfile "$LONGFAIR_HOSTFILE" `+
+			`--map-by ppr:2:node --oversubscribe -np $((2 * LONGFAIR_NNODES)) --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo `+
+			`-x LONGFAIR_EXEC_NODE %s %s > %s 2>&1`,
+			hello, strings.Join(args, " "), out)
+	},
+}
+
+// hello builds testdata/mpi_hello.c with m's compiler into dir, or skips
+// when m is not installed (`make test` installs Debian's mpich and
+// openmpi-bin).
+func (m mpi) hello(t *testing.T, dir string) string {
 	t.Helper()
-	for _, tool := range []string{"mpicc", "mpiexec", "hydra_pmi_proxy"} {
+	for _, tool := range m.tools {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("MPICH's %s is not installed (Debian: apt-get install mpich; `make test` installs it): %v", tool, err)
+			t.Skipf("%s's %s is not installed (`make deps` installs it from Debian's packages): %v", m.name, tool, err)
 		}
 	}
 	src, err := filepath.Abs("testdata/mpi_hello.c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(dir, "mpi_hello")
-	if out, err := exec.Command("mpicc", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("mpicc: %v\n%s", err, out)
+	bin := filepath.Join(dir, "mpi_hello."+strings.ReplaceAll(strings.ToLower(m.name), " ", ""))
+	if out, err := exec.Command(m.tools[0], "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", m.tools[0], err, out)
 	}
 	return bin
 }
@@ -91,24 +128,24 @@ func readRanks(t *testing.T, path string) []rankRun {
 	return out
 }
 
-// mpiScript runs the hello with 2 ranks per node of the task, through
-// the task's rsh agent, writing to out.
-func mpiScript(hello, out string, args ...string) string {
-	return fmt.Sprintf(`mpiexec -launcher rsh -launcher-exec "$LONGFAIR_RSH" -f "$LONGFAIR_HOSTFILE" -ppn 2 -n $((2 * LONGFAIR_NNODES)) %s %s > %s 2>&1`,
-		hello, strings.Join(args, " "), out)
+// The issue's first must-show: a 2-node × 2-rank MPI hello on 3 workers
+// prints 4 distinct ranks from the task's 2 nodes, and is charged once
+// for both nodes — with MPICH (its Hydra launcher starting the ranks on
+// the other node through `longfair exec`) and with Open MPI (its orted
+// daemons started the same way).
+func TestMPIHelloSpansTwoNodes(t *testing.T) {
+	for _, m := range []mpi{mpich, openMPI} {
+		t.Run(m.name, func(t *testing.T) { testMPIHello(t, m) })
+	}
 }
 
-// The issue's first must-show: a 2-node × 2-rank MPI hello (MPICH, its
-// Hydra launcher starting the ranks on the other node through `longfair
-// exec`) on 3 workers prints 4 distinct ranks from the task's 2 nodes,
-// and is charged once for both nodes.
-func TestMPIHelloSpansTwoNodes(t *testing.T) {
+func testMPIHello(t *testing.T, m mpi) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, acct, user := startParallelCluster(ctx, t, []string{"w1", "w2", "w3"})
-	hello := mpiHello(t, c.dir)
+	hello := m.hello(t, c.dir)
 	out := filepath.Join(c.dir, "hello.out")
-	job := c.submitParallel(ctx, acct, user, "mpi-hello", 2, map[string]float64{"cpu": 2}, time.Minute, mpiScript(hello, out))
+	job := c.submitParallel(ctx, acct, user, "mpi-hello", 2, map[string]float64{"cpu": 2}, time.Minute, m.launcher(hello, out))
 	j := c.waitEnded(ctx, job)[0]
 	b, _ := os.ReadFile(out)
 	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
