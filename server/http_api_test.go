@@ -552,3 +552,40 @@ func TestHTTPFollowsTaskOutput(t *testing.T) {
 	}
 	refusedLike(t, "output of an unknown job", gerr, code, e.Error, http.StatusNotFound)
 }
+
+// Profiles for operators (issue 15 item 5): /debug/pprof/ on the HTTP
+// listener answers an admin token with Go's profiles, and refuses a call
+// without a token (401, saying what to send) and a user's token (403).
+func TestPprofIsForAdmins(t *testing.T) {
+	c := testcluster.NewACL(t, 1, withHTTP)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := c.WaitLeader(ctx)
+	admin := newAPIClient(t, s, testcluster.BootstrapSecret)
+	admin.ok("POST", "/v1/accounts", `{"name": "phys"}`, nil)
+	admin.ok("POST", "/v1/users", `{"name": "ann", "accounts": ["phys"]}`, nil)
+	annSecret, _ := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "ann", 0)
+
+	code, body := admin.do("GET", "/debug/pprof/goroutine?debug=1", "")
+	if code != http.StatusOK || !strings.Contains(string(body), "goroutine profile: total") {
+		t.Fatalf("an admin's goroutine profile: HTTP %d\n%.300s", code, body)
+	}
+	code, body = admin.do("GET", "/debug/pprof/heap", "")
+	if code != http.StatusOK || len(body) == 0 {
+		t.Fatalf("an admin's heap profile: HTTP %d, %d bytes", code, len(body))
+	}
+	for _, c := range []struct {
+		client *apiClient
+		code   int
+		says   string
+	}{
+		{newAPIClient(t, s, ""), http.StatusUnauthorized, "needs a token"},
+		{newAPIClient(t, s, annSecret), http.StatusForbidden, "profiles are for admins"},
+		{newAPIClient(t, s, "lf_not-a-token"), http.StatusUnauthorized, ""},
+	} {
+		code, body := c.client.do("GET", "/debug/pprof/goroutine?debug=1", "")
+		if code != c.code || !strings.Contains(string(body), c.says) || strings.Contains(string(body), "goroutine profile") {
+			t.Errorf("token %q: HTTP %d %q; want %d saying %q and no profile", c.client.token, code, body, c.code, c.says)
+		}
+	}
+}
