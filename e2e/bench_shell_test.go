@@ -1,0 +1,110 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/longfair/longfair/client"
+)
+
+// BenchmarkShellSubmit measures what a researcher's shell loop feels
+// (issue 15): the wall time of one `longfair submit -- true` to an idle
+// 3-server cluster, and jobs per second from one shell and from 8 shells
+// at once. Where Debian's slurm-wlm is installed it starts a one-node
+// Slurm on loopback beside it (scripts/slurm-loopback, which it stops
+// after) and measures `sbatch --wrap true` the same way in the same run,
+// reporting the ratios: ≥ 2 means longfair submits at least twice as
+// fast.
+func BenchmarkShellSubmit(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c := startCluster(ctx, b, 3)
+	acct, user := c.account(ctx, "bench")
+	var addrs []string
+	for _, s := range c.live() {
+		addrs = append(addrs, s.GRPC)
+	}
+	env := append(os.Environ(), client.EnvAddr+"="+strings.Join(addrs, ","))
+	longfair := func() *exec.Cmd {
+		cmd := exec.Command(binary, "submit", "--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m", "--", "true")
+		cmd.Env = env
+		return cmd
+	}
+	// One call first: a failing command should fail the benchmark, not
+	// be timed.
+	if out, err := longfair().CombinedOutput(); err != nil {
+		b.Fatalf("longfair submit: %v\n%s", err, out)
+	}
+	sbatch := startSlurm(b)
+
+	b.ResetTimer()
+	perCall := timeCalls(b, b.N, 1, longfair)
+	rate8 := float64(8*b.N) / timeCalls(b, b.N, 8, longfair).Seconds()
+	b.StopTimer()
+	b.ReportMetric(float64(perCall.Microseconds())/1000/float64(b.N), "ms/submit")
+	b.ReportMetric(float64(b.N)/perCall.Seconds(), "jobs/s-1shell")
+	b.ReportMetric(rate8, "jobs/s-8shells")
+	if sbatch == nil {
+		return
+	}
+	slurm1 := timeCalls(b, b.N, 1, sbatch)
+	slurm8 := float64(8*b.N) / timeCalls(b, b.N, 8, sbatch).Seconds()
+	b.ReportMetric(float64(slurm1.Microseconds())/1000/float64(b.N), "ms/sbatch")
+	b.ReportMetric(slurm1.Seconds()/perCall.Seconds(), "x-sbatch-1shell")
+	b.ReportMetric(rate8/slurm8, "x-sbatch-8shells")
+}
+
+// timeCalls runs n commands from each of shells goroutines, each waiting
+// for its last, and returns the wall time of all.
+func timeCalls(b *testing.B, n, shells int, cmd func() *exec.Cmd) time.Duration {
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range shells {
+		wg.Go(func() {
+			for range n {
+				if out, err := cmd().CombinedOutput(); err != nil {
+					b.Errorf("%v\n%s", err, out)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+// startSlurm starts a one-node Slurm on loopback with scripts/slurm-loopback
+// when slurm-wlm is installed, stopped when b ends, and returns how to
+// call its sbatch; nil without it.
+func startSlurm(b *testing.B) func() *exec.Cmd {
+	if _, err := exec.LookPath("slurmctld"); err != nil {
+		b.Log("slurm-wlm is not installed: no sbatch figures (scripts/slurm-loopback start installs and starts it)")
+		return nil
+	}
+	script, err := filepath.Abs("../scripts/slurm-loopback")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(b.TempDir(), "slurm")
+	if out, err := exec.Command(script, "start", dir).CombinedOutput(); err != nil {
+		b.Fatalf("start Slurm: %v\n%s", err, out)
+	}
+	b.Cleanup(func() {
+		if out, err := exec.Command(script, "stop", dir).CombinedOutput(); err != nil {
+			b.Errorf("stop Slurm: %v\n%s", err, out)
+		}
+	})
+	env := append(os.Environ(), "SLURM_CONF="+filepath.Join(dir, "slurm.conf"))
+	work := b.TempDir()
+	return func() *exec.Cmd {
+		cmd := exec.Command("sbatch", "--wrap", "true", "--output", "/dev/null")
+		cmd.Env, cmd.Dir = env, work
+		return cmd
+	}
+}
