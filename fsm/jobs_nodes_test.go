@@ -159,11 +159,12 @@ func TestParallelTaskLostWithOneNode(t *testing.T) {
 	}
 }
 
-// A property: random wide and narrow jobs, random placements (some of
-// them stale or on nodes going down) and node losses; after every
-// command, each node's free resources are its capacity less exactly the
-// per-node demand of the active attempts that list it, and every active
-// attempt holds all the nodes its job asks for.
+// A property: random wide, narrow and exclusive jobs, random placements
+// (some of them stale or on nodes going down) and node losses; after
+// every command, each node's free resources are its capacity less exactly
+// the per-node demand of the active attempts that list it, every active
+// attempt holds all the nodes its job asks for, and a node an exclusive
+// attempt holds holds nothing else.
 func TestParallelPlacementsNeverHalfCommit(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	h := newHarness(t)
@@ -172,7 +173,7 @@ func TestParallelPlacementsNeverHalfCommit(t *testing.T) {
 	for _, id := range nodes[1:] {
 		h.ok(&NodeUp{ID: id, Capacity: map[string]float64{"cpu": 8, "mem": 32 << 30}})
 	}
-	jobs, gangsSeen := 0, 0
+	jobs, gangsSeen, exclusiveSeen := 0, 0, 0
 	step := time.Duration(0)
 	for i := range 600 {
 		step += time.Second
@@ -180,7 +181,7 @@ func TestParallelPlacementsNeverHalfCommit(t *testing.T) {
 		switch op := r.IntN(10); {
 		case op < 3:
 			h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": float64(1 + r.IntN(8))},
-				Nodes: r.IntN(5), Tasks: int64(1 + r.IntN(3)), Walltime: time.Hour, Command: []string{"x"}})
+				Nodes: r.IntN(5), Tasks: int64(1 + r.IntN(3)), Walltime: time.Hour, Command: []string{"x"}, Exclusive: r.IntN(4) == 0})
 			jobs++
 		case op < 7 && jobs > 0:
 			var ps []TaskPlacement
@@ -216,10 +217,13 @@ func TestParallelPlacementsNeverHalfCommit(t *testing.T) {
 			if len(ti.Nodes) > 1 {
 				gangsSeen++
 			}
+			if h.f.st.jobs[ti.JobID].Exclusive {
+				exclusiveSeen++
+			}
 		}
 	}
-	if gangsSeen == 0 {
-		t.Fatal("no parallel task was ever placed: the property was not exercised")
+	if gangsSeen == 0 || exclusiveSeen == 0 {
+		t.Fatalf("%d parallel and %d exclusive tasks were seen running: the property was not exercised", gangsSeen, exclusiveSeen)
 	}
 }
 
@@ -229,6 +233,11 @@ func checkGangInvariant(t *testing.T, step int, h *harness) {
 	held := map[string]float64{}
 	for _, a := range st.running {
 		j := st.jobs[a.Job]
+		for _, n := range a.allNodes() {
+			if j.Exclusive && len(st.nodes[n].tasks) != 1 {
+				t.Fatalf("step %d: node %s holds %d tasks, one of them exclusive job %d's", step, n, len(st.nodes[n].tasks), a.Job)
+			}
+		}
 		if got, want := len(a.allNodes()), max(j.Nodes, 1); got != want {
 			t.Fatalf("step %d: attempt of job %d holds %d nodes, its job spans %d", step, a.Job, got, want)
 		}
