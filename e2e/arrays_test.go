@@ -18,12 +18,16 @@ import (
 func TestCompetingArraysRunExactlyOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, t, 3)
+	// Exactly once is what this test checks, not failover: fences long
+	// enough that a machine loaded by other test packages never fences
+	// a task, which is then rightly rerun (2 s did, under load).
+	c := startCluster(ctx, t, 3, "--worker-loss-timeout", "15s")
 	alpha, alphaUser := c.account(ctx, "alpha")
 	beta, betaUser := c.account(ctx, "beta")
-	c.startWorker("cpu1", "--account", alpha, "--class", "cpu")
-	c.startWorker("cpu2", "--account", beta, "--class", "cpu")
-	c.startWorker("mic1", "--mic", "2", "--class", "mic")
+	fence := []string{"--fence-timeout", "10s"}
+	c.startWorker("cpu1", append([]string{"--account", alpha, "--class", "cpu"}, fence...)...)
+	c.startWorker("cpu2", append([]string{"--account", beta, "--class", "cpu"}, fence...)...)
+	c.startWorker("mic1", append([]string{"--mic", "2", "--class", "mic"}, fence...)...)
 	c.waitNodes(ctx, map[string]bool{"cpu1": true, "cpu2": true, "mic1": true})
 
 	runs := filepath.Join(c.dir, "runs")

@@ -42,7 +42,7 @@ type cluster struct {
 
 // startCluster starts n servers forming a group with bootstrap-expect n
 // and waits until they have a leader.
-func startCluster(ctx context.Context, t testing.TB, n int) *cluster {
+func startCluster(ctx context.Context, t testing.TB, n int, serverArgs ...string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, dir: t.TempDir(), workers: map[string]*testcluster.Proc{}, conns: map[string]*grpc.ClientConn{}}
 	t.Cleanup(func() {
@@ -59,6 +59,7 @@ func startCluster(ctx context.Context, t testing.TB, n int) *cluster {
 			// Workers (startWorker) fence within 3s; tasks of a lost
 			// worker are rerun after 4s.
 			"--worker-loss-timeout", "4s"}
+		extra = append(extra, serverArgs...) // later flags win
 		if len(join) > 0 {
 			extra = append(extra, "--join", strings.Join(join, ","))
 		}
