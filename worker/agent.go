@@ -132,7 +132,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 	case !cfg.RunAsUsers:
 		logger.Info("tasks run as this worker's own user (running as users is off)", "uid", os.Geteuid())
 	}
-	if !cfg.Unconfined {
+	if !cfg.Unconfined && !cfg.Simulate {
 		if ag.cgroupVersion, err = detectCgroups(cgroupParent(cfg.NodeID)); err != nil {
 			return nil, errUnconfined(err)
 		}

@@ -96,6 +96,9 @@ type Config struct {
 	// killed. Without it a worker that is not root or finds no usable
 	// cgroup controllers refuses to start (cgroup.go).
 	Unconfined bool
+	// Simulate runs no process for an attempt (simulate.go): for the
+	// load generator, never on a real node. It implies Unconfined.
+	Simulate bool
 	// DeviceFiles are, by device class (gpu, mic), the device file of
 	// each index, so that a confined attempt can open only its own
 	// (devices.go); a class left out is /dev/nvidiaN or /dev/micN for

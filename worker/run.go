@@ -35,6 +35,10 @@ const (
 
 // run runs one attempt from start to end, reporting what happens.
 func (ag *Agent) run(a *attempt, startCtx context.Context) {
+	if ag.cfg.Simulate {
+		ag.simulate(a, startCtx) // simulate.go
+		return
+	}
 	defer ag.wg.Done()
 	k := a.key
 	idx, err := ag.acquireDevices(startCtx, a.asg.GetDemand())

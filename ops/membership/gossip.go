@@ -17,7 +17,8 @@ import (
 // Tune sets memberlist's failure detection for a cluster on one LAN:
 // probes every 500ms and a suspicion timeout of 1.5s (memberlist scales it
 // with log10 of the pool size), so a dead member is declared in about two
-// to four seconds instead of memberlist's LAN default of ten or more.
+// to four seconds instead of memberlist's LAN default of ten or more; and
+// it sends packets uncompressed.
 // Servers and workers use the same timings; the stream each worker keeps
 // to the leader is the faster, second signal.
 func Tune(mc *memberlist.Config) {
@@ -26,6 +27,13 @@ func Tune(mc *memberlist.Config) {
 	mc.SuspicionMult = 3
 	mc.GossipInterval = 100 * time.Millisecond
 	mc.TCPTimeout = 2 * time.Second
+	// memberlist compresses every gossip packet with LZW by default,
+	// allocating its tables each time: on a LAN that costs more CPU than
+	// the bytes save. 150 members in one process (the load generator,
+	// e2e/bench_scale_test.go) spent over half their CPU in it and fell
+	// behind on their heartbeats. A member without compression still
+	// reads compressed packets, so mixed versions interoperate.
+	mc.EnableCompression = false
 }
 
 // Config is what a server or worker needs to be a gossip member.

@@ -1,0 +1,189 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/worker"
+)
+
+// BenchmarkSimulatedWorkers is the control plane at a centre's scale
+// (issue 15): a real 3-server group (processes) and LONGFAIR_BENCH_WORKERS
+// (default 1000) simulated workers in this process — real gossip, real
+// streams to the leader, no process exec (worker.Config.Simulate). It
+// reports how long membership takes to converge, the leader's CPU while
+// idle, how long a crashed worker's task takes to run again elsewhere,
+// and placements per second through the whole path: a LONGFAIR_BENCH_TASKS
+// (default 100,000) task array of `true`, from submission until every
+// task's end is committed.
+func BenchmarkSimulatedWorkers(b *testing.B) {
+	n := envInt(b, "LONGFAIR_BENCH_WORKERS", 1000)
+	tasks := envInt(b, "LONGFAIR_BENCH_TASKS", 100_000)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	c := startCluster(ctx, b, 3)
+	acct, user := c.account(ctx, "scale")
+
+	start := time.Now()
+	agents := startSimulatedWorkers(ctx, b, c, n)
+	fmt.Fprintf(os.Stderr, "%d simulated workers started in %v\n", n, time.Since(start))
+	testcluster.WaitFor(ctx, b, fmt.Sprintf("%d simulated workers up", n), func() bool {
+		time.Sleep(250 * time.Millisecond) // a listing of every node costs the leader
+		return upNodes(ctx, c) >= n
+	})
+	converged := time.Since(start)
+	fmt.Fprintf(os.Stderr, "converged in %v\n", converged)
+
+	leader := c.leader(ctx)
+	time.Sleep(2 * time.Second) // joins settle
+	idle := cpuShare(b, leader.Cmd.Process.Pid, 5*time.Second)
+
+	// A crashed worker's task runs again elsewhere.
+	job := c.submit(ctx, acct, user, "crash", 1, map[string]float64{"cpu": 4}, time.Hour, "sleep 3600")
+	var node string
+	testcluster.WaitFor(ctx, b, "the task to start", func() bool {
+		ts := c.tasks(ctx, job)
+		if len(ts) == 1 && ts[0].GetState() == longfairv1.TaskState_TASK_STATE_RUNNING {
+			node = ts[0].GetNode()
+		}
+		return node != ""
+	})
+	crashed := time.Now()
+	agents[node].Crash()
+	testcluster.WaitFor(ctx, b, "the task to run again", func() bool {
+		for _, t := range c.tasks(ctx, job) {
+			if t.GetAttempt() > 1 && t.GetState() == longfairv1.TaskState_TASK_STATE_RUNNING {
+				return true
+			}
+		}
+		return false
+	})
+	requeued := time.Since(crashed)
+	_, err := do(ctx, c, func(ctx context.Context, conn *grpc.ClientConn) (*longfairv1.Job, error) {
+		return longfairv1.NewJobsClient(conn).CancelJob(ctx, &longfairv1.CancelJobRequest{JobId: job})
+	})
+	must(b, err, "cancel the crash job")
+
+	b.ResetTimer()
+	var placed time.Duration
+	for i := range b.N {
+		t0 := time.Now()
+		resp, err := do(ctx, c, func(ctx context.Context, conn *grpc.ClientConn) (*longfairv1.SubmitJobResponse, error) {
+			return longfairv1.NewJobsClient(conn).SubmitJob(ctx, &longfairv1.SubmitJobRequest{
+				Account: acct, User: user, Name: "array", Demand: map[string]float64{"cpu": 1}, Tasks: int64(tasks),
+				Walltime: durationpb.New(time.Minute), Command: []string{"true"}, RequestId: fmt.Sprintf("array-%d", i),
+			})
+		})
+		must(b, err, "submit the array")
+		id := resp.GetJob().GetId()
+		testcluster.WaitFor(ctx, b, "the array to end", func() bool {
+			time.Sleep(100 * time.Millisecond)
+			return c.job(ctx, id).GetState() == longfairv1.JobState_JOB_STATE_SUCCEEDED
+		})
+		placed += time.Since(t0)
+	}
+	b.StopTimer()
+	b.ReportMetric(converged.Seconds(), "s-converge")
+	b.ReportMetric(100*idle, "%core-idle-leader")
+	b.ReportMetric(requeued.Seconds(), "s-requeue")
+	b.ReportMetric(float64(tasks*b.N)/placed.Seconds(), "placements/s")
+	b.Logf("%d workers: converged in %v, idle leader %.1f%% of a core, crashed worker's task ran again after %v, %d tasks at %.0f placements/s",
+		n, converged.Round(time.Millisecond), 100*idle, requeued.Round(time.Millisecond), tasks, float64(tasks*b.N)/placed.Seconds())
+}
+
+// startSimulatedWorkers starts n simulated workers (4 cores, 8 GiB each)
+// joining c, and stops them when b ends.
+func startSimulatedWorkers(ctx context.Context, b *testing.B, c *cluster, n int) map[string]*worker.Agent {
+	agents := make(map[string]*worker.Agent, n)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	join := strings.Split(c.joinAddrs(), ",")
+	for i := range n {
+		cfg := worker.DefaultConfig()
+		cfg.NodeID = fmt.Sprintf("sim%04d", i)
+		cfg.Join, cfg.GossipAddr, cfg.GRPCAddr = join, "127.0.0.1:0", "127.0.0.1:0"
+		cfg.Resources = map[string]float64{"cpu": 4, "mem": 8 << 30}
+		cfg.WorkDir = filepath.Join(c.dir, "sim", cfg.NodeID)
+		cfg.Simulate, cfg.Unconfined = true, true
+		cfg.FenceTimeout, cfg.KillGrace = workerFenceTimeout, workerKillGrace
+		ag, err := worker.New(cfg, nil)
+		if err != nil {
+			b.Fatalf("simulated worker %s: %v", cfg.NodeID, err)
+		}
+		agents[cfg.NodeID] = ag
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := ag.Start(ctx); err != nil {
+				mu.Lock()
+				b.Errorf("start simulated worker %s: %v", cfg.NodeID, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	b.Cleanup(func() {
+		var wg sync.WaitGroup
+		for _, ag := range agents {
+			wg.Go(ag.Crash)
+		}
+		wg.Wait()
+	})
+	return agents
+}
+
+// upNodes counts the nodes the leader has up.
+func upNodes(ctx context.Context, c *cluster) int {
+	n := 0
+	for _, nd := range c.nodes(ctx) {
+		if nd.GetUp() {
+			n++
+		}
+	}
+	return n
+}
+
+// cpuShare is the share of one core process pid used over d.
+func cpuShare(b *testing.B, pid int, d time.Duration) float64 {
+	ticks := func() float64 {
+		s, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			b.Fatal(err)
+		}
+		f := strings.Fields(string(s)[strings.LastIndexByte(string(s), ')')+2:])
+		u, _ := strconv.ParseFloat(f[11], 64)
+		k, _ := strconv.ParseFloat(f[12], 64)
+		return u + k
+	}
+	t0, c0 := time.Now(), ticks()
+	time.Sleep(d)
+	return (ticks() - c0) / 100 / time.Since(t0).Seconds() // USER_HZ is 100 on Linux
+}
+
+// envInt reads a positive integer from the environment, or def.
+func envInt(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 {
+		b.Fatalf("%s=%q: want a positive integer", name, s)
+	}
+	return v
+}
