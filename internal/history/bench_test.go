@@ -146,4 +146,3 @@ type fileSink struct{ *os.File }
 
 func (s *fileSink) ID() string    { return "bench" }
 func (s *fileSink) Cancel() error { return s.Close() }
-
