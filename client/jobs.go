@@ -50,6 +50,12 @@ type JobSpec struct {
 	// (even empty); without it a task gets its worker's environment.
 	Env         []string
 	EnvCaptured bool
+	// Exclusive takes each node whole: the job's demand becomes the
+	// capacity of a node class that holds it.
+	Exclusive bool
+	// Dependency is Slurm's --dependency: afterok:ID[:ID…], afternotok,
+	// afterany, after, singleton; ',' all of them, '?' any.
+	Dependency string
 }
 
 // Request is the API request for the spec.
@@ -62,7 +68,7 @@ func (s JobSpec) Request() *longfairv1.SubmitJobRequest {
 		Account: s.Account, User: s.User, Name: s.Name, Demand: s.Demand, Tasks: tasks, Nodes: int32(min(s.Nodes, longfairv1.MaxNodesPerJob+1)), Ntasks: int32(min(s.Ranks, longfairv1.MaxTasksPerJob+1)),
 		Walltime: durationpb.New(s.Walltime), Command: s.Command,
 		MaxAttempts: int32(min(s.MaxAttempts, longfairv1.MaxAttemptsLimit+1)), RequestId: s.RequestID,
-		Dir: s.Dir, Env: s.Env, EnvCaptured: s.EnvCaptured,
+		Dir: s.Dir, Env: s.Env, EnvCaptured: s.EnvCaptured, Exclusive: s.Exclusive, Dependency: s.Dependency,
 	}
 }
 

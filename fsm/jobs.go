@@ -69,11 +69,16 @@ type SubmitJob struct {
 	Env           []string `json:"env,omitempty"`
 	EnvCaptured   bool     `json:"env_captured,omitempty"`
 	CheckIdentity bool     `json:"check_identity,omitempty"`
+	// Dependency is Slurm's --dependency (jobs_deps.go).
+	Dependency string `json:"dependency,omitempty"`
 }
 
 func (*SubmitJob) Type() CommandType { return TypeSubmitJob }
 
 func (c *SubmitJob) validate(r rules) *Error {
+	if _, err := parseDependency(c.Dependency); err != nil {
+		return err
+	}
 	if c.RequestID != "" {
 		if err := checkName("request id", c.RequestID); err != nil {
 			return err
@@ -232,6 +237,10 @@ type jobRecord struct {
 	Env         []string      `json:"env,omitempty"`
 	EnvCaptured bool          `json:"env_captured,omitempty"`
 	RunAs       *UnixIdentity `json:"run_as,omitempty"`
+	// Dep is the job's dependency (jobs_deps.go); Reason says why a job
+	// failed without its tasks failing (a dependency never to be met).
+	Dep    *dependency `json:"dependency,omitempty"`
+	Reason string      `json:"reason,omitempty"`
 }
 
 // pending is how many tasks wait to be placed.
@@ -294,6 +303,16 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	if refusal != nil {
 		return nil, refusal
 	}
+	dep, refusal := parseDependency(c.Dependency)
+	if refusal == nil {
+		refusal = b.checkDependency(dep)
+	}
+	if refusal != nil {
+		return nil, refusal
+	}
+	if why := dep.never(); why != "" {
+		return nil, refuse(KindPrecondition, "the job would never start: %s; submit it without that dependency", why)
+	}
 	id := st.nextJob + 1
 	entries, err := st.su.Hold(holdID(id), c.Account, hold, t)
 	if err != nil {
@@ -315,6 +334,7 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	if c.Exclusive {
 		j.Asked, _ = st.demandVector("demand", c.Demand, c.legacy)
 	}
+	j.Dep = dep
 	if err := b.saveJournal(entries); err != nil {
 		return nil, err
 	}
@@ -332,6 +352,7 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	st.nextJob = id
 	st.jobs[id] = j
 	st.accountJobs[j.Account] = append(st.accountJobs[j.Account], id)
+	st.noteDependents(j)
 	b.markJob(j)
 	b.touched[j.Account] = true
 	return st.jobInfo(j), nil
@@ -390,7 +411,7 @@ func (s *state) sameSubmission(j *jobRecord, c *SubmitJob, maxAttempts int) bool
 	if j.Exclusive {
 		asked = j.Asked
 	}
-	return err == nil && j.Account == c.Account && j.User == c.User && j.Name == c.Name && j.Exclusive == c.Exclusive &&
+	return err == nil && j.Account == c.Account && j.User == c.User && j.Name == c.Name && j.Exclusive == c.Exclusive && j.Dep.text() == strings.TrimSpace(c.Dependency) &&
 		sameBits(pad(asked, len(demand)), demand) && j.Nodes == c.Nodes && j.Ranks == c.Ranks && j.Tasks == c.Tasks && j.Walltime == c.Walltime &&
 		slices.Equal(j.Command, c.Command) && j.MaxAttempts == maxAttempts && sameLaunch(j, c)
 }
@@ -414,6 +435,9 @@ func (b *batch) cancelJob(c *CancelJob, t ledger.Time) (any, error) {
 	j.CancelledAt = t
 	b.markJob(j)
 	if err := b.maybeEndJob(j, t); err != nil {
+		return nil, err
+	}
+	if err := b.resolveDependents(j, t); err != nil {
 		return nil, err
 	}
 	b.touched[j.Account] = true

@@ -44,9 +44,19 @@ type JobInfo struct {
 	Env         []string
 	EnvCaptured bool
 	RunAs       UnixIdentity
+	// Dependency is the job's --dependency as submitted; Waiting says
+	// what of it is still unmet ("" once it may start); Reason why it
+	// failed without running (a dependency never to be met).
+	Dependency, Waiting, Reason string
 }
 
-func (s *state) jobInfo(j *jobRecord) JobInfo { return jobInfo(j, s.settings.Resources) }
+func (s *state) jobInfo(j *jobRecord) JobInfo {
+	info := jobInfo(j, s.settings.Resources)
+	if !j.State.Ended() {
+		info.Waiting = s.waiting(j)
+	}
+	return info
+}
 
 func jobInfo(j *jobRecord, resources []string) JobInfo {
 	return JobInfo{
@@ -56,6 +66,7 @@ func jobInfo(j *jobRecord, resources []string) JobInfo {
 		Pending: j.pending(), Running: j.Running, Succeeded: j.Succeeded, Failed: j.Failed, Cancelled: j.Cancelled,
 		Hold: j.Hold, Charged: j.Charged,
 		Dir: j.Dir, Env: slices.Clone(j.Env), EnvCaptured: j.EnvCaptured, RunAs: jobRunAs(j),
+		Dependency: j.Dep.text(), Reason: j.Reason, Waiting: j.Dep.open(j),
 	}
 }
 
@@ -85,6 +96,15 @@ func (f *FSM) Job(id uint64) (JobInfo, error) {
 		info = jobInfo(&j, rs.resources)
 		return nil
 	})
+	if err == nil && !info.State.Ended() {
+		// Singleton is judged against the active jobs, which only the
+		// state knows.
+		f.mu.RLock()
+		if j, ok := f.st.jobs[id]; ok {
+			info.Waiting = f.st.waiting(j)
+		}
+		f.mu.RUnlock()
+	}
 	return info, err
 }
 

@@ -49,6 +49,9 @@ type state struct {
 
 	jobs        map[uint64]*jobRecord // jobs that have not ended
 	accountJobs map[string][]uint64   // their ids per account, ascending
+	// dependents lists, by job id, the active jobs whose dependency
+	// names it (jobs_deps.go); rebuilt from the active jobs on load.
+	dependents map[uint64][]uint64
 	// runningJobs are, per account, the ids of the jobs with placed tasks,
 	// ascending: the baseline counts them first.
 	runningJobs map[string][]uint64
@@ -88,6 +91,7 @@ func newState() *state {
 		nodes:       make(map[string]*nodeState),
 		jobs:        make(map[uint64]*jobRecord),
 		accountJobs: make(map[string][]uint64),
+		dependents:  make(map[uint64][]uint64),
 		runningJobs: make(map[string][]uint64),
 		running:     make(map[taskID]*attemptRecord),
 		su:          ledger.NewSUBook(),
@@ -216,6 +220,7 @@ func (s *state) loadActive(tx *bolt.Tx, n int) error {
 		j.Demand = pad(j.Demand, n)
 		s.jobs[j.ID] = j
 		s.accountJobs[j.Account] = append(s.accountJobs[j.Account], j.ID)
+		s.noteDependents(j)
 		if j.Running > 0 {
 			s.runningJobs[j.Account] = append(s.runningJobs[j.Account], j.ID)
 		}

@@ -229,6 +229,9 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 		}
 		attempt = j.Requeued[requeued].Attempt
 	}
+	if why := st.waiting(j); why != "" {
+		return PlacedTask{}, "job waits for " + why, nil
+	}
 	nodes, reason := st.placementNodes(j, p)
 	if reason != "" {
 		return PlacedTask{}, reason, nil
@@ -261,6 +264,9 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 	st.fair.TaskStarted(j.Account, a.Demand, t)
 	b.touched[j.Account] = true
 	b.noteQueuePlacement(j, t)
+	if err := b.resolveDependents(j, t); err != nil {
+		return PlacedTask{}, "", err
+	}
 	return PlacedTask{JobID: j.ID, Task: p.Task, Attempt: attempt, Node: p.Node, Nodes: slices.Clone(a.Nodes)}, "", nil
 }
 
@@ -407,5 +413,8 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 	}
 	b.touched[j.Account] = true
 	b.markJob(j)
-	return b.maybeEndJob(j, t)
+	if err := b.maybeEndJob(j, t); err != nil {
+		return err
+	}
+	return b.resolveDependents(j, t)
 }

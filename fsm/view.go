@@ -49,7 +49,7 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 		for _, id := range st.accountJobs[name] {
 			j := st.jobs[id]
 			a.Running.AddScaled(j.allocation(), float64(j.Running))
-			if j.pending() == 0 {
+			if j.pending() == 0 || st.waiting(j) != "" {
 				continue
 			}
 			if oldestPending < 0 {

@@ -33,6 +33,11 @@ func (j *jobsService) ExplainJob(ctx context.Context, req *longfairv1.ExplainJob
 	if info.State.Ended() || info.Pending == 0 {
 		return out, nil
 	}
+	if info.Waiting != "" {
+		// Not offered to the scheduler: the job says what it waits for.
+		out.Wait = longfairv1.JobWait_JOB_WAIT_DEPENDENCY
+		return out, nil
+	}
 	x, err := sched.NewEngine().Explain(v, info.ID)
 	if err != nil {
 		// The view was read before the job: a task requeued in between

@@ -73,6 +73,7 @@ func jobProto(j fsm.JobInfo) *longfairv1.Job {
 		PendingTasks: j.Pending, RunningTasks: j.Running, SucceededTasks: j.Succeeded,
 		FailedTasks: j.Failed, CancelledTasks: j.Cancelled,
 		HoldMicroSu: int64(j.Hold), ChargedMicroSu: int64(j.Charged), Nodes: int32(j.Nodes), Ntasks: int32(j.Ranks), Exclusive: j.Exclusive,
+		Dependency: j.Dependency, Waiting: j.Waiting, Reason: j.Reason,
 	}
 }
 
@@ -101,7 +102,7 @@ func submitCommand(req *longfairv1.SubmitJobRequest) *fsm.SubmitJob {
 		Demand: req.GetDemand(), Tasks: req.GetTasks(), Nodes: int(req.GetNodes()), Ranks: int(req.GetNtasks()), Exclusive: req.GetExclusive(), Walltime: req.GetWalltime().AsDuration(),
 		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()),
 		CheckFit: true, // refuse a task no known node can hold (fsm/jobs_fit.go)
-		Dir:      req.GetDir(), Env: req.GetEnv(), EnvCaptured: req.GetEnvCaptured(),
+		Dir:      req.GetDir(), Env: req.GetEnv(), EnvCaptured: req.GetEnvCaptured(), Dependency: req.GetDependency(),
 		CheckIdentity: true, // refuse a user that maps to root (fsm/identity.go)
 	}
 }

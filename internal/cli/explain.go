@@ -101,6 +101,13 @@ func explain(ctx context.Context, c *client.Client, id uint64) (*explanation, er
 	e := &explanation{Job: job, Account: job.GetAccount()}
 	if client.JobEnded(job) {
 		e.add("ended", "the job ended %s at %s: nothing holds it back", client.StateName(job.GetState()), fmtTime(job.GetEndedAt()))
+		if r := job.GetReason(); r != "" {
+			e.add("reason", "it failed because %s", r)
+		}
+		return e, nil
+	}
+	if x.GetWait() == longfairv1.JobWait_JOB_WAIT_DEPENDENCY {
+		e.add("dependency", "it waits for %s; until that is met the scheduler does not consider it, and it holds no node", job.GetWaiting())
 		return e, nil
 	}
 	if job.GetPendingTasks() == 0 {

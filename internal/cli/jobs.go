@@ -155,8 +155,21 @@ func printJob(w io.Writer, j *longfairv1.Job, tasks []*longfairv1.Task) {
 			per += fmt.Sprintf(" (%d processes)", r)
 		}
 	}
+	if j.GetExclusive() {
+		per += ", whole nodes"
+	}
 	t.add("demand", fmt.Sprintf("%s %s, walltime %s, max attempts %d", fmtVector(j.GetDemand()), per, fmtDuration(j.GetWalltime()), j.GetMaxAttempts()))
 	t.add("command", strings.Join(j.GetCommand(), " "))
+	if d := j.GetDependency(); d != "" {
+		state := "met"
+		if w := j.GetWaiting(); w != "" {
+			state = "waiting for " + w
+		}
+		t.add("dependency", d+" ("+state+")")
+	}
+	if r := j.GetReason(); r != "" {
+		t.add("reason", r)
+	}
 	t.add("submitted", fmtTime(j.GetSubmittedAt()))
 	if j.GetEndedAt() != nil {
 		t.add("ended", fmtTime(j.GetEndedAt()))

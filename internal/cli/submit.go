@@ -58,10 +58,10 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		flags                          *flag.FlagSet
 		walltime                       time.Duration
 		maxAttempts, repeat            int
-		wait, quote                    bool
+		wait, quote, exclusive         bool
 		interval                       time.Duration
 		res                            resourceFlags
-		chdir, export                  string
+		chdir, export, dependency      string
 	)
 	setup := func(fs *flag.FlagSet) {
 		flags = fs
@@ -83,6 +83,8 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.DurationVar(&interval, "interval", time.Second, "how often --wait looks at the job")
 		fs.StringVar(&chdir, "chdir", "", "`dir`ectory the tasks run in (default: the current directory)")
 		fs.StringVar(&export, "export", "ALL", "environment the tasks get: ALL, NONE, or `NAME[=value],...` (ALL,NAME=value adds to all)")
+		fs.BoolVar(&exclusive, "exclusive", false, "take each node whole: the job gets (and is charged for) whole nodes of the cheapest class that holds what it asks")
+		fs.StringVar(&dependency, "dependency", "", "start only after other jobs: `afterok:ID[:ID...]`, afternotok, afterany, after, singleton; ',' for all, '?' for any; JOB_TASK names an array element")
 		res.register(fs)
 	}
 	return clientCommand("submit", submitHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, command []string, out cmdIO) error {
@@ -137,7 +139,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		}
 		spec := client.JobSpec{Account: account, User: user, Name: name, Demand: demand, Tasks: tasks, Nodes: nodes, Ranks: ntasks,
 			Walltime: walltime, Command: command, MaxAttempts: maxAttempts, RequestID: requestID,
-			Dir: dir, Env: env, EnvCaptured: true}
+			Dir: dir, Env: env, EnvCaptured: true, Exclusive: exclusive, Dependency: dependency}
 		if quote {
 			return quoteJob(ctx, c, f, spec, out)
 		}

@@ -161,6 +161,9 @@ const (
 	JobWait_JOB_WAIT_NO_ROOM JobWait = 3
 	// Some up node has room now.
 	JobWait_JOB_WAIT_ROOM JobWait = 4
+	// Its dependency is unmet (the job's waiting says what of it): it is
+	// not offered to the scheduler until it is.
+	JobWait_JOB_WAIT_DEPENDENCY JobWait = 5
 )
 
 // Enum value maps for JobWait.
@@ -171,6 +174,7 @@ var (
 		2: "JOB_WAIT_NO_NODE_HOLDS",
 		3: "JOB_WAIT_NO_ROOM",
 		4: "JOB_WAIT_ROOM",
+		5: "JOB_WAIT_DEPENDENCY",
 	}
 	JobWait_value = map[string]int32{
 		"JOB_WAIT_UNSPECIFIED":   0,
@@ -178,6 +182,7 @@ var (
 		"JOB_WAIT_NO_NODE_HOLDS": 2,
 		"JOB_WAIT_NO_ROOM":       3,
 		"JOB_WAIT_ROOM":          4,
+		"JOB_WAIT_DEPENDENCY":    5,
 	}
 )
 
@@ -873,7 +878,13 @@ type Job struct {
 	Ntasks int32 `protobuf:"varint,21,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
 	// exclusive: each task takes its nodes whole, and demand is the
 	// capacity of the node class it takes (chosen at submission).
-	Exclusive     bool `protobuf:"varint,22,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
+	Exclusive bool `protobuf:"varint,22,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
+	// dependency is the job's --dependency as submitted; waiting says what
+	// of it is still unmet ("" once the job may start); reason says why the
+	// job failed without its tasks failing (a dependency never to be met).
+	Dependency    string `protobuf:"bytes,40,opt,name=dependency,proto3" json:"dependency,omitempty"`
+	Waiting       string `protobuf:"bytes,41,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	Reason        string `protobuf:"bytes,42,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1060,6 +1071,27 @@ func (x *Job) GetExclusive() bool {
 		return x.Exclusive
 	}
 	return false
+}
+
+func (x *Job) GetDependency() string {
+	if x != nil {
+		return x.Dependency
+	}
+	return ""
+}
+
+func (x *Job) GetWaiting() string {
+	if x != nil {
+		return x.Waiting
+	}
+	return ""
+}
+
+func (x *Job) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
 }
 
 type ListTasksRequest struct {
@@ -1748,7 +1780,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\"`\n" +
 	"\x10ListJobsResponse\x12$\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x10.longfair.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xce\x06\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa0\a\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x12\n" +
@@ -1772,7 +1804,12 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x10charged_micro_su\x18\x13 \x01(\x03R\x0echargedMicroSu\x12\x14\n" +
 	"\x05nodes\x18\x14 \x01(\x05R\x05nodes\x12\x16\n" +
 	"\x06ntasks\x18\x15 \x01(\x05R\x06ntasks\x12\x1c\n" +
-	"\texclusive\x18\x16 \x01(\bR\texclusive\x1a9\n" +
+	"\texclusive\x18\x16 \x01(\bR\texclusive\x12\x1e\n" +
+	"\n" +
+	"dependency\x18( \x01(\tR\n" +
+	"dependency\x12\x18\n" +
+	"\awaiting\x18) \x01(\tR\awaiting\x12\x16\n" +
+	"\x06reason\x18* \x01(\tR\x06reason\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"e\n" +
@@ -1857,13 +1894,14 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x12TASK_STATE_RUNNING\x10\x02\x12\x18\n" +
 	"\x14TASK_STATE_SUCCEEDED\x10\x03\x12\x15\n" +
 	"\x11TASK_STATE_FAILED\x10\x04\x12\x13\n" +
-	"\x0fTASK_STATE_LOST\x10\x05*\x7f\n" +
+	"\x0fTASK_STATE_LOST\x10\x05*\x98\x01\n" +
 	"\aJobWait\x12\x18\n" +
 	"\x14JOB_WAIT_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11JOB_WAIT_NO_NODES\x10\x01\x12\x1a\n" +
 	"\x16JOB_WAIT_NO_NODE_HOLDS\x10\x02\x12\x14\n" +
 	"\x10JOB_WAIT_NO_ROOM\x10\x03\x12\x11\n" +
-	"\rJOB_WAIT_ROOM\x10\x042\xea\x03\n" +
+	"\rJOB_WAIT_ROOM\x10\x04\x12\x17\n" +
+	"\x13JOB_WAIT_DEPENDENCY\x10\x052\xea\x03\n" +
 	"\x04Jobs\x12J\n" +
 	"\tSubmitJob\x12\x1d.longfair.v1.SubmitJobRequest\x1a\x1e.longfair.v1.SubmitJobResponse\x12<\n" +
 	"\tCancelJob\x12\x1d.longfair.v1.CancelJobRequest\x1a\x10.longfair.v1.Job\x126\n" +

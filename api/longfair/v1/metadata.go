@@ -24,5 +24,7 @@ const (
 	MaxCommandArgs     = 1024
 	MaxCommandBytes    = 64 << 10
 	MaxJobNameBytes    = 256
+	// MaxDependencyBytes bounds a job's --dependency text.
+	MaxDependencyBytes = 4096
 	MaxNoteBytes       = 1024
 )

@@ -138,6 +138,9 @@ func (r *SubmitJobRequest) Validate() error {
 	if err := checkOptionalName("request_id", r.GetRequestId()); err != nil {
 		return err
 	}
+	if err := checkText("dependency", r.GetDependency(), MaxDependencyBytes); err != nil {
+		return err
+	}
 	if len(r.GetDemand()) == 0 {
 		return bad("demand is empty: give each task's resources, e.g. cpu=1")
 	}
@@ -393,7 +396,6 @@ func (r *SubmitJobRequest) checkNotYetSupported() error {
 		set  bool
 		name string
 	}{
-		{r.GetDependency() != "", "dependency"},
 		{r.GetHold(), "hold"},
 		{r.GetBegin() != nil, "begin"},
 		{r.GetArrayThrottle() != 0, "array_throttle"},

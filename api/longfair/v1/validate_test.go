@@ -71,7 +71,6 @@ func TestSubmitJobValidation(t *testing.T) {
 		{"request id", func(r *SubmitJobRequest) { r.RequestId = strings.Repeat("x", 65) }, []string{"request_id", "at most 64"}},
 		// Defined in the API ahead of the servers: refused, not ignored.
 		{"hold", func(r *SubmitJobRequest) { r.Hold = true }, []string{"hold", "not supported"}},
-		{"dependency", func(r *SubmitJobRequest) { r.Dependency = "afterok:1" }, []string{"dependency", "not supported"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+)
+
+// submitted is the job id `longfair submit` printed.
+var submitted = regexp.MustCompile(`submitted job (\d+)`)
+
+func (c *cluster) cliSubmit(ctx context.Context, args ...string) uint64 {
+	c.t.Helper()
+	out := c.cli(ctx, append([]string{"submit"}, args...)...)
+	m := submitted.FindStringSubmatch(out)
+	if m == nil {
+		c.t.Fatalf("longfair submit printed no job id:\n%s", out)
+	}
+	id, _ := strconv.ParseUint(m[1], 10, 64)
+	return id
+}
+
+// A chain through the CLI on real workers: a job that fails releases
+// its afternotok and afterany dependents and fails its afterok one,
+// whose task never runs; the waiting job says what it waits for in
+// `job show` and `explain`, and the failed one why it failed.
+func TestDependencyChainOnWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := startCluster(ctx, t, 1)
+	acct, user := c.account(ctx, "chem")
+	c.startWorker("w1")
+	c.waitNodes(ctx, map[string]bool{"w1": true})
+	marks := t.TempDir()
+	mark := func(name string) string { return fmt.Sprintf("touch %s", filepath.Join(marks, name)) }
+	base := []string{"--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m"}
+	first := c.cliSubmit(ctx, append(base, "--", "sleep 2; exit 3")...)
+	dep := func(d, name string) uint64 {
+		return c.cliSubmit(ctx, append(base, "--dependency", d, "--name", name, "--", mark(name))...)
+	}
+	onOK := dep(fmt.Sprintf("afterok:%d", first), "on-ok")
+	onFail := dep(fmt.Sprintf("afternotok:%d", first), "on-fail")
+	after := dep(fmt.Sprintf("afterany:%d,afterok:%d", first, onFail), "after-both")
+
+	out := c.cli(ctx, "explain", fmt.Sprint(onOK))
+	if want := fmt.Sprintf("it waits for its dependency: afterok:%d", first); !strings.Contains(out, want) {
+		t.Errorf("explain of the waiting job does not say %q:\n%s", want, out)
+	}
+	jobs := c.waitEnded(ctx, first, onOK, onFail, after)
+	if jobs[0].GetState() != longfairv1.JobState_JOB_STATE_FAILED || jobs[1].GetState() != longfairv1.JobState_JOB_STATE_FAILED ||
+		jobs[2].GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED || jobs[3].GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
+		t.Fatalf("states: first %v, afterok %v, afternotok %v, afterany+afterok %v; want failed, failed, succeeded, succeeded",
+			jobs[0].GetState(), jobs[1].GetState(), jobs[2].GetState(), jobs[3].GetState())
+	}
+	for name, ran := range map[string]bool{"on-ok": false, "on-fail": true, "after-both": true} {
+		if _, err := os.Stat(filepath.Join(marks, name)); (err == nil) != ran {
+			t.Errorf("job %s ran: %v, want %v", name, err == nil, ran)
+		}
+	}
+	if n := len(c.tasks(ctx, onOK)); n != 0 {
+		t.Errorf("the afterok job whose dependency failed has %d task attempts, want none", n)
+	}
+	out = c.cli(ctx, "job", "show", fmt.Sprint(onOK))
+	if want := fmt.Sprintf("can never be met: job %d ended without succeeding", first); !strings.Contains(out, want) {
+		t.Errorf("job show of the failed dependent does not say %q:\n%s", want, out)
+	}
+	if jobs[1].GetChargedMicroSu() != 0 {
+		t.Errorf("the job that never ran was charged %d µSU", jobs[1].GetChargedMicroSu())
+	}
+}
