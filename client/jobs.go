@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
@@ -56,6 +58,12 @@ type JobSpec struct {
 	// Dependency is Slurm's --dependency: afterok:ID[:ID…], afternotok,
 	// afterany, after, singleton; ',' all of them, '?' any.
 	Dependency string
+	// Begin: no task starts before it (zero: at once). Throttle: at most
+	// that many tasks run at once (0: no limit). Nice: the job's place
+	// among its account's pending jobs (negative needs an admin).
+	Begin    time.Time
+	Throttle int
+	Nice     int
 }
 
 // Request is the API request for the spec.
@@ -64,12 +72,17 @@ func (s JobSpec) Request() *longfairv1.SubmitJobRequest {
 	if tasks == 0 {
 		tasks = 1
 	}
-	return &longfairv1.SubmitJobRequest{
+	r := &longfairv1.SubmitJobRequest{
 		Account: s.Account, User: s.User, Name: s.Name, Demand: s.Demand, Tasks: tasks, Nodes: int32(min(s.Nodes, longfairv1.MaxNodesPerJob+1)), Ntasks: int32(min(s.Ranks, longfairv1.MaxTasksPerJob+1)),
 		Walltime: durationpb.New(s.Walltime), Command: s.Command,
 		MaxAttempts: int32(min(s.MaxAttempts, longfairv1.MaxAttemptsLimit+1)), RequestId: s.RequestID,
 		Dir: s.Dir, Env: s.Env, EnvCaptured: s.EnvCaptured, Exclusive: s.Exclusive, Dependency: s.Dependency,
+		ArrayThrottle: int32(min(s.Throttle, math.MaxInt32)), Nice: int32(max(min(s.Nice, math.MaxInt32), math.MinInt32)),
 	}
+	if !s.Begin.IsZero() {
+		r.Begin = timestamppb.New(s.Begin)
+	}
+	return r
 }
 
 // Submit submits a job array. The cluster holds the job's worst-case SU

@@ -69,13 +69,20 @@ type SubmitJob struct {
 	Env           []string `json:"env,omitempty"`
 	EnvCaptured   bool     `json:"env_captured,omitempty"`
 	CheckIdentity bool     `json:"check_identity,omitempty"`
-	// Dependency is Slurm's --dependency (jobs_deps.go).
-	Dependency string `json:"dependency,omitempty"`
+	// Dependency is Slurm's --dependency (jobs_deps.go); Begin, Throttle
+	// and Nice the job's other terms (jobs_terms.go).
+	Dependency string      `json:"dependency,omitempty"`
+	Begin      ledger.Time `json:"begin,omitempty"`
+	Throttle   int         `json:"throttle,omitempty"`
+	Nice       int         `json:"nice,omitempty"`
 }
 
 func (*SubmitJob) Type() CommandType { return TypeSubmitJob }
 
 func (c *SubmitJob) validate(r rules) *Error {
+	if err := c.checkTerms(); err != nil {
+		return err
+	}
 	if _, err := parseDependency(c.Dependency); err != nil {
 		return err
 	}
@@ -241,6 +248,10 @@ type jobRecord struct {
 	// failed without its tasks failing (a dependency never to be met).
 	Dep    *dependency `json:"dependency,omitempty"`
 	Reason string      `json:"reason,omitempty"`
+	// Begin, Throttle and Nice are the job's terms (jobs_terms.go).
+	Begin    ledger.Time `json:"begin,omitempty"`
+	Throttle int         `json:"throttle,omitempty"`
+	Nice     int         `json:"nice,omitempty"`
 }
 
 // pending is how many tasks wait to be placed.
@@ -334,7 +345,7 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	if c.Exclusive {
 		j.Asked, _ = st.demandVector("demand", c.Demand, c.legacy)
 	}
-	j.Dep = dep
+	j.Dep, j.Begin, j.Throttle, j.Nice = dep, c.Begin, c.Throttle, c.Nice
 	if err := b.saveJournal(entries); err != nil {
 		return nil, err
 	}
@@ -411,7 +422,7 @@ func (s *state) sameSubmission(j *jobRecord, c *SubmitJob, maxAttempts int) bool
 	if j.Exclusive {
 		asked = j.Asked
 	}
-	return err == nil && j.Account == c.Account && j.User == c.User && j.Name == c.Name && j.Exclusive == c.Exclusive && j.Dep.text() == strings.TrimSpace(c.Dependency) &&
+	return err == nil && j.Account == c.Account && j.User == c.User && j.Name == c.Name && j.Exclusive == c.Exclusive && j.Dep.text() == strings.TrimSpace(c.Dependency) && j.Begin == c.Begin && j.Throttle == c.Throttle && j.Nice == c.Nice &&
 		sameBits(pad(asked, len(demand)), demand) && j.Nodes == c.Nodes && j.Ranks == c.Ranks && j.Tasks == c.Tasks && j.Walltime == c.Walltime &&
 		slices.Equal(j.Command, c.Command) && j.MaxAttempts == maxAttempts && sameLaunch(j, c)
 }

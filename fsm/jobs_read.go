@@ -48,12 +48,19 @@ type JobInfo struct {
 	// what of it is still unmet ("" once it may start); Reason why it
 	// failed without running (a dependency never to be met).
 	Dependency, Waiting, Reason string
+	// WaitKind is what Waiting is about: WaitDependency, WaitBegin or
+	// WaitThrottle ("" when nothing of the job's own holds it back).
+	WaitKind string
+	// Begin, Throttle and Nice are the job's terms (jobs_terms.go).
+	Begin    ledger.Time
+	Throttle int
+	Nice     int
 }
 
 func (s *state) jobInfo(j *jobRecord) JobInfo {
 	info := jobInfo(j, s.settings.Resources)
-	if !j.State.Ended() {
-		info.Waiting = s.waiting(j)
+	if !j.State.Ended() && j.pending() > 0 {
+		info.Waiting, info.WaitKind = s.heldBack(j, s.now)
 	}
 	return info
 }
@@ -67,6 +74,7 @@ func jobInfo(j *jobRecord, resources []string) JobInfo {
 		Hold: j.Hold, Charged: j.Charged,
 		Dir: j.Dir, Env: slices.Clone(j.Env), EnvCaptured: j.EnvCaptured, RunAs: jobRunAs(j),
 		Dependency: j.Dep.text(), Reason: j.Reason, Waiting: j.Dep.open(j),
+		Begin: j.Begin, Throttle: j.Throttle, Nice: j.Nice,
 	}
 }
 
@@ -101,7 +109,10 @@ func (f *FSM) Job(id uint64) (JobInfo, error) {
 		// state knows.
 		f.mu.RLock()
 		if j, ok := f.st.jobs[id]; ok {
-			info.Waiting = f.st.waiting(j)
+			info.Waiting, info.WaitKind = "", ""
+			if j.pending() > 0 {
+				info.Waiting, info.WaitKind = f.st.heldBack(j, f.st.now)
+			}
 		}
 		f.mu.RUnlock()
 	}

@@ -229,7 +229,7 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 		}
 		attempt = j.Requeued[requeued].Attempt
 	}
-	if why := st.waiting(j); why != "" {
+	if why, _ := st.heldBack(j, t); why != "" {
 		return PlacedTask{}, "job waits for " + why, nil
 	}
 	nodes, reason := st.placementNodes(j, p)

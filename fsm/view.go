@@ -49,19 +49,18 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 		for _, id := range st.accountJobs[name] {
 			j := st.jobs[id]
 			a.Running.AddScaled(j.allocation(), float64(j.Running))
-			if j.pending() == 0 || st.waiting(j) != "" {
+			if j.pending() == 0 {
+				continue
+			}
+			if why, _ := st.heldBack(j, now); why != "" {
 				continue
 			}
 			if oldestPending < 0 {
 				oldestPending = j.SubmittedAt
 			}
-			for _, r := range j.Requeued {
-				a.Queue = append(a.Queue, j.viewJob(int(r.Task), 1))
-			}
-			if fresh := j.Tasks - j.NextFresh; fresh > 0 {
-				a.Queue = append(a.Queue, j.viewJob(int(j.NextFresh), int(fresh)))
-			}
+			a.Queue = j.viewEntries(a.Queue)
 		}
+		sortByNice(a.Queue, st.jobs)
 		a.WaitingSince = waitingSince(fa, oldestPending)
 		v.Accounts = append(v.Accounts, a)
 	}

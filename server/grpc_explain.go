@@ -33,9 +33,9 @@ func (j *jobsService) ExplainJob(ctx context.Context, req *longfairv1.ExplainJob
 	if info.State.Ended() || info.Pending == 0 {
 		return out, nil
 	}
-	if info.Waiting != "" {
+	if wait, ok := heldBackProto[info.WaitKind]; ok && (info.WaitKind != fsm.WaitBegin || at < info.Begin) {
 		// Not offered to the scheduler: the job says what it waits for.
-		out.Wait = longfairv1.JobWait_JOB_WAIT_DEPENDENCY
+		out.Wait = wait
 		return out, nil
 	}
 	x, err := sched.NewEngine().Explain(v, info.ID)
@@ -70,6 +70,13 @@ func (j *jobsService) ExplainJob(ctx context.Context, req *longfairv1.ExplainJob
 		out.ForecastStart = timestamp(x.Forecast)
 	}
 	return out, nil
+}
+
+// heldBackProto maps what of a job's own terms holds it back.
+var heldBackProto = map[string]longfairv1.JobWait{
+	fsm.WaitDependency: longfairv1.JobWait_JOB_WAIT_DEPENDENCY,
+	fsm.WaitBegin:      longfairv1.JobWait_JOB_WAIT_BEGIN,
+	fsm.WaitThrottle:   longfairv1.JobWait_JOB_WAIT_THROTTLE,
 }
 
 var jobWaitProto = map[sched.Wait]longfairv1.JobWait{

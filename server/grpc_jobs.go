@@ -65,7 +65,7 @@ func taskStateProto(s fsm.TaskState) longfairv1.TaskState {
 }
 
 func jobProto(j fsm.JobInfo) *longfairv1.Job {
-	return &longfairv1.Job{
+	out := &longfairv1.Job{
 		Id: j.ID, Account: j.Account, User: j.User, Name: j.Name, Demand: j.Demand,
 		Tasks: j.Tasks, Walltime: duration(j.Walltime), Command: j.Command,
 		MaxAttempts: int32(j.MaxAttempts), State: jobStateProto(j.State),
@@ -74,7 +74,12 @@ func jobProto(j fsm.JobInfo) *longfairv1.Job {
 		FailedTasks: j.Failed, CancelledTasks: j.Cancelled,
 		HoldMicroSu: int64(j.Hold), ChargedMicroSu: int64(j.Charged), Nodes: int32(j.Nodes), Ntasks: int32(j.Ranks), Exclusive: j.Exclusive,
 		Dependency: j.Dependency, Waiting: j.Waiting, Reason: j.Reason,
+		ArrayThrottle: int32(j.Throttle), Nice: int32(j.Nice),
 	}
+	if j.Begin != 0 {
+		out.Begin = timestamp(j.Begin)
+	}
+	return out
 }
 
 func taskProto(t fsm.TaskInfo) *longfairv1.Task {
@@ -87,6 +92,9 @@ func taskProto(t fsm.TaskInfo) *longfairv1.Task {
 }
 
 func (j *jobsService) SubmitJob(ctx context.Context, req *longfairv1.SubmitJobRequest) (*longfairv1.SubmitJobResponse, error) {
+	if err := mayBeNotNice(ctx, req); err != nil {
+		return nil, err
+	}
 	info, err := proposeFor[fsm.JobInfo](ctx, j.s, submitCommand(req))
 	if err != nil {
 		return nil, err
@@ -103,6 +111,7 @@ func submitCommand(req *longfairv1.SubmitJobRequest) *fsm.SubmitJob {
 		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()),
 		CheckFit: true, // refuse a task no known node can hold (fsm/jobs_fit.go)
 		Dir:      req.GetDir(), Env: req.GetEnv(), EnvCaptured: req.GetEnvCaptured(), Dependency: req.GetDependency(),
+		Begin: ledgerTime(req.GetBegin()), Throttle: int(req.GetArrayThrottle()), Nice: int(req.GetNice()),
 		CheckIdentity: true, // refuse a user that maps to root (fsm/identity.go)
 	}
 }
@@ -161,4 +170,16 @@ func (j *jobsService) ListTasks(ctx context.Context, req *longfairv1.ListTasksRe
 		out.Tasks = append(out.Tasks, taskProto(info))
 	}
 	return out, nil
+}
+
+// mayBeNotNice refuses a negative nice, which moves a job ahead of its
+// account's earlier jobs, unless an admin asks (or the ACL is off).
+func mayBeNotNice(ctx context.Context, req *longfairv1.SubmitJobRequest) error {
+	if req.GetNice() >= 0 {
+		return nil
+	}
+	if id, ok := IdentityFrom(ctx); ok && id.Role != fsm.RoleAdmin {
+		return status.Errorf(codes.PermissionDenied, "nice %d moves the job ahead of its account's earlier jobs, which only an admin may do: submit with a nice of 0 or more", req.GetNice())
+	}
+	return nil
 }

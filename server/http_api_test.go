@@ -589,3 +589,27 @@ func TestPprofIsForAdmins(t *testing.T) {
 		}
 	}
 }
+
+// A negative nice moves a job ahead of its account's earlier jobs: a
+// user's token is refused with the reason, an admin's is not.
+func TestNegativeNiceIsForAdmins(t *testing.T) {
+	c := testcluster.NewACL(t, 1, withHTTP)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := c.WaitLeader(ctx)
+	admin := newAPIClient(t, s, testcluster.BootstrapSecret)
+	admin.ok("POST", "/v1/accounts", `{"name": "phys"}`, nil)
+	admin.ok("POST", "/v1/users", `{"name": "ann", "accounts": ["phys"]}`, nil)
+	admin.ok("POST", "/v1/grants", `{"id": "g1", "account": "phys", "amount_micro_su": "1000000000000"}`, nil)
+	annSecret, _ := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_USER, "ann", 0)
+	job := `{"account": "phys", "user": "ann", "demand": {"cpu": 1}, "tasks": 1, "walltime": "60s", "command": ["true"], "nice": -5}`
+	code, body := newAPIClient(t, s, annSecret).do("POST", "/v1/jobs", job)
+	if code != http.StatusForbidden || !strings.Contains(string(body), "only an admin") {
+		t.Fatalf("a user's job with nice -5: HTTP %d %s; want 403 saying only an admin may", code, body)
+	}
+	var sub longfairv1.SubmitJobResponse
+	admin.ok("POST", "/v1/jobs", job, &sub)
+	if sub.GetJob().GetNice() != -5 {
+		t.Fatalf("the admin's job has nice %d, want -5", sub.GetJob().GetNice())
+	}
+}

@@ -106,8 +106,15 @@ func explain(ctx context.Context, c *client.Client, id uint64) (*explanation, er
 		}
 		return e, nil
 	}
-	if x.GetWait() == longfairv1.JobWait_JOB_WAIT_DEPENDENCY {
+	switch x.GetWait() {
+	case longfairv1.JobWait_JOB_WAIT_DEPENDENCY:
 		e.add("dependency", "it waits for %s; until that is met the scheduler does not consider it, and it holds no node", job.GetWaiting())
+		return e, nil
+	case longfairv1.JobWait_JOB_WAIT_BEGIN:
+		e.add("begin", "it waits for %s (--begin); until then the scheduler does not consider it", job.GetWaiting())
+		return e, nil
+	case longfairv1.JobWait_JOB_WAIT_THROTTLE:
+		e.add("throttle", "%d of its tasks run, as many as its throttle allows (--throttle); the next starts when one ends", job.GetRunningTasks())
 		return e, nil
 	}
 	if job.GetPendingTasks() == 0 {

@@ -170,6 +170,15 @@ func printJob(w io.Writer, j *longfairv1.Job, tasks []*longfairv1.Task) {
 	if r := j.GetReason(); r != "" {
 		t.add("reason", r)
 	}
+	if b := j.GetBegin(); b != nil {
+		t.add("begin", fmtTime(b))
+	}
+	if n := j.GetArrayThrottle(); n > 0 {
+		t.add("throttle", fmt.Sprintf("at most %d tasks at once", n))
+	}
+	if n := j.GetNice(); n != 0 {
+		t.add("nice", fmt.Sprint(n))
+	}
 	t.add("submitted", fmtTime(j.GetSubmittedAt()))
 	if j.GetEndedAt() != nil {
 		t.add("ended", fmtTime(j.GetEndedAt()))

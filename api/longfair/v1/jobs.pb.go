@@ -164,6 +164,10 @@ const (
 	// Its dependency is unmet (the job's waiting says what of it): it is
 	// not offered to the scheduler until it is.
 	JobWait_JOB_WAIT_DEPENDENCY JobWait = 5
+	// Its begin time has not come (the job's waiting says when).
+	JobWait_JOB_WAIT_BEGIN JobWait = 6
+	// As many of its tasks run as its array throttle allows.
+	JobWait_JOB_WAIT_THROTTLE JobWait = 7
 )
 
 // Enum value maps for JobWait.
@@ -175,6 +179,8 @@ var (
 		3: "JOB_WAIT_NO_ROOM",
 		4: "JOB_WAIT_ROOM",
 		5: "JOB_WAIT_DEPENDENCY",
+		6: "JOB_WAIT_BEGIN",
+		7: "JOB_WAIT_THROTTLE",
 	}
 	JobWait_value = map[string]int32{
 		"JOB_WAIT_UNSPECIFIED":   0,
@@ -183,6 +189,8 @@ var (
 		"JOB_WAIT_NO_ROOM":       3,
 		"JOB_WAIT_ROOM":          4,
 		"JOB_WAIT_DEPENDENCY":    5,
+		"JOB_WAIT_BEGIN":         6,
+		"JOB_WAIT_THROTTLE":      7,
 	}
 )
 
@@ -882,9 +890,13 @@ type Job struct {
 	// dependency is the job's --dependency as submitted; waiting says what
 	// of it is still unmet ("" once the job may start); reason says why the
 	// job failed without its tasks failing (a dependency never to be met).
-	Dependency    string `protobuf:"bytes,40,opt,name=dependency,proto3" json:"dependency,omitempty"`
-	Waiting       string `protobuf:"bytes,41,opt,name=waiting,proto3" json:"waiting,omitempty"`
-	Reason        string `protobuf:"bytes,42,opt,name=reason,proto3" json:"reason,omitempty"`
+	Dependency string `protobuf:"bytes,40,opt,name=dependency,proto3" json:"dependency,omitempty"`
+	Waiting    string `protobuf:"bytes,41,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	Reason     string `protobuf:"bytes,42,opt,name=reason,proto3" json:"reason,omitempty"`
+	// begin, array_throttle and nice as submitted (SubmitJobRequest).
+	Begin         *timestamppb.Timestamp `protobuf:"bytes,43,opt,name=begin,proto3" json:"begin,omitempty"`
+	ArrayThrottle int32                  `protobuf:"varint,44,opt,name=array_throttle,json=arrayThrottle,proto3" json:"array_throttle,omitempty"`
+	Nice          int32                  `protobuf:"varint,45,opt,name=nice,proto3" json:"nice,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1092,6 +1104,27 @@ func (x *Job) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *Job) GetBegin() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Begin
+	}
+	return nil
+}
+
+func (x *Job) GetArrayThrottle() int32 {
+	if x != nil {
+		return x.ArrayThrottle
+	}
+	return 0
+}
+
+func (x *Job) GetNice() int32 {
+	if x != nil {
+		return x.Nice
+	}
+	return 0
 }
 
 type ListTasksRequest struct {
@@ -1780,7 +1813,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\"`\n" +
 	"\x10ListJobsResponse\x12$\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x10.longfair.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa0\a\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8d\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x12\n" +
@@ -1809,7 +1842,10 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"dependency\x18( \x01(\tR\n" +
 	"dependency\x12\x18\n" +
 	"\awaiting\x18) \x01(\tR\awaiting\x12\x16\n" +
-	"\x06reason\x18* \x01(\tR\x06reason\x1a9\n" +
+	"\x06reason\x18* \x01(\tR\x06reason\x120\n" +
+	"\x05begin\x18+ \x01(\v2\x1a.google.protobuf.TimestampR\x05begin\x12%\n" +
+	"\x0earray_throttle\x18, \x01(\x05R\rarrayThrottle\x12\x12\n" +
+	"\x04nice\x18- \x01(\x05R\x04nice\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"e\n" +
@@ -1894,14 +1930,16 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x12TASK_STATE_RUNNING\x10\x02\x12\x18\n" +
 	"\x14TASK_STATE_SUCCEEDED\x10\x03\x12\x15\n" +
 	"\x11TASK_STATE_FAILED\x10\x04\x12\x13\n" +
-	"\x0fTASK_STATE_LOST\x10\x05*\x98\x01\n" +
+	"\x0fTASK_STATE_LOST\x10\x05*\xc3\x01\n" +
 	"\aJobWait\x12\x18\n" +
 	"\x14JOB_WAIT_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11JOB_WAIT_NO_NODES\x10\x01\x12\x1a\n" +
 	"\x16JOB_WAIT_NO_NODE_HOLDS\x10\x02\x12\x14\n" +
 	"\x10JOB_WAIT_NO_ROOM\x10\x03\x12\x11\n" +
 	"\rJOB_WAIT_ROOM\x10\x04\x12\x17\n" +
-	"\x13JOB_WAIT_DEPENDENCY\x10\x052\xea\x03\n" +
+	"\x13JOB_WAIT_DEPENDENCY\x10\x05\x12\x12\n" +
+	"\x0eJOB_WAIT_BEGIN\x10\x06\x12\x15\n" +
+	"\x11JOB_WAIT_THROTTLE\x10\a2\xea\x03\n" +
 	"\x04Jobs\x12J\n" +
 	"\tSubmitJob\x12\x1d.longfair.v1.SubmitJobRequest\x1a\x1e.longfair.v1.SubmitJobResponse\x12<\n" +
 	"\tCancelJob\x12\x1d.longfair.v1.CancelJobRequest\x1a\x10.longfair.v1.Job\x126\n" +
@@ -1965,37 +2003,38 @@ var file_longfair_v1_jobs_proto_depIdxs = []int32{
 	0,  // 11: longfair.v1.Job.state:type_name -> longfair.v1.JobState
 	20, // 12: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
 	20, // 13: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
-	13, // 14: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
-	1,  // 15: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
-	20, // 16: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
-	20, // 17: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	20, // 18: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
-	21, // 19: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
-	10, // 20: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
-	21, // 21: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
-	21, // 22: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
-	2,  // 23: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
-	19, // 24: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
-	20, // 25: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
-	4,  // 26: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
-	6,  // 27: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
-	7,  // 28: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
-	8,  // 29: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
-	11, // 30: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
-	14, // 31: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
-	4,  // 32: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
-	5,  // 33: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
-	10, // 34: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
-	10, // 35: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
-	9,  // 36: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
-	12, // 37: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
-	15, // 38: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
-	3,  // 39: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
-	33, // [33:40] is the sub-list for method output_type
-	26, // [26:33] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	20, // 14: longfair.v1.Job.begin:type_name -> google.protobuf.Timestamp
+	13, // 15: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
+	1,  // 16: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
+	20, // 17: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
+	20, // 18: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	20, // 19: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
+	21, // 20: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
+	10, // 21: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
+	21, // 22: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
+	21, // 23: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
+	2,  // 24: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
+	19, // 25: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
+	20, // 26: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
+	4,  // 27: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
+	6,  // 28: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
+	7,  // 29: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
+	8,  // 30: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
+	11, // 31: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
+	14, // 32: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
+	4,  // 33: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
+	5,  // 34: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
+	10, // 35: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
+	10, // 36: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
+	9,  // 37: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
+	12, // 38: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
+	15, // 39: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
+	3,  // 40: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
+	34, // [34:41] is the sub-list for method output_type
+	27, // [27:34] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_jobs_proto_init() }

@@ -141,6 +141,12 @@ func (r *SubmitJobRequest) Validate() error {
 	if err := checkText("dependency", r.GetDependency(), MaxDependencyBytes); err != nil {
 		return err
 	}
+	if err := checkTimestamp("begin", r.GetBegin()); err != nil {
+		return err
+	}
+	if t := r.GetArrayThrottle(); t < 0 {
+		return bad("array_throttle is %d: give how many of the job's tasks may run at once, or 0 for no limit", t)
+	}
 	if len(r.GetDemand()) == 0 {
 		return bad("demand is empty: give each task's resources, e.g. cpu=1")
 	}
@@ -397,9 +403,6 @@ func (r *SubmitJobRequest) checkNotYetSupported() error {
 		name string
 	}{
 		{r.GetHold(), "hold"},
-		{r.GetBegin() != nil, "begin"},
-		{r.GetArrayThrottle() != 0, "array_throttle"},
-		{r.GetNice() != 0, "nice"},
 	} {
 		if f.set {
 			return bad("%s is not supported by this server yet: submit without it", f.name)

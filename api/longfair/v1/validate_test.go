@@ -71,6 +71,7 @@ func TestSubmitJobValidation(t *testing.T) {
 		{"request id", func(r *SubmitJobRequest) { r.RequestId = strings.Repeat("x", 65) }, []string{"request_id", "at most 64"}},
 		// Defined in the API ahead of the servers: refused, not ignored.
 		{"hold", func(r *SubmitJobRequest) { r.Hold = true }, []string{"hold", "not supported"}},
+		{"throttle", func(r *SubmitJobRequest) { r.ArrayThrottle = -1 }, []string{"array_throttle", "at once"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,92 @@
+package fsm
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// offeredTasks is how many tasks of job id the scheduler's view offers at now.
+func offeredTasks(h *harness, id uint64) int {
+	n := 0
+	for _, a := range h.f.View(h.now).Accounts {
+		for _, j := range a.Queue {
+			if j.ID == id {
+				n += j.Pending
+			}
+		}
+	}
+	return n
+}
+
+// A throttle lets at most N of a job's tasks run at once: the view
+// offers only what it leaves, and the FSM drops a placement past it.
+func TestThrottleBoundsRunningTasks(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	c := depJob("array", "", 5)
+	c.Throttle = 2
+	h.ok(c)
+	if n := offeredTasks(h, 1); n != 2 {
+		t.Fatalf("a 5-task job throttled to 2 offers %d tasks", n)
+	}
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}}})
+	if n := offeredTasks(h, 1); n != 0 {
+		t.Fatalf("with 2 running the throttled job offers %d more", n)
+	}
+	res := h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 2, Node: "n1"}}}).(*AssignResult)
+	if len(res.Accepted) != 0 || !strings.Contains(res.Dropped[0].Reason, "throttle") {
+		t.Fatalf("a third task past the throttle: %+v", res)
+	}
+	if j, _ := h.f.Job(1); j.WaitKind != WaitThrottle {
+		t.Fatalf("the throttled job says it waits for %q (%s)", j.Waiting, j.WaitKind)
+	}
+	h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: TaskStarted}, exited(1, 0, 1, 0, time.Minute)}})
+	if n := offeredTasks(h, 1); n != 1 {
+		t.Fatalf("after one of 2 ended the throttled job offers %d", n)
+	}
+}
+
+// No task starts before the job's begin time.
+func TestBeginTime(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	c := depJob("later", "", 1)
+	c.Begin = h.now.Add(time.Hour)
+	h.ok(c)
+	if offeredTasks(h, 1) != 0 {
+		t.Fatal("a job whose begin time has not come is offered")
+	}
+	res := h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}}).(*AssignResult)
+	if len(res.Accepted) != 0 || !strings.Contains(res.Dropped[0].Reason, "begin time") {
+		t.Fatalf("a placement before the begin time: %+v", res)
+	}
+	h.at(time.Hour)
+	if offeredTasks(h, 1) != 1 {
+		t.Fatal("the job is not offered once its begin time has come")
+	}
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
+}
+
+// A higher nice lets the account's other pending jobs go first; equal
+// nice keeps submission order.
+func TestNiceOrdersTheAccountsQueue(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	bulk := depJob("bulk", "", 1)
+	bulk.Nice = 100
+	h.ok(bulk)
+	h.ok(depJob("urgent", "", 1))
+	h.ok(depJob("next", "", 1))
+	var order []uint64
+	for _, j := range h.f.View(h.now).Accounts[0].Queue {
+		order = append(order, j.ID)
+	}
+	if len(order) != 3 || order[0] != 2 || order[1] != 3 || order[2] != 1 {
+		t.Fatalf("queue order %v; want 2, 3 (nice 0, in submission order) then 1 (nice 100)", order)
+	}
+	if _, err := Encode(h.now, &SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1,
+		Walltime: time.Hour, Command: []string{"x"}, Throttle: -1}); err == nil {
+		t.Fatal("a negative throttle was accepted")
+	}
+}
