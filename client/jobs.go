@@ -64,6 +64,8 @@ type JobSpec struct {
 	Begin    time.Time
 	Throttle int
 	Nice     int
+	// Hold submits the job held: it starts no task until released.
+	Hold bool
 }
 
 // Request is the API request for the spec.
@@ -77,7 +79,7 @@ func (s JobSpec) Request() *longfairv1.SubmitJobRequest {
 		Walltime: durationpb.New(s.Walltime), Command: s.Command,
 		MaxAttempts: int32(min(s.MaxAttempts, longfairv1.MaxAttemptsLimit+1)), RequestId: s.RequestID,
 		Dir: s.Dir, Env: s.Env, EnvCaptured: s.EnvCaptured, Exclusive: s.Exclusive, Dependency: s.Dependency,
-		ArrayThrottle: int32(min(s.Throttle, math.MaxInt32)), Nice: int32(max(min(s.Nice, math.MaxInt32), math.MinInt32)),
+		Hold: s.Hold, ArrayThrottle: int32(min(s.Throttle, math.MaxInt32)), Nice: int32(max(min(s.Nice, math.MaxInt32), math.MinInt32)),
 	}
 	if !s.Begin.IsZero() {
 		r.Begin = timestamppb.New(s.Begin)

@@ -76,3 +76,29 @@ func TestDependencyChainOnWorkers(t *testing.T) {
 		t.Errorf("the job that never ran was charged %d µSU", jobs[1].GetChargedMicroSu())
 	}
 }
+
+// A job submitted --hold runs nothing until `longfair release`.
+func TestHoldAndReleaseOnWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := startCluster(ctx, t, 1)
+	acct, user := c.account(ctx, "chem")
+	c.startWorker("w1")
+	c.waitNodes(ctx, map[string]bool{"w1": true})
+	id := c.cliSubmit(ctx, "--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m", "--hold", "--", "true")
+	// A pass runs at once when a job is submitted and when a node has
+	// room: a second is many passes.
+	time.Sleep(time.Second)
+	if j := c.job(ctx, id); j.GetState() != longfairv1.JobState_JOB_STATE_PENDING || !j.GetHeld() {
+		t.Fatalf("the held job is %v (held %v)", j.GetState(), j.GetHeld())
+	}
+	if out := c.cli(ctx, "explain", fmt.Sprint(id)); !strings.Contains(out, "it is held") {
+		t.Errorf("explain of the held job does not say it is held:\n%s", out)
+	}
+	if out := c.cli(ctx, "release", fmt.Sprint(id)); !strings.Contains(out, "released") {
+		t.Errorf("longfair release printed:\n%s", out)
+	}
+	if j := c.waitEnded(ctx, id)[0]; j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
+		t.Fatalf("the released job ended %v", j.GetState())
+	}
+}

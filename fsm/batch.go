@@ -191,6 +191,8 @@ func (b *batch) exec(cmd Command, t ledger.Time) (any, error) {
 		return b.submitJob(c, t)
 	case *CancelJob:
 		return b.cancelJob(c, t)
+	case *HoldJob:
+		return b.holdJob(c)
 	case *Assign:
 		return b.assign(c, t)
 	case *TaskEvents:

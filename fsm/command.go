@@ -76,6 +76,8 @@ const (
 	TypeCheckpoint CommandType = 22
 	// Users' Unix accounts (identity.go).
 	TypeSetUserUnix CommandType = 23
+	// Holding and releasing jobs (jobs_hold.go).
+	TypeHoldJob CommandType = 24
 )
 
 var commandNames = [...]string{
@@ -88,6 +90,7 @@ var commandNames = [...]string{
 	TypeUpdateSettings:     "update-settings",
 	TypeSubmitJob:          "submit-job",
 	TypeCancelJob:          "cancel-job",
+	TypeHoldJob:            "hold-job",
 	TypeAssign:             "assign",
 	TypeTaskEvents:         "task-events",
 	TypeNodeUp:             "node-up",
@@ -138,6 +141,8 @@ func newCommand(t CommandType) Command {
 		return &SubmitJob{}
 	case TypeCancelJob:
 		return &CancelJob{}
+	case TypeHoldJob:
+		return &HoldJob{}
 	case TypeAssign:
 		return &Assign{}
 	case TypeTaskEvents:

@@ -75,6 +75,8 @@ type SubmitJob struct {
 	Begin      ledger.Time `json:"begin,omitempty"`
 	Throttle   int         `json:"throttle,omitempty"`
 	Nice       int         `json:"nice,omitempty"`
+	// Hold submits the job held (jobs_hold.go).
+	Hold bool `json:"hold,omitempty"`
 }
 
 func (*SubmitJob) Type() CommandType { return TypeSubmitJob }
@@ -252,6 +254,8 @@ type jobRecord struct {
 	Begin    ledger.Time `json:"begin,omitempty"`
 	Throttle int         `json:"throttle,omitempty"`
 	Nice     int         `json:"nice,omitempty"`
+	// Held jobs start no task until released (jobs_hold.go).
+	Held bool `json:"held,omitempty"`
 }
 
 // pending is how many tasks wait to be placed.
@@ -345,7 +349,7 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	if c.Exclusive {
 		j.Asked, _ = st.demandVector("demand", c.Demand, c.legacy)
 	}
-	j.Dep, j.Begin, j.Throttle, j.Nice = dep, c.Begin, c.Throttle, c.Nice
+	j.Dep, j.Begin, j.Throttle, j.Nice, j.Held = dep, c.Begin, c.Throttle, c.Nice, c.Hold
 	if err := b.saveJournal(entries); err != nil {
 		return nil, err
 	}

@@ -55,6 +55,7 @@ type JobInfo struct {
 	Begin    ledger.Time
 	Throttle int
 	Nice     int
+	Held     bool
 }
 
 func (s *state) jobInfo(j *jobRecord) JobInfo {
@@ -74,7 +75,7 @@ func jobInfo(j *jobRecord, resources []string) JobInfo {
 		Hold: j.Hold, Charged: j.Charged,
 		Dir: j.Dir, Env: slices.Clone(j.Env), EnvCaptured: j.EnvCaptured, RunAs: jobRunAs(j),
 		Dependency: j.Dep.text(), Reason: j.Reason, Waiting: j.Dep.open(j),
-		Begin: j.Begin, Throttle: j.Throttle, Nice: j.Nice,
+		Begin: j.Begin, Throttle: j.Throttle, Nice: j.Nice, Held: j.Held,
 	}
 }
 

@@ -32,11 +32,15 @@ const (
 	WaitDependency = "dependency"
 	WaitBegin      = "begin"
 	WaitThrottle   = "throttle"
+	WaitHeld       = "held"
 )
 
 // heldBack says what of job j's own terms keeps its next task from
 // starting at now, and which kind ("" and "" when none does).
 func (s *state) heldBack(j *jobRecord, now ledger.Time) (why, kind string) {
+	if j.Held {
+		return "its release: it is held", WaitHeld
+	}
 	if w := s.waiting(j); w != "" {
 		return w, WaitDependency
 	}

@@ -90,3 +90,41 @@ func TestNiceOrdersTheAccountsQueue(t *testing.T) {
 		t.Fatal("a negative throttle was accepted")
 	}
 }
+
+// A held job starts no task until released; its running tasks go on;
+// an ended job cannot be held.
+func TestHoldAndRelease(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	c := depJob("held", "", 3)
+	c.Hold = true
+	if info := h.ok(c).(JobInfo); !info.Held || info.WaitKind != WaitHeld {
+		t.Fatalf("a job submitted held says held %v, waiting %q", info.Held, info.Waiting)
+	}
+	if offeredTasks(h, 1) != 0 {
+		t.Fatal("a held job is offered")
+	}
+	res := h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}}).(*AssignResult)
+	if len(res.Accepted) != 0 || !strings.Contains(res.Dropped[0].Reason, "held") {
+		t.Fatalf("a placement of the held job: %+v", res)
+	}
+	h.ok(&HoldJob{JobID: 1})
+	if offeredTasks(h, 1) != 3 {
+		t.Fatal("the released job is not offered")
+	}
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
+	if info := h.ok(&HoldJob{JobID: 1, Hold: true}).(JobInfo); !info.Held || info.Running != 1 {
+		t.Fatalf("holding a running job: held %v, running %d; want held with its task still running", info.Held, info.Running)
+	}
+	if offeredTasks(h, 1) != 0 {
+		t.Fatal("a job held while running still offers its pending tasks")
+	}
+	h.ok(&CancelJob{JobID: 1})
+	h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: TaskStarted}, exited(1, 0, 1, 0, time.Minute)}})
+	if err := h.apply(&HoldJob{JobID: 1, Hold: true}).Err; err == nil || !strings.Contains(err.Error(), "nothing to hold") {
+		t.Fatalf("holding an ended job: %v", err)
+	}
+	if err := h.apply(&HoldJob{JobID: 99, Hold: true}).Err; KindOf(err) != KindNotFound {
+		t.Fatalf("holding an unknown job: %v", err)
+	}
+}

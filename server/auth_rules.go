@@ -110,6 +110,10 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 		}), nil), true
 	case "Jobs/CancelJob":
 		return userRule(checkOf(func(u *userScope, r *longfairv1.CancelJobRequest) error { return u.job(r.GetJobId()) }), nil), true
+	case "Jobs/HoldJob":
+		return userRule(checkOf(func(u *userScope, r *longfairv1.HoldJobRequest) error { return u.job(r.GetJobId()) }), nil), true
+	case "Jobs/ReleaseJob":
+		return userRule(checkOf(func(u *userScope, r *longfairv1.ReleaseJobRequest) error { return u.job(r.GetJobId()) }), nil), true
 	case "Jobs/GetJob", "Workers/ReadTaskOutput":
 		// One rule: a worker asked for a job's output directly asks the
 		// servers Jobs.GetJob with its caller's token, and serves the

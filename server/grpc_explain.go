@@ -77,6 +77,7 @@ var heldBackProto = map[string]longfairv1.JobWait{
 	fsm.WaitDependency: longfairv1.JobWait_JOB_WAIT_DEPENDENCY,
 	fsm.WaitBegin:      longfairv1.JobWait_JOB_WAIT_BEGIN,
 	fsm.WaitThrottle:   longfairv1.JobWait_JOB_WAIT_THROTTLE,
+	fsm.WaitHeld:       longfairv1.JobWait_JOB_WAIT_HELD,
 }
 
 var jobWaitProto = map[sched.Wait]longfairv1.JobWait{

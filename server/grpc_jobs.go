@@ -74,7 +74,7 @@ func jobProto(j fsm.JobInfo) *longfairv1.Job {
 		FailedTasks: j.Failed, CancelledTasks: j.Cancelled,
 		HoldMicroSu: int64(j.Hold), ChargedMicroSu: int64(j.Charged), Nodes: int32(j.Nodes), Ntasks: int32(j.Ranks), Exclusive: j.Exclusive,
 		Dependency: j.Dependency, Waiting: j.Waiting, Reason: j.Reason,
-		ArrayThrottle: int32(j.Throttle), Nice: int32(j.Nice),
+		ArrayThrottle: int32(j.Throttle), Nice: int32(j.Nice), Held: j.Held,
 	}
 	if j.Begin != 0 {
 		out.Begin = timestamp(j.Begin)
@@ -111,7 +111,7 @@ func submitCommand(req *longfairv1.SubmitJobRequest) *fsm.SubmitJob {
 		Command: req.GetCommand(), MaxAttempts: int(req.GetMaxAttempts()),
 		CheckFit: true, // refuse a task no known node can hold (fsm/jobs_fit.go)
 		Dir:      req.GetDir(), Env: req.GetEnv(), EnvCaptured: req.GetEnvCaptured(), Dependency: req.GetDependency(),
-		Begin: ledgerTime(req.GetBegin()), Throttle: int(req.GetArrayThrottle()), Nice: int(req.GetNice()),
+		Begin: ledgerTime(req.GetBegin()), Throttle: int(req.GetArrayThrottle()), Nice: int(req.GetNice()), Hold: req.GetHold(),
 		CheckIdentity: true, // refuse a user that maps to root (fsm/identity.go)
 	}
 }
@@ -182,4 +182,20 @@ func mayBeNotNice(ctx context.Context, req *longfairv1.SubmitJobRequest) error {
 		return status.Errorf(codes.PermissionDenied, "nice %d moves the job ahead of its account's earlier jobs, which only an admin may do: submit with a nice of 0 or more", req.GetNice())
 	}
 	return nil
+}
+
+func (j *jobsService) HoldJob(ctx context.Context, req *longfairv1.HoldJobRequest) (*longfairv1.Job, error) {
+	info, err := proposeFor[fsm.JobInfo](ctx, j.s, &fsm.HoldJob{JobID: req.GetJobId(), Hold: true})
+	if err != nil {
+		return nil, err
+	}
+	return jobProto(info), nil
+}
+
+func (j *jobsService) ReleaseJob(ctx context.Context, req *longfairv1.ReleaseJobRequest) (*longfairv1.Job, error) {
+	info, err := proposeFor[fsm.JobInfo](ctx, j.s, &fsm.HoldJob{JobID: req.GetJobId()})
+	if err != nil {
+		return nil, err
+	}
+	return jobProto(info), nil
 }

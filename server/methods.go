@@ -32,7 +32,7 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 	case "Accounts/CreateAccount", "Accounts/UpdateAccount",
 		"Users/CreateUser", "Users/AddMembership", "Users/RemoveMembership", "Users/SetUserUnix",
 		"Grants/CreateGrant",
-		"Jobs/SubmitJob", "Jobs/CancelJob",
+		"Jobs/SubmitJob", "Jobs/CancelJob", "Jobs/HoldJob", "Jobs/ReleaseJob",
 		"Operator/AddPeer", "Operator/RemovePeer",
 		"Operator/UpdateSettings", "Operator/RestoreSnapshot",
 		"ACL/Bootstrap", "ACL/CreateToken", "ACL/RevokeToken",

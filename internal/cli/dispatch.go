@@ -28,6 +28,8 @@ func Commands() map[string]Command {
 		"jobs":     {"list jobs with their task counts", jobsCommand()},
 		"job":      {"show or watch one job", jobGroup()},
 		"cancel":   {"cancel jobs", cancelCommand()},
+		"hold":     {"hold jobs: they start no more tasks until released", holdCommand()},
+		"release":  {"release held jobs", releaseCommand()},
 		"logs":     {"print a task's output", logsCommand()},
 		"fairness": {"per account: weight, share, Ü, β, pending and running (the sshare of longfair)", fairnessCommand()},
 		"balance":  {"service-unit balances of accounts", balanceCommand()},
@@ -59,7 +61,7 @@ func commandGroups() []struct {
 		names []string
 	}{
 		{"Cluster", []string{"server", "worker", "dev", "status", "nodes"}},
-		{"Users", []string{"submit", "jobs", "job", "cancel", "logs", "fairness", "balance", "explain", "exec", "run"}},
+		{"Users", []string{"submit", "jobs", "job", "cancel", "hold", "release", "logs", "fairness", "balance", "explain", "exec", "run"}},
 		{"Admins", []string{"account", "user", "grant", "ledger", "usage", "policy", "group", "queue", "acl", "operator"}},
 		{"Simulation", []string{"sim"}},
 	}

@@ -176,6 +176,9 @@ func printJob(w io.Writer, j *longfairv1.Job, tasks []*longfairv1.Task) {
 	if n := j.GetArrayThrottle(); n > 0 {
 		t.add("throttle", fmt.Sprintf("at most %d tasks at once", n))
 	}
+	if j.GetHeld() {
+		t.add("held", fmt.Sprintf("yes: no task starts until 'longfair release %d'", j.GetId()))
+	}
 	if n := j.GetNice(); n != 0 {
 		t.add("nice", fmt.Sprint(n))
 	}

@@ -58,7 +58,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		flags                                        *flag.FlagSet
 		walltime                                     time.Duration
 		maxAttempts, repeat                          int
-		wait, quote, exclusive                       bool
+		wait, quote, exclusive, hold                 bool
 		interval                                     time.Duration
 		res                                          resourceFlags
 		chdir, export, dependency, begin             string
@@ -86,6 +86,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.BoolVar(&exclusive, "exclusive", false, "take each node whole: the job gets (and is charged for) whole nodes of the cheapest class that holds what it asks")
 		fs.StringVar(&begin, "begin", "", "start no task before this `time`: now+1hour, now+90m, 16:00, 2026-12-01T08:30 (as sbatch reads it)")
 		fs.IntVar(&throttle, "throttle", 0, "run at most `N` of the job's tasks at once (sbatch's --array=…%N); 0: no limit")
+		fs.BoolVar(&hold, "hold", false, "submit the job held: it starts no task until 'longfair release'")
 		fs.IntVar(&nice, "nice", 0, "let your other jobs in the account go first (higher) or go ahead of them (negative: admins only)")
 		fs.StringVar(&dependency, "dependency", "", "start only after other jobs: `afterok:ID[:ID...]`, afternotok, afterany, after, singleton; ',' for all, '?' for any; JOB_TASK names an array element")
 		res.register(fs)
@@ -142,7 +143,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		}
 		spec := client.JobSpec{Account: account, User: user, Name: name, Demand: demand, Tasks: tasks, Nodes: nodes, Ranks: ntasks,
 			Walltime: walltime, Command: command, MaxAttempts: maxAttempts, RequestID: requestID,
-			Dir: dir, Env: env, EnvCaptured: true, Exclusive: exclusive, Dependency: dependency, Throttle: throttle, Nice: nice}
+			Dir: dir, Env: env, EnvCaptured: true, Exclusive: exclusive, Dependency: dependency, Throttle: throttle, Nice: nice, Hold: hold}
 		if spec.Begin, err = parseBegin(begin, time.Now()); err != nil {
 			return Usagef("%v", err)
 		}

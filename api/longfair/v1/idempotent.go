@@ -31,7 +31,7 @@ func RepeatableWrite(req any) bool {
 		return m.GetRequestId() != ""
 	case *CreateGrantRequest:
 		return m.GetId() != ""
-	case *CancelJobRequest:
+	case *CancelJobRequest, *HoldJobRequest, *ReleaseJobRequest:
 		return true
 	}
 	return false

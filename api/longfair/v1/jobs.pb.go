@@ -164,6 +164,8 @@ const (
 	// Its dependency is unmet (the job's waiting says what of it): it is
 	// not offered to the scheduler until it is.
 	JobWait_JOB_WAIT_DEPENDENCY JobWait = 5
+	// It is held (HoldJob, or submitted with hold) until released.
+	JobWait_JOB_WAIT_HELD JobWait = 8
 	// Its begin time has not come (the job's waiting says when).
 	JobWait_JOB_WAIT_BEGIN JobWait = 6
 	// As many of its tasks run as its array throttle allows.
@@ -179,6 +181,7 @@ var (
 		3: "JOB_WAIT_NO_ROOM",
 		4: "JOB_WAIT_ROOM",
 		5: "JOB_WAIT_DEPENDENCY",
+		8: "JOB_WAIT_HELD",
 		6: "JOB_WAIT_BEGIN",
 		7: "JOB_WAIT_THROTTLE",
 	}
@@ -189,6 +192,7 @@ var (
 		"JOB_WAIT_NO_ROOM":       3,
 		"JOB_WAIT_ROOM":          4,
 		"JOB_WAIT_DEPENDENCY":    5,
+		"JOB_WAIT_HELD":          8,
 		"JOB_WAIT_BEGIN":         6,
 		"JOB_WAIT_THROTTLE":      7,
 	}
@@ -639,6 +643,94 @@ func (x *SubmitJobResponse) GetJob() *Job {
 	return nil
 }
 
+type HoldJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HoldJobRequest) Reset() {
+	*x = HoldJobRequest{}
+	mi := &file_longfair_v1_jobs_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HoldJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HoldJobRequest) ProtoMessage() {}
+
+func (x *HoldJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_jobs_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HoldJobRequest.ProtoReflect.Descriptor instead.
+func (*HoldJobRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *HoldJobRequest) GetJobId() uint64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+type ReleaseJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseJobRequest) Reset() {
+	*x = ReleaseJobRequest{}
+	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseJobRequest) ProtoMessage() {}
+
+func (x *ReleaseJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseJobRequest.ProtoReflect.Descriptor instead.
+func (*ReleaseJobRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ReleaseJobRequest) GetJobId() uint64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
 type CancelJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -648,7 +740,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[3]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -660,7 +752,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[3]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -673,7 +765,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{3}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CancelJobRequest) GetJobId() uint64 {
@@ -692,7 +784,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -704,7 +796,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -717,7 +809,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{4}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetJobRequest) GetJobId() uint64 {
@@ -741,7 +833,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +845,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -766,7 +858,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{5}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListJobsRequest) GetAccount() string {
@@ -814,7 +906,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -826,7 +918,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -839,7 +931,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{6}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -897,13 +989,15 @@ type Job struct {
 	Begin         *timestamppb.Timestamp `protobuf:"bytes,43,opt,name=begin,proto3" json:"begin,omitempty"`
 	ArrayThrottle int32                  `protobuf:"varint,44,opt,name=array_throttle,json=arrayThrottle,proto3" json:"array_throttle,omitempty"`
 	Nice          int32                  `protobuf:"varint,45,opt,name=nice,proto3" json:"nice,omitempty"`
+	// held: the job starts no task until released (HoldJob, ReleaseJob).
+	Held          bool `protobuf:"varint,46,opt,name=held,proto3" json:"held,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -915,7 +1009,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -928,7 +1022,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{7}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Job) GetId() uint64 {
@@ -1127,6 +1221,13 @@ func (x *Job) GetNice() int32 {
 	return 0
 }
 
+func (x *Job) GetHeld() bool {
+	if x != nil {
+		return x.Held
+	}
+	return false
+}
+
 type ListTasksRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1138,7 +1239,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1150,7 +1251,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1163,7 +1264,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{8}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListTasksRequest) GetJobId() uint64 {
@@ -1198,7 +1299,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1210,7 +1311,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1223,7 +1324,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{9}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -1270,7 +1371,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1383,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,7 +1396,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{10}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Task) GetJobId() uint64 {
@@ -1412,7 +1513,7 @@ type ExplainJobRequest struct {
 
 func (x *ExplainJobRequest) Reset() {
 	*x = ExplainJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1525,7 @@ func (x *ExplainJobRequest) String() string {
 func (*ExplainJobRequest) ProtoMessage() {}
 
 func (x *ExplainJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1538,7 @@ func (x *ExplainJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainJobRequest.ProtoReflect.Descriptor instead.
 func (*ExplainJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{11}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExplainJobRequest) GetJobId() uint64 {
@@ -1517,7 +1618,7 @@ type JobExplanation struct {
 
 func (x *JobExplanation) Reset() {
 	*x = JobExplanation{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1529,7 +1630,7 @@ func (x *JobExplanation) String() string {
 func (*JobExplanation) ProtoMessage() {}
 
 func (x *JobExplanation) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1542,7 +1643,7 @@ func (x *JobExplanation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobExplanation.ProtoReflect.Descriptor instead.
 func (*JobExplanation) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{12}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *JobExplanation) GetJob() *Job {
@@ -1799,7 +1900,11 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"7\n" +
 	"\x11SubmitJobResponse\x12\"\n" +
-	"\x03job\x18\x01 \x01(\v2\x10.longfair.v1.JobR\x03job\")\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.longfair.v1.JobR\x03job\"'\n" +
+	"\x0eHoldJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"*\n" +
+	"\x11ReleaseJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\")\n" +
 	"\x10CancelJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
@@ -1813,7 +1918,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\"`\n" +
 	"\x10ListJobsResponse\x12$\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x10.longfair.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x8d\b\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa1\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x12\n" +
@@ -1845,7 +1950,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x06reason\x18* \x01(\tR\x06reason\x120\n" +
 	"\x05begin\x18+ \x01(\v2\x1a.google.protobuf.TimestampR\x05begin\x12%\n" +
 	"\x0earray_throttle\x18, \x01(\x05R\rarrayThrottle\x12\x12\n" +
-	"\x04nice\x18- \x01(\x05R\x04nice\x1a9\n" +
+	"\x04nice\x18- \x01(\x05R\x04nice\x12\x12\n" +
+	"\x04held\x18. \x01(\bR\x04held\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"e\n" +
@@ -1930,19 +2036,23 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x12TASK_STATE_RUNNING\x10\x02\x12\x18\n" +
 	"\x14TASK_STATE_SUCCEEDED\x10\x03\x12\x15\n" +
 	"\x11TASK_STATE_FAILED\x10\x04\x12\x13\n" +
-	"\x0fTASK_STATE_LOST\x10\x05*\xc3\x01\n" +
+	"\x0fTASK_STATE_LOST\x10\x05*\xd6\x01\n" +
 	"\aJobWait\x12\x18\n" +
 	"\x14JOB_WAIT_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11JOB_WAIT_NO_NODES\x10\x01\x12\x1a\n" +
 	"\x16JOB_WAIT_NO_NODE_HOLDS\x10\x02\x12\x14\n" +
 	"\x10JOB_WAIT_NO_ROOM\x10\x03\x12\x11\n" +
 	"\rJOB_WAIT_ROOM\x10\x04\x12\x17\n" +
-	"\x13JOB_WAIT_DEPENDENCY\x10\x05\x12\x12\n" +
+	"\x13JOB_WAIT_DEPENDENCY\x10\x05\x12\x11\n" +
+	"\rJOB_WAIT_HELD\x10\b\x12\x12\n" +
 	"\x0eJOB_WAIT_BEGIN\x10\x06\x12\x15\n" +
-	"\x11JOB_WAIT_THROTTLE\x10\a2\xea\x03\n" +
+	"\x11JOB_WAIT_THROTTLE\x10\a2\xe4\x04\n" +
 	"\x04Jobs\x12J\n" +
 	"\tSubmitJob\x12\x1d.longfair.v1.SubmitJobRequest\x1a\x1e.longfair.v1.SubmitJobResponse\x12<\n" +
-	"\tCancelJob\x12\x1d.longfair.v1.CancelJobRequest\x1a\x10.longfair.v1.Job\x126\n" +
+	"\tCancelJob\x12\x1d.longfair.v1.CancelJobRequest\x1a\x10.longfair.v1.Job\x128\n" +
+	"\aHoldJob\x12\x1b.longfair.v1.HoldJobRequest\x1a\x10.longfair.v1.Job\x12>\n" +
+	"\n" +
+	"ReleaseJob\x12\x1e.longfair.v1.ReleaseJobRequest\x1a\x10.longfair.v1.Job\x126\n" +
 	"\x06GetJob\x12\x1a.longfair.v1.GetJobRequest\x1a\x10.longfair.v1.Job\x12G\n" +
 	"\bListJobs\x12\x1c.longfair.v1.ListJobsRequest\x1a\x1d.longfair.v1.ListJobsResponse\x12J\n" +
 	"\tListTasks\x12\x1d.longfair.v1.ListTasksRequest\x1a\x1e.longfair.v1.ListTasksResponse\x12I\n" +
@@ -1963,7 +2073,7 @@ func file_longfair_v1_jobs_proto_rawDescGZIP() []byte {
 }
 
 var file_longfair_v1_jobs_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_longfair_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_longfair_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_longfair_v1_jobs_proto_goTypes = []any{
 	(JobState)(0),                 // 0: longfair.v1.JobState
 	(TaskState)(0),                // 1: longfair.v1.TaskState
@@ -1971,67 +2081,73 @@ var file_longfair_v1_jobs_proto_goTypes = []any{
 	(*JobQuote)(nil),              // 3: longfair.v1.JobQuote
 	(*SubmitJobRequest)(nil),      // 4: longfair.v1.SubmitJobRequest
 	(*SubmitJobResponse)(nil),     // 5: longfair.v1.SubmitJobResponse
-	(*CancelJobRequest)(nil),      // 6: longfair.v1.CancelJobRequest
-	(*GetJobRequest)(nil),         // 7: longfair.v1.GetJobRequest
-	(*ListJobsRequest)(nil),       // 8: longfair.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 9: longfair.v1.ListJobsResponse
-	(*Job)(nil),                   // 10: longfair.v1.Job
-	(*ListTasksRequest)(nil),      // 11: longfair.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),     // 12: longfair.v1.ListTasksResponse
-	(*Task)(nil),                  // 13: longfair.v1.Task
-	(*ExplainJobRequest)(nil),     // 14: longfair.v1.ExplainJobRequest
-	(*JobExplanation)(nil),        // 15: longfair.v1.JobExplanation
-	nil,                           // 16: longfair.v1.JobQuote.DemandEntry
-	nil,                           // 17: longfair.v1.SubmitJobRequest.DemandEntry
-	nil,                           // 18: longfair.v1.Job.DemandEntry
-	nil,                           // 19: longfair.v1.JobExplanation.ClosestFreeEntry
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 21: google.protobuf.Duration
+	(*HoldJobRequest)(nil),        // 6: longfair.v1.HoldJobRequest
+	(*ReleaseJobRequest)(nil),     // 7: longfair.v1.ReleaseJobRequest
+	(*CancelJobRequest)(nil),      // 8: longfair.v1.CancelJobRequest
+	(*GetJobRequest)(nil),         // 9: longfair.v1.GetJobRequest
+	(*ListJobsRequest)(nil),       // 10: longfair.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 11: longfair.v1.ListJobsResponse
+	(*Job)(nil),                   // 12: longfair.v1.Job
+	(*ListTasksRequest)(nil),      // 13: longfair.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),     // 14: longfair.v1.ListTasksResponse
+	(*Task)(nil),                  // 15: longfair.v1.Task
+	(*ExplainJobRequest)(nil),     // 16: longfair.v1.ExplainJobRequest
+	(*JobExplanation)(nil),        // 17: longfair.v1.JobExplanation
+	nil,                           // 18: longfair.v1.JobQuote.DemandEntry
+	nil,                           // 19: longfair.v1.SubmitJobRequest.DemandEntry
+	nil,                           // 20: longfair.v1.Job.DemandEntry
+	nil,                           // 21: longfair.v1.JobExplanation.ClosestFreeEntry
+	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 23: google.protobuf.Duration
 }
 var file_longfair_v1_jobs_proto_depIdxs = []int32{
-	16, // 0: longfair.v1.JobQuote.demand:type_name -> longfair.v1.JobQuote.DemandEntry
-	20, // 1: longfair.v1.JobQuote.forecast_start:type_name -> google.protobuf.Timestamp
+	18, // 0: longfair.v1.JobQuote.demand:type_name -> longfair.v1.JobQuote.DemandEntry
+	22, // 1: longfair.v1.JobQuote.forecast_start:type_name -> google.protobuf.Timestamp
 	2,  // 2: longfair.v1.JobQuote.wait:type_name -> longfair.v1.JobWait
-	17, // 3: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
-	21, // 4: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
-	20, // 5: longfair.v1.SubmitJobRequest.begin:type_name -> google.protobuf.Timestamp
-	10, // 6: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
+	19, // 3: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
+	23, // 4: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
+	22, // 5: longfair.v1.SubmitJobRequest.begin:type_name -> google.protobuf.Timestamp
+	12, // 6: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
 	0,  // 7: longfair.v1.ListJobsRequest.states:type_name -> longfair.v1.JobState
-	10, // 8: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
-	18, // 9: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
-	21, // 10: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
+	12, // 8: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
+	20, // 9: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
+	23, // 10: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
 	0,  // 11: longfair.v1.Job.state:type_name -> longfair.v1.JobState
-	20, // 12: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
-	20, // 13: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
-	20, // 14: longfair.v1.Job.begin:type_name -> google.protobuf.Timestamp
-	13, // 15: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
+	22, // 12: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
+	22, // 13: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
+	22, // 14: longfair.v1.Job.begin:type_name -> google.protobuf.Timestamp
+	15, // 15: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
 	1,  // 16: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
-	20, // 17: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
-	20, // 18: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	20, // 19: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
-	21, // 20: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
-	10, // 21: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
-	21, // 22: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
-	21, // 23: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
+	22, // 17: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
+	22, // 18: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	22, // 19: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
+	23, // 20: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
+	12, // 21: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
+	23, // 22: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
+	23, // 23: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
 	2,  // 24: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
-	19, // 25: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
-	20, // 26: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
+	21, // 25: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
+	22, // 26: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
 	4,  // 27: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
-	6,  // 28: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
-	7,  // 29: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
-	8,  // 30: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
-	11, // 31: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
-	14, // 32: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
-	4,  // 33: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
-	5,  // 34: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
-	10, // 35: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
-	10, // 36: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
-	9,  // 37: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
-	12, // 38: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
-	15, // 39: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
-	3,  // 40: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
-	34, // [34:41] is the sub-list for method output_type
-	27, // [27:34] is the sub-list for method input_type
+	8,  // 28: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
+	6,  // 29: longfair.v1.Jobs.HoldJob:input_type -> longfair.v1.HoldJobRequest
+	7,  // 30: longfair.v1.Jobs.ReleaseJob:input_type -> longfair.v1.ReleaseJobRequest
+	9,  // 31: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
+	10, // 32: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
+	13, // 33: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
+	16, // 34: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
+	4,  // 35: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
+	5,  // 36: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
+	12, // 37: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
+	12, // 38: longfair.v1.Jobs.HoldJob:output_type -> longfair.v1.Job
+	12, // 39: longfair.v1.Jobs.ReleaseJob:output_type -> longfair.v1.Job
+	12, // 40: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
+	11, // 41: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
+	14, // 42: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
+	17, // 43: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
+	3,  // 44: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
+	36, // [36:45] is the sub-list for method output_type
+	27, // [27:36] is the sub-list for method input_type
 	27, // [27:27] is the sub-list for extension type_name
 	27, // [27:27] is the sub-list for extension extendee
 	0,  // [0:27] is the sub-list for field type_name
@@ -2048,7 +2164,7 @@ func file_longfair_v1_jobs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_jobs_proto_rawDesc), len(file_longfair_v1_jobs_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,6 +21,8 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Jobs_SubmitJob_FullMethodName  = "/longfair.v1.Jobs/SubmitJob"
 	Jobs_CancelJob_FullMethodName  = "/longfair.v1.Jobs/CancelJob"
+	Jobs_HoldJob_FullMethodName    = "/longfair.v1.Jobs/HoldJob"
+	Jobs_ReleaseJob_FullMethodName = "/longfair.v1.Jobs/ReleaseJob"
 	Jobs_GetJob_FullMethodName     = "/longfair.v1.Jobs/GetJob"
 	Jobs_ListJobs_FullMethodName   = "/longfair.v1.Jobs/ListJobs"
 	Jobs_ListTasks_FullMethodName  = "/longfair.v1.Jobs/ListTasks"
@@ -45,6 +47,10 @@ type JobsClient interface {
 	// CancelJob cancels a job's pending tasks; running tasks are stopped by
 	// their workers and charged for the time they ran.
 	CancelJob(ctx context.Context, in *CancelJobRequest, opts ...grpc.CallOption) (*Job, error)
+	// HoldJob holds a job that has not ended: it starts no more tasks until
+	// released (running tasks go on). ReleaseJob releases it.
+	HoldJob(ctx context.Context, in *HoldJobRequest, opts ...grpc.CallOption) (*Job, error)
+	ReleaseJob(ctx context.Context, in *ReleaseJobRequest, opts ...grpc.CallOption) (*Job, error)
 	// GetJob returns one job.
 	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*Job, error)
 	// ListJobs lists jobs newest first, filtered by account, user and state.
@@ -88,6 +94,26 @@ func (c *jobsClient) CancelJob(ctx context.Context, in *CancelJobRequest, opts .
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Job)
 	err := c.cc.Invoke(ctx, Jobs_CancelJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobsClient) HoldJob(ctx context.Context, in *HoldJobRequest, opts ...grpc.CallOption) (*Job, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Job)
+	err := c.cc.Invoke(ctx, Jobs_HoldJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobsClient) ReleaseJob(ctx context.Context, in *ReleaseJobRequest, opts ...grpc.CallOption) (*Job, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Job)
+	err := c.cc.Invoke(ctx, Jobs_ReleaseJob_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +187,10 @@ type JobsServer interface {
 	// CancelJob cancels a job's pending tasks; running tasks are stopped by
 	// their workers and charged for the time they ran.
 	CancelJob(context.Context, *CancelJobRequest) (*Job, error)
+	// HoldJob holds a job that has not ended: it starts no more tasks until
+	// released (running tasks go on). ReleaseJob releases it.
+	HoldJob(context.Context, *HoldJobRequest) (*Job, error)
+	ReleaseJob(context.Context, *ReleaseJobRequest) (*Job, error)
 	// GetJob returns one job.
 	GetJob(context.Context, *GetJobRequest) (*Job, error)
 	// ListJobs lists jobs newest first, filtered by account, user and state.
@@ -195,6 +225,12 @@ func (UnimplementedJobsServer) SubmitJob(context.Context, *SubmitJobRequest) (*S
 }
 func (UnimplementedJobsServer) CancelJob(context.Context, *CancelJobRequest) (*Job, error) {
 	return nil, status.Error(codes.Unimplemented, "method CancelJob not implemented")
+}
+func (UnimplementedJobsServer) HoldJob(context.Context, *HoldJobRequest) (*Job, error) {
+	return nil, status.Error(codes.Unimplemented, "method HoldJob not implemented")
+}
+func (UnimplementedJobsServer) ReleaseJob(context.Context, *ReleaseJobRequest) (*Job, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReleaseJob not implemented")
 }
 func (UnimplementedJobsServer) GetJob(context.Context, *GetJobRequest) (*Job, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetJob not implemented")
@@ -264,6 +300,42 @@ func _Jobs_CancelJob_Handler(srv interface{}, ctx context.Context, dec func(inte
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(JobsServer).CancelJob(ctx, req.(*CancelJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Jobs_HoldJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HoldJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).HoldJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_HoldJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).HoldJob(ctx, req.(*HoldJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Jobs_ReleaseJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReleaseJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).ReleaseJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_ReleaseJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).ReleaseJob(ctx, req.(*ReleaseJobRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -372,6 +444,14 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CancelJob",
 			Handler:    _Jobs_CancelJob_Handler,
+		},
+		{
+			MethodName: "HoldJob",
+			Handler:    _Jobs_HoldJob_Handler,
+		},
+		{
+			MethodName: "ReleaseJob",
+			Handler:    _Jobs_ReleaseJob_Handler,
 		},
 		{
 			MethodName: "GetJob",

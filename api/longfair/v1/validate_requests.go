@@ -253,6 +253,10 @@ func checkJobID(id uint64) error {
 // Validate checks the request.
 func (r *CancelJobRequest) Validate() error { return checkJobID(r.GetJobId()) }
 
+func (r *HoldJobRequest) Validate() error { return checkJobID(r.GetJobId()) }
+
+func (r *ReleaseJobRequest) Validate() error { return checkJobID(r.GetJobId()) }
+
 // Validate checks the request.
 func (r *GetJobRequest) Validate() error { return checkJobID(r.GetJobId()) }
 
@@ -402,7 +406,6 @@ func (r *SubmitJobRequest) checkNotYetSupported() error {
 		set  bool
 		name string
 	}{
-		{r.GetHold(), "hold"},
 	} {
 		if f.set {
 			return bad("%s is not supported by this server yet: submit without it", f.name)

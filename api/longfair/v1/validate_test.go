@@ -70,7 +70,6 @@ func TestSubmitJobValidation(t *testing.T) {
 		{"attempts", func(r *SubmitJobRequest) { r.MaxAttempts = 101 }, []string{"max_attempts", "1 to 100"}},
 		{"request id", func(r *SubmitJobRequest) { r.RequestId = strings.Repeat("x", 65) }, []string{"request_id", "at most 64"}},
 		// Defined in the API ahead of the servers: refused, not ignored.
-		{"hold", func(r *SubmitJobRequest) { r.Hold = true }, []string{"hold", "not supported"}},
 		{"throttle", func(r *SubmitJobRequest) { r.ArrayThrottle = -1 }, []string{"array_throttle", "at once"}},
 	}
 	for _, c := range cases {
