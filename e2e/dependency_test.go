@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/client"
 )
 
 // submitted is the job id `longfair submit` printed.
@@ -100,5 +102,48 @@ func TestHoldAndReleaseOnWorkers(t *testing.T) {
 	}
 	if j := c.waitEnded(ctx, id)[0]; j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
 		t.Fatalf("the released job ended %v", j.GetState())
+	}
+}
+
+// Limits through the CLI on real workers: an account limited to one
+// running task runs a 3-task array one task at a time, explain names the
+// limit, and a submission over its walltime limit is refused with it.
+func TestLimitsOnWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := startCluster(ctx, t, 1)
+	acct, user := c.account(ctx, "chem")
+	c.startWorker("w1")
+	c.waitNodes(ctx, map[string]bool{"w1": true})
+	if out := c.cli(ctx, "limits", "set", "--account", acct, "--max-running-tasks", "1", "--max-walltime", "10m"); !strings.Contains(out, "max-running-tasks 1") {
+		t.Fatalf("longfair limits set printed:\n%s", out)
+	}
+	base := []string{"submit", "--account", acct, "--user", user, "--cpu", "1"}
+	cmd := exec.CommandContext(ctx, binary, append(base, "--walltime", "1h", "--", "true")...)
+	cmd.Env = append(os.Environ(), client.EnvAddr+"="+c.live()[0].GRPC)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "max_walltime") {
+		t.Fatalf("a submission over the walltime limit: %v\n%s", err, out)
+	}
+	id := c.cliSubmit(ctx, append(base[1:], "--walltime", "1m", "--array", "3", "--", "sleep 1")...)
+	explained := false
+	for {
+		j := c.job(ctx, id)
+		if j.GetRunningTasks() > 1 {
+			t.Fatalf("%d tasks run at once under a limit of 1", j.GetRunningTasks())
+		}
+		if !explained && j.GetRunningTasks() == 1 && j.GetPendingTasks() > 0 {
+			out := c.cli(ctx, "explain", fmt.Sprint(id))
+			explained = strings.Contains(out, "account chem's limit of 1 running tasks")
+		}
+		if client.JobEnded(j) {
+			if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
+				t.Fatalf("the limited array ended %v", j.GetState())
+			}
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !explained {
+		t.Error("explain never named the account's running-task limit while a task waited for it")
 	}
 }

@@ -133,6 +133,8 @@ type accountRecord struct {
 	// Group is the account's parent in the account tree; empty is the
 	// root (groups.go).
 	Group string `json:"group,omitempty"`
+	// Limits bound the account's work (limits.go).
+	Limits Limits `json:"limits,omitzero"`
 }
 
 type userRecord struct {
@@ -142,6 +144,8 @@ type userRecord struct {
 	// Unix is the Unix account the user's tasks run as (identity.go);
 	// absent is the default, as in records written before it existed.
 	Unix UnixIdentity `json:"unix,omitzero"`
+	// Limits bound the user's work (limits.go).
+	Limits Limits `json:"limits,omitzero"`
 }
 
 // createAccount applies CreateAccount; the result is an AccountInfo.

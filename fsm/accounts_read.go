@@ -20,6 +20,8 @@ type AccountInfo struct {
 	CreatedAt   ledger.Time
 	// Group is the account's parent in the account tree ("" for the root).
 	Group string
+	// Limits bound the account's work (limits.go).
+	Limits Limits
 }
 
 // UserInfo is a user and its memberships (sorted).
@@ -30,18 +32,20 @@ type UserInfo struct {
 	// Unix is the Unix account the user's tasks run as; the zero value is
 	// the account named like the user.
 	Unix UnixIdentity
+	// Limits bound the user's work (limits.go).
+	Limits Limits
 }
 
 func (s *state) accountInfo(a *accountRecord) AccountInfo {
 	return AccountInfo{
 		Name: a.Name, Weight: s.weights[a.Name], WeightSource: s.weightFrom[a.Name],
 		AdminWeight: clonePtr(a.AdminWeight), Contribution: clonePtr(a.Contribution),
-		Contributed: s.named(s.contributedBy(a.Name)), CreatedAt: a.CreatedAt, Group: a.Group,
+		Contributed: s.named(s.contributedBy(a.Name)), CreatedAt: a.CreatedAt, Group: a.Group, Limits: a.Limits,
 	}
 }
 
 func userInfo(u *userRecord) UserInfo {
-	return UserInfo{Name: u.Name, Accounts: slices.Clone(u.Accounts), CreatedAt: u.CreatedAt, Unix: u.Unix.clone()}
+	return UserInfo{Name: u.Name, Accounts: slices.Clone(u.Accounts), CreatedAt: u.CreatedAt, Unix: u.Unix.clone(), Limits: u.Limits}
 }
 
 // Account returns one account.

@@ -193,6 +193,8 @@ func (b *batch) exec(cmd Command, t ledger.Time) (any, error) {
 		return b.cancelJob(c, t)
 	case *HoldJob:
 		return b.holdJob(c)
+	case *SetLimits:
+		return b.setLimits(c)
 	case *Assign:
 		return b.assign(c, t)
 	case *TaskEvents:

@@ -78,6 +78,8 @@ const (
 	TypeSetUserUnix CommandType = 23
 	// Holding and releasing jobs (jobs_hold.go).
 	TypeHoldJob CommandType = 24
+	// Account and user limits (limits.go).
+	TypeSetLimits CommandType = 25
 )
 
 var commandNames = [...]string{
@@ -91,6 +93,7 @@ var commandNames = [...]string{
 	TypeSubmitJob:          "submit-job",
 	TypeCancelJob:          "cancel-job",
 	TypeHoldJob:            "hold-job",
+	TypeSetLimits:          "set-limits",
 	TypeAssign:             "assign",
 	TypeTaskEvents:         "task-events",
 	TypeNodeUp:             "node-up",
@@ -143,6 +146,8 @@ func newCommand(t CommandType) Command {
 		return &CancelJob{}
 	case TypeHoldJob:
 		return &HoldJob{}
+	case TypeSetLimits:
+		return &SetLimits{}
 	case TypeAssign:
 		return &Assign{}
 	case TypeTaskEvents:

@@ -318,6 +318,9 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	if refusal != nil {
 		return nil, refusal
 	}
+	if refusal := st.checkSubmitLimits(c, hold); refusal != nil {
+		return nil, refusal
+	}
 	dep, refusal := parseDependency(c.Dependency)
 	if refusal == nil {
 		refusal = b.checkDependency(dep)

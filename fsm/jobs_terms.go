@@ -33,6 +33,7 @@ const (
 	WaitBegin      = "begin"
 	WaitThrottle   = "throttle"
 	WaitHeld       = "held"
+	WaitLimit      = "limit"
 )
 
 // heldBack says what of job j's own terms keeps its next task from
@@ -50,15 +51,22 @@ func (s *state) heldBack(j *jobRecord, now ledger.Time) (why, kind string) {
 	if j.Throttle > 0 && j.Running >= int64(j.Throttle) {
 		return fmt.Sprintf("its throttle: at most %d of its tasks run at once", j.Throttle), WaitThrottle
 	}
+	if room, why := s.runningRoom(j); room == 0 {
+		return why, WaitLimit
+	}
 	return "", ""
 }
 
 // offered is how many of job j's pending tasks the scheduler may place
-// now: all of them, or what its throttle leaves.
-func (j *jobRecord) offered() int64 {
+// now: all of them, or what its throttle and limits (room, -1 for none)
+// leave.
+func (j *jobRecord) offered(room int64) int64 {
 	p := j.pending()
 	if j.Throttle > 0 {
 		p = min(p, max(int64(j.Throttle)-j.Running, 0))
+	}
+	if room >= 0 {
+		p = min(p, room)
 	}
 	return p
 }
@@ -79,8 +87,8 @@ func (c *SubmitJob) checkTerms() *Error {
 
 // viewEntries appends the scheduler's queue entries of job j's offered
 // tasks to q: requeued tasks first, then fresh ones.
-func (j *jobRecord) viewEntries(q []sched.Job) []sched.Job {
-	left := j.offered()
+func (j *jobRecord) viewEntries(q []sched.Job, room int64) []sched.Job {
+	left := j.offered(room)
 	for _, r := range j.Requeued {
 		if left == 0 {
 			return q

@@ -32,6 +32,7 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 		Accounts:  make([]sched.Account, 0, len(st.accountNames)),
 		Groups:    st.viewGroups(),
 	}
+	limits := newBudget(st)
 	for _, name := range st.accountNames {
 		fa := st.fair.Account(name, now)
 		a := sched.Account{
@@ -58,7 +59,13 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 			if oldestPending < 0 {
 				oldestPending = j.SubmittedAt
 			}
-			a.Queue = j.viewEntries(a.Queue)
+			before := len(a.Queue)
+			a.Queue = j.viewEntries(a.Queue, limits.room(j))
+			offered := 0
+			for _, e := range a.Queue[before:] {
+				offered += e.Pending
+			}
+			limits.take(j, int64(offered))
 		}
 		sortByNice(a.Queue, st.jobs)
 		a.WaitingSince = waitingSince(fa, oldestPending)

@@ -67,7 +67,7 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 		"Groups/ListGroups":
 		return methodRule{access: accessAny}, true
 	case "ACL/CreateToken", "ACL/ListTokens", "ACL/RevokeToken",
-		"Accounts/CreateAccount", "Accounts/UpdateAccount",
+		"Accounts/CreateAccount", "Accounts/UpdateAccount", "Accounts/SetLimits",
 		"Users/CreateUser", "Users/AddMembership", "Users/RemoveMembership", "Users/SetUserUnix",
 		"Grants/CreateGrant",
 		"Ledger/Verify",

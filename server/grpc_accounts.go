@@ -5,6 +5,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
+	"github.com/longfair/longfair/ledger"
 )
 
 // accountsService implements longfairv1.AccountsServer.
@@ -23,8 +24,37 @@ func accountProto(a fsm.AccountInfo) *longfairv1.Account {
 		Contributed:  a.Contributed,
 		CreatedAt:    timestamp(a.CreatedAt),
 		Group:        a.Group,
+		Limits:       limitsProto(a.Limits),
 	}
 	return out
+}
+
+// limitsProto is the API form of limits; nil for none.
+func limitsProto(l fsm.Limits) *longfairv1.Limits {
+	if l == (fsm.Limits{}) {
+		return nil
+	}
+	out := &longfairv1.Limits{MaxJobs: int32(l.MaxJobs), MaxJobMicroSu: int64(l.MaxJobSU),
+		MaxRunningTasks: int32(l.MaxRunningTasks), MaxRunningNodes: int32(l.MaxRunningNodes)}
+	if l.MaxWalltime > 0 {
+		out.MaxWalltime = duration(l.MaxWalltime)
+	}
+	return out
+}
+
+func (a *accountsService) SetLimits(ctx context.Context, req *longfairv1.SetLimitsRequest) (*longfairv1.Limits, error) {
+	l := req.GetLimits()
+	set, err := proposeFor[fsm.Limits](ctx, a.s, &fsm.SetLimits{Account: req.GetAccount(), User: req.GetUser(), Limits: fsm.Limits{
+		MaxJobs: int(l.GetMaxJobs()), MaxWalltime: l.GetMaxWalltime().AsDuration(), MaxJobSU: ledger.SU(l.GetMaxJobMicroSu()),
+		MaxRunningTasks: int(l.GetMaxRunningTasks()), MaxRunningNodes: int(l.GetMaxRunningNodes()),
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if out := limitsProto(set); out != nil {
+		return out, nil
+	}
+	return &longfairv1.Limits{}, nil
 }
 
 func weightSourceProto(s fsm.WeightSource) longfairv1.WeightSource {

@@ -78,6 +78,7 @@ var heldBackProto = map[string]longfairv1.JobWait{
 	fsm.WaitBegin:      longfairv1.JobWait_JOB_WAIT_BEGIN,
 	fsm.WaitThrottle:   longfairv1.JobWait_JOB_WAIT_THROTTLE,
 	fsm.WaitHeld:       longfairv1.JobWait_JOB_WAIT_HELD,
+	fsm.WaitLimit:      longfairv1.JobWait_JOB_WAIT_LIMIT,
 }
 
 var jobWaitProto = map[sched.Wait]longfairv1.JobWait{

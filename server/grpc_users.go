@@ -14,7 +14,7 @@ type usersService struct {
 }
 
 func userProto(u fsm.UserInfo) *longfairv1.User {
-	return &longfairv1.User{Name: u.Name, Accounts: u.Accounts, CreatedAt: timestamp(u.CreatedAt), Unix: unixProto(u.Unix)}
+	return &longfairv1.User{Name: u.Name, Accounts: u.Accounts, CreatedAt: timestamp(u.CreatedAt), Unix: unixProto(u.Unix), Limits: limitsProto(u.Limits)}
 }
 
 func (u *usersService) CreateUser(ctx context.Context, req *longfairv1.CreateUserRequest) (*longfairv1.User, error) {

@@ -29,7 +29,7 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 		return kindLocal, true
 	}
 	switch strings.TrimPrefix(fullMethod, apiPrefix) {
-	case "Accounts/CreateAccount", "Accounts/UpdateAccount",
+	case "Accounts/CreateAccount", "Accounts/UpdateAccount", "Accounts/SetLimits",
 		"Users/CreateUser", "Users/AddMembership", "Users/RemoveMembership", "Users/SetUserUnix",
 		"Grants/CreateGrant",
 		"Jobs/SubmitJob", "Jobs/CancelJob", "Jobs/HoldJob", "Jobs/ReleaseJob",

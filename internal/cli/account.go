@@ -100,7 +100,7 @@ func weightSource(a *longfairv1.Account) string {
 }
 
 func accountsTable(list []*longfairv1.Account) table {
-	t := table{header: []string{"ACCOUNT", "WEIGHT", "WEIGHT_FROM", "ADMIN_WEIGHT", "CONTRIBUTION", "CONTRIBUTED_NODES", "CREATED"}}
+	t := table{header: []string{"ACCOUNT", "WEIGHT", "WEIGHT_FROM", "ADMIN_WEIGHT", "CONTRIBUTION", "CONTRIBUTED_NODES", "CREATED", "LIMITS"}}
 	for _, a := range list {
 		aw, k := "-", "-"
 		if a.AdminWeight != nil {
@@ -109,7 +109,7 @@ func accountsTable(list []*longfairv1.Account) table {
 		if a.Contribution != nil {
 			k = fmtNumber(a.GetContribution())
 		}
-		t.add(a.GetName(), fmtNumber(a.GetWeight()), weightSource(a), aw, k, fmtVector(a.GetContributed()), fmtTime(a.GetCreatedAt()))
+		t.add(a.GetName(), fmtNumber(a.GetWeight()), weightSource(a), aw, k, fmtVector(a.GetContributed()), fmtTime(a.GetCreatedAt()), describeLimits(a.GetLimits()))
 	}
 	return t
 }

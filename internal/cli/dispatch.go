@@ -39,6 +39,7 @@ func Commands() map[string]Command {
 
 		"account":  {"create, list, show accounts; set their weights", accountGroup()},
 		"user":     {"create and list users; manage their accounts", userGroup()},
+		"limits":   {"limit what an account or a user runs and submits", limitsGroup()},
 		"grant":    {"credit service units to accounts; list grants", grantGroup()},
 		"ledger":   {"show, verify and export the SU journal", ledgerGroup()},
 		"usage":    {"usage and charges over a time range, by account or user", usageGroup()},
@@ -62,7 +63,7 @@ func commandGroups() []struct {
 	}{
 		{"Cluster", []string{"server", "worker", "dev", "status", "nodes"}},
 		{"Users", []string{"submit", "jobs", "job", "cancel", "hold", "release", "logs", "fairness", "balance", "explain", "exec", "run"}},
-		{"Admins", []string{"account", "user", "grant", "ledger", "usage", "policy", "group", "queue", "acl", "operator"}},
+		{"Admins", []string{"account", "user", "limits", "grant", "ledger", "usage", "policy", "group", "queue", "acl", "operator"}},
 		{"Simulation", []string{"sim"}},
 	}
 }

@@ -110,6 +110,9 @@ func explain(ctx context.Context, c *client.Client, id uint64) (*explanation, er
 	case longfairv1.JobWait_JOB_WAIT_DEPENDENCY:
 		e.add("dependency", "it waits for %s; until that is met the scheduler does not consider it, and it holds no node", job.GetWaiting())
 		return e, nil
+	case longfairv1.JobWait_JOB_WAIT_LIMIT:
+		e.add("limit", "it waits for %s: its tasks start as others of the account's or user's end", job.GetWaiting())
+		return e, nil
 	case longfairv1.JobWait_JOB_WAIT_HELD:
 		e.add("held", "it is held: no task starts until 'longfair release %d'", job.GetId())
 		return e, nil

@@ -21,9 +21,9 @@ func userGroup() func(args []string, stdout, stderr io.Writer) error {
 }
 
 func usersTable(list []*longfairv1.User) table {
-	t := table{header: []string{"USER", "ACCOUNTS", "CREATED"}}
+	t := table{header: []string{"USER", "ACCOUNTS", "CREATED", "LIMITS"}}
 	for _, u := range list {
-		t.add(u.GetName(), orDash(joinComma(u.GetAccounts())), fmtTime(u.GetCreatedAt()))
+		t.add(u.GetName(), orDash(joinComma(u.GetAccounts())), fmtTime(u.GetCreatedAt()), describeLimits(u.GetLimits()))
 	}
 	return t
 }

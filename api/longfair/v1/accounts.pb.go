@@ -9,6 +9,7 @@ package longfairv1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -93,7 +94,9 @@ type Account struct {
 	CreatedAt   *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// group is the account's parent in the account tree ("" : the root;
 	// see the Groups service).
-	Group         string `protobuf:"bytes,8,opt,name=group,proto3" json:"group,omitempty"`
+	Group string `protobuf:"bytes,8,opt,name=group,proto3" json:"group,omitempty"`
+	// limits bound the account's work together (SetLimits).
+	Limits        *Limits `protobuf:"bytes,9,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -184,6 +187,155 @@ func (x *Account) GetGroup() string {
 	return ""
 }
 
+func (x *Account) GetLimits() *Limits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// Limits of an account or a user; 0 (or unset) is no limit. Submissions
+// over max_jobs (jobs not ended), max_walltime (a task's) or
+// max_job_micro_su (a job's SU hold) are refused; tasks over
+// max_running_tasks or max_running_nodes (nodes their running tasks span)
+// wait, and explain names the limit.
+type Limits struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	MaxJobs         int32                  `protobuf:"varint,1,opt,name=max_jobs,json=maxJobs,proto3" json:"max_jobs,omitempty"`
+	MaxWalltime     *durationpb.Duration   `protobuf:"bytes,2,opt,name=max_walltime,json=maxWalltime,proto3" json:"max_walltime,omitempty"`
+	MaxJobMicroSu   int64                  `protobuf:"varint,3,opt,name=max_job_micro_su,json=maxJobMicroSu,proto3" json:"max_job_micro_su,omitempty"`
+	MaxRunningTasks int32                  `protobuf:"varint,4,opt,name=max_running_tasks,json=maxRunningTasks,proto3" json:"max_running_tasks,omitempty"`
+	MaxRunningNodes int32                  `protobuf:"varint,5,opt,name=max_running_nodes,json=maxRunningNodes,proto3" json:"max_running_nodes,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Limits) Reset() {
+	*x = Limits{}
+	mi := &file_longfair_v1_accounts_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Limits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Limits) ProtoMessage() {}
+
+func (x *Limits) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_accounts_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Limits.ProtoReflect.Descriptor instead.
+func (*Limits) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_accounts_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Limits) GetMaxJobs() int32 {
+	if x != nil {
+		return x.MaxJobs
+	}
+	return 0
+}
+
+func (x *Limits) GetMaxWalltime() *durationpb.Duration {
+	if x != nil {
+		return x.MaxWalltime
+	}
+	return nil
+}
+
+func (x *Limits) GetMaxJobMicroSu() int64 {
+	if x != nil {
+		return x.MaxJobMicroSu
+	}
+	return 0
+}
+
+func (x *Limits) GetMaxRunningTasks() int32 {
+	if x != nil {
+		return x.MaxRunningTasks
+	}
+	return 0
+}
+
+func (x *Limits) GetMaxRunningNodes() int32 {
+	if x != nil {
+		return x.MaxRunningNodes
+	}
+	return 0
+}
+
+type SetLimitsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// account or user (exactly one) whose limits these become.
+	Account       string  `protobuf:"bytes,1,opt,name=account,proto3" json:"account,omitempty"`
+	User          string  `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	Limits        *Limits `protobuf:"bytes,3,opt,name=limits,proto3" json:"limits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetLimitsRequest) Reset() {
+	*x = SetLimitsRequest{}
+	mi := &file_longfair_v1_accounts_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetLimitsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetLimitsRequest) ProtoMessage() {}
+
+func (x *SetLimitsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_accounts_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetLimitsRequest.ProtoReflect.Descriptor instead.
+func (*SetLimitsRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_accounts_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SetLimitsRequest) GetAccount() string {
+	if x != nil {
+		return x.Account
+	}
+	return ""
+}
+
+func (x *SetLimitsRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *SetLimitsRequest) GetLimits() *Limits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
 type CreateAccountRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name: 1–64 characters of letters, digits, '.', '_' or '-', starting with
@@ -199,7 +351,7 @@ type CreateAccountRequest struct {
 
 func (x *CreateAccountRequest) Reset() {
 	*x = CreateAccountRequest{}
-	mi := &file_longfair_v1_accounts_proto_msgTypes[1]
+	mi := &file_longfair_v1_accounts_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -211,7 +363,7 @@ func (x *CreateAccountRequest) String() string {
 func (*CreateAccountRequest) ProtoMessage() {}
 
 func (x *CreateAccountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_accounts_proto_msgTypes[1]
+	mi := &file_longfair_v1_accounts_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -224,7 +376,7 @@ func (x *CreateAccountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateAccountRequest.ProtoReflect.Descriptor instead.
 func (*CreateAccountRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_accounts_proto_rawDescGZIP(), []int{1}
+	return file_longfair_v1_accounts_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CreateAccountRequest) GetName() string {
@@ -257,7 +409,7 @@ type GetAccountRequest struct {
 
 func (x *GetAccountRequest) Reset() {
 	*x = GetAccountRequest{}
-	mi := &file_longfair_v1_accounts_proto_msgTypes[2]
+	mi := &file_longfair_v1_accounts_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -269,7 +421,7 @@ func (x *GetAccountRequest) String() string {
 func (*GetAccountRequest) ProtoMessage() {}
 
 func (x *GetAccountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_accounts_proto_msgTypes[2]
+	mi := &file_longfair_v1_accounts_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -282,7 +434,7 @@ func (x *GetAccountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAccountRequest.ProtoReflect.Descriptor instead.
 func (*GetAccountRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_accounts_proto_rawDescGZIP(), []int{2}
+	return file_longfair_v1_accounts_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetAccountRequest) GetName() string {
@@ -302,7 +454,7 @@ type ListAccountsRequest struct {
 
 func (x *ListAccountsRequest) Reset() {
 	*x = ListAccountsRequest{}
-	mi := &file_longfair_v1_accounts_proto_msgTypes[3]
+	mi := &file_longfair_v1_accounts_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -314,7 +466,7 @@ func (x *ListAccountsRequest) String() string {
 func (*ListAccountsRequest) ProtoMessage() {}
 
 func (x *ListAccountsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_accounts_proto_msgTypes[3]
+	mi := &file_longfair_v1_accounts_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -327,7 +479,7 @@ func (x *ListAccountsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAccountsRequest.ProtoReflect.Descriptor instead.
 func (*ListAccountsRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_accounts_proto_rawDescGZIP(), []int{3}
+	return file_longfair_v1_accounts_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListAccountsRequest) GetPageSize() int32 {
@@ -354,7 +506,7 @@ type ListAccountsResponse struct {
 
 func (x *ListAccountsResponse) Reset() {
 	*x = ListAccountsResponse{}
-	mi := &file_longfair_v1_accounts_proto_msgTypes[4]
+	mi := &file_longfair_v1_accounts_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -366,7 +518,7 @@ func (x *ListAccountsResponse) String() string {
 func (*ListAccountsResponse) ProtoMessage() {}
 
 func (x *ListAccountsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_accounts_proto_msgTypes[4]
+	mi := &file_longfair_v1_accounts_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -379,7 +531,7 @@ func (x *ListAccountsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAccountsResponse.ProtoReflect.Descriptor instead.
 func (*ListAccountsResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_accounts_proto_rawDescGZIP(), []int{4}
+	return file_longfair_v1_accounts_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListAccountsResponse) GetAccounts() []*Account {
@@ -413,7 +565,7 @@ type UpdateAccountRequest struct {
 
 func (x *UpdateAccountRequest) Reset() {
 	*x = UpdateAccountRequest{}
-	mi := &file_longfair_v1_accounts_proto_msgTypes[5]
+	mi := &file_longfair_v1_accounts_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -425,7 +577,7 @@ func (x *UpdateAccountRequest) String() string {
 func (*UpdateAccountRequest) ProtoMessage() {}
 
 func (x *UpdateAccountRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_accounts_proto_msgTypes[5]
+	mi := &file_longfair_v1_accounts_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -438,7 +590,7 @@ func (x *UpdateAccountRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateAccountRequest.ProtoReflect.Descriptor instead.
 func (*UpdateAccountRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_accounts_proto_rawDescGZIP(), []int{5}
+	return file_longfair_v1_accounts_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *UpdateAccountRequest) GetName() string {
@@ -480,7 +632,7 @@ var File_longfair_v1_accounts_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_accounts_proto_rawDesc = "" +
 	"\n" +
-	"\x1alongfair/v1/accounts.proto\x12\vlongfair.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc2\x03\n" +
+	"\x1alongfair/v1/accounts.proto\x12\vlongfair.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xef\x03\n" +
 	"\aAccount\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06weight\x18\x02 \x01(\x01R\x06weight\x12>\n" +
@@ -490,12 +642,23 @@ const file_longfair_v1_accounts_proto_rawDesc = "" +
 	"\vcontributed\x18\x06 \x03(\v2%.longfair.v1.Account.ContributedEntryR\vcontributed\x129\n" +
 	"\n" +
 	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x14\n" +
-	"\x05group\x18\b \x01(\tR\x05group\x1a>\n" +
+	"\x05group\x18\b \x01(\tR\x05group\x12+\n" +
+	"\x06limits\x18\t \x01(\v2\x13.longfair.v1.LimitsR\x06limits\x1a>\n" +
 	"\x10ContributedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01B\x0f\n" +
 	"\r_admin_weightB\x0f\n" +
-	"\r_contribution\"\x8c\x01\n" +
+	"\r_contribution\"\xe2\x01\n" +
+	"\x06Limits\x12\x19\n" +
+	"\bmax_jobs\x18\x01 \x01(\x05R\amaxJobs\x12<\n" +
+	"\fmax_walltime\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\vmaxWalltime\x12'\n" +
+	"\x10max_job_micro_su\x18\x03 \x01(\x03R\rmaxJobMicroSu\x12*\n" +
+	"\x11max_running_tasks\x18\x04 \x01(\x05R\x0fmaxRunningTasks\x12*\n" +
+	"\x11max_running_nodes\x18\x05 \x01(\x05R\x0fmaxRunningNodes\"m\n" +
+	"\x10SetLimitsRequest\x12\x18\n" +
+	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
+	"\x04user\x18\x02 \x01(\tR\x04user\x12+\n" +
+	"\x06limits\x18\x03 \x01(\v2\x13.longfair.v1.LimitsR\x06limits\"\x8c\x01\n" +
 	"\x14CreateAccountRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\x06weight\x18\x02 \x01(\x01H\x00R\x06weight\x88\x01\x01\x12'\n" +
@@ -523,13 +686,14 @@ const file_longfair_v1_accounts_proto_rawDesc = "" +
 	"\x19WEIGHT_SOURCE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13WEIGHT_SOURCE_ADMIN\x10\x01\x12\x1e\n" +
 	"\x1aWEIGHT_SOURCE_CONTRIBUTION\x10\x02\x12\x17\n" +
-	"\x13WEIGHT_SOURCE_NODES\x10\x032\xb7\x02\n" +
+	"\x13WEIGHT_SOURCE_NODES\x10\x032\xf8\x02\n" +
 	"\bAccounts\x12H\n" +
 	"\rCreateAccount\x12!.longfair.v1.CreateAccountRequest\x1a\x14.longfair.v1.Account\x12B\n" +
 	"\n" +
 	"GetAccount\x12\x1e.longfair.v1.GetAccountRequest\x1a\x14.longfair.v1.Account\x12S\n" +
 	"\fListAccounts\x12 .longfair.v1.ListAccountsRequest\x1a!.longfair.v1.ListAccountsResponse\x12H\n" +
-	"\rUpdateAccount\x12!.longfair.v1.UpdateAccountRequest\x1a\x14.longfair.v1.AccountB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
+	"\rUpdateAccount\x12!.longfair.v1.UpdateAccountRequest\x1a\x14.longfair.v1.Account\x12?\n" +
+	"\tSetLimits\x12\x1d.longfair.v1.SetLimitsRequest\x1a\x13.longfair.v1.LimitsB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
 
 var (
 	file_longfair_v1_accounts_proto_rawDescOnce sync.Once
@@ -544,36 +708,44 @@ func file_longfair_v1_accounts_proto_rawDescGZIP() []byte {
 }
 
 var file_longfair_v1_accounts_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_longfair_v1_accounts_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_longfair_v1_accounts_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_longfair_v1_accounts_proto_goTypes = []any{
 	(WeightSource)(0),             // 0: longfair.v1.WeightSource
 	(*Account)(nil),               // 1: longfair.v1.Account
-	(*CreateAccountRequest)(nil),  // 2: longfair.v1.CreateAccountRequest
-	(*GetAccountRequest)(nil),     // 3: longfair.v1.GetAccountRequest
-	(*ListAccountsRequest)(nil),   // 4: longfair.v1.ListAccountsRequest
-	(*ListAccountsResponse)(nil),  // 5: longfair.v1.ListAccountsResponse
-	(*UpdateAccountRequest)(nil),  // 6: longfair.v1.UpdateAccountRequest
-	nil,                           // 7: longfair.v1.Account.ContributedEntry
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*Limits)(nil),                // 2: longfair.v1.Limits
+	(*SetLimitsRequest)(nil),      // 3: longfair.v1.SetLimitsRequest
+	(*CreateAccountRequest)(nil),  // 4: longfair.v1.CreateAccountRequest
+	(*GetAccountRequest)(nil),     // 5: longfair.v1.GetAccountRequest
+	(*ListAccountsRequest)(nil),   // 6: longfair.v1.ListAccountsRequest
+	(*ListAccountsResponse)(nil),  // 7: longfair.v1.ListAccountsResponse
+	(*UpdateAccountRequest)(nil),  // 8: longfair.v1.UpdateAccountRequest
+	nil,                           // 9: longfair.v1.Account.ContributedEntry
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 11: google.protobuf.Duration
 }
 var file_longfair_v1_accounts_proto_depIdxs = []int32{
-	0, // 0: longfair.v1.Account.weight_source:type_name -> longfair.v1.WeightSource
-	7, // 1: longfair.v1.Account.contributed:type_name -> longfair.v1.Account.ContributedEntry
-	8, // 2: longfair.v1.Account.created_at:type_name -> google.protobuf.Timestamp
-	1, // 3: longfair.v1.ListAccountsResponse.accounts:type_name -> longfair.v1.Account
-	2, // 4: longfair.v1.Accounts.CreateAccount:input_type -> longfair.v1.CreateAccountRequest
-	3, // 5: longfair.v1.Accounts.GetAccount:input_type -> longfair.v1.GetAccountRequest
-	4, // 6: longfair.v1.Accounts.ListAccounts:input_type -> longfair.v1.ListAccountsRequest
-	6, // 7: longfair.v1.Accounts.UpdateAccount:input_type -> longfair.v1.UpdateAccountRequest
-	1, // 8: longfair.v1.Accounts.CreateAccount:output_type -> longfair.v1.Account
-	1, // 9: longfair.v1.Accounts.GetAccount:output_type -> longfair.v1.Account
-	5, // 10: longfair.v1.Accounts.ListAccounts:output_type -> longfair.v1.ListAccountsResponse
-	1, // 11: longfair.v1.Accounts.UpdateAccount:output_type -> longfair.v1.Account
-	8, // [8:12] is the sub-list for method output_type
-	4, // [4:8] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	0,  // 0: longfair.v1.Account.weight_source:type_name -> longfair.v1.WeightSource
+	9,  // 1: longfair.v1.Account.contributed:type_name -> longfair.v1.Account.ContributedEntry
+	10, // 2: longfair.v1.Account.created_at:type_name -> google.protobuf.Timestamp
+	2,  // 3: longfair.v1.Account.limits:type_name -> longfair.v1.Limits
+	11, // 4: longfair.v1.Limits.max_walltime:type_name -> google.protobuf.Duration
+	2,  // 5: longfair.v1.SetLimitsRequest.limits:type_name -> longfair.v1.Limits
+	1,  // 6: longfair.v1.ListAccountsResponse.accounts:type_name -> longfair.v1.Account
+	4,  // 7: longfair.v1.Accounts.CreateAccount:input_type -> longfair.v1.CreateAccountRequest
+	5,  // 8: longfair.v1.Accounts.GetAccount:input_type -> longfair.v1.GetAccountRequest
+	6,  // 9: longfair.v1.Accounts.ListAccounts:input_type -> longfair.v1.ListAccountsRequest
+	8,  // 10: longfair.v1.Accounts.UpdateAccount:input_type -> longfair.v1.UpdateAccountRequest
+	3,  // 11: longfair.v1.Accounts.SetLimits:input_type -> longfair.v1.SetLimitsRequest
+	1,  // 12: longfair.v1.Accounts.CreateAccount:output_type -> longfair.v1.Account
+	1,  // 13: longfair.v1.Accounts.GetAccount:output_type -> longfair.v1.Account
+	7,  // 14: longfair.v1.Accounts.ListAccounts:output_type -> longfair.v1.ListAccountsResponse
+	1,  // 15: longfair.v1.Accounts.UpdateAccount:output_type -> longfair.v1.Account
+	2,  // 16: longfair.v1.Accounts.SetLimits:output_type -> longfair.v1.Limits
+	12, // [12:17] is the sub-list for method output_type
+	7,  // [7:12] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_accounts_proto_init() }
@@ -582,15 +754,15 @@ func file_longfair_v1_accounts_proto_init() {
 		return
 	}
 	file_longfair_v1_accounts_proto_msgTypes[0].OneofWrappers = []any{}
-	file_longfair_v1_accounts_proto_msgTypes[1].OneofWrappers = []any{}
-	file_longfair_v1_accounts_proto_msgTypes[5].OneofWrappers = []any{}
+	file_longfair_v1_accounts_proto_msgTypes[3].OneofWrappers = []any{}
+	file_longfair_v1_accounts_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_accounts_proto_rawDesc), len(file_longfair_v1_accounts_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

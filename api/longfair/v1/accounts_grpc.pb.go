@@ -23,6 +23,7 @@ const (
 	Accounts_GetAccount_FullMethodName    = "/longfair.v1.Accounts/GetAccount"
 	Accounts_ListAccounts_FullMethodName  = "/longfair.v1.Accounts/ListAccounts"
 	Accounts_UpdateAccount_FullMethodName = "/longfair.v1.Accounts/UpdateAccount"
+	Accounts_SetLimits_FullMethodName     = "/longfair.v1.Accounts/SetLimits"
 )
 
 // AccountsClient is the client API for Accounts service.
@@ -40,6 +41,9 @@ type AccountsClient interface {
 	ListAccounts(ctx context.Context, in *ListAccountsRequest, opts ...grpc.CallOption) (*ListAccountsResponse, error)
 	// UpdateAccount changes an account's weight or contribution.
 	UpdateAccount(ctx context.Context, in *UpdateAccountRequest, opts ...grpc.CallOption) (*Account, error)
+	// SetLimits replaces the limits of an account or of a user (admins):
+	// jobs over them are refused or wait, naming the limit.
+	SetLimits(ctx context.Context, in *SetLimitsRequest, opts ...grpc.CallOption) (*Limits, error)
 }
 
 type accountsClient struct {
@@ -90,6 +94,16 @@ func (c *accountsClient) UpdateAccount(ctx context.Context, in *UpdateAccountReq
 	return out, nil
 }
 
+func (c *accountsClient) SetLimits(ctx context.Context, in *SetLimitsRequest, opts ...grpc.CallOption) (*Limits, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Limits)
+	err := c.cc.Invoke(ctx, Accounts_SetLimits_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AccountsServer is the server API for Accounts service.
 // All implementations must embed UnimplementedAccountsServer
 // for forward compatibility.
@@ -105,6 +119,9 @@ type AccountsServer interface {
 	ListAccounts(context.Context, *ListAccountsRequest) (*ListAccountsResponse, error)
 	// UpdateAccount changes an account's weight or contribution.
 	UpdateAccount(context.Context, *UpdateAccountRequest) (*Account, error)
+	// SetLimits replaces the limits of an account or of a user (admins):
+	// jobs over them are refused or wait, naming the limit.
+	SetLimits(context.Context, *SetLimitsRequest) (*Limits, error)
 	mustEmbedUnimplementedAccountsServer()
 }
 
@@ -126,6 +143,9 @@ func (UnimplementedAccountsServer) ListAccounts(context.Context, *ListAccountsRe
 }
 func (UnimplementedAccountsServer) UpdateAccount(context.Context, *UpdateAccountRequest) (*Account, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateAccount not implemented")
+}
+func (UnimplementedAccountsServer) SetLimits(context.Context, *SetLimitsRequest) (*Limits, error) {
+	return nil, status.Error(codes.Unimplemented, "method SetLimits not implemented")
 }
 func (UnimplementedAccountsServer) mustEmbedUnimplementedAccountsServer() {}
 func (UnimplementedAccountsServer) testEmbeddedByValue()                  {}
@@ -220,6 +240,24 @@ func _Accounts_UpdateAccount_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Accounts_SetLimits_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SetLimitsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AccountsServer).SetLimits(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Accounts_SetLimits_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AccountsServer).SetLimits(ctx, req.(*SetLimitsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Accounts_ServiceDesc is the grpc.ServiceDesc for Accounts service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -242,6 +280,10 @@ var Accounts_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UpdateAccount",
 			Handler:    _Accounts_UpdateAccount_Handler,
+		},
+		{
+			MethodName: "SetLimits",
+			Handler:    _Accounts_SetLimits_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

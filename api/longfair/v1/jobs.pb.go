@@ -166,6 +166,8 @@ const (
 	JobWait_JOB_WAIT_DEPENDENCY JobWait = 5
 	// It is held (HoldJob, or submitted with hold) until released.
 	JobWait_JOB_WAIT_HELD JobWait = 8
+	// Its account's or user's running limit is reached (waiting names it).
+	JobWait_JOB_WAIT_LIMIT JobWait = 9
 	// Its begin time has not come (the job's waiting says when).
 	JobWait_JOB_WAIT_BEGIN JobWait = 6
 	// As many of its tasks run as its array throttle allows.
@@ -182,6 +184,7 @@ var (
 		4: "JOB_WAIT_ROOM",
 		5: "JOB_WAIT_DEPENDENCY",
 		8: "JOB_WAIT_HELD",
+		9: "JOB_WAIT_LIMIT",
 		6: "JOB_WAIT_BEGIN",
 		7: "JOB_WAIT_THROTTLE",
 	}
@@ -193,6 +196,7 @@ var (
 		"JOB_WAIT_ROOM":          4,
 		"JOB_WAIT_DEPENDENCY":    5,
 		"JOB_WAIT_HELD":          8,
+		"JOB_WAIT_LIMIT":         9,
 		"JOB_WAIT_BEGIN":         6,
 		"JOB_WAIT_THROTTLE":      7,
 	}
@@ -2036,7 +2040,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x12TASK_STATE_RUNNING\x10\x02\x12\x18\n" +
 	"\x14TASK_STATE_SUCCEEDED\x10\x03\x12\x15\n" +
 	"\x11TASK_STATE_FAILED\x10\x04\x12\x13\n" +
-	"\x0fTASK_STATE_LOST\x10\x05*\xd6\x01\n" +
+	"\x0fTASK_STATE_LOST\x10\x05*\xea\x01\n" +
 	"\aJobWait\x12\x18\n" +
 	"\x14JOB_WAIT_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11JOB_WAIT_NO_NODES\x10\x01\x12\x1a\n" +
@@ -2045,6 +2049,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\rJOB_WAIT_ROOM\x10\x04\x12\x17\n" +
 	"\x13JOB_WAIT_DEPENDENCY\x10\x05\x12\x11\n" +
 	"\rJOB_WAIT_HELD\x10\b\x12\x12\n" +
+	"\x0eJOB_WAIT_LIMIT\x10\t\x12\x12\n" +
 	"\x0eJOB_WAIT_BEGIN\x10\x06\x12\x15\n" +
 	"\x11JOB_WAIT_THROTTLE\x10\a2\xe4\x04\n" +
 	"\x04Jobs\x12J\n" +

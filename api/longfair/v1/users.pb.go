@@ -155,7 +155,9 @@ type User struct {
 	Accounts  []string               `protobuf:"bytes,2,rep,name=accounts,proto3" json:"accounts,omitempty"`
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// unix is the Unix account the user maps to; unset is the default.
-	Unix          *UnixIdentity `protobuf:"bytes,4,opt,name=unix,proto3" json:"unix,omitempty"`
+	Unix *UnixIdentity `protobuf:"bytes,4,opt,name=unix,proto3" json:"unix,omitempty"`
+	// limits bound the user's work in all accounts (Accounts.SetLimits).
+	Limits        *Limits `protobuf:"bytes,5,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -214,6 +216,13 @@ func (x *User) GetCreatedAt() *timestamppb.Timestamp {
 func (x *User) GetUnix() *UnixIdentity {
 	if x != nil {
 		return x.Unix
+	}
+	return nil
+}
+
+func (x *User) GetLimits() *Limits {
+	if x != nil {
+		return x.Limits
 	}
 	return nil
 }
@@ -486,7 +495,7 @@ var File_longfair_v1_users_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_users_proto_rawDesc = "" +
 	"\n" +
-	"\x17longfair/v1/users.proto\x12\vlongfair.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"i\n" +
+	"\x17longfair/v1/users.proto\x12\vlongfair.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1alongfair/v1/accounts.proto\"i\n" +
 	"\fUnixIdentity\x12\x1b\n" +
 	"\tunix_user\x18\x01 \x01(\tR\bunixUser\x12\x15\n" +
 	"\x03uid\x18\x02 \x01(\rH\x00R\x03uid\x88\x01\x01\x12\x15\n" +
@@ -496,13 +505,14 @@ const file_longfair_v1_users_proto_rawDesc = "" +
 	"\x12SetUserUnixRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12-\n" +
 	"\x04unix\x18\x02 \x01(\v2\x19.longfair.v1.UnixIdentityR\x04unix\x12\x14\n" +
-	"\x05clear\x18\x03 \x01(\bR\x05clear\"\xa0\x01\n" +
+	"\x05clear\x18\x03 \x01(\bR\x05clear\"\xcd\x01\n" +
 	"\x04User\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\baccounts\x18\x02 \x03(\tR\baccounts\x129\n" +
 	"\n" +
 	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12-\n" +
-	"\x04unix\x18\x04 \x01(\v2\x19.longfair.v1.UnixIdentityR\x04unix\"C\n" +
+	"\x04unix\x18\x04 \x01(\v2\x19.longfair.v1.UnixIdentityR\x04unix\x12+\n" +
+	"\x06limits\x18\x05 \x01(\v2\x13.longfair.v1.LimitsR\x06limits\"C\n" +
 	"\x11CreateUserRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\baccounts\x18\x02 \x03(\tR\baccounts\"$\n" +
@@ -551,29 +561,31 @@ var file_longfair_v1_users_proto_goTypes = []any{
 	(*ListUsersResponse)(nil),     // 6: longfair.v1.ListUsersResponse
 	(*MembershipRequest)(nil),     // 7: longfair.v1.MembershipRequest
 	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*Limits)(nil),                // 9: longfair.v1.Limits
 }
 var file_longfair_v1_users_proto_depIdxs = []int32{
 	0,  // 0: longfair.v1.SetUserUnixRequest.unix:type_name -> longfair.v1.UnixIdentity
 	8,  // 1: longfair.v1.User.created_at:type_name -> google.protobuf.Timestamp
 	0,  // 2: longfair.v1.User.unix:type_name -> longfair.v1.UnixIdentity
-	2,  // 3: longfair.v1.ListUsersResponse.users:type_name -> longfair.v1.User
-	3,  // 4: longfair.v1.Users.CreateUser:input_type -> longfair.v1.CreateUserRequest
-	4,  // 5: longfair.v1.Users.GetUser:input_type -> longfair.v1.GetUserRequest
-	5,  // 6: longfair.v1.Users.ListUsers:input_type -> longfair.v1.ListUsersRequest
-	7,  // 7: longfair.v1.Users.AddMembership:input_type -> longfair.v1.MembershipRequest
-	7,  // 8: longfair.v1.Users.RemoveMembership:input_type -> longfair.v1.MembershipRequest
-	1,  // 9: longfair.v1.Users.SetUserUnix:input_type -> longfair.v1.SetUserUnixRequest
-	2,  // 10: longfair.v1.Users.CreateUser:output_type -> longfair.v1.User
-	2,  // 11: longfair.v1.Users.GetUser:output_type -> longfair.v1.User
-	6,  // 12: longfair.v1.Users.ListUsers:output_type -> longfair.v1.ListUsersResponse
-	2,  // 13: longfair.v1.Users.AddMembership:output_type -> longfair.v1.User
-	2,  // 14: longfair.v1.Users.RemoveMembership:output_type -> longfair.v1.User
-	2,  // 15: longfair.v1.Users.SetUserUnix:output_type -> longfair.v1.User
-	10, // [10:16] is the sub-list for method output_type
-	4,  // [4:10] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	9,  // 3: longfair.v1.User.limits:type_name -> longfair.v1.Limits
+	2,  // 4: longfair.v1.ListUsersResponse.users:type_name -> longfair.v1.User
+	3,  // 5: longfair.v1.Users.CreateUser:input_type -> longfair.v1.CreateUserRequest
+	4,  // 6: longfair.v1.Users.GetUser:input_type -> longfair.v1.GetUserRequest
+	5,  // 7: longfair.v1.Users.ListUsers:input_type -> longfair.v1.ListUsersRequest
+	7,  // 8: longfair.v1.Users.AddMembership:input_type -> longfair.v1.MembershipRequest
+	7,  // 9: longfair.v1.Users.RemoveMembership:input_type -> longfair.v1.MembershipRequest
+	1,  // 10: longfair.v1.Users.SetUserUnix:input_type -> longfair.v1.SetUserUnixRequest
+	2,  // 11: longfair.v1.Users.CreateUser:output_type -> longfair.v1.User
+	2,  // 12: longfair.v1.Users.GetUser:output_type -> longfair.v1.User
+	6,  // 13: longfair.v1.Users.ListUsers:output_type -> longfair.v1.ListUsersResponse
+	2,  // 14: longfair.v1.Users.AddMembership:output_type -> longfair.v1.User
+	2,  // 15: longfair.v1.Users.RemoveMembership:output_type -> longfair.v1.User
+	2,  // 16: longfair.v1.Users.SetUserUnix:output_type -> longfair.v1.User
+	11, // [11:17] is the sub-list for method output_type
+	5,  // [5:11] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_users_proto_init() }
@@ -581,6 +593,7 @@ func file_longfair_v1_users_proto_init() {
 	if File_longfair_v1_users_proto != nil {
 		return
 	}
+	file_longfair_v1_accounts_proto_init()
 	file_longfair_v1_users_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

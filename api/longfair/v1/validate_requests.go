@@ -413,3 +413,21 @@ func (r *SubmitJobRequest) checkNotYetSupported() error {
 	}
 	return nil
 }
+
+func (r *SetLimitsRequest) Validate() error {
+	if (r.GetAccount() == "") == (r.GetUser() == "") {
+		return bad("limits are set for an account or for a user: give exactly one of account and user")
+	}
+	if err := checkOptionalName("account", r.GetAccount()); err != nil {
+		return err
+	}
+	if err := checkOptionalName("user", r.GetUser()); err != nil {
+		return err
+	}
+	l := r.GetLimits()
+	if l.GetMaxJobs() < 0 || l.GetMaxJobMicroSu() < 0 || l.GetMaxRunningTasks() < 0 || l.GetMaxRunningNodes() < 0 {
+		return bad("limits are 0 (no limit) or more: max_jobs %d, max_job_micro_su %d, max_running_tasks %d, max_running_nodes %d",
+			l.GetMaxJobs(), l.GetMaxJobMicroSu(), l.GetMaxRunningTasks(), l.GetMaxRunningNodes())
+	}
+	return checkDuration("max_walltime", l.GetMaxWalltime(), true, MaxWalltime)
+}

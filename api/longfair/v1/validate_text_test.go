@@ -21,6 +21,7 @@ func validRequests() []Validator {
 		&GetAccountRequest{Name: "phys"},
 		&ListAccountsRequest{PageToken: "abc"},
 		&UpdateAccountRequest{Name: "phys", ClearWeight: true},
+		&SetLimitsRequest{Account: "phys", Limits: &Limits{MaxJobs: 10}},
 		&CreateTokenRequest{Role: TokenRole_TOKEN_ROLE_WORKER, User: "ann", Description: "rack 12", Node: "c01"},
 		&ListTokensRequest{PageToken: "abc"},
 		&RevokeTokenRequest{Id: "t1"},
