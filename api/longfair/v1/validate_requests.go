@@ -405,8 +405,7 @@ func (r *SubmitJobRequest) checkNotYetSupported() error {
 	for _, f := range []struct {
 		set  bool
 		name string
-	}{
-	} {
+	}{} {
 		if f.set {
 			return bad("%s is not supported by this server yet: submit without it", f.name)
 		}
