@@ -17,6 +17,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0
+	github.com/spf13/pflag v1.1.0
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sys v0.49.0
 	google.golang.org/grpc v1.85.0
