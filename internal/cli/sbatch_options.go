@@ -15,10 +15,10 @@ import (
 // on the command line are read last and override the directives.
 type sbatchOptions struct {
 	account, name, mem, memPerCPU, time, array, output, errorPath string
-	chdir, export, dependency, gres, gpus, begin, partition        string
-	mailType, mailUser                                             string
-	nodes, ntasks, perNode, cpusPerTask, nice                      int
-	exclusive, requeue, noRequeue, hold, parsable, ignoreUnknown   bool
+	chdir, export, dependency, gres, gpus, begin, partition       string
+	mailType, mailUser                                            string
+	nodes, ntasks, perNode, cpusPerTask, nice                     int
+	exclusive, requeue, noRequeue, hold, parsable, ignoreUnknown  bool
 }
 
 // sbatchFlags defines the options on a new set.
