@@ -147,3 +147,29 @@ func TestLimitsOnWorkers(t *testing.T) {
 		t.Error("explain never named the account's running-task limit while a task waited for it")
 	}
 }
+
+// `longfair update` through the CLI: a waiting job's dependency is
+// cleared and it runs; a cycle is refused with the chain.
+func TestUpdateOnWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := startCluster(ctx, t, 1)
+	acct, user := c.account(ctx, "chem")
+	c.startWorker("w1")
+	c.waitNodes(ctx, map[string]bool{"w1": true})
+	base := []string{"--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m"}
+	first := c.cliSubmit(ctx, append(base, "--hold", "--", "true")...)
+	second := c.cliSubmit(ctx, append(base, "--dependency", fmt.Sprintf("afterok:%d", first), "--", "true")...)
+	cmd := exec.CommandContext(ctx, binary, "update", fmt.Sprint(first), "--dependency", fmt.Sprintf("afterany:%d", second))
+	cmd.Env = append(os.Environ(), client.EnvAddr+"="+c.live()[0].GRPC)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "cycle") {
+		t.Fatalf("an update closing a cycle: %v\n%s", err, out)
+	}
+	if out := c.cli(ctx, "update", fmt.Sprint(second), "--dependency", "", "--name", "free"); !strings.Contains(out, "updated") {
+		t.Fatalf("longfair update printed:\n%s", out)
+	}
+	j := c.waitEnded(ctx, second)[0]
+	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED || j.GetName() != "free" {
+		t.Fatalf("the freed job ended %v named %q", j.GetState(), j.GetName())
+	}
+}

@@ -195,6 +195,8 @@ func (b *batch) exec(cmd Command, t ledger.Time) (any, error) {
 		return b.holdJob(c)
 	case *SetLimits:
 		return b.setLimits(c)
+	case *UpdateJob:
+		return b.updateJob(c)
 	case *Assign:
 		return b.assign(c, t)
 	case *TaskEvents:

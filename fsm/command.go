@@ -80,6 +80,8 @@ const (
 	TypeHoldJob CommandType = 24
 	// Account and user limits (limits.go).
 	TypeSetLimits CommandType = 25
+	// Updating jobs (jobs_update.go).
+	TypeUpdateJob CommandType = 26
 )
 
 var commandNames = [...]string{
@@ -94,6 +96,7 @@ var commandNames = [...]string{
 	TypeCancelJob:          "cancel-job",
 	TypeHoldJob:            "hold-job",
 	TypeSetLimits:          "set-limits",
+	TypeUpdateJob:          "update-job",
 	TypeAssign:             "assign",
 	TypeTaskEvents:         "task-events",
 	TypeNodeUp:             "node-up",
@@ -148,6 +151,8 @@ func newCommand(t CommandType) Command {
 		return &HoldJob{}
 	case TypeSetLimits:
 		return &SetLimits{}
+	case TypeUpdateJob:
+		return &UpdateJob{}
 	case TypeAssign:
 		return &Assign{}
 	case TypeTaskEvents:

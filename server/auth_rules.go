@@ -110,6 +110,8 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 		}), nil), true
 	case "Jobs/CancelJob":
 		return userRule(checkOf(func(u *userScope, r *longfairv1.CancelJobRequest) error { return u.job(r.GetJobId()) }), nil), true
+	case "Jobs/UpdateJob":
+		return userRule(checkOf(func(u *userScope, r *longfairv1.UpdateJobRequest) error { return u.job(r.GetJobId()) }), nil), true
 	case "Jobs/HoldJob":
 		return userRule(checkOf(func(u *userScope, r *longfairv1.HoldJobRequest) error { return u.job(r.GetJobId()) }), nil), true
 	case "Jobs/ReleaseJob":

@@ -199,3 +199,29 @@ func (j *jobsService) ReleaseJob(ctx context.Context, req *longfairv1.ReleaseJob
 	}
 	return jobProto(info), nil
 }
+
+func (j *jobsService) UpdateJob(ctx context.Context, req *longfairv1.UpdateJobRequest) (*longfairv1.Job, error) {
+	if req.GetNice() < 0 {
+		if err := mayBeNotNice(ctx, &longfairv1.SubmitJobRequest{Nice: req.GetNice()}); err != nil {
+			return nil, err
+		}
+	}
+	c := &fsm.UpdateJob{JobID: req.GetJobId(), Name: req.Name, Dependency: req.Dependency}
+	if req.Walltime != nil {
+		w := req.GetWalltime().AsDuration()
+		c.Walltime = &w
+	}
+	if req.ArrayThrottle != nil {
+		n := int(req.GetArrayThrottle())
+		c.Throttle = &n
+	}
+	if req.Nice != nil {
+		n := int(req.GetNice())
+		c.Nice = &n
+	}
+	info, err := proposeFor[fsm.JobInfo](ctx, j.s, c)
+	if err != nil {
+		return nil, err
+	}
+	return jobProto(info), nil
+}

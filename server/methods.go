@@ -32,7 +32,7 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 	case "Accounts/CreateAccount", "Accounts/UpdateAccount", "Accounts/SetLimits",
 		"Users/CreateUser", "Users/AddMembership", "Users/RemoveMembership", "Users/SetUserUnix",
 		"Grants/CreateGrant",
-		"Jobs/SubmitJob", "Jobs/CancelJob", "Jobs/HoldJob", "Jobs/ReleaseJob",
+		"Jobs/SubmitJob", "Jobs/CancelJob", "Jobs/HoldJob", "Jobs/ReleaseJob", "Jobs/UpdateJob",
 		"Operator/AddPeer", "Operator/RemovePeer",
 		"Operator/UpdateSettings", "Operator/RestoreSnapshot",
 		"ACL/Bootstrap", "ACL/CreateToken", "ACL/RevokeToken",

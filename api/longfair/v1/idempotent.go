@@ -31,7 +31,7 @@ func RepeatableWrite(req any) bool {
 		return m.GetRequestId() != ""
 	case *CreateGrantRequest:
 		return m.GetId() != ""
-	case *CancelJobRequest, *HoldJobRequest, *ReleaseJobRequest:
+	case *CancelJobRequest, *HoldJobRequest, *ReleaseJobRequest, *UpdateJobRequest:
 		return true
 	}
 	return false

@@ -647,6 +647,91 @@ func (x *SubmitJobResponse) GetJob() *Job {
 	return nil
 }
 
+type UpdateJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// Each field set is changed; an empty dependency clears it.
+	Name          *string              `protobuf:"bytes,2,opt,name=name,proto3,oneof" json:"name,omitempty"`
+	Walltime      *durationpb.Duration `protobuf:"bytes,3,opt,name=walltime,proto3" json:"walltime,omitempty"`
+	Dependency    *string              `protobuf:"bytes,4,opt,name=dependency,proto3,oneof" json:"dependency,omitempty"`
+	ArrayThrottle *int32               `protobuf:"varint,5,opt,name=array_throttle,json=arrayThrottle,proto3,oneof" json:"array_throttle,omitempty"`
+	Nice          *int32               `protobuf:"varint,6,opt,name=nice,proto3,oneof" json:"nice,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateJobRequest) Reset() {
+	*x = UpdateJobRequest{}
+	mi := &file_longfair_v1_jobs_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateJobRequest) ProtoMessage() {}
+
+func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_jobs_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateJobRequest.ProtoReflect.Descriptor instead.
+func (*UpdateJobRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *UpdateJobRequest) GetJobId() uint64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *UpdateJobRequest) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *UpdateJobRequest) GetWalltime() *durationpb.Duration {
+	if x != nil {
+		return x.Walltime
+	}
+	return nil
+}
+
+func (x *UpdateJobRequest) GetDependency() string {
+	if x != nil && x.Dependency != nil {
+		return *x.Dependency
+	}
+	return ""
+}
+
+func (x *UpdateJobRequest) GetArrayThrottle() int32 {
+	if x != nil && x.ArrayThrottle != nil {
+		return *x.ArrayThrottle
+	}
+	return 0
+}
+
+func (x *UpdateJobRequest) GetNice() int32 {
+	if x != nil && x.Nice != nil {
+		return *x.Nice
+	}
+	return 0
+}
+
 type HoldJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -656,7 +741,7 @@ type HoldJobRequest struct {
 
 func (x *HoldJobRequest) Reset() {
 	*x = HoldJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[3]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -668,7 +753,7 @@ func (x *HoldJobRequest) String() string {
 func (*HoldJobRequest) ProtoMessage() {}
 
 func (x *HoldJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[3]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -681,7 +766,7 @@ func (x *HoldJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HoldJobRequest.ProtoReflect.Descriptor instead.
 func (*HoldJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{3}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *HoldJobRequest) GetJobId() uint64 {
@@ -700,7 +785,7 @@ type ReleaseJobRequest struct {
 
 func (x *ReleaseJobRequest) Reset() {
 	*x = ReleaseJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -712,7 +797,7 @@ func (x *ReleaseJobRequest) String() string {
 func (*ReleaseJobRequest) ProtoMessage() {}
 
 func (x *ReleaseJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -725,7 +810,7 @@ func (x *ReleaseJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseJobRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{4}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ReleaseJobRequest) GetJobId() uint64 {
@@ -744,7 +829,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -756,7 +841,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -769,7 +854,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{5}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CancelJobRequest) GetJobId() uint64 {
@@ -788,7 +873,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -800,7 +885,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -813,7 +898,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{6}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetJobRequest) GetJobId() uint64 {
@@ -837,7 +922,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -849,7 +934,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -862,7 +947,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{7}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListJobsRequest) GetAccount() string {
@@ -910,7 +995,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1007,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1020,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{8}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -1001,7 +1086,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1013,7 +1098,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1026,7 +1111,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{9}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Job) GetId() uint64 {
@@ -1243,7 +1328,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1255,7 +1340,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1268,7 +1353,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{10}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListTasksRequest) GetJobId() uint64 {
@@ -1303,7 +1388,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1315,7 +1400,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1328,7 +1413,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{11}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -1375,7 +1460,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1387,7 +1472,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1400,7 +1485,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{12}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Task) GetJobId() uint64 {
@@ -1517,7 +1602,7 @@ type ExplainJobRequest struct {
 
 func (x *ExplainJobRequest) Reset() {
 	*x = ExplainJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[13]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1529,7 +1614,7 @@ func (x *ExplainJobRequest) String() string {
 func (*ExplainJobRequest) ProtoMessage() {}
 
 func (x *ExplainJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[13]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1542,7 +1627,7 @@ func (x *ExplainJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainJobRequest.ProtoReflect.Descriptor instead.
 func (*ExplainJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{13}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ExplainJobRequest) GetJobId() uint64 {
@@ -1622,7 +1707,7 @@ type JobExplanation struct {
 
 func (x *JobExplanation) Reset() {
 	*x = JobExplanation{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[14]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1634,7 +1719,7 @@ func (x *JobExplanation) String() string {
 func (*JobExplanation) ProtoMessage() {}
 
 func (x *JobExplanation) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[14]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1647,7 +1732,7 @@ func (x *JobExplanation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobExplanation.ProtoReflect.Descriptor instead.
 func (*JobExplanation) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{14}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobExplanation) GetJob() *Job {
@@ -1904,7 +1989,20 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"7\n" +
 	"\x11SubmitJobResponse\x12\"\n" +
-	"\x03job\x18\x01 \x01(\v2\x10.longfair.v1.JobR\x03job\"'\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.longfair.v1.JobR\x03job\"\x97\x02\n" +
+	"\x10UpdateJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x17\n" +
+	"\x04name\x18\x02 \x01(\tH\x00R\x04name\x88\x01\x01\x125\n" +
+	"\bwalltime\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bwalltime\x12#\n" +
+	"\n" +
+	"dependency\x18\x04 \x01(\tH\x01R\n" +
+	"dependency\x88\x01\x01\x12*\n" +
+	"\x0earray_throttle\x18\x05 \x01(\x05H\x02R\rarrayThrottle\x88\x01\x01\x12\x17\n" +
+	"\x04nice\x18\x06 \x01(\x05H\x03R\x04nice\x88\x01\x01B\a\n" +
+	"\x05_nameB\r\n" +
+	"\v_dependencyB\x11\n" +
+	"\x0f_array_throttleB\a\n" +
+	"\x05_nice\"'\n" +
 	"\x0eHoldJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"*\n" +
 	"\x11ReleaseJobRequest\x12\x15\n" +
@@ -2051,13 +2149,14 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\rJOB_WAIT_HELD\x10\b\x12\x12\n" +
 	"\x0eJOB_WAIT_LIMIT\x10\t\x12\x12\n" +
 	"\x0eJOB_WAIT_BEGIN\x10\x06\x12\x15\n" +
-	"\x11JOB_WAIT_THROTTLE\x10\a2\xe4\x04\n" +
+	"\x11JOB_WAIT_THROTTLE\x10\a2\xa2\x05\n" +
 	"\x04Jobs\x12J\n" +
 	"\tSubmitJob\x12\x1d.longfair.v1.SubmitJobRequest\x1a\x1e.longfair.v1.SubmitJobResponse\x12<\n" +
 	"\tCancelJob\x12\x1d.longfair.v1.CancelJobRequest\x1a\x10.longfair.v1.Job\x128\n" +
 	"\aHoldJob\x12\x1b.longfair.v1.HoldJobRequest\x1a\x10.longfair.v1.Job\x12>\n" +
 	"\n" +
-	"ReleaseJob\x12\x1e.longfair.v1.ReleaseJobRequest\x1a\x10.longfair.v1.Job\x126\n" +
+	"ReleaseJob\x12\x1e.longfair.v1.ReleaseJobRequest\x1a\x10.longfair.v1.Job\x12<\n" +
+	"\tUpdateJob\x12\x1d.longfair.v1.UpdateJobRequest\x1a\x10.longfair.v1.Job\x126\n" +
 	"\x06GetJob\x12\x1a.longfair.v1.GetJobRequest\x1a\x10.longfair.v1.Job\x12G\n" +
 	"\bListJobs\x12\x1c.longfair.v1.ListJobsRequest\x1a\x1d.longfair.v1.ListJobsResponse\x12J\n" +
 	"\tListTasks\x12\x1d.longfair.v1.ListTasksRequest\x1a\x1e.longfair.v1.ListTasksResponse\x12I\n" +
@@ -2078,7 +2177,7 @@ func file_longfair_v1_jobs_proto_rawDescGZIP() []byte {
 }
 
 var file_longfair_v1_jobs_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_longfair_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_longfair_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_longfair_v1_jobs_proto_goTypes = []any{
 	(JobState)(0),                 // 0: longfair.v1.JobState
 	(TaskState)(0),                // 1: longfair.v1.TaskState
@@ -2086,76 +2185,80 @@ var file_longfair_v1_jobs_proto_goTypes = []any{
 	(*JobQuote)(nil),              // 3: longfair.v1.JobQuote
 	(*SubmitJobRequest)(nil),      // 4: longfair.v1.SubmitJobRequest
 	(*SubmitJobResponse)(nil),     // 5: longfair.v1.SubmitJobResponse
-	(*HoldJobRequest)(nil),        // 6: longfair.v1.HoldJobRequest
-	(*ReleaseJobRequest)(nil),     // 7: longfair.v1.ReleaseJobRequest
-	(*CancelJobRequest)(nil),      // 8: longfair.v1.CancelJobRequest
-	(*GetJobRequest)(nil),         // 9: longfair.v1.GetJobRequest
-	(*ListJobsRequest)(nil),       // 10: longfair.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 11: longfair.v1.ListJobsResponse
-	(*Job)(nil),                   // 12: longfair.v1.Job
-	(*ListTasksRequest)(nil),      // 13: longfair.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),     // 14: longfair.v1.ListTasksResponse
-	(*Task)(nil),                  // 15: longfair.v1.Task
-	(*ExplainJobRequest)(nil),     // 16: longfair.v1.ExplainJobRequest
-	(*JobExplanation)(nil),        // 17: longfair.v1.JobExplanation
-	nil,                           // 18: longfair.v1.JobQuote.DemandEntry
-	nil,                           // 19: longfair.v1.SubmitJobRequest.DemandEntry
-	nil,                           // 20: longfair.v1.Job.DemandEntry
-	nil,                           // 21: longfair.v1.JobExplanation.ClosestFreeEntry
-	(*timestamppb.Timestamp)(nil), // 22: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 23: google.protobuf.Duration
+	(*UpdateJobRequest)(nil),      // 6: longfair.v1.UpdateJobRequest
+	(*HoldJobRequest)(nil),        // 7: longfair.v1.HoldJobRequest
+	(*ReleaseJobRequest)(nil),     // 8: longfair.v1.ReleaseJobRequest
+	(*CancelJobRequest)(nil),      // 9: longfair.v1.CancelJobRequest
+	(*GetJobRequest)(nil),         // 10: longfair.v1.GetJobRequest
+	(*ListJobsRequest)(nil),       // 11: longfair.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 12: longfair.v1.ListJobsResponse
+	(*Job)(nil),                   // 13: longfair.v1.Job
+	(*ListTasksRequest)(nil),      // 14: longfair.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),     // 15: longfair.v1.ListTasksResponse
+	(*Task)(nil),                  // 16: longfair.v1.Task
+	(*ExplainJobRequest)(nil),     // 17: longfair.v1.ExplainJobRequest
+	(*JobExplanation)(nil),        // 18: longfair.v1.JobExplanation
+	nil,                           // 19: longfair.v1.JobQuote.DemandEntry
+	nil,                           // 20: longfair.v1.SubmitJobRequest.DemandEntry
+	nil,                           // 21: longfair.v1.Job.DemandEntry
+	nil,                           // 22: longfair.v1.JobExplanation.ClosestFreeEntry
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 24: google.protobuf.Duration
 }
 var file_longfair_v1_jobs_proto_depIdxs = []int32{
-	18, // 0: longfair.v1.JobQuote.demand:type_name -> longfair.v1.JobQuote.DemandEntry
-	22, // 1: longfair.v1.JobQuote.forecast_start:type_name -> google.protobuf.Timestamp
+	19, // 0: longfair.v1.JobQuote.demand:type_name -> longfair.v1.JobQuote.DemandEntry
+	23, // 1: longfair.v1.JobQuote.forecast_start:type_name -> google.protobuf.Timestamp
 	2,  // 2: longfair.v1.JobQuote.wait:type_name -> longfair.v1.JobWait
-	19, // 3: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
-	23, // 4: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
-	22, // 5: longfair.v1.SubmitJobRequest.begin:type_name -> google.protobuf.Timestamp
-	12, // 6: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
-	0,  // 7: longfair.v1.ListJobsRequest.states:type_name -> longfair.v1.JobState
-	12, // 8: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
-	20, // 9: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
-	23, // 10: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
-	0,  // 11: longfair.v1.Job.state:type_name -> longfair.v1.JobState
-	22, // 12: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
-	22, // 13: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
-	22, // 14: longfair.v1.Job.begin:type_name -> google.protobuf.Timestamp
-	15, // 15: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
-	1,  // 16: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
-	22, // 17: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
-	22, // 18: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	22, // 19: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
-	23, // 20: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
-	12, // 21: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
-	23, // 22: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
-	23, // 23: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
-	2,  // 24: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
-	21, // 25: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
-	22, // 26: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
-	4,  // 27: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
-	8,  // 28: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
-	6,  // 29: longfair.v1.Jobs.HoldJob:input_type -> longfair.v1.HoldJobRequest
-	7,  // 30: longfair.v1.Jobs.ReleaseJob:input_type -> longfair.v1.ReleaseJobRequest
-	9,  // 31: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
-	10, // 32: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
-	13, // 33: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
-	16, // 34: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
-	4,  // 35: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
-	5,  // 36: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
-	12, // 37: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
-	12, // 38: longfair.v1.Jobs.HoldJob:output_type -> longfair.v1.Job
-	12, // 39: longfair.v1.Jobs.ReleaseJob:output_type -> longfair.v1.Job
-	12, // 40: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
-	11, // 41: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
-	14, // 42: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
-	17, // 43: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
-	3,  // 44: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
-	36, // [36:45] is the sub-list for method output_type
-	27, // [27:36] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	20, // 3: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
+	24, // 4: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
+	23, // 5: longfair.v1.SubmitJobRequest.begin:type_name -> google.protobuf.Timestamp
+	13, // 6: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
+	24, // 7: longfair.v1.UpdateJobRequest.walltime:type_name -> google.protobuf.Duration
+	0,  // 8: longfair.v1.ListJobsRequest.states:type_name -> longfair.v1.JobState
+	13, // 9: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
+	21, // 10: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
+	24, // 11: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
+	0,  // 12: longfair.v1.Job.state:type_name -> longfair.v1.JobState
+	23, // 13: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
+	23, // 14: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
+	23, // 15: longfair.v1.Job.begin:type_name -> google.protobuf.Timestamp
+	16, // 16: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
+	1,  // 17: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
+	23, // 18: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
+	23, // 19: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	23, // 20: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
+	24, // 21: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
+	13, // 22: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
+	24, // 23: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
+	24, // 24: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
+	2,  // 25: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
+	22, // 26: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
+	23, // 27: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
+	4,  // 28: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
+	9,  // 29: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
+	7,  // 30: longfair.v1.Jobs.HoldJob:input_type -> longfair.v1.HoldJobRequest
+	8,  // 31: longfair.v1.Jobs.ReleaseJob:input_type -> longfair.v1.ReleaseJobRequest
+	6,  // 32: longfair.v1.Jobs.UpdateJob:input_type -> longfair.v1.UpdateJobRequest
+	10, // 33: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
+	11, // 34: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
+	14, // 35: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
+	17, // 36: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
+	4,  // 37: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
+	5,  // 38: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
+	13, // 39: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
+	13, // 40: longfair.v1.Jobs.HoldJob:output_type -> longfair.v1.Job
+	13, // 41: longfair.v1.Jobs.ReleaseJob:output_type -> longfair.v1.Job
+	13, // 42: longfair.v1.Jobs.UpdateJob:output_type -> longfair.v1.Job
+	13, // 43: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
+	12, // 44: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
+	15, // 45: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
+	18, // 46: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
+	3,  // 47: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
+	38, // [38:48] is the sub-list for method output_type
+	28, // [28:38] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_jobs_proto_init() }
@@ -2163,13 +2266,14 @@ func file_longfair_v1_jobs_proto_init() {
 	if File_longfair_v1_jobs_proto != nil {
 		return
 	}
+	file_longfair_v1_jobs_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_jobs_proto_rawDesc), len(file_longfair_v1_jobs_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -23,6 +23,7 @@ const (
 	Jobs_CancelJob_FullMethodName  = "/longfair.v1.Jobs/CancelJob"
 	Jobs_HoldJob_FullMethodName    = "/longfair.v1.Jobs/HoldJob"
 	Jobs_ReleaseJob_FullMethodName = "/longfair.v1.Jobs/ReleaseJob"
+	Jobs_UpdateJob_FullMethodName  = "/longfair.v1.Jobs/UpdateJob"
 	Jobs_GetJob_FullMethodName     = "/longfair.v1.Jobs/GetJob"
 	Jobs_ListJobs_FullMethodName   = "/longfair.v1.Jobs/ListJobs"
 	Jobs_ListTasks_FullMethodName  = "/longfair.v1.Jobs/ListTasks"
@@ -51,6 +52,10 @@ type JobsClient interface {
 	// released (running tasks go on). ReleaseJob releases it.
 	HoldJob(ctx context.Context, in *HoldJobRequest, opts ...grpc.CallOption) (*Job, error)
 	ReleaseJob(ctx context.Context, in *ReleaseJobRequest, opts ...grpc.CallOption) (*Job, error)
+	// UpdateJob changes a job that has not ended: its name, a lower
+	// walltime (for tasks that start after), its dependency, its array
+	// throttle, its nice (negative for admins).
+	UpdateJob(ctx context.Context, in *UpdateJobRequest, opts ...grpc.CallOption) (*Job, error)
 	// GetJob returns one job.
 	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*Job, error)
 	// ListJobs lists jobs newest first, filtered by account, user and state.
@@ -114,6 +119,16 @@ func (c *jobsClient) ReleaseJob(ctx context.Context, in *ReleaseJobRequest, opts
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Job)
 	err := c.cc.Invoke(ctx, Jobs_ReleaseJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobsClient) UpdateJob(ctx context.Context, in *UpdateJobRequest, opts ...grpc.CallOption) (*Job, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Job)
+	err := c.cc.Invoke(ctx, Jobs_UpdateJob_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +206,10 @@ type JobsServer interface {
 	// released (running tasks go on). ReleaseJob releases it.
 	HoldJob(context.Context, *HoldJobRequest) (*Job, error)
 	ReleaseJob(context.Context, *ReleaseJobRequest) (*Job, error)
+	// UpdateJob changes a job that has not ended: its name, a lower
+	// walltime (for tasks that start after), its dependency, its array
+	// throttle, its nice (negative for admins).
+	UpdateJob(context.Context, *UpdateJobRequest) (*Job, error)
 	// GetJob returns one job.
 	GetJob(context.Context, *GetJobRequest) (*Job, error)
 	// ListJobs lists jobs newest first, filtered by account, user and state.
@@ -231,6 +250,9 @@ func (UnimplementedJobsServer) HoldJob(context.Context, *HoldJobRequest) (*Job, 
 }
 func (UnimplementedJobsServer) ReleaseJob(context.Context, *ReleaseJobRequest) (*Job, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReleaseJob not implemented")
+}
+func (UnimplementedJobsServer) UpdateJob(context.Context, *UpdateJobRequest) (*Job, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateJob not implemented")
 }
 func (UnimplementedJobsServer) GetJob(context.Context, *GetJobRequest) (*Job, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetJob not implemented")
@@ -336,6 +358,24 @@ func _Jobs_ReleaseJob_Handler(srv interface{}, ctx context.Context, dec func(int
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(JobsServer).ReleaseJob(ctx, req.(*ReleaseJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Jobs_UpdateJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).UpdateJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_UpdateJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).UpdateJob(ctx, req.(*UpdateJobRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -452,6 +492,10 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReleaseJob",
 			Handler:    _Jobs_ReleaseJob_Handler,
+		},
+		{
+			MethodName: "UpdateJob",
+			Handler:    _Jobs_UpdateJob_Handler,
 		},
 		{
 			MethodName: "GetJob",

@@ -430,3 +430,27 @@ func (r *SetLimitsRequest) Validate() error {
 	}
 	return checkDuration("max_walltime", l.GetMaxWalltime(), true, MaxWalltime)
 }
+
+func (r *UpdateJobRequest) Validate() error {
+	if err := checkJobID(r.GetJobId()); err != nil {
+		return err
+	}
+	if r.Name == nil && r.Walltime == nil && r.Dependency == nil && r.ArrayThrottle == nil && r.Nice == nil {
+		return bad("nothing to update: set name, walltime, dependency, array_throttle or nice")
+	}
+	if err := checkText("name", r.GetName(), MaxJobNameBytes); err != nil {
+		return err
+	}
+	if err := checkText("dependency", r.GetDependency(), MaxDependencyBytes); err != nil {
+		return err
+	}
+	if r.Walltime != nil {
+		if err := checkDuration("walltime", r.GetWalltime(), false, MaxWalltime); err != nil {
+			return err
+		}
+	}
+	if r.ArrayThrottle != nil && r.GetArrayThrottle() < 0 {
+		return bad("array_throttle is %d: give how many of the job's tasks may run at once, or 0 for no limit", r.GetArrayThrottle())
+	}
+	return nil
+}

@@ -22,6 +22,7 @@ func validRequests() []Validator {
 		&ListAccountsRequest{PageToken: "abc"},
 		&UpdateAccountRequest{Name: "phys", ClearWeight: true},
 		&SetLimitsRequest{Account: "phys", Limits: &Limits{MaxJobs: 10}},
+		&UpdateJobRequest{JobId: 1, Name: proto.String("n"), Dependency: proto.String("afterok:2")},
 		&CreateTokenRequest{Role: TokenRole_TOKEN_ROLE_WORKER, User: "ann", Description: "rack 12", Node: "c01"},
 		&ListTokensRequest{PageToken: "abc"},
 		&RevokeTokenRequest{Id: "t1"},
