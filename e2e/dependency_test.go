@@ -16,6 +16,17 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
+// startOneWorker starts one server and one worker (w1: 4 cores) with
+// an account of that name, and waits until the worker is up.
+func startOneWorker(ctx context.Context, t *testing.T, account string) (c *cluster, acct, user string) {
+	t.Helper()
+	c = startCluster(ctx, t, 1)
+	acct, user = c.account(ctx, account)
+	c.startWorker("w1")
+	c.waitNodes(ctx, map[string]bool{"w1": true})
+	return c, acct, user
+}
+
 // submitted is the job id `longfair submit` printed.
 var submitted = regexp.MustCompile(`submitted job (\d+)`)
 
@@ -37,10 +48,7 @@ func (c *cluster) cliSubmit(ctx context.Context, args ...string) uint64 {
 func TestDependencyChainOnWorkers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, t, 1)
-	acct, user := c.account(ctx, "chem")
-	c.startWorker("w1")
-	c.waitNodes(ctx, map[string]bool{"w1": true})
+	c, acct, user := startOneWorker(ctx, t, "chem")
 	marks := t.TempDir()
 	mark := func(name string) string { return fmt.Sprintf("touch %s", filepath.Join(marks, name)) }
 	base := []string{"--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m"}
@@ -83,10 +91,7 @@ func TestDependencyChainOnWorkers(t *testing.T) {
 func TestHoldAndReleaseOnWorkers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, t, 1)
-	acct, user := c.account(ctx, "chem")
-	c.startWorker("w1")
-	c.waitNodes(ctx, map[string]bool{"w1": true})
+	c, acct, user := startOneWorker(ctx, t, "chem")
 	id := c.cliSubmit(ctx, "--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m", "--hold", "--", "true")
 	// A pass runs at once when a job is submitted and when a node has
 	// room: a second is many passes.
@@ -111,10 +116,7 @@ func TestHoldAndReleaseOnWorkers(t *testing.T) {
 func TestLimitsOnWorkers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, t, 1)
-	acct, user := c.account(ctx, "chem")
-	c.startWorker("w1")
-	c.waitNodes(ctx, map[string]bool{"w1": true})
+	c, acct, user := startOneWorker(ctx, t, "chem")
 	if out := c.cli(ctx, "limits", "set", "--account", acct, "--max-running-tasks", "1", "--max-walltime", "10m"); !strings.Contains(out, "max-running-tasks 1") {
 		t.Fatalf("longfair limits set printed:\n%s", out)
 	}
@@ -153,10 +155,7 @@ func TestLimitsOnWorkers(t *testing.T) {
 func TestUpdateOnWorkers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, t, 1)
-	acct, user := c.account(ctx, "chem")
-	c.startWorker("w1")
-	c.waitNodes(ctx, map[string]bool{"w1": true})
+	c, acct, user := startOneWorker(ctx, t, "chem")
 	base := []string{"--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m"}
 	first := c.cliSubmit(ctx, append(base, "--hold", "--", "true")...)
 	second := c.cliSubmit(ctx, append(base, "--dependency", fmt.Sprintf("afterok:%d", first), "--", "true")...)

@@ -22,10 +22,7 @@ import (
 func TestSbatchScriptOnWorkers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, t, 1)
-	acct, user := c.account(ctx, "phys")
-	c.startWorker("w1")
-	c.waitNodes(ctx, map[string]bool{"w1": true})
+	c, acct, user := startOneWorker(ctx, t, "phys")
 	dir := t.TempDir()
 	script := filepath.Join(dir, "sweep.sh")
 	body := fmt.Sprintf(`#!/bin/bash

@@ -198,7 +198,18 @@ func (b *batch) elementState(ref *jobRecord, task int64) (started, ended, ok boo
 // waiting says why job j may not start yet because of its dependency,
 // or "" when it may. Singleton is judged against the active jobs now.
 func (s *state) waiting(j *jobRecord) string {
-	d := j.Dep
+	return j.Dep.unmet(func() string {
+		if other := s.earlierNamesake(j); other != 0 {
+			return fmt.Sprintf("singleton (job %d of the same name and user has not ended)", other)
+		}
+		return ""
+	})
+}
+
+// unmet lists what of the dependency is still open, "" when nothing
+// holds the job back; singleton says what a singleton term waits for
+// ("" when nothing).
+func (d *dependency) unmet(singleton func() string) string {
 	if d == nil {
 		return ""
 	}
@@ -206,10 +217,9 @@ func (s *state) waiting(j *jobRecord) string {
 	for _, term := range d.Terms {
 		met := term.Met
 		if term.Kind == "singleton" {
-			other := s.earlierNamesake(j)
-			met = other == 0
-			if !met {
-				open = append(open, fmt.Sprintf("singleton (job %d of the same name and user has not ended)", other))
+			why := singleton()
+			if met = why == ""; !met {
+				open = append(open, why)
 				continue
 			}
 		}
@@ -281,31 +291,13 @@ func (d *dependency) never() string {
 }
 
 // open is what of j's dependency is unmet as last recorded, for reads
-// that have no state to judge singleton by ("" once j has started or
-// ended, or is not waiting).
+// that have no state to judge singleton by (they name it), "" once j
+// has started or ended.
 func (d *dependency) open(j *jobRecord) string {
-	if d == nil || j.State != JobPending {
+	if j.State != JobPending {
 		return ""
 	}
-	var open []string
-	for _, term := range d.Terms {
-		switch {
-		case term.Met && d.Any:
-			return ""
-		case term.Kind == "singleton":
-			open = append(open, "singleton")
-		case !term.Met && !term.Never:
-			open = append(open, termText(term))
-		}
-	}
-	if len(open) == 0 {
-		return ""
-	}
-	joiner := " and "
-	if d.Any {
-		joiner = " or "
-	}
-	return "its dependency: " + strings.Join(open, joiner)
+	return d.unmet(func() string { return "singleton" })
 }
 
 // text is the dependency as submitted; "" for none.

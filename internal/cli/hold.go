@@ -40,16 +40,9 @@ func releaseCommand() func(args []string, stdout, stderr io.Writer) error {
 // holdOrRelease is 'longfair hold' (hold) or 'longfair release'.
 func holdOrRelease(name, help string, hold bool) func(args []string, stdout, stderr io.Writer) error {
 	return clientCommand(name, help, true, nil, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
-		if err := wantArgs(name, args, 1, -1, "JOB_ID [JOB_ID...]"); err != nil {
+		ids, err := parseJobIDs(name, args)
+		if err != nil {
 			return err
-		}
-		var ids []uint64
-		for _, a := range args {
-			id, err := parseJobID(a)
-			if err != nil {
-				return err
-			}
-			ids = append(ids, id)
 		}
 		ctx, cancel := f.callContext(ctx)
 		defer cancel()
@@ -82,4 +75,20 @@ func holdOrRelease(name, help string, hold bool) func(args []string, stdout, std
 		}
 		return nil
 	})
+}
+
+// parseJobIDs reads the JOB_ID [JOB_ID...] arguments of command name.
+func parseJobIDs(name string, args []string) ([]uint64, error) {
+	if err := wantArgs(name, args, 1, -1, "JOB_ID [JOB_ID...]"); err != nil {
+		return nil, err
+	}
+	ids := make([]uint64, 0, len(args))
+	for _, a := range args {
+		id, err := parseJobID(a)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }

@@ -305,16 +305,9 @@ Example:
 
 func cancelCommand() func(args []string, stdout, stderr io.Writer) error {
 	return clientCommand("cancel", cancelHelp, true, nil, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
-		if err := wantArgs("cancel", args, 1, -1, "JOB_ID [JOB_ID...]"); err != nil {
+		ids, err := parseJobIDs("cancel", args)
+		if err != nil {
 			return err
-		}
-		var ids []uint64
-		for _, a := range args {
-			id, err := parseJobID(a)
-			if err != nil {
-				return err
-			}
-			ids = append(ids, id)
 		}
 		ctx, cancel := f.callContext(ctx)
 		defer cancel()
