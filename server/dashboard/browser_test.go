@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -260,6 +261,25 @@ func TestDashboardInABrowser(t *testing.T) {
 	} {
 		do(t, b, page.hash+" page as admin", chromedp.Navigate(base+"/ui/#/"+page.hash), chromedp.WaitVisible(chromedp.CSS(page.sel)))
 		screenshot(t, b, "admin-"+page.hash)
+	}
+	// The SU book names the journal's head as the API has it.
+	var journal struct {
+		Entries []struct {
+			Seq  string `json:"seq"`
+			Hash []byte `json:"hash"`
+		} `json:"entries"`
+	}
+	if code, body := getJSON(t, base, testcluster.BootstrapSecret, "/v1/journal?page_size=1000", &journal); code != http.StatusOK || len(journal.Entries) == 0 {
+		t.Fatalf("GET /v1/journal: %d %s", code, body)
+	}
+	headEntry := journal.Entries[len(journal.Entries)-1]
+	do(t, b, "SU book", chromedp.Navigate(base+"/ui/#/book"), chromedp.WaitVisible(chromedp.CSS("#head")))
+	if head := must(t, b, "journal head", chromedp.Text(chromedp.CSS("#head"))); !strings.Contains(head, hex.EncodeToString(headEntry.Hash)) || !strings.Contains(head, "seq "+headEntry.Seq) {
+		t.Errorf("the SU book shows the journal head %q; the API's last entry is seq %s, hash %x", head, headEntry.Seq, headEntry.Hash)
+	}
+	do(t, b, "Raft page", chromedp.Navigate(base+"/ui/#/admin"), chromedp.WaitVisible(chromedp.CSS("#server-metrics")))
+	if m := must(t, b, "server metrics", chromedp.Text(chromedp.CSS("#server-metrics"))); !strings.Contains(m, "commit index") || !strings.Contains(m, "leader") || strings.Contains(m, "null") {
+		t.Errorf("the Raft page shows %q; want this server's commit index and its state, leader", m)
 	}
 	do(t, b, "accounts as admin", chromedp.Navigate(base+"/ui/#/accounts"), chromedp.WaitVisible(chromedp.CSS("#chart-beta canvas")))
 	if n := must(t, b, "admin's series", chromedp.Evaluate[int](`window.longfairCharts["chart-beta"].series.length - 1`)); n != 3 {

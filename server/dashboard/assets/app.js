@@ -4,7 +4,6 @@
 "use strict";
 (function () {
   const TOKEN = "longfair.token";
-  const SAMPLES = "longfair.samples";
   const main = document.getElementById("main");
   const stale = document.getElementById("stale");
   const charts = {};
@@ -55,34 +54,46 @@
       "</tbody></table></div>";
   }
 
-  // Samples: the accounts page records each fairness report it reads, so
-  // its charts grow while it is open.
-  function loadSamples() { try { return JSON.parse(sessionStorage.getItem(SAMPLES)) || []; } catch (e) { return []; } }
-  function record(report) {
-    const s = loadSamples();
-    const t = Date.parse(report.at || new Date().toISOString()) / 1000;
-    if (s.length && s[s.length - 1].t === t) return s;
-    const row = { t: t, a: {} };
-    for (const a of report.accounts || []) {
-      const u = Object.values(a.usage || {}).reduce((x, y) => x + y, 0);
-      const sh = Object.values(a.share || {}).reduce((x, y) => x + y, 0);
-      row.a[a.account] = { beta: a.has_beta ? a.beta : null, usage: u, share: sh, su: Number(a.su_available_micro_su || 0) / 1e6 };
-    }
-    s.push(row);
-    while (s.length > 2000) s.shift();
-    sessionStorage.setItem(SAMPLES, JSON.stringify(s));
-    return s;
+  // rowOf turns one account's numbers (a history sample's or the live
+  // report's) into what the charts draw.
+  function sum(m) { return Object.values(m || {}).reduce((x, y) => x + y, 0); }
+  function rowOf(a) {
+    return { beta: a.has_beta ? a.beta : null, usage: sum(a.usage), baseline: sum(a.baseline), share: sum(a.share),
+      su: Number(a.su_available_micro_su || 0) / 1e6 };
+  }
+
+  // series reads the servers' recorded fairness history since the given
+  // time (GET /v1/fairness/history: from committed commands, the same on
+  // every server) and ends it with the live report's numbers.
+  async function series(report, since) {
+    const h = await api("/v1/fairness/history?since=" + encodeURIComponent(new Date(since * 1000).toISOString()));
+    const rows = (h.samples || []).map(s => {
+      const r = { t: Date.parse(s.at) / 1000, a: {} };
+      for (const a of s.accounts || []) r.a[a.account] = rowOf(a);
+      return r;
+    });
+    const now = { t: Date.parse(report.at) / 1000, a: {} };
+    for (const a of report.accounts || []) now.a[a.account] = rowOf(a);
+    if (!rows.length || rows[rows.length - 1].t < now.t) rows.push(now);
+    return { rows: rows, step: h.step || "" };
+  }
+
+  // goDuration reads a Go duration ("720h0m0s") in seconds; 0 for none.
+  function goDuration(d) {
+    let secs = 0;
+    for (const m of String(d || "").matchAll(/([0-9.]+)(h|ms|m|s)/g)) secs += parseFloat(m[1]) * { h: 3600, m: 60, s: 1, ms: 0.001 }[m[2]];
+    return secs;
   }
 
   const RANGES = { hour: 3600, day: 86400, week: 7 * 86400 };
   let range = "hour";
 
-  function chart(id, title, accounts, samples, field, since) {
+  function chart(id, title, accounts, samples, field) {
     const el = document.getElementById(id);
     if (!el) return;
     if (charts[id]) { charts[id].destroy(); delete charts[id]; }
     el.innerHTML = "";
-    const rows = samples.filter(r => r.t >= since);
+    const rows = samples;
     const xs = rows.map(r => r.t);
     const data = [xs];
     const series = [{}];
@@ -99,7 +110,6 @@
   async function accountsPage() {
     const report = await api("/v1/fairness");
     readNote = "fairness computed at " + (report.at || "?");
-    const samples = record(report);
     const accounts = (report.accounts || []).map(a => a.account);
     const rows = (report.accounts || []).map(a => [
       '<a href="#/jobs/' + encodeURIComponent(a.account) + '">' + esc(a.account) + "</a>",
@@ -112,14 +122,17 @@
       '<h2>Over time</h2><p class="ranges">' + Object.keys(RANGES).concat(["window"]).map(k =>
         '<button data-range="' + k + '"' + (k === range ? ' class="on"' : "") + ">last " + k + "</button>").join(" ") +
       '</p><div class="charts"><div class="chart" id="chart-beta"></div><div class="chart" id="chart-usage"></div>' +
+      '<div class="chart" id="chart-baseline"></div>' +
       '<div class="chart" id="chart-share"></div><div class="chart" id="chart-su"></div></div>';
-    const windowSecs = parseFloat(report.window) * (/h/.test(report.window) ? 3600 : /m/.test(report.window) ? 60 : 1) || RANGES.week;
+    const windowSecs = goDuration(report.window) || RANGES.week;
     const span = range === "window" ? windowSecs : RANGES[range];
-    const since = Date.now() / 1000 - span;
-    chart("chart-beta", "β (fairness debt)", accounts, samples, "beta", since);
-    chart("chart-usage", "Ü (accumulated usage)", accounts, samples, "usage", since);
-    chart("chart-share", "share", accounts, samples, "share", since);
-    chart("chart-su", "SU available", accounts, samples, "su", since);
+    const hist = await series(report, Date.parse(report.at) / 1000 - span);
+    readNote += "; history step " + hist.step + ", " + hist.rows.length + " points";
+    chart("chart-beta", "β (sharing degree)", accounts, hist.rows, "beta");
+    chart("chart-usage", "Ü (accumulated usage)", accounts, hist.rows, "usage");
+    chart("chart-baseline", "baseline (what the share accrues)", accounts, hist.rows, "baseline");
+    chart("chart-share", "share", accounts, hist.rows, "share");
+    chart("chart-su", "SU available", accounts, hist.rows, "su");
     main.querySelectorAll("button[data-range]").forEach(b => b.onclick = () => { range = b.dataset.range; route(); });
   }
 
@@ -189,18 +202,32 @@
 
   async function bookPage() {
     const report = await api("/v1/fairness");
-    const samples = record(report);
+    const hist = await series(report, Date.parse(report.at) / 1000 - RANGES.week);
     const accounts = (report.accounts || []).map(a => a.account);
     const balances = await Promise.all(accounts.map(a => api("/v1/accounts/" + encodeURIComponent(a) + "/balance").catch(e => ({ account: a, error: e.message }))));
     let grants = [], verify = null, verifyErr = "";
     try { grants = (await api("/v1/grants")).grants || []; } catch (e) { grants = []; }
     try { verify = await api("/v1/ledger/verify"); } catch (e) { verifyErr = e.message; }
+    // The journal's head: its last entry's hash, which the verify above
+    // checked the chain up to.
+    let head = null;
+    if (verify) {
+      let after = "0";
+      for (let i = 0; i < 1000; i++) {
+        const page = await api("/v1/journal?page_size=1000&after_seq=" + after);
+        const es = page.entries || [];
+        if (es.length) head = es[es.length - 1];
+        if (!page.next_after_seq || page.next_after_seq === "0" || !es.length) break;
+        after = page.next_after_seq;
+      }
+    }
+    const hex = b64 => Array.from(atob(b64 || ""), c => c.charCodeAt(0).toString(16).padStart(2, "0")).join("");
     readNote = "";
     // Burn-down: the SU available now, over the rate it fell across the
-    // samples this page has recorded.
+    // last week's history.
     function burn(name) {
-      const pts = samples.filter(r => r.a[name]).map(r => [r.t, r.a[name].su]);
-      if (pts.length < 2) return "needs two readings";
+      const pts = hist.rows.filter(r => r.a[name]).map(r => [r.t, r.a[name].su]);
+      if (pts.length < 2) return "no history yet";
       const [t0, s0] = pts[0], [t1, s1] = pts[pts.length - 1];
       const rate = (s0 - s1) / (t1 - t0);
       if (!(rate > 0)) return "not burning";
@@ -214,7 +241,8 @@
         [esc(g.id), esc(g.account), fmtSU(g.amount_micro_su), esc(g.granted_at), esc(g.expires_at || "never"), esc(g.note)]), "grants") +
       "<h2>Ledger verify</h2>" + (verify ? '<dl class="kv" id="verify"><dt>result</dt><dd class="' + (verify.ok ? "ok" : "bad") + '">' + (verify.ok ? "ok" : "FAILED") +
         "</dd><dt>entries</dt><dd>" + esc(verify.entries || 0) + "</dd><dt>accounts</dt><dd>" + esc(verify.accounts || 0) +
-        "</dd><dt>message</dt><dd>" + esc(verify.message) + "</dd></dl>" : "<p>" + esc(verifyErr) + "</p>");
+        "</dd><dt>message</dt><dd>" + esc(verify.message) + "</dd><dt>journal head</dt><dd id=\"head\">" +
+        (head ? "seq " + esc(head.seq) + ", hash " + esc(hex(head.hash)) : "empty") + "</dd></dl>" : "<p>" + esc(verifyErr) + "</p>");
   }
 
   async function adminPage() {
@@ -226,7 +254,32 @@
       Object.entries(leader).map(([k, v]) => "<dt>" + esc(k) + "</dt><dd>" + esc(typeof v === "object" ? JSON.stringify(v) : v) + "</dd>").join("") + "</dl>" +
       table(["server", "raft address", "gRPC address", "suffrage", "leader"], (peers.peers || []).map(p =>
         [esc(p.id), esc(p.raft_address), esc(p.grpc_address), esc(p.suffrage), p.leader ? "leader" : ""]), "peers") +
-      '<p>Scheduling pass times and per-server commit index and lag: <a href="/metrics">/metrics</a> (longfair_sched_* and longfair_raft_*).</p>';
+      "<h2>This server (" + esc(location.host) + ")</h2>" + await serverMetrics() +
+      '<p>Each server reports its own on its HTTP listener (<a href="/metrics">/metrics</a>); open the dashboard on another server to see its numbers.</p>';
+  }
+
+  // serverMetrics reads this server's Prometheus metrics: its Raft
+  // indexes (the commit index it knows against what it applied: its lag)
+  // and the scheduling pass times.
+  async function serverMetrics() {
+    let text = "";
+    try {
+      const r = await fetch("/metrics");
+      text = await r.text();
+    } catch (e) { return "<p>" + esc(e.message) + "</p>"; }
+    const get = (name) => {
+      const m = text.match(new RegExp("^" + name + "(?:\\{[^}]*\\})? ([-0-9.e+]+)$", "m"));
+      return m ? Number(m[1]) : null;
+    };
+    const commit = get("longfair_raft_commit_index"), applied = get("longfair_raft_applied_index");
+    const passN = get("longfair_sched_pass_seconds_count"), passSum = get("longfair_sched_pass_seconds_sum");
+    const rows = [
+      ["Raft state", esc(((text.match(/^longfair_raft_state\{state="([a-z]+)"\} 1$/m)) || [])[1] || "unknown")], ["commit index", esc(commit)], ["applied index", esc(applied)],
+      ["lag (commit − applied)", commit !== null && applied !== null ? esc(commit - applied) : ""],
+      ["scheduling passes", esc(passN)],
+      ["mean pass time", passN ? esc((passSum / passN * 1000).toFixed(2) + " ms") : "no pass yet"],
+    ];
+    return '<dl class="kv" id="server-metrics">' + rows.map(([k, v]) => "<dt>" + esc(k) + "</dt><dd>" + v + "</dd>").join("") + "</dl>";
   }
 
   function loginPage(msg) {
@@ -237,7 +290,6 @@
     document.getElementById("login").onsubmit = async e => {
       e.preventDefault();
       sessionStorage.setItem(TOKEN, document.getElementById("token").value.trim());
-      sessionStorage.removeItem(SAMPLES);
       location.hash = "#/accounts";
       route();
     };
