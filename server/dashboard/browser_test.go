@@ -202,8 +202,10 @@ func TestDashboardInABrowser(t *testing.T) {
 	if series != strconv.Itoa(want) || drawn != want || rows != want {
 		t.Errorf("the β chart draws %d series (attribute %s) and the table %d rows; ann may see %d accounts", drawn, series, rows, want)
 	}
-	if stale := must(t, b, "staleness", chromedp.Text(chromedp.CSS("#stale"))); !strings.Contains(stale, "read") {
-		t.Errorf("the page does not say how old its data is: %q", stale)
+	// It says how old its data is, and the last hour comes from the
+	// minute tier of the history.
+	if stale := must(t, b, "staleness", chromedp.Text(chromedp.CSS("#stale"))); !strings.Contains(stale, "s ago") || strings.Count(stale, "history step 60s") != 1 {
+		t.Errorf("the page says %q; want how old its data is and one history of 60 s steps", stale)
 	}
 	screenshot(t, b, "accounts")
 

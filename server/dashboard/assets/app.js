@@ -66,7 +66,10 @@
   // time (GET /v1/fairness/history: from committed commands, the same on
   // every server) and ends it with the live report's numbers.
   async function series(report, since) {
-    const h = await api("/v1/fairness/history?since=" + encodeURIComponent(new Date(since * 1000).toISOString()));
+    // Up to the report's time, so the server picks the finest tier that
+    // covers exactly the range asked for.
+    const h = await api("/v1/fairness/history?since=" + encodeURIComponent(new Date(since * 1000).toISOString()) +
+      "&until=" + encodeURIComponent(report.at));
     const rows = (h.samples || []).map(s => {
       const r = { t: Date.parse(s.at) / 1000, a: {} };
       for (const a of s.accounts || []) r.a[a.account] = rowOf(a);
@@ -126,7 +129,7 @@
       '<div class="chart" id="chart-share"></div><div class="chart" id="chart-su"></div></div>';
     const windowSecs = goDuration(report.window) || RANGES.week;
     const span = range === "window" ? windowSecs : RANGES[range];
-    const hist = await series(report, Date.parse(report.at) / 1000 - span);
+    const hist = await series(report, Date.parse(report.at) / 1000 - span + 1);
     readNote += "; history step " + hist.step + ", " + hist.rows.length + " points";
     chart("chart-beta", "β (sharing degree)", accounts, hist.rows, "beta");
     chart("chart-usage", "Ü (accumulated usage)", accounts, hist.rows, "usage");
@@ -290,8 +293,8 @@
     document.getElementById("login").onsubmit = async e => {
       e.preventDefault();
       sessionStorage.setItem(TOKEN, document.getElementById("token").value.trim());
-      location.hash = "#/accounts";
-      route();
+      // A changed hash routes by itself (hashchange); the same one does not.
+      if (location.hash === "#/accounts") route(); else location.hash = "#/accounts";
     };
   }
 
