@@ -268,6 +268,7 @@
     let text = "";
     try {
       const r = await fetch("/metrics");
+      if (!r.ok) return "<p>This server's /metrics cannot be read here (HTTP " + r.status + "): a proxy may hide it.</p>";
       text = await r.text();
     } catch (e) { return "<p>" + esc(e.message) + "</p>"; }
     const get = (name) => {
