@@ -7,7 +7,7 @@ RACE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -E '/(server|worker|cli
 PURE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -vE '/(server|worker|client|ops|fsm|cmd|internal/cli|internal/testcluster)(/|$$)')
 STATICCHECK_VERSION := v0.6.1
 
-.PHONY: build run test bench lint proto clean tools deps fuzz lin
+.PHONY: build run test bench lint proto clean tools deps dashboard-assets fuzz lin
 
 build:
 	$(GO) build -o $(BIN) ./cmd/longfair
@@ -35,13 +35,14 @@ $(GRPCURL): Makefile
 # workers; they call each by its own name, mpicc.mpich or mpicc.openmpi,
 # as the plain names are alternatives the last installed takes) and
 # MUNGE's munged, munge and unmunge (the MUNGE tests start a munged of
-# their own, server/auth_munge_test.go). Each entry is a command or a
+# their own, server/auth_munge_test.go) and Chromium (the dashboard's
+# browser test drives it headless). Each entry is a command or a
 # file, then the package that provides it. Without root or apt-get it
 # says what is missing, and the tests that need it skip with the same
 # advice.
 DEBIAN_DEPS := mpicc.mpich:mpich hydra_pmi_proxy:mpich /usr/include/x86_64-linux-gnu/mpich/mpi.h:libmpich-dev \
 	mpicc.openmpi:openmpi-bin orted:openmpi-bin /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h:libopenmpi-dev \
-	munged:munge unmunge:munge
+	munged:munge unmunge:munge chromium:chromium
 deps:
 	@missing=""; for dep in $(DEBIAN_DEPS); do \
 	  command -v $${dep%%:*} >/dev/null || [ -e $${dep%%:*} ] || missing="$$missing $${dep#*:}"; done; \
@@ -53,6 +54,15 @@ deps:
 	    { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $$missing >/dev/null; }; \
 	  else echo "deps: $$missing not installed (needs root and apt-get); the tests that use it skip"; fi; \
 	fi
+
+# The dashboard's chart library (uPlot, MIT), committed under
+# server/dashboard/assets and built into the binary: re-fetch it at the
+# pinned version from npm.
+UPLOT_VERSION := 1.6.32
+dashboard-assets:
+	tmp=$$(mktemp -d) && cd $$tmp && npm pack --silent uplot@$(UPLOT_VERSION) >/dev/null && tar xzf uplot-$(UPLOT_VERSION).tgz && \
+	cp package/dist/uPlot.iife.min.js package/dist/uPlot.min.css $(CURDIR)/server/dashboard/assets/ && \
+	cp package/LICENSE $(CURDIR)/server/dashboard/assets/uPlot.LICENSE && rm -rf $$tmp
 
 test: tools deps
 	$(GO) vet ./...

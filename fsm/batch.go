@@ -23,6 +23,8 @@ type batch struct {
 	st   *state
 	log  *slog.Logger
 	hook func(Command)
+	// noHistory is Options.noHistory (history.go).
+	noHistory bool
 	// touched are the accounts whose active tasks changed in the current
 	// command; all is set when capacity or weights changed.
 	touched map[string]bool
@@ -166,6 +168,11 @@ func (b *batch) apply(index uint64, data []byte) (*Result, error) {
 	}
 	if err := b.refreshBaselines(t); err != nil {
 		return nil, err
+	}
+	if env.Command.Type() != TypeCheckpoint && !b.noHistory {
+		if err := b.recordHistory(t); err != nil {
+			return nil, err
+		}
 	}
 	r.Value = v
 	return r, nil

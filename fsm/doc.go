@@ -94,6 +94,8 @@
 //	integrity.go                    Checkpoint and the replica digests
 //	identity.go                     users' Unix accounts (SetUserUnix, UserByUnix);
 //	                                what a job captures to run as and in
+//	history.go                      the fairness history the dashboard charts
+//	                                (recorded at applied commands, bounded rings)
 //
 // The machinery: fsm.go (the raft.FSM), command.go (the envelope, command
 // numbers, versions), rules.go (shape rules by entry version), multi.go

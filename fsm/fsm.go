@@ -30,15 +30,19 @@ type Options struct {
 	// noSync skips fsync on commit. Only tests set it: they check logic,
 	// not durability, and would otherwise spend their time waiting on disks.
 	noSync bool
+	// noHistory records no fairness history: only the benchmark that
+	// measures what recording it costs sets it.
+	noHistory bool
 }
 
 // FSM is the replicated state machine. It is safe for concurrent use: raft
 // applies on one goroutine while any number of readers call the read methods.
 type FSM struct {
-	log    *slog.Logger
-	dir    string
-	path   string
-	noSync bool
+	log       *slog.Logger
+	dir       string
+	path      string
+	noSync    bool
+	noHistory bool
 
 	// mu guards db and st. Applies and restores take it exclusively, reads
 	// share it; a snapshot holds only its own bbolt read transaction.
@@ -81,7 +85,7 @@ func Open(opts Options) (*FSM, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	f := &FSM{log: logger, dir: opts.Dir, path: filepath.Join(opts.Dir, FileName), noSync: opts.noSync, integ: newIntegrity(logger)}
+	f := &FSM{log: logger, dir: opts.Dir, path: filepath.Join(opts.Dir, FileName), noSync: opts.noSync, noHistory: opts.noHistory, integ: newIntegrity(logger)}
 	db, st, err := openStore(f.path)
 	if err != nil {
 		return nil, err
@@ -296,6 +300,7 @@ func (f *FSM) applyOnce(logs []*raft.Log, out []any, poisoned map[poisonKey]any)
 		return -1, fmt.Errorf("begin transaction: %w", err)
 	}
 	b := newBatch(tx, f.st, f.log, f.hook, f.integ)
+	b.noHistory = f.noHistory
 	applied := false
 	for i, l := range logs {
 		if l.Index <= f.st.applied {
@@ -322,6 +327,7 @@ func (f *FSM) applyOnce(logs []*raft.Log, out []any, poisoned map[poisonKey]any)
 				return -1, fmt.Errorf("begin transaction after checkpoint %d: %w", l.Index, err)
 			}
 			b = newBatch(tx, f.st, f.log, f.hook, f.integ)
+			b.noHistory = f.noHistory
 		}
 		if l.Type == raft.LogCommand {
 			res, panicked, err := b.applyEntry(l, i, poisoned)

@@ -30,8 +30,11 @@ type nodeState struct {
 type state struct {
 	applied, term uint64
 	now           ledger.Time
-	nextJob       uint64
-	nextGrant     uint64
+	// historyLast is the start of the step each tier of the fairness
+	// history last sampled (history.go).
+	historyLast [len(historyTiers)]ledger.Time
+	nextJob     uint64
+	nextGrant   uint64
 
 	settings settingsRecord
 	window   ledger.Window
@@ -149,6 +152,7 @@ func loadState(tx *bolt.Tx) (*state, error) {
 	s.now = ledger.Time(readU64(meta.Get(keyTime)))
 	s.nextJob = readU64(meta.Get(keyNextJob))
 	s.nextGrant = readU64(meta.Get(keyNextGrant))
+	s.loadHistory(tx)
 
 	// A stored record replaces the defaults whole: a field it lacks, as
 	// billing_rule in records older than billing rules, reads as its zero

@@ -172,41 +172,47 @@ func (f *FSM) Fairness(account string, at ledger.Time) (FairnessReport, error) {
 		}
 		names = []string{account}
 	}
-	n := len(st.settings.Resources)
 	r := FairnessReport{
 		At: at, Policy: st.settings.Policy, Window: st.window,
 		Resources: slices.Clone(st.settings.Resources), Capacity: st.named(st.capacity),
 	}
 	for _, name := range names {
-		fa := st.fair.Account(name, at)
-		usage, baseline := pad(fa.Usage, n), pad(fa.Baseline, n)
-		beta := ledger.Beta(usage, baseline)
-		row := FairnessRow{
-			Account: name, Weight: st.weights[name], Share: st.named(st.share(name)),
-			Usage: st.named(usage), Baseline: st.named(baseline), Beta: beta, HasBeta: !isInf(beta),
-			Available: st.su.Balance(name, at).Available,
-			Group:     st.accounts[name].Group, FawkesShare: st.shares.shares[name],
-		}
-		alloc := ledger.NewVector(n)
-		oldestPending := ledger.Time(-1)
-		for _, id := range st.accountJobs[name] {
-			j := st.jobs[id]
-			alloc.AddScaled(j.Demand, float64(j.Running))
-			row.Running += j.Running
-			if p := j.pending(); p > 0 {
-				row.Pending += p
-				if oldestPending < 0 {
-					oldestPending = j.SubmittedAt
-				}
-			}
-		}
-		row.Allocation = st.named(alloc)
-		if row.Pending > 0 {
-			row.Waiting = max(at.Sub(waitingSince(fa, oldestPending)), 0)
-		}
-		r.Accounts = append(r.Accounts, row)
+		r.Accounts = append(r.Accounts, st.fairnessRow(name, at))
 	}
 	return r, nil
+}
+
+// fairnessRow is one account's line of the fairness report at time at
+// (the report's, and each sample of the fairness history's).
+func (st *state) fairnessRow(name string, at ledger.Time) FairnessRow {
+	n := len(st.settings.Resources)
+	fa := st.fair.Account(name, at)
+	usage, baseline := pad(fa.Usage, n), pad(fa.Baseline, n)
+	beta := ledger.Beta(usage, baseline)
+	row := FairnessRow{
+		Account: name, Weight: st.weights[name], Share: st.named(st.share(name)),
+		Usage: st.named(usage), Baseline: st.named(baseline), Beta: beta, HasBeta: !isInf(beta),
+		Available: st.su.Balance(name, at).Available,
+		Group:     st.accounts[name].Group, FawkesShare: st.shares.shares[name],
+	}
+	alloc := ledger.NewVector(n)
+	oldestPending := ledger.Time(-1)
+	for _, id := range st.accountJobs[name] {
+		j := st.jobs[id]
+		alloc.AddScaled(j.Demand, float64(j.Running))
+		row.Running += j.Running
+		if p := j.pending(); p > 0 {
+			row.Pending += p
+			if oldestPending < 0 {
+				oldestPending = j.SubmittedAt
+			}
+		}
+	}
+	row.Allocation = st.named(alloc)
+	if row.Pending > 0 {
+		row.Waiting = max(at.Sub(waitingSince(fa, oldestPending)), 0)
+	}
+	return row
 }
 
 func isInf(x float64) bool { return x > 1.7976931348623157e308 }

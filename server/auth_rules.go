@@ -144,6 +144,22 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 			filterOf(func(u *userScope, r *longfairv1.FairnessReport) {
 				r.Accounts = slices.DeleteFunc(r.Accounts, func(a *longfairv1.AccountFairness) bool { return !u.isMember(a.GetAccount()) })
 			})), true
+	case "Fairness/GetFairnessHistory":
+		// As the report: a user names only accounts they belong to, and
+		// sees only those.
+		return userRule(checkOf(func(u *userScope, r *longfairv1.GetFairnessHistoryRequest) error {
+			for _, a := range r.GetAccounts() {
+				if err := u.optionalMember(a); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+			filterOf(func(u *userScope, r *longfairv1.FairnessHistory) {
+				for _, s := range r.GetSamples() {
+					s.Accounts = slices.DeleteFunc(s.Accounts, func(a *longfairv1.AccountSample) bool { return !u.isMember(a.GetAccount()) })
+				}
+			})), true
 	case "Groups/GetAccountTree":
 		// Groups show what their subtrees hold in total; a user sees the
 		// leaves of its own accounts only.

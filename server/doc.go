@@ -12,7 +12,9 @@
 //   - an HTTP listener (http.go) for metrics and health probes and the same
 //     API as JSON under /v1/ (http_api.go): grpc-gateway's handlers, which
 //     call this server's own gRPC listener with the HTTP caller's token,
-//     so that both forms are checked, routed and answered by one path.
+//     so that both forms are checked, routed and answered by one path;
+//     and the web dashboard under /ui/ (package dashboard), static pages
+//     that call that API with the logged-in user's token.
 //
 // Writes that reach a follower are forwarded to the leader's gRPC address
 // with the caller's deadline; reads are answered from the local FSM unless

@@ -10,12 +10,14 @@ import (
 	"time"
 
 	"github.com/longfair/longfair/ops/metrics"
+	"github.com/longfair/longfair/server/dashboard"
 )
 
 // httpEndpoint is the server's HTTP listener: the operations endpoints
 // /metrics, /healthz and /readyz (see metrics.NewHTTPHandler), and the
-// JSON/HTTP API under /v1/ (http_api.go), and Go's profiles for admins
-// under /debug/pprof/ (http_pprof.go). With TLS configured it serves
+// JSON/HTTP API under /v1/ (http_api.go), the web dashboard under /ui/
+// (package dashboard), and Go's profiles for admins under /debug/pprof/
+// (http_pprof.go). With TLS configured it serves
 // HTTPS with the gRPC listener's certificate and, with a CA, demands a
 // client certificate the CA signed, as the gRPC listener does.
 type httpEndpoint struct {
@@ -36,6 +38,11 @@ func (s *Server) startHTTP() error {
 	if err := s.mountAPI(mux); err != nil {
 		return err
 	}
+	ui, err := dashboard.Handler()
+	if err != nil {
+		return err
+	}
+	mux.Handle(dashboard.Path, ui)
 	s.mountPprof(mux)
 	lis, err := net.Listen("tcp", s.cfg.HTTPAddr)
 	if err != nil {

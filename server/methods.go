@@ -48,7 +48,7 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 		"Users/GetUser", "Users/ListUsers",
 		"Grants/ListGrants",
 		"Jobs/GetJob", "Jobs/ListJobs", "Jobs/ListTasks", "Jobs/ExplainJob", "Jobs/QuoteJob",
-		"Fairness/GetFairnessReport",
+		"Fairness/GetFairnessReport", "Fairness/GetFairnessHistory",
 		"Ledger/GetBalance", "Ledger/ListJournal", "Ledger/Verify", "Ledger/UsageReport",
 		"Operator/GetSettings", "Operator/ListNodes",
 		"ACL/ListTokens", "ACL/WhoAmI",

@@ -23,6 +23,64 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// HistoryResolution is a tier of the fairness history: one sample per
+// step, for a bounded number of steps.
+type HistoryResolution int32
+
+const (
+	// Unspecified picks the finest tier that covers the range.
+	HistoryResolution_HISTORY_RESOLUTION_UNSPECIFIED HistoryResolution = 0
+	// One sample a minute, the last hour.
+	HistoryResolution_HISTORY_RESOLUTION_MINUTE HistoryResolution = 1
+	// One sample an hour, the last week.
+	HistoryResolution_HISTORY_RESOLUTION_HOUR HistoryResolution = 2
+	// One sample a day, the last 90 days.
+	HistoryResolution_HISTORY_RESOLUTION_DAY HistoryResolution = 3
+)
+
+// Enum value maps for HistoryResolution.
+var (
+	HistoryResolution_name = map[int32]string{
+		0: "HISTORY_RESOLUTION_UNSPECIFIED",
+		1: "HISTORY_RESOLUTION_MINUTE",
+		2: "HISTORY_RESOLUTION_HOUR",
+		3: "HISTORY_RESOLUTION_DAY",
+	}
+	HistoryResolution_value = map[string]int32{
+		"HISTORY_RESOLUTION_UNSPECIFIED": 0,
+		"HISTORY_RESOLUTION_MINUTE":      1,
+		"HISTORY_RESOLUTION_HOUR":        2,
+		"HISTORY_RESOLUTION_DAY":         3,
+	}
+)
+
+func (x HistoryResolution) Enum() *HistoryResolution {
+	p := new(HistoryResolution)
+	*p = x
+	return p
+}
+
+func (x HistoryResolution) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HistoryResolution) Descriptor() protoreflect.EnumDescriptor {
+	return file_longfair_v1_fairness_proto_enumTypes[0].Descriptor()
+}
+
+func (HistoryResolution) Type() protoreflect.EnumType {
+	return &file_longfair_v1_fairness_proto_enumTypes[0]
+}
+
+func (x HistoryResolution) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HistoryResolution.Descriptor instead.
+func (HistoryResolution) EnumDescriptor() ([]byte, []int) {
+	return file_longfair_v1_fairness_proto_rawDescGZIP(), []int{0}
+}
+
 type GetFairnessReportRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// account, if set, reports only that account.
@@ -305,6 +363,304 @@ func (x *AccountFairness) GetFawkesShare() float64 {
 	return 0
 }
 
+type GetFairnessHistoryRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Accounts to return; empty means every account the caller may see.
+	Accounts []string `protobuf:"bytes,1,rep,name=accounts,proto3" json:"accounts,omitempty"`
+	// The range, inclusive; since defaults to one tier's span before until,
+	// until to now.
+	Since         *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=since,proto3" json:"since,omitempty"`
+	Until         *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=until,proto3" json:"until,omitempty"`
+	Resolution    HistoryResolution      `protobuf:"varint,4,opt,name=resolution,proto3,enum=longfair.v1.HistoryResolution" json:"resolution,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetFairnessHistoryRequest) Reset() {
+	*x = GetFairnessHistoryRequest{}
+	mi := &file_longfair_v1_fairness_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetFairnessHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetFairnessHistoryRequest) ProtoMessage() {}
+
+func (x *GetFairnessHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_fairness_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetFairnessHistoryRequest.ProtoReflect.Descriptor instead.
+func (*GetFairnessHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_fairness_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GetFairnessHistoryRequest) GetAccounts() []string {
+	if x != nil {
+		return x.Accounts
+	}
+	return nil
+}
+
+func (x *GetFairnessHistoryRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *GetFairnessHistoryRequest) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
+}
+
+func (x *GetFairnessHistoryRequest) GetResolution() HistoryResolution {
+	if x != nil {
+		return x.Resolution
+	}
+	return HistoryResolution_HISTORY_RESOLUTION_UNSPECIFIED
+}
+
+type FairnessHistory struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tier the samples come from, and its step.
+	Resolution HistoryResolution    `protobuf:"varint,1,opt,name=resolution,proto3,enum=longfair.v1.HistoryResolution" json:"resolution,omitempty"`
+	Step       *durationpb.Duration `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
+	// Samples, oldest first. A step no command was applied in has none.
+	Samples       []*FairnessSample `protobuf:"bytes,3,rep,name=samples,proto3" json:"samples,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FairnessHistory) Reset() {
+	*x = FairnessHistory{}
+	mi := &file_longfair_v1_fairness_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FairnessHistory) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FairnessHistory) ProtoMessage() {}
+
+func (x *FairnessHistory) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_fairness_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FairnessHistory.ProtoReflect.Descriptor instead.
+func (*FairnessHistory) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_fairness_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *FairnessHistory) GetResolution() HistoryResolution {
+	if x != nil {
+		return x.Resolution
+	}
+	return HistoryResolution_HISTORY_RESOLUTION_UNSPECIFIED
+}
+
+func (x *FairnessHistory) GetStep() *durationpb.Duration {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+func (x *FairnessHistory) GetSamples() []*FairnessSample {
+	if x != nil {
+		return x.Samples
+	}
+	return nil
+}
+
+// FairnessSample is the accounts' state at one applied command's time.
+type FairnessSample struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=at,proto3" json:"at,omitempty"`
+	Accounts      []*AccountSample       `protobuf:"bytes,2,rep,name=accounts,proto3" json:"accounts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FairnessSample) Reset() {
+	*x = FairnessSample{}
+	mi := &file_longfair_v1_fairness_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FairnessSample) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FairnessSample) ProtoMessage() {}
+
+func (x *FairnessSample) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_fairness_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FairnessSample.ProtoReflect.Descriptor instead.
+func (*FairnessSample) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_fairness_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *FairnessSample) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *FairnessSample) GetAccounts() []*AccountSample {
+	if x != nil {
+		return x.Accounts
+	}
+	return nil
+}
+
+type AccountSample struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Account string                 `protobuf:"bytes,1,opt,name=account,proto3" json:"account,omitempty"`
+	// β, when has_beta (as in AccountFairness).
+	Beta    float64 `protobuf:"fixed64,2,opt,name=beta,proto3" json:"beta,omitempty"`
+	HasBeta bool    `protobuf:"varint,3,opt,name=has_beta,json=hasBeta,proto3" json:"has_beta,omitempty"`
+	// Ü, the accumulated usage under the window, and the baseline (what
+	// the account's share would have accrued), in resource-seconds.
+	Usage    map[string]float64 `protobuf:"bytes,4,rep,name=usage,proto3" json:"usage,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Baseline map[string]float64 `protobuf:"bytes,5,rep,name=baseline,proto3" json:"baseline,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// The non-sharing share S_i of each resource.
+	Share              map[string]float64 `protobuf:"bytes,6,rep,name=share,proto3" json:"share,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	SuAvailableMicroSu int64              `protobuf:"varint,7,opt,name=su_available_micro_su,json=suAvailableMicroSu,proto3" json:"su_available_micro_su,omitempty"`
+	PendingTasks       int64              `protobuf:"varint,8,opt,name=pending_tasks,json=pendingTasks,proto3" json:"pending_tasks,omitempty"`
+	RunningTasks       int64              `protobuf:"varint,9,opt,name=running_tasks,json=runningTasks,proto3" json:"running_tasks,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *AccountSample) Reset() {
+	*x = AccountSample{}
+	mi := &file_longfair_v1_fairness_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccountSample) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccountSample) ProtoMessage() {}
+
+func (x *AccountSample) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_fairness_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccountSample.ProtoReflect.Descriptor instead.
+func (*AccountSample) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_fairness_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *AccountSample) GetAccount() string {
+	if x != nil {
+		return x.Account
+	}
+	return ""
+}
+
+func (x *AccountSample) GetBeta() float64 {
+	if x != nil {
+		return x.Beta
+	}
+	return 0
+}
+
+func (x *AccountSample) GetHasBeta() bool {
+	if x != nil {
+		return x.HasBeta
+	}
+	return false
+}
+
+func (x *AccountSample) GetUsage() map[string]float64 {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *AccountSample) GetBaseline() map[string]float64 {
+	if x != nil {
+		return x.Baseline
+	}
+	return nil
+}
+
+func (x *AccountSample) GetShare() map[string]float64 {
+	if x != nil {
+		return x.Share
+	}
+	return nil
+}
+
+func (x *AccountSample) GetSuAvailableMicroSu() int64 {
+	if x != nil {
+		return x.SuAvailableMicroSu
+	}
+	return 0
+}
+
+func (x *AccountSample) GetPendingTasks() int64 {
+	if x != nil {
+		return x.PendingTasks
+	}
+	return 0
+}
+
+func (x *AccountSample) GetRunningTasks() int64 {
+	if x != nil {
+		return x.RunningTasks
+	}
+	return 0
+}
+
 var File_longfair_v1_fairness_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_fairness_proto_rawDesc = "" +
@@ -352,9 +708,52 @@ const file_longfair_v1_fairness_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a=\n" +
 	"\x0fAllocationEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x012c\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xdb\x01\n" +
+	"\x19GetFairnessHistoryRequest\x12\x1a\n" +
+	"\baccounts\x18\x01 \x03(\tR\baccounts\x120\n" +
+	"\x05since\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
+	"\x05until\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05until\x12>\n" +
+	"\n" +
+	"resolution\x18\x04 \x01(\x0e2\x1e.longfair.v1.HistoryResolutionR\n" +
+	"resolution\"\xb7\x01\n" +
+	"\x0fFairnessHistory\x12>\n" +
+	"\n" +
+	"resolution\x18\x01 \x01(\x0e2\x1e.longfair.v1.HistoryResolutionR\n" +
+	"resolution\x12-\n" +
+	"\x04step\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x04step\x125\n" +
+	"\asamples\x18\x03 \x03(\v2\x1b.longfair.v1.FairnessSampleR\asamples\"t\n" +
+	"\x0eFairnessSample\x12*\n" +
+	"\x02at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x126\n" +
+	"\baccounts\x18\x02 \x03(\v2\x1a.longfair.v1.AccountSampleR\baccounts\"\xc6\x04\n" +
+	"\rAccountSample\x12\x18\n" +
+	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
+	"\x04beta\x18\x02 \x01(\x01R\x04beta\x12\x19\n" +
+	"\bhas_beta\x18\x03 \x01(\bR\ahasBeta\x12;\n" +
+	"\x05usage\x18\x04 \x03(\v2%.longfair.v1.AccountSample.UsageEntryR\x05usage\x12D\n" +
+	"\bbaseline\x18\x05 \x03(\v2(.longfair.v1.AccountSample.BaselineEntryR\bbaseline\x12;\n" +
+	"\x05share\x18\x06 \x03(\v2%.longfair.v1.AccountSample.ShareEntryR\x05share\x121\n" +
+	"\x15su_available_micro_su\x18\a \x01(\x03R\x12suAvailableMicroSu\x12#\n" +
+	"\rpending_tasks\x18\b \x01(\x03R\fpendingTasks\x12#\n" +
+	"\rrunning_tasks\x18\t \x01(\x03R\frunningTasks\x1a8\n" +
+	"\n" +
+	"UsageEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a;\n" +
+	"\rBaselineEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a8\n" +
+	"\n" +
+	"ShareEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01*\x8f\x01\n" +
+	"\x11HistoryResolution\x12\"\n" +
+	"\x1eHISTORY_RESOLUTION_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19HISTORY_RESOLUTION_MINUTE\x10\x01\x12\x1b\n" +
+	"\x17HISTORY_RESOLUTION_HOUR\x10\x02\x12\x1a\n" +
+	"\x16HISTORY_RESOLUTION_DAY\x10\x032\xbf\x01\n" +
 	"\bFairness\x12W\n" +
-	"\x11GetFairnessReport\x12%.longfair.v1.GetFairnessReportRequest\x1a\x1b.longfair.v1.FairnessReportB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
+	"\x11GetFairnessReport\x12%.longfair.v1.GetFairnessReportRequest\x1a\x1b.longfair.v1.FairnessReport\x12Z\n" +
+	"\x12GetFairnessHistory\x12&.longfair.v1.GetFairnessHistoryRequest\x1a\x1c.longfair.v1.FairnessHistoryB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
 
 var (
 	file_longfair_v1_fairness_proto_rawDescOnce sync.Once
@@ -368,35 +767,57 @@ func file_longfair_v1_fairness_proto_rawDescGZIP() []byte {
 	return file_longfair_v1_fairness_proto_rawDescData
 }
 
-var file_longfair_v1_fairness_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_longfair_v1_fairness_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_longfair_v1_fairness_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_longfair_v1_fairness_proto_goTypes = []any{
-	(*GetFairnessReportRequest)(nil), // 0: longfair.v1.GetFairnessReportRequest
-	(*FairnessReport)(nil),           // 1: longfair.v1.FairnessReport
-	(*AccountFairness)(nil),          // 2: longfair.v1.AccountFairness
-	nil,                              // 3: longfair.v1.FairnessReport.CapacityEntry
-	nil,                              // 4: longfair.v1.AccountFairness.ShareEntry
-	nil,                              // 5: longfair.v1.AccountFairness.UsageEntry
-	nil,                              // 6: longfair.v1.AccountFairness.BaselineEntry
-	nil,                              // 7: longfair.v1.AccountFairness.AllocationEntry
-	(*timestamppb.Timestamp)(nil),    // 8: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),      // 9: google.protobuf.Duration
+	(HistoryResolution)(0),            // 0: longfair.v1.HistoryResolution
+	(*GetFairnessReportRequest)(nil),  // 1: longfair.v1.GetFairnessReportRequest
+	(*FairnessReport)(nil),            // 2: longfair.v1.FairnessReport
+	(*AccountFairness)(nil),           // 3: longfair.v1.AccountFairness
+	(*GetFairnessHistoryRequest)(nil), // 4: longfair.v1.GetFairnessHistoryRequest
+	(*FairnessHistory)(nil),           // 5: longfair.v1.FairnessHistory
+	(*FairnessSample)(nil),            // 6: longfair.v1.FairnessSample
+	(*AccountSample)(nil),             // 7: longfair.v1.AccountSample
+	nil,                               // 8: longfair.v1.FairnessReport.CapacityEntry
+	nil,                               // 9: longfair.v1.AccountFairness.ShareEntry
+	nil,                               // 10: longfair.v1.AccountFairness.UsageEntry
+	nil,                               // 11: longfair.v1.AccountFairness.BaselineEntry
+	nil,                               // 12: longfair.v1.AccountFairness.AllocationEntry
+	nil,                               // 13: longfair.v1.AccountSample.UsageEntry
+	nil,                               // 14: longfair.v1.AccountSample.BaselineEntry
+	nil,                               // 15: longfair.v1.AccountSample.ShareEntry
+	(*timestamppb.Timestamp)(nil),     // 16: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),       // 17: google.protobuf.Duration
 }
 var file_longfair_v1_fairness_proto_depIdxs = []int32{
-	8, // 0: longfair.v1.FairnessReport.at:type_name -> google.protobuf.Timestamp
-	3, // 1: longfair.v1.FairnessReport.capacity:type_name -> longfair.v1.FairnessReport.CapacityEntry
-	2, // 2: longfair.v1.FairnessReport.accounts:type_name -> longfair.v1.AccountFairness
-	4, // 3: longfair.v1.AccountFairness.share:type_name -> longfair.v1.AccountFairness.ShareEntry
-	5, // 4: longfair.v1.AccountFairness.usage:type_name -> longfair.v1.AccountFairness.UsageEntry
-	6, // 5: longfair.v1.AccountFairness.baseline:type_name -> longfair.v1.AccountFairness.BaselineEntry
-	7, // 6: longfair.v1.AccountFairness.allocation:type_name -> longfair.v1.AccountFairness.AllocationEntry
-	9, // 7: longfair.v1.AccountFairness.waiting:type_name -> google.protobuf.Duration
-	0, // 8: longfair.v1.Fairness.GetFairnessReport:input_type -> longfair.v1.GetFairnessReportRequest
-	1, // 9: longfair.v1.Fairness.GetFairnessReport:output_type -> longfair.v1.FairnessReport
-	9, // [9:10] is the sub-list for method output_type
-	8, // [8:9] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	16, // 0: longfair.v1.FairnessReport.at:type_name -> google.protobuf.Timestamp
+	8,  // 1: longfair.v1.FairnessReport.capacity:type_name -> longfair.v1.FairnessReport.CapacityEntry
+	3,  // 2: longfair.v1.FairnessReport.accounts:type_name -> longfair.v1.AccountFairness
+	9,  // 3: longfair.v1.AccountFairness.share:type_name -> longfair.v1.AccountFairness.ShareEntry
+	10, // 4: longfair.v1.AccountFairness.usage:type_name -> longfair.v1.AccountFairness.UsageEntry
+	11, // 5: longfair.v1.AccountFairness.baseline:type_name -> longfair.v1.AccountFairness.BaselineEntry
+	12, // 6: longfair.v1.AccountFairness.allocation:type_name -> longfair.v1.AccountFairness.AllocationEntry
+	17, // 7: longfair.v1.AccountFairness.waiting:type_name -> google.protobuf.Duration
+	16, // 8: longfair.v1.GetFairnessHistoryRequest.since:type_name -> google.protobuf.Timestamp
+	16, // 9: longfair.v1.GetFairnessHistoryRequest.until:type_name -> google.protobuf.Timestamp
+	0,  // 10: longfair.v1.GetFairnessHistoryRequest.resolution:type_name -> longfair.v1.HistoryResolution
+	0,  // 11: longfair.v1.FairnessHistory.resolution:type_name -> longfair.v1.HistoryResolution
+	17, // 12: longfair.v1.FairnessHistory.step:type_name -> google.protobuf.Duration
+	6,  // 13: longfair.v1.FairnessHistory.samples:type_name -> longfair.v1.FairnessSample
+	16, // 14: longfair.v1.FairnessSample.at:type_name -> google.protobuf.Timestamp
+	7,  // 15: longfair.v1.FairnessSample.accounts:type_name -> longfair.v1.AccountSample
+	13, // 16: longfair.v1.AccountSample.usage:type_name -> longfair.v1.AccountSample.UsageEntry
+	14, // 17: longfair.v1.AccountSample.baseline:type_name -> longfair.v1.AccountSample.BaselineEntry
+	15, // 18: longfair.v1.AccountSample.share:type_name -> longfair.v1.AccountSample.ShareEntry
+	1,  // 19: longfair.v1.Fairness.GetFairnessReport:input_type -> longfair.v1.GetFairnessReportRequest
+	4,  // 20: longfair.v1.Fairness.GetFairnessHistory:input_type -> longfair.v1.GetFairnessHistoryRequest
+	2,  // 21: longfair.v1.Fairness.GetFairnessReport:output_type -> longfair.v1.FairnessReport
+	5,  // 22: longfair.v1.Fairness.GetFairnessHistory:output_type -> longfair.v1.FairnessHistory
+	21, // [21:23] is the sub-list for method output_type
+	19, // [19:21] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_fairness_proto_init() }
@@ -409,13 +830,14 @@ func file_longfair_v1_fairness_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_fairness_proto_rawDesc), len(file_longfair_v1_fairness_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   8,
+			NumEnums:      1,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_longfair_v1_fairness_proto_goTypes,
 		DependencyIndexes: file_longfair_v1_fairness_proto_depIdxs,
+		EnumInfos:         file_longfair_v1_fairness_proto_enumTypes,
 		MessageInfos:      file_longfair_v1_fairness_proto_msgTypes,
 	}.Build()
 	File_longfair_v1_fairness_proto = out.File

@@ -19,7 +19,8 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Fairness_GetFairnessReport_FullMethodName = "/longfair.v1.Fairness/GetFairnessReport"
+	Fairness_GetFairnessReport_FullMethodName  = "/longfair.v1.Fairness/GetFairnessReport"
+	Fairness_GetFairnessHistory_FullMethodName = "/longfair.v1.Fairness/GetFairnessHistory"
 )
 
 // FairnessClient is the client API for Fairness service.
@@ -30,6 +31,10 @@ const (
 type FairnessClient interface {
 	// GetFairnessReport returns one row per account, in name order.
 	GetFairnessReport(ctx context.Context, in *GetFairnessReportRequest, opts ...grpc.CallOption) (*FairnessReport, error)
+	// GetFairnessHistory returns the fairness history the servers record
+	// from committed commands (a bounded, downsampled time series per
+	// account), for charts. A user sees only the accounts they belong to.
+	GetFairnessHistory(ctx context.Context, in *GetFairnessHistoryRequest, opts ...grpc.CallOption) (*FairnessHistory, error)
 }
 
 type fairnessClient struct {
@@ -50,6 +55,16 @@ func (c *fairnessClient) GetFairnessReport(ctx context.Context, in *GetFairnessR
 	return out, nil
 }
 
+func (c *fairnessClient) GetFairnessHistory(ctx context.Context, in *GetFairnessHistoryRequest, opts ...grpc.CallOption) (*FairnessHistory, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FairnessHistory)
+	err := c.cc.Invoke(ctx, Fairness_GetFairnessHistory_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // FairnessServer is the server API for Fairness service.
 // All implementations must embed UnimplementedFairnessServer
 // for forward compatibility.
@@ -58,6 +73,10 @@ func (c *fairnessClient) GetFairnessReport(ctx context.Context, in *GetFairnessR
 type FairnessServer interface {
 	// GetFairnessReport returns one row per account, in name order.
 	GetFairnessReport(context.Context, *GetFairnessReportRequest) (*FairnessReport, error)
+	// GetFairnessHistory returns the fairness history the servers record
+	// from committed commands (a bounded, downsampled time series per
+	// account), for charts. A user sees only the accounts they belong to.
+	GetFairnessHistory(context.Context, *GetFairnessHistoryRequest) (*FairnessHistory, error)
 	mustEmbedUnimplementedFairnessServer()
 }
 
@@ -70,6 +89,9 @@ type UnimplementedFairnessServer struct{}
 
 func (UnimplementedFairnessServer) GetFairnessReport(context.Context, *GetFairnessReportRequest) (*FairnessReport, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetFairnessReport not implemented")
+}
+func (UnimplementedFairnessServer) GetFairnessHistory(context.Context, *GetFairnessHistoryRequest) (*FairnessHistory, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetFairnessHistory not implemented")
 }
 func (UnimplementedFairnessServer) mustEmbedUnimplementedFairnessServer() {}
 func (UnimplementedFairnessServer) testEmbeddedByValue()                  {}
@@ -110,6 +132,24 @@ func _Fairness_GetFairnessReport_Handler(srv interface{}, ctx context.Context, d
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Fairness_GetFairnessHistory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetFairnessHistoryRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(FairnessServer).GetFairnessHistory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Fairness_GetFairnessHistory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(FairnessServer).GetFairnessHistory(ctx, req.(*GetFairnessHistoryRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Fairness_ServiceDesc is the grpc.ServiceDesc for Fairness service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -120,6 +160,10 @@ var Fairness_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetFairnessReport",
 			Handler:    _Fairness_GetFairnessReport_Handler,
+		},
+		{
+			MethodName: "GetFairnessHistory",
+			Handler:    _Fairness_GetFairnessHistory_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -292,6 +292,34 @@ func (r *GetFairnessReportRequest) Validate() error {
 	return checkOptionalName("account", r.GetAccount())
 }
 
+// MaxHistoryAccounts bounds the accounts one history request names.
+const MaxHistoryAccounts = 1000
+
+// Validate checks the request.
+func (r *GetFairnessHistoryRequest) Validate() error {
+	if len(r.GetAccounts()) > MaxHistoryAccounts {
+		return bad("%d accounts named: ask for at most %d at a time, or for none (every account you may see)", len(r.GetAccounts()), MaxHistoryAccounts)
+	}
+	for _, a := range r.GetAccounts() {
+		if err := checkName("accounts", a); err != nil {
+			return err
+		}
+	}
+	if err := checkTimestamp("since", r.GetSince()); err != nil {
+		return err
+	}
+	if err := checkTimestamp("until", r.GetUntil()); err != nil {
+		return err
+	}
+	if r.GetSince() != nil && r.GetUntil() != nil && r.GetUntil().AsTime().Before(r.GetSince().AsTime()) {
+		return bad("until %s is before since %s: give since ≤ until", r.GetUntil().AsTime().Format(time.RFC3339), r.GetSince().AsTime().Format(time.RFC3339))
+	}
+	if _, ok := HistoryResolution_name[int32(r.GetResolution())]; !ok {
+		return bad("resolution is %d: use MINUTE, HOUR, DAY, or leave it out to pick by range", int32(r.GetResolution()))
+	}
+	return nil
+}
+
 // Validate checks the request.
 func (r *GetBalanceRequest) Validate() error { return checkName("account", r.GetAccount()) }
 

@@ -27,6 +27,7 @@ func validRequests() []Validator {
 		&ListTokensRequest{PageToken: "abc"},
 		&RevokeTokenRequest{Id: "t1"},
 		&GetFairnessReportRequest{Account: "phys"},
+		&GetFairnessHistoryRequest{Accounts: []string{"phys"}},
 		&CreateGrantRequest{Id: "g1", Account: "phys", AmountMicroSu: 1, Note: "2026 allocation"},
 		&ListGrantsRequest{Account: "phys", PageToken: "abc"},
 		&SetGroupWeightRequest{Path: "science/phys", Weight: 1},
