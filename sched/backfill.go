@@ -95,6 +95,7 @@ type reservation struct {
 	viewReleases bool
 	// Scratch for earliest and reserve.
 	free    []float64
+	copied  []bool
 	fitAt   []ledger.Time
 	merged  []releaseEvent
 	ordered []int
@@ -190,21 +191,21 @@ func (e *Engine) maskReserved(s int) {
 // nodes hold a task of job — one node, or job.Nodes distinct ones — from
 // what the index has free now and what running tasks give back at their
 // latest ends (the view's releases and the pass's own placements), and
-// whether there is one. It leaves in r.free each node's free vector at
-// that time and in r.fitAt when each node came to hold the task (-1:
+// whether there is one. It leaves each node's free vector at that time
+// for freeAt and in r.fitAt when each node came to hold the task (-1:
 // never by then).
 func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	r := &e.resv
 	n, k := e.index.Len(), len(e.capacity)
 	need := max(job.Nodes, 1)
 	now := e.view.Now
-	r.free = resize(r.free, n*k)
 	r.fitAt = resize(r.fitAt, n)
+	r.copied = resize(r.copied, n)
+	clear(r.copied)
 	fits := 0
 	for i := range n {
-		copy(r.free[i*k:i*k+k], e.index.Free(i))
 		r.fitAt[i] = -1
-		if e.holdsOn(job, i, r.free[i*k:i*k+k]) {
+		if e.holdsOn(job, i, e.index.Free(i)) {
 			r.fitAt[i] = now
 			fits++
 		}
@@ -212,6 +213,10 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	if fits >= need {
 		return now, true
 	}
+	// A node's free vector is copied into r.free only when a release
+	// reaches it: most nodes' never change before the reserved time, and
+	// copying every node's first is most of a search's cost.
+	r.free = resize(r.free, n*k)
 	r.merged = r.merged[:0]
 	for i := range e.view.Nodes {
 		for _, rel := range e.view.Nodes[i].Releases {
@@ -237,6 +242,10 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		h = h[:last]
 		siftDownRelease(h, 0)
 		f := ledger.Vector(r.free[ev.node*k : ev.node*k+k])
+		if !r.copied[ev.node] {
+			copy(f, e.index.Free(ev.node))
+			r.copied[ev.node] = true
+		}
 		f.Add(ev.free)
 		if r.fitAt[ev.node] < 0 && e.holdsOn(job, ev.node, f) {
 			r.fitAt[ev.node] = ev.at
@@ -246,6 +255,17 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		}
 	}
 	return 0, false
+}
+
+// freeAt is node's free vector at the time earliest found: its copy in
+// r.free if a release reached it, else what the index has free now.
+func (e *Engine) freeAt(node int) ledger.Vector {
+	r := &e.resv
+	if node < len(r.copied) && r.copied[node] {
+		k := len(e.capacity)
+		return ledger.Vector(r.free[node*k : node*k+k])
+	}
+	return e.index.Free(node)
 }
 
 // releaseBefore orders release events by time, then node, then their
@@ -320,7 +340,7 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 		r.slot[node] = int32(s)
 		copy(r.real[s*k:s*k+k], e.index.Free(node))
 		spare := ledger.Vector(r.spare[s*k : s*k+k])
-		copy(spare, r.free[node*k:node*k+k])
+		copy(spare, e.freeAt(node))
 		spare.Sub(d)
 		e.maskReserved(s)
 	}

@@ -120,7 +120,7 @@ func newReplay(w *Workload, cfg Config) *replay {
 	r := &replay{
 		w:           w,
 		cfg:         cfg,
-		eng:         sched.NewEngine(),
+		eng:         sched.NewEngine().TrustViews(),
 		book:        ledger.NewFairnessBook(cfg.Window, n),
 		capacity:    w.Capacity(),
 		jobs:        make([]jobState, len(w.Jobs)),
