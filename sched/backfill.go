@@ -31,9 +31,18 @@ import (
 //
 // So backfilled work never delays the reserved job's start, and the
 // reserved job is the first ranked one: wide jobs do not starve behind
-// streams of narrow ones. One reservation per pass (EASY); the next pass
-// computes it afresh from the then running tasks, so it moves only
-// earlier, as tasks end before their walltime. Everything is computed from
+// streams of narrow ones. One reservation per pass under EASY; the next
+// pass computes it afresh from the then running tasks, so it moves only
+// earlier, as tasks end before their walltime.
+//
+// Conservative backfill reserves for the first K jobs that cannot start
+// (Settings.Reservations), each on nodes the earlier ones did not take:
+// the k-th is made like the first over the nodes no earlier reservation
+// holds, counting what the pass placed so far, and every later placement
+// keeps all K whole, each reserved node by its own reservation's time.
+// Keeping the reservations' nodes apart is what makes one never delay
+// another, at the price of reserving no later job on a node an earlier
+// reservation will hand back; K = 1 is EASY exactly. Everything is computed from
 // the view and the pass's own placements, in a fixed order, so the pass is
 // as deterministic as without it.
 
@@ -55,17 +64,41 @@ const (
 	// BackfillEASY reserves for that job and lets later work start only
 	// where it cannot delay the reservation (above).
 	BackfillEASY Backfill = "easy"
+	// BackfillConservative reserves for the first Settings.Reservations
+	// jobs that cannot start (DefaultReservations when zero), and lets
+	// later work start only where it delays none of them.
+	BackfillConservative Backfill = "conservative"
 )
+
+// DefaultReservations is how many jobs conservative backfill reserves for
+// when Settings.Reservations is zero, chosen by measurement on the
+// archive's logs (README, "Backfill on the archive's logs").
+const DefaultReservations = 4
+
+// reservationLimit is how many reservations a pass makes: 1 under EASY,
+// K under conservative backfill, none otherwise.
+func (s *Settings) reservationLimit() int {
+	switch s.Backfill {
+	case BackfillEASY:
+		return 1
+	case BackfillConservative:
+		if s.Reservations > 0 {
+			return s.Reservations
+		}
+		return DefaultReservations
+	}
+	return 0
+}
 
 // ParseBackfill returns the backfill mode named s ("" is greedy).
 func ParseBackfill(s string) (Backfill, error) {
 	switch b := Backfill(s); b {
 	case "", BackfillGreedy:
 		return BackfillGreedy, nil
-	case BackfillNone, BackfillEASY:
+	case BackfillNone, BackfillEASY, BackfillConservative:
 		return b, nil
 	}
-	return "", fmt.Errorf("unknown backfill %q: want easy, none or greedy", s)
+	return "", fmt.Errorf("unknown backfill %q: want easy, conservative, none or greedy", s)
 }
 
 // Release is what a running task gives back to its node when it ends at
@@ -75,19 +108,21 @@ type Release struct {
 	Free ledger.Vector
 }
 
-// reservation is the pass's one reservation, once made.
+// reservation is the pass's reservations, once made.
 type reservation struct {
 	made bool
-	// account and job name the reserved job (account index, queue index).
-	account, job int
-	// at is the reserved start, T.
-	at ledger.Time
-	// nodes are the reserved nodes; slot maps a node index to its place
-	// in nodes (-1: not reserved). For each reserved node, real is its
-	// true free vector now and spare what it has at T beyond the reserved
-	// share (k entries each).
+	// jobs are the reserved jobs in the order reserved, the first ranked
+	// first; each holds the nodes[from:to].
+	jobs []reservedJob
+	// nodes are the reserved nodes, each reservation's in index order;
+	// slot maps a node index to its place in nodes (-1: not reserved),
+	// valid once one is made, and at is each reserved node's reserved
+	// start T. For each reserved node, real is its true free vector now
+	// and spare what it has at T beyond the reserved share (k entries
+	// each).
 	nodes       []int
 	slot        []int32
+	at          []ledger.Time
 	real, spare []float64
 	// events are what the pass's placements give back, and when;
 	// viewReleases says the view's nodes list any.
@@ -100,6 +135,14 @@ type reservation struct {
 	merged  []releaseEvent
 	ordered []int
 	masked  ledger.Vector
+}
+
+// reservedJob is one reservation: account a's queue entry job, reserved
+// to start at at on nodes[from:to].
+type reservedJob struct {
+	account, job int
+	at           ledger.Time
+	from, to     int
 }
 
 // releaseEvent is a Release on node.
@@ -115,10 +158,11 @@ type releaseEvent struct {
 func (e *Engine) resetBackfill() {
 	r := &e.resv
 	r.made, e.halted = false, false
-	r.nodes = r.nodes[:0]
+	r.jobs, r.nodes, r.at = r.jobs[:0], r.nodes[:0], r.at[:0]
+	r.real, r.spare = r.real[:0], r.spare[:0]
 	r.events = r.events[:0]
 	r.viewReleases = false
-	if e.view != nil && e.view.Settings.Backfill == BackfillEASY {
+	if e.backfilling() {
 		for i := range e.view.Nodes {
 			if len(e.view.Nodes[i].Releases) > 0 {
 				r.viewReleases = true
@@ -129,7 +173,12 @@ func (e *Engine) resetBackfill() {
 }
 
 // backfilling reports whether the pass reserves.
-func (e *Engine) backfilling() bool { return e.view != nil && e.view.Settings.Backfill == BackfillEASY }
+func (e *Engine) backfilling() bool { return e.view != nil && e.view.Settings.reservationLimit() > 0 }
+
+// reserving reports whether the pass may still make a reservation.
+func (e *Engine) reserving() bool {
+	return e.backfilling() && len(e.resv.jobs) < e.view.Settings.reservationLimit()
+}
 
 // notePlaced records, for a later reservation, when the task just placed
 // on e.claimed gives its nodes back, and keeps a made reservation's
@@ -142,12 +191,8 @@ func (e *Engine) notePlaced(job *Job) {
 	r := &e.resv
 	d := job.nodeDemand()
 	end, ends := e.endOf(job)
+	e.noteEvents(d, end, ends)
 	if !r.made {
-		if ends {
-			for _, n := range e.claimed {
-				r.events = append(r.events, releaseEvent{at: end, node: n, free: d})
-			}
-		}
 		return
 	}
 	k := len(d)
@@ -158,12 +203,26 @@ func (e *Engine) notePlaced(job *Job) {
 		}
 		real := ledger.Vector(r.real[int(s)*k : int(s)*k+k])
 		real.Sub(d)
-		if !ends || end > r.at {
+		if !ends || end > r.at[s] {
 			ledger.Vector(r.spare[int(s)*k : int(s)*k+k]).Sub(d)
 		}
 		e.maskReserved(int(s))
 	}
 }
+
+// noteEvents records, while the pass may still reserve, that the task
+// just placed on e.claimed gives d back to each of its nodes at end.
+func (e *Engine) noteEvents(d ledger.Vector, end ledger.Time, ends bool) {
+	if !ends || !e.reserving() {
+		return
+	}
+	for _, n := range e.claimed {
+		e.resv.events = append(e.resv.events, releaseEvent{at: end, node: n, free: d})
+	}
+}
+
+// reservedNode reports whether node is held by a reservation made.
+func (r *reservation) reservedNode(node int) bool { return r.made && r.slot[node] >= 0 }
 
 // endOf is when a task of job placed now ends at the latest, and whether
 // that is known (a walltime is given).
@@ -205,6 +264,9 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	fits := 0
 	for i := range n {
 		r.fitAt[i] = -1
+		if r.reservedNode(i) {
+			continue // an earlier reservation's (conservative backfill)
+		}
 		if e.holdsOn(job, i, e.index.Free(i)) {
 			r.fitAt[i] = now
 			fits++
@@ -241,6 +303,9 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		h[0] = h[last]
 		h = h[:last]
 		siftDownRelease(h, 0)
+		if r.reservedNode(ev.node) {
+			continue
+		}
 		f := ledger.Vector(r.free[ev.node*k : ev.node*k+k])
 		if !r.copied[ev.node] {
 			copy(f, e.index.Free(ev.node))
@@ -298,16 +363,17 @@ func siftDownRelease(h []releaseEvent, i int) {
 	}
 }
 
-// reserve makes the pass's reservation for job, account a's queue entry
-// at index jobIndex, which does not fit the free nodes now: the earliest
-// time enough nodes hold it as the running tasks end, and the nodes, those
-// that hold it soonest (lowest index on ties). It makes none when no time
-// is known at which they would (tasks without a walltime, or too few
-// nodes even then), or under the static policy, whose partitions a
-// reservation would cut across.
+// reserve makes a reservation for job, account a's queue entry at index
+// jobIndex, which does not fit the free nodes now, while the pass may
+// make one more: the earliest time enough nodes no earlier reservation
+// holds hold it as the running tasks end, and the nodes, those that hold
+// it soonest (lowest index on ties). It makes none when no time is known
+// at which they would (tasks without a walltime, or too few nodes even
+// then), or under the static policy, whose partitions a reservation would
+// cut across.
 func (e *Engine) reserve(a, jobIndex int, job *Job) {
 	r := &e.resv
-	if r.made || !e.backfilling() || e.share != nil {
+	if !e.reserving() || e.share != nil {
 		return
 	}
 	if !r.viewReleases && len(r.events) == 0 {
@@ -328,16 +394,22 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 		}
 	}
 	slices.SortStableFunc(r.ordered, func(x, y int) int { return cmp.Compare(r.fitAt[x], r.fitAt[y]) })
-	r.made, r.account, r.job, r.at = true, a, jobIndex, at
-	r.nodes = append(r.nodes[:0], r.ordered[:need]...)
-	slices.Sort(r.nodes)
-	r.slot = resize(r.slot, n)
-	for i := range r.slot {
-		r.slot[i] = -1
+	if !r.made {
+		r.slot = resize(r.slot, n)
+		for i := range r.slot {
+			r.slot[i] = -1
+		}
+		r.made = true
 	}
-	r.real, r.spare = resize(r.real, need*k), resize(r.spare, need*k)
-	for s, node := range r.nodes {
+	from := len(r.nodes)
+	r.nodes = append(r.nodes, r.ordered[:need]...)
+	slices.Sort(r.nodes[from:])
+	r.jobs = append(r.jobs, reservedJob{account: a, job: jobIndex, at: at, from: from, to: len(r.nodes)})
+	r.real, r.spare = slices.Grow(r.real, need*k)[:len(r.nodes)*k], slices.Grow(r.spare, need*k)[:len(r.nodes)*k]
+	for s := from; s < len(r.nodes); s++ {
+		node := r.nodes[s]
 		r.slot[node] = int32(s)
+		r.at = append(r.at, at)
 		copy(r.real[s*k:s*k+k], e.index.Free(node))
 		spare := ledger.Vector(r.spare[s*k : s*k+k])
 		copy(spare, e.freeAt(node))
@@ -346,35 +418,61 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 	}
 }
 
-// claimBeforeReservation places a task that surely ends before the
-// reservation's start on the reserved nodes' true free resources (and the
-// others'): a one-node task on the first reserved node that holds it, a
-// parallel task wherever claimFree puts it with the reserved nodes
-// unmasked. It reports whether it did.
+// claimBeforeReservation places a task that surely ends before a
+// reservation's start on the true free resources of that reservation's
+// nodes (and the others'): a one-node task on the first reserved node,
+// in the order reserved, that holds it and whose reservation starts no
+// earlier than the task ends; a parallel task wherever claimFree puts it
+// with those nodes unmasked. It reports whether it did.
 func (e *Engine) claimBeforeReservation(job *Job) bool {
 	r := &e.resv
 	if !r.made {
 		return false
 	}
 	end, ends := e.endOf(job)
-	if !ends || end > r.at {
+	if !ends {
 		return false
 	}
 	k := len(e.capacity)
+	d := job.nodeDemand()
 	if job.Nodes > 1 {
-		// Gone by T, the task takes nothing from the reserved share:
-		// only the true free vectors change, and the masks follow them.
+		// Gone by T, the task takes nothing from the reserved share of a
+		// node whose reservation starts at T or later: only its true free
+		// vector changes, and the mask follows it. A node of a reservation
+		// that starts before the task ends stays masked, and keeps the
+		// books notePlaced keeps.
+		unmasked := false
 		for s, node := range r.nodes {
-			e.index.Restore(node, r.real[s*k:s*k+k])
+			if end <= r.at[s] {
+				e.index.Restore(node, r.real[s*k:s*k+k])
+				unmasked = true
+			}
+		}
+		if !unmasked {
+			return false
 		}
 		ok := e.claimFree(job)
+		if ok {
+			for _, n := range e.claimed {
+				if s := r.slot[n]; s >= 0 && end > r.at[s] {
+					ledger.Vector(r.real[int(s)*k : int(s)*k+k]).Sub(d)
+					ledger.Vector(r.spare[int(s)*k : int(s)*k+k]).Sub(d)
+				}
+			}
+			e.noteEvents(d, end, ends)
+		}
 		for s, node := range r.nodes {
-			copy(r.real[s*k:s*k+k], e.index.Free(node))
+			if end <= r.at[s] {
+				copy(r.real[s*k:s*k+k], e.index.Free(node))
+			}
 			e.maskReserved(s)
 		}
 		return ok
 	}
 	for s, node := range r.nodes {
+		if end > r.at[s] {
+			continue
+		}
 		real := ledger.Vector(r.real[s*k : s*k+k])
 		if !e.holdsOn(job, node, real) {
 			continue
@@ -382,6 +480,7 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 		real.Sub(job.Demand)
 		e.maskReserved(s)
 		e.claimed = append(e.claimed[:0], node)
+		e.noteEvents(d, end, ends)
 		return true
 	}
 	return false
@@ -401,8 +500,24 @@ type Reservation struct {
 // when it made none. Its Nodes are valid until the next pass.
 func (e *Engine) LastReservation() (Reservation, bool) {
 	r := &e.resv
-	if !r.made {
+	if len(r.jobs) == 0 {
 		return Reservation{}, false
 	}
-	return Reservation{Account: r.account, Job: r.job, At: r.at, Nodes: r.nodes}, true
+	return r.reservation(0), true
+}
+
+// LastReservations appends to dst the reservations the last pass made, the
+// first ranked first (one at most under EASY), and returns it. Their Nodes
+// are valid until the next pass.
+func (e *Engine) LastReservations(dst []Reservation) []Reservation {
+	for i := range e.resv.jobs {
+		dst = append(dst, e.resv.reservation(i))
+	}
+	return dst
+}
+
+// reservation is the i-th reservation made.
+func (r *reservation) reservation(i int) Reservation {
+	j := &r.jobs[i]
+	return Reservation{Account: j.account, Job: j.job, At: j.at, Nodes: r.nodes[j.from:j.to:j.to]}
 }
