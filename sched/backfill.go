@@ -36,13 +36,14 @@ import (
 // earlier, as tasks end before their walltime.
 //
 // Conservative backfill reserves for the first K jobs that cannot start
-// (Settings.Reservations), each on nodes the earlier ones did not take:
-// the k-th is made like the first over the nodes no earlier reservation
-// holds, counting what the pass placed so far, and every later placement
-// keeps all K whole, each reserved node by its own reservation's time.
-// Keeping the reservations' nodes apart is what makes one never delay
-// another, at the price of reserving no later job on a node an earlier
-// reservation will hand back; K = 1 is EASY exactly. Everything is computed from
+// (Settings.Reservations). The k-th is made like the first, counting what
+// the pass placed so far, except that a node an earlier reservation holds
+// counts for it only from when that reservation's job ends at the latest
+// (its start plus its walltime; never, without one): so no reservation
+// delays an earlier one. Each reserved node keeps one spare vector per
+// reservation on it, and every later placement keeps all K whole: a task
+// gets what every reservation whose start it may run past leaves spare.
+// K = 1 is EASY exactly. Everything is computed from
 // the view and the pass's own placements, in a fixed order, so the pass is
 // as deterministic as without it.
 
@@ -112,15 +113,16 @@ type Release struct {
 type reservation struct {
 	made bool
 	// jobs are the reserved jobs in the order reserved, the first ranked
-	// first; each holds the nodes[from:to].
+	// first; each holds the entries [from, to).
 	jobs []reservedJob
-	// nodes are the reserved nodes, each reservation's in index order;
-	// slot maps a node index to its place in nodes (-1: not reserved),
-	// valid once one is made, and at is each reserved node's reserved
-	// start T. For each reserved node, real is its true free vector now
-	// and spare what it has at T beyond the reserved share (k entries
-	// each).
+	// An entry is one reserved node of one reservation: nodes is its
+	// node, at its reservation's start T, spare what the node has at T
+	// beyond the reserved share (k entries each), and next the node's
+	// next entry (-1: none). slot maps a node index to its first entry
+	// (-1: not reserved), valid once one is made; real, at a node's first
+	// entry, is the node's true free vector now (k entries each).
 	nodes       []int
+	next        []int32
 	slot        []int32
 	at          []ledger.Time
 	real, spare []float64
@@ -128,13 +130,15 @@ type reservation struct {
 	// viewReleases says the view's nodes list any.
 	events       []releaseEvent
 	viewReleases bool
-	// Scratch for earliest and reserve.
+	// Scratch for earliest, reserve and the masks.
 	free    []float64
 	copied  []bool
 	fitAt   []ledger.Time
 	merged  []releaseEvent
 	ordered []int
 	masked  ledger.Vector
+	allowed ledger.Vector
+	zero    ledger.Vector
 }
 
 // reservedJob is one reservation: account a's queue entry job, reserved
@@ -143,6 +147,10 @@ type reservedJob struct {
 	account, job int
 	at           ledger.Time
 	from, to     int
+	// end is when the reserved job ends at the latest, if ends (it has
+	// a walltime): its nodes are free for later reservations from then.
+	end  ledger.Time
+	ends bool
 }
 
 // releaseEvent is a Release on node.
@@ -158,7 +166,7 @@ type releaseEvent struct {
 func (e *Engine) resetBackfill() {
 	r := &e.resv
 	r.made, e.halted = false, false
-	r.jobs, r.nodes, r.at = r.jobs[:0], r.nodes[:0], r.at[:0]
+	r.jobs, r.nodes, r.at, r.next = r.jobs[:0], r.nodes[:0], r.at[:0], r.next[:0]
 	r.real, r.spare = r.real[:0], r.spare[:0]
 	r.events = r.events[:0]
 	r.viewReleases = false
@@ -195,19 +203,90 @@ func (e *Engine) notePlaced(job *Job) {
 	if !r.made {
 		return
 	}
-	k := len(d)
 	for _, n := range e.claimed {
-		s := r.slot[n]
-		if s < 0 {
+		if r.slot[n] < 0 {
 			continue
 		}
-		real := ledger.Vector(r.real[int(s)*k : int(s)*k+k])
-		real.Sub(d)
-		if !ends || end > r.at[s] {
-			ledger.Vector(r.spare[int(s)*k : int(s)*k+k]).Sub(d)
-		}
-		e.maskReserved(int(s))
+		e.takeReserved(n, d, end, ends)
+		e.maskReserved(n)
 	}
+}
+
+// takeReserved books a task of per-node demand d, ending at end (if
+// ends), on reserved node: off its true free vector, and off the spare of
+// every reservation on it whose start the task may run past.
+func (e *Engine) takeReserved(node int, d ledger.Vector, end ledger.Time, ends bool) {
+	r := &e.resv
+	k := len(d)
+	first := int(r.slot[node])
+	ledger.Vector(r.real[first*k : first*k+k]).Sub(d)
+	for s := first; s >= 0; s = int(r.next[s]) {
+		if !ends || end > r.at[s] {
+			ledger.Vector(r.spare[s*k : s*k+k]).Sub(d)
+		}
+	}
+}
+
+// allowed is what a task ending at end can take on reserved node: its
+// true free vector, cut down to the spare of every reservation on it
+// whose start the task runs past (none: the true free vector, bit for
+// bit). It is valid until the next call.
+func (e *Engine) allowed(node int, end ledger.Time) ledger.Vector {
+	r := &e.resv
+	k := len(e.capacity)
+	first := int(r.slot[node])
+	r.allowed = copyInto(r.allowed, r.real[first*k:first*k+k])
+	cut := false
+	for s := first; s >= 0; s = int(r.next[s]) {
+		if end > r.at[s] {
+			cut = true
+			for j, q := range r.spare[s*k : s*k+k] {
+				r.allowed[j] = min(r.allowed[j], q)
+			}
+		}
+	}
+	if cut {
+		for j := range r.allowed {
+			r.allowed[j] = max(r.allowed[j], 0)
+		}
+	}
+	return r.allowed
+}
+
+// endsBeforeSome reports whether a task ending at end ends before the
+// start of some reservation on reserved node: whether it may use more of
+// the node than its mask.
+func (r *reservation) endsBeforeSome(node int, end ledger.Time) bool {
+	for s := int(r.slot[node]); s >= 0; s = int(r.next[s]) {
+		if end <= r.at[s] {
+			return true
+		}
+	}
+	return false
+}
+
+// freeFrom is when reserved node is free for a later reservation: when
+// the last of the jobs reserved on it ends, and whether that is known.
+func (r *reservation) freeFrom(node int) (ledger.Time, bool) {
+	var from ledger.Time
+	for s := int(r.slot[node]); s >= 0; s = int(r.next[s]) {
+		j := r.jobOf(s)
+		if !j.ends {
+			return 0, false
+		}
+		from = max(from, j.end)
+	}
+	return from, true
+}
+
+// jobOf is the reservation entry s belongs to.
+func (r *reservation) jobOf(s int) *reservedJob {
+	for i := range r.jobs {
+		if s < r.jobs[i].to {
+			return &r.jobs[i]
+		}
+	}
+	return &r.jobs[len(r.jobs)-1]
 }
 
 // noteEvents records, while the pass may still reserve, that the task
@@ -233,17 +312,23 @@ func (e *Engine) endOf(job *Job) (ledger.Time, bool) {
 	return e.view.Now.Add(job.Walltime), true
 }
 
-// maskReserved sets reserved node s's free vector in the index to
-// min(true free, spare at T): what a task that may run at T can use.
-func (e *Engine) maskReserved(s int) {
+// maskReserved sets reserved node's free vector in the index to the
+// least of its true free vector and every reservation's spare on it
+// (none below zero): what a task that may run at all their starts can use.
+func (e *Engine) maskReserved(node int) {
 	r := &e.resv
 	k := len(e.capacity)
-	real, spare := r.real[s*k:s*k+k], r.spare[s*k:s*k+k]
-	r.masked = resize(r.masked, k)
-	for j := range k {
-		r.masked[j] = max(min(real[j], spare[j]), 0)
+	first := int(r.slot[node])
+	r.masked = copyInto(r.masked, r.real[first*k:first*k+k])
+	for s := first; s >= 0; s = int(r.next[s]) {
+		for j, q := range r.spare[s*k : s*k+k] {
+			r.masked[j] = min(r.masked[j], q)
+		}
 	}
-	e.index.Restore(r.nodes[s], r.masked)
+	for j := range r.masked {
+		r.masked[j] = max(r.masked[j], 0)
+	}
+	e.index.Restore(node, r.masked)
 }
 
 // earliest is the earliest time, not before the view's, at which enough
@@ -265,7 +350,7 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	for i := range n {
 		r.fitAt[i] = -1
 		if r.reservedNode(i) {
-			continue // an earlier reservation's (conservative backfill)
+			continue // an earlier reservation's: not before its job ends
 		}
 		if e.holdsOn(job, i, e.index.Free(i)) {
 			r.fitAt[i] = now
@@ -286,6 +371,21 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		}
 	}
 	r.merged = append(r.merged, r.events...)
+	if r.made {
+		// A node an earlier reservation holds may come to hold the job
+		// once the jobs reserved on it end: a release of nothing then
+		// makes earliest look at it.
+		r.zero = resize(r.zero, k)
+		clear(r.zero)
+		for s, node := range r.nodes {
+			if int(r.slot[node]) != s {
+				continue
+			}
+			if from, ok := r.freeFrom(node); ok {
+				r.merged = append(r.merged, releaseEvent{at: max(from, now), node: node, free: r.zero})
+			}
+		}
+	}
 	// The events are taken in (time, node) order, equal ones in the order
 	// listed (a stable sort's), but lazily: a heap on (time, node, place
 	// in the list) yields them in that order and stops where enough nodes
@@ -303,15 +403,17 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		h[0] = h[last]
 		h = h[:last]
 		siftDownRelease(h, 0)
-		if r.reservedNode(ev.node) {
-			continue
-		}
 		f := ledger.Vector(r.free[ev.node*k : ev.node*k+k])
 		if !r.copied[ev.node] {
-			copy(f, e.index.Free(ev.node))
+			copy(f, e.baseFree(ev.node))
 			r.copied[ev.node] = true
 		}
 		f.Add(ev.free)
+		if r.reservedNode(ev.node) {
+			if from, ok := r.freeFrom(ev.node); !ok || ev.at < from {
+				continue // the node's reserved jobs may still run
+			}
+		}
 		if r.fitAt[ev.node] < 0 && e.holdsOn(job, ev.node, f) {
 			r.fitAt[ev.node] = ev.at
 			if fits++; fits == need {
@@ -323,12 +425,24 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 }
 
 // freeAt is node's free vector at the time earliest found: its copy in
-// r.free if a release reached it, else what the index has free now.
+// r.free if a release reached it, else what it has free now.
 func (e *Engine) freeAt(node int) ledger.Vector {
 	r := &e.resv
 	if node < len(r.copied) && r.copied[node] {
 		k := len(e.capacity)
 		return ledger.Vector(r.free[node*k : node*k+k])
+	}
+	return e.baseFree(node)
+}
+
+// baseFree is what node has free now: its true free vector if reserved
+// (the index holds its mask), else the index's.
+func (e *Engine) baseFree(node int) ledger.Vector {
+	r := &e.resv
+	if r.reservedNode(node) {
+		k := len(e.capacity)
+		first := int(r.slot[node])
+		return ledger.Vector(r.real[first*k : first*k+k])
 	}
 	return e.index.Free(node)
 }
@@ -404,26 +518,36 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 	from := len(r.nodes)
 	r.nodes = append(r.nodes, r.ordered[:need]...)
 	slices.Sort(r.nodes[from:])
-	r.jobs = append(r.jobs, reservedJob{account: a, job: jobIndex, at: at, from: from, to: len(r.nodes)})
+	end, ends := at.Add(job.Walltime), job.Walltime > 0
+	r.jobs = append(r.jobs, reservedJob{account: a, job: jobIndex, at: at, from: from, to: len(r.nodes), end: end, ends: ends})
 	r.real, r.spare = slices.Grow(r.real, need*k)[:len(r.nodes)*k], slices.Grow(r.spare, need*k)[:len(r.nodes)*k]
 	for s := from; s < len(r.nodes); s++ {
 		node := r.nodes[s]
-		r.slot[node] = int32(s)
 		r.at = append(r.at, at)
-		copy(r.real[s*k:s*k+k], e.index.Free(node))
+		r.next = append(r.next, -1)
 		spare := ledger.Vector(r.spare[s*k : s*k+k])
 		copy(spare, e.freeAt(node))
 		spare.Sub(d)
-		e.maskReserved(s)
+		if first := r.slot[node]; first < 0 {
+			r.slot[node] = int32(s)
+			copy(r.real[s*k:s*k+k], e.index.Free(node))
+		} else {
+			last := int(first)
+			for r.next[last] >= 0 {
+				last = int(r.next[last])
+			}
+			r.next[last] = int32(s)
+		}
+		e.maskReserved(node)
 	}
 }
 
 // claimBeforeReservation places a task that surely ends before a
-// reservation's start on the true free resources of that reservation's
-// nodes (and the others'): a one-node task on the first reserved node,
-// in the order reserved, that holds it and whose reservation starts no
-// earlier than the task ends; a parallel task wherever claimFree puts it
-// with those nodes unmasked. It reports whether it did.
+// reservation's start on more of that reservation's nodes than their
+// masks: what allowed leaves it (all of a node's true free vector under
+// EASY): a one-node task on the first reserved node, in the order
+// reserved, that holds it, a parallel task wherever claimFree puts it
+// with those nodes unmasked so. It reports whether it did.
 func (e *Engine) claimBeforeReservation(job *Job) bool {
 	r := &e.resv
 	if !r.made {
@@ -433,18 +557,15 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 	if !ends {
 		return false
 	}
-	k := len(e.capacity)
 	d := job.nodeDemand()
 	if job.Nodes > 1 {
-		// Gone by T, the task takes nothing from the reserved share of a
-		// node whose reservation starts at T or later: only its true free
-		// vector changes, and the mask follows it. A node of a reservation
-		// that starts before the task ends stays masked, and keeps the
-		// books notePlaced keeps.
+		// Gone by a reservation's T, the task takes nothing from its
+		// reserved share: only the node's true free vector changes, and
+		// the mask follows it.
 		unmasked := false
 		for s, node := range r.nodes {
-			if end <= r.at[s] {
-				e.index.Restore(node, r.real[s*k:s*k+k])
+			if int(r.slot[node]) == s && r.endsBeforeSome(node, end) {
+				e.index.Restore(node, e.allowed(node, end))
 				unmasked = true
 			}
 		}
@@ -454,18 +575,16 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 		ok := e.claimFree(job)
 		if ok {
 			for _, n := range e.claimed {
-				if s := r.slot[n]; s >= 0 && end > r.at[s] {
-					ledger.Vector(r.real[int(s)*k : int(s)*k+k]).Sub(d)
-					ledger.Vector(r.spare[int(s)*k : int(s)*k+k]).Sub(d)
+				if r.slot[n] >= 0 {
+					e.takeReserved(n, d, end, ends)
 				}
 			}
 			e.noteEvents(d, end, ends)
 		}
 		for s, node := range r.nodes {
-			if end <= r.at[s] {
-				copy(r.real[s*k:s*k+k], e.index.Free(node))
+			if int(r.slot[node]) == s {
+				e.maskReserved(node)
 			}
-			e.maskReserved(s)
 		}
 		return ok
 	}
@@ -473,12 +592,11 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 		if end > r.at[s] {
 			continue
 		}
-		real := ledger.Vector(r.real[s*k : s*k+k])
-		if !e.holdsOn(job, node, real) {
+		if !e.holdsOn(job, node, e.allowed(node, end)) {
 			continue
 		}
-		real.Sub(job.Demand)
-		e.maskReserved(s)
+		e.takeReserved(node, d, end, ends)
+		e.maskReserved(node)
 		e.claimed = append(e.claimed[:0], node)
 		e.noteEvents(d, end, ends)
 		return true
