@@ -74,7 +74,7 @@ const (
 // DefaultReservations is how many jobs conservative backfill reserves for
 // when Settings.Reservations is zero, chosen by measurement on the
 // archive's logs (README, "Backfill on the archive's logs").
-const DefaultReservations = 4
+const DefaultReservations = 2
 
 // reservationLimit is how many reservations a pass makes: 1 under EASY,
 // K under conservative backfill, none otherwise.
