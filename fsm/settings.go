@@ -70,7 +70,7 @@ func (c *UpdateSettings) validate(r rules) *Error {
 	}
 	if c.Backfill != nil {
 		if _, err := sched.ParseBackfill(*c.Backfill); err != nil || *c.Backfill == "" {
-			return invalid("backfill %q: want easy, none or greedy", *c.Backfill)
+			return invalid("backfill %q: want easy, conservative, none or greedy", *c.Backfill)
 		}
 	}
 	if c.Timeout != nil && *c.Timeout < 0 {

@@ -31,9 +31,19 @@ import (
 //
 // So backfilled work never delays the reserved job's start, and the
 // reserved job is the first ranked one: wide jobs do not starve behind
-// streams of narrow ones. One reservation per pass (EASY); the next pass
-// computes it afresh from the then running tasks, so it moves only
-// earlier, as tasks end before their walltime. Everything is computed from
+// streams of narrow ones. One reservation per pass under EASY; the next
+// pass computes it afresh from the then running tasks, so it moves only
+// earlier, as tasks end before their walltime.
+//
+// Conservative backfill reserves for the first K jobs that cannot start
+// (Settings.Reservations). The k-th is made like the first, counting what
+// the pass placed so far, except that a node an earlier reservation holds
+// counts for it only from when that reservation's job ends at the latest
+// (its start plus its walltime; never, without one): so no reservation
+// delays an earlier one. Each reserved node keeps one spare vector per
+// reservation on it, and every later placement keeps all K whole: a task
+// gets what every reservation whose start it may run past leaves spare.
+// K = 1 is EASY exactly. Everything is computed from
 // the view and the pass's own placements, in a fixed order, so the pass is
 // as deterministic as without it.
 
@@ -55,17 +65,41 @@ const (
 	// BackfillEASY reserves for that job and lets later work start only
 	// where it cannot delay the reservation (above).
 	BackfillEASY Backfill = "easy"
+	// BackfillConservative reserves for the first Settings.Reservations
+	// jobs that cannot start (DefaultReservations when zero), and lets
+	// later work start only where it delays none of them.
+	BackfillConservative Backfill = "conservative"
 )
+
+// DefaultReservations is how many jobs conservative backfill reserves for
+// when Settings.Reservations is zero, chosen by measurement on the
+// archive's logs (README, "Backfill on the archive's logs").
+const DefaultReservations = 2
+
+// reservationLimit is how many reservations a pass makes: 1 under EASY,
+// K under conservative backfill, none otherwise.
+func (s *Settings) reservationLimit() int {
+	switch s.Backfill {
+	case BackfillEASY:
+		return 1
+	case BackfillConservative:
+		if s.Reservations > 0 {
+			return s.Reservations
+		}
+		return DefaultReservations
+	}
+	return 0
+}
 
 // ParseBackfill returns the backfill mode named s ("" is greedy).
 func ParseBackfill(s string) (Backfill, error) {
 	switch b := Backfill(s); b {
 	case "", BackfillGreedy:
 		return BackfillGreedy, nil
-	case BackfillNone, BackfillEASY:
+	case BackfillNone, BackfillEASY, BackfillConservative:
 		return b, nil
 	}
-	return "", fmt.Errorf("unknown backfill %q: want easy, none or greedy", s)
+	return "", fmt.Errorf("unknown backfill %q: want easy, conservative, none or greedy", s)
 }
 
 // Release is what a running task gives back to its node when it ends at
@@ -75,30 +109,48 @@ type Release struct {
 	Free ledger.Vector
 }
 
-// reservation is the pass's one reservation, once made.
+// reservation is the pass's reservations, once made.
 type reservation struct {
 	made bool
-	// account and job name the reserved job (account index, queue index).
-	account, job int
-	// at is the reserved start, T.
-	at ledger.Time
-	// nodes are the reserved nodes; slot maps a node index to its place
-	// in nodes (-1: not reserved). For each reserved node, real is its
-	// true free vector now and spare what it has at T beyond the reserved
-	// share (k entries each).
+	// jobs are the reserved jobs in the order reserved, the first ranked
+	// first; each holds the entries [from, to).
+	jobs []reservedJob
+	// An entry is one reserved node of one reservation: nodes is its
+	// node, at its reservation's start T, spare what the node has at T
+	// beyond the reserved share (k entries each), and next the node's
+	// next entry (-1: none). slot maps a node index to its first entry
+	// (-1: not reserved), valid once one is made; real, at a node's first
+	// entry, is the node's true free vector now (k entries each).
 	nodes       []int
+	next        []int32
 	slot        []int32
+	at          []ledger.Time
 	real, spare []float64
 	// events are what the pass's placements give back, and when;
 	// viewReleases says the view's nodes list any.
 	events       []releaseEvent
 	viewReleases bool
-	// Scratch for earliest and reserve.
+	// Scratch for earliest, reserve and the masks.
 	free    []float64
+	copied  []bool
 	fitAt   []ledger.Time
 	merged  []releaseEvent
 	ordered []int
 	masked  ledger.Vector
+	allowed ledger.Vector
+	zero    ledger.Vector
+}
+
+// reservedJob is one reservation: account a's queue entry job, reserved
+// to start at at on nodes[from:to].
+type reservedJob struct {
+	account, job int
+	at           ledger.Time
+	from, to     int
+	// end is when the reserved job ends at the latest, if ends (it has
+	// a walltime): its nodes are free for later reservations from then.
+	end  ledger.Time
+	ends bool
 }
 
 // releaseEvent is a Release on node.
@@ -114,10 +166,11 @@ type releaseEvent struct {
 func (e *Engine) resetBackfill() {
 	r := &e.resv
 	r.made, e.halted = false, false
-	r.nodes = r.nodes[:0]
+	r.jobs, r.nodes, r.at, r.next = r.jobs[:0], r.nodes[:0], r.at[:0], r.next[:0]
+	r.real, r.spare = r.real[:0], r.spare[:0]
 	r.events = r.events[:0]
 	r.viewReleases = false
-	if e.view != nil && e.view.Settings.Backfill == BackfillEASY {
+	if e.backfilling() {
 		for i := range e.view.Nodes {
 			if len(e.view.Nodes[i].Releases) > 0 {
 				r.viewReleases = true
@@ -128,7 +181,12 @@ func (e *Engine) resetBackfill() {
 }
 
 // backfilling reports whether the pass reserves.
-func (e *Engine) backfilling() bool { return e.view != nil && e.view.Settings.Backfill == BackfillEASY }
+func (e *Engine) backfilling() bool { return e.view != nil && e.view.Settings.reservationLimit() > 0 }
+
+// reserving reports whether the pass may still make a reservation.
+func (e *Engine) reserving() bool {
+	return e.backfilling() && len(e.resv.jobs) < e.view.Settings.reservationLimit()
+}
 
 // notePlaced records, for a later reservation, when the task just placed
 // on e.claimed gives its nodes back, and keeps a made reservation's
@@ -141,28 +199,109 @@ func (e *Engine) notePlaced(job *Job) {
 	r := &e.resv
 	d := job.nodeDemand()
 	end, ends := e.endOf(job)
+	e.noteEvents(d, end, ends)
 	if !r.made {
-		if ends {
-			for _, n := range e.claimed {
-				r.events = append(r.events, releaseEvent{at: end, node: n, free: d})
-			}
-		}
 		return
 	}
-	k := len(d)
 	for _, n := range e.claimed {
-		s := r.slot[n]
-		if s < 0 {
+		if r.slot[n] < 0 {
 			continue
 		}
-		real := ledger.Vector(r.real[int(s)*k : int(s)*k+k])
-		real.Sub(d)
-		if !ends || end > r.at {
-			ledger.Vector(r.spare[int(s)*k : int(s)*k+k]).Sub(d)
-		}
-		e.maskReserved(int(s))
+		e.takeReserved(n, d, end, ends)
+		e.maskReserved(n)
 	}
 }
+
+// takeReserved books a task of per-node demand d, ending at end (if
+// ends), on reserved node: off its true free vector, and off the spare of
+// every reservation on it whose start the task may run past.
+func (e *Engine) takeReserved(node int, d ledger.Vector, end ledger.Time, ends bool) {
+	r := &e.resv
+	k := len(d)
+	first := int(r.slot[node])
+	ledger.Vector(r.real[first*k : first*k+k]).Sub(d)
+	for s := first; s >= 0; s = int(r.next[s]) {
+		if !ends || end > r.at[s] {
+			ledger.Vector(r.spare[s*k : s*k+k]).Sub(d)
+		}
+	}
+}
+
+// allowed is what a task ending at end can take on reserved node: its
+// true free vector, cut down to the spare of every reservation on it
+// whose start the task runs past (none: the true free vector, bit for
+// bit). It is valid until the next call.
+func (e *Engine) allowed(node int, end ledger.Time) ledger.Vector {
+	r := &e.resv
+	k := len(e.capacity)
+	first := int(r.slot[node])
+	r.allowed = copyInto(r.allowed, r.real[first*k:first*k+k])
+	cut := false
+	for s := first; s >= 0; s = int(r.next[s]) {
+		if end > r.at[s] {
+			cut = true
+			for j, q := range r.spare[s*k : s*k+k] {
+				r.allowed[j] = min(r.allowed[j], q)
+			}
+		}
+	}
+	if cut {
+		for j := range r.allowed {
+			r.allowed[j] = max(r.allowed[j], 0)
+		}
+	}
+	return r.allowed
+}
+
+// endsBeforeSome reports whether a task ending at end ends before the
+// start of some reservation on reserved node: whether it may use more of
+// the node than its mask.
+func (r *reservation) endsBeforeSome(node int, end ledger.Time) bool {
+	for s := int(r.slot[node]); s >= 0; s = int(r.next[s]) {
+		if end <= r.at[s] {
+			return true
+		}
+	}
+	return false
+}
+
+// freeFrom is when reserved node is free for a later reservation: when
+// the last of the jobs reserved on it ends, and whether that is known.
+func (r *reservation) freeFrom(node int) (ledger.Time, bool) {
+	var from ledger.Time
+	for s := int(r.slot[node]); s >= 0; s = int(r.next[s]) {
+		j := r.jobOf(s)
+		if !j.ends {
+			return 0, false
+		}
+		from = max(from, j.end)
+	}
+	return from, true
+}
+
+// jobOf is the reservation entry s belongs to.
+func (r *reservation) jobOf(s int) *reservedJob {
+	for i := range r.jobs {
+		if s < r.jobs[i].to {
+			return &r.jobs[i]
+		}
+	}
+	return &r.jobs[len(r.jobs)-1]
+}
+
+// noteEvents records, while the pass may still reserve, that the task
+// just placed on e.claimed gives d back to each of its nodes at end.
+func (e *Engine) noteEvents(d ledger.Vector, end ledger.Time, ends bool) {
+	if !ends || !e.reserving() {
+		return
+	}
+	for _, n := range e.claimed {
+		e.resv.events = append(e.resv.events, releaseEvent{at: end, node: n, free: d})
+	}
+}
+
+// reservedNode reports whether node is held by a reservation made.
+func (r *reservation) reservedNode(node int) bool { return r.made && r.slot[node] >= 0 }
 
 // endOf is when a task of job placed now ends at the latest, and whether
 // that is known (a walltime is given).
@@ -173,38 +312,47 @@ func (e *Engine) endOf(job *Job) (ledger.Time, bool) {
 	return e.view.Now.Add(job.Walltime), true
 }
 
-// maskReserved sets reserved node s's free vector in the index to
-// min(true free, spare at T): what a task that may run at T can use.
-func (e *Engine) maskReserved(s int) {
+// maskReserved sets reserved node's free vector in the index to the
+// least of its true free vector and every reservation's spare on it
+// (none below zero): what a task that may run at all their starts can use.
+func (e *Engine) maskReserved(node int) {
 	r := &e.resv
 	k := len(e.capacity)
-	real, spare := r.real[s*k:s*k+k], r.spare[s*k:s*k+k]
-	r.masked = resize(r.masked, k)
-	for j := range k {
-		r.masked[j] = max(min(real[j], spare[j]), 0)
+	first := int(r.slot[node])
+	r.masked = copyInto(r.masked, r.real[first*k:first*k+k])
+	for s := first; s >= 0; s = int(r.next[s]) {
+		for j, q := range r.spare[s*k : s*k+k] {
+			r.masked[j] = min(r.masked[j], q)
+		}
 	}
-	e.index.Restore(r.nodes[s], r.masked)
+	for j := range r.masked {
+		r.masked[j] = max(r.masked[j], 0)
+	}
+	e.index.Restore(node, r.masked)
 }
 
 // earliest is the earliest time, not before the view's, at which enough
 // nodes hold a task of job — one node, or job.Nodes distinct ones — from
 // what the index has free now and what running tasks give back at their
 // latest ends (the view's releases and the pass's own placements), and
-// whether there is one. It leaves in r.free each node's free vector at
-// that time and in r.fitAt when each node came to hold the task (-1:
+// whether there is one. It leaves each node's free vector at that time
+// for freeAt and in r.fitAt when each node came to hold the task (-1:
 // never by then).
 func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	r := &e.resv
 	n, k := e.index.Len(), len(e.capacity)
 	need := max(job.Nodes, 1)
 	now := e.view.Now
-	r.free = resize(r.free, n*k)
 	r.fitAt = resize(r.fitAt, n)
+	r.copied = resize(r.copied, n)
+	clear(r.copied)
 	fits := 0
 	for i := range n {
-		copy(r.free[i*k:i*k+k], e.index.Free(i))
 		r.fitAt[i] = -1
-		if e.holdsOn(job, i, r.free[i*k:i*k+k]) {
+		if r.reservedNode(i) {
+			continue // an earlier reservation's: not before its job ends
+		}
+		if e.holdsOn(job, i, e.index.Free(i)) {
 			r.fitAt[i] = now
 			fits++
 		}
@@ -212,6 +360,10 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	if fits >= need {
 		return now, true
 	}
+	// A node's free vector is copied into r.free only when a release
+	// reaches it: most nodes' never change before the reserved time, and
+	// copying every node's first is most of a search's cost.
+	r.free = resize(r.free, n*k)
 	r.merged = r.merged[:0]
 	for i := range e.view.Nodes {
 		for _, rel := range e.view.Nodes[i].Releases {
@@ -219,6 +371,21 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		}
 	}
 	r.merged = append(r.merged, r.events...)
+	if r.made {
+		// A node an earlier reservation holds may come to hold the job
+		// once the jobs reserved on it end: a release of nothing then
+		// makes earliest look at it.
+		r.zero = resize(r.zero, k)
+		clear(r.zero)
+		for s, node := range r.nodes {
+			if int(r.slot[node]) != s {
+				continue
+			}
+			if from, ok := r.freeFrom(node); ok {
+				r.merged = append(r.merged, releaseEvent{at: max(from, now), node: node, free: r.zero})
+			}
+		}
+	}
 	// The events are taken in (time, node) order, equal ones in the order
 	// listed (a stable sort's), but lazily: a heap on (time, node, place
 	// in the list) yields them in that order and stops where enough nodes
@@ -237,7 +404,16 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		h = h[:last]
 		siftDownRelease(h, 0)
 		f := ledger.Vector(r.free[ev.node*k : ev.node*k+k])
+		if !r.copied[ev.node] {
+			copy(f, e.baseFree(ev.node))
+			r.copied[ev.node] = true
+		}
 		f.Add(ev.free)
+		if r.reservedNode(ev.node) {
+			if from, ok := r.freeFrom(ev.node); !ok || ev.at < from {
+				continue // the node's reserved jobs may still run
+			}
+		}
 		if r.fitAt[ev.node] < 0 && e.holdsOn(job, ev.node, f) {
 			r.fitAt[ev.node] = ev.at
 			if fits++; fits == need {
@@ -246,6 +422,29 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		}
 	}
 	return 0, false
+}
+
+// freeAt is node's free vector at the time earliest found: its copy in
+// r.free if a release reached it, else what it has free now.
+func (e *Engine) freeAt(node int) ledger.Vector {
+	r := &e.resv
+	if node < len(r.copied) && r.copied[node] {
+		k := len(e.capacity)
+		return ledger.Vector(r.free[node*k : node*k+k])
+	}
+	return e.baseFree(node)
+}
+
+// baseFree is what node has free now: its true free vector if reserved
+// (the index holds its mask), else the index's.
+func (e *Engine) baseFree(node int) ledger.Vector {
+	r := &e.resv
+	if r.reservedNode(node) {
+		k := len(e.capacity)
+		first := int(r.slot[node])
+		return ledger.Vector(r.real[first*k : first*k+k])
+	}
+	return e.index.Free(node)
 }
 
 // releaseBefore orders release events by time, then node, then their
@@ -278,16 +477,17 @@ func siftDownRelease(h []releaseEvent, i int) {
 	}
 }
 
-// reserve makes the pass's reservation for job, account a's queue entry
-// at index jobIndex, which does not fit the free nodes now: the earliest
-// time enough nodes hold it as the running tasks end, and the nodes, those
-// that hold it soonest (lowest index on ties). It makes none when no time
-// is known at which they would (tasks without a walltime, or too few
-// nodes even then), or under the static policy, whose partitions a
-// reservation would cut across.
+// reserve makes a reservation for job, account a's queue entry at index
+// jobIndex, which does not fit the free nodes now, while the pass may
+// make one more: the earliest time enough nodes no earlier reservation
+// holds hold it as the running tasks end, and the nodes, those that hold
+// it soonest (lowest index on ties). It makes none when no time is known
+// at which they would (tasks without a walltime, or too few nodes even
+// then), or under the static policy, whose partitions a reservation would
+// cut across.
 func (e *Engine) reserve(a, jobIndex int, job *Job) {
 	r := &e.resv
-	if r.made || !e.backfilling() || e.share != nil {
+	if !e.reserving() || e.share != nil {
 		return
 	}
 	if !r.viewReleases && len(r.events) == 0 {
@@ -308,60 +508,97 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 		}
 	}
 	slices.SortStableFunc(r.ordered, func(x, y int) int { return cmp.Compare(r.fitAt[x], r.fitAt[y]) })
-	r.made, r.account, r.job, r.at = true, a, jobIndex, at
-	r.nodes = append(r.nodes[:0], r.ordered[:need]...)
-	slices.Sort(r.nodes)
-	r.slot = resize(r.slot, n)
-	for i := range r.slot {
-		r.slot[i] = -1
+	if !r.made {
+		r.slot = resize(r.slot, n)
+		for i := range r.slot {
+			r.slot[i] = -1
+		}
+		r.made = true
 	}
-	r.real, r.spare = resize(r.real, need*k), resize(r.spare, need*k)
-	for s, node := range r.nodes {
-		r.slot[node] = int32(s)
-		copy(r.real[s*k:s*k+k], e.index.Free(node))
+	from := len(r.nodes)
+	r.nodes = append(r.nodes, r.ordered[:need]...)
+	slices.Sort(r.nodes[from:])
+	end, ends := at.Add(job.Walltime), job.Walltime > 0
+	r.jobs = append(r.jobs, reservedJob{account: a, job: jobIndex, at: at, from: from, to: len(r.nodes), end: end, ends: ends})
+	r.real, r.spare = slices.Grow(r.real, need*k)[:len(r.nodes)*k], slices.Grow(r.spare, need*k)[:len(r.nodes)*k]
+	for s := from; s < len(r.nodes); s++ {
+		node := r.nodes[s]
+		r.at = append(r.at, at)
+		r.next = append(r.next, -1)
 		spare := ledger.Vector(r.spare[s*k : s*k+k])
-		copy(spare, r.free[node*k:node*k+k])
+		copy(spare, e.freeAt(node))
 		spare.Sub(d)
-		e.maskReserved(s)
+		if first := r.slot[node]; first < 0 {
+			r.slot[node] = int32(s)
+			copy(r.real[s*k:s*k+k], e.index.Free(node))
+		} else {
+			last := int(first)
+			for r.next[last] >= 0 {
+				last = int(r.next[last])
+			}
+			r.next[last] = int32(s)
+		}
+		e.maskReserved(node)
 	}
 }
 
-// claimBeforeReservation places a task that surely ends before the
-// reservation's start on the reserved nodes' true free resources (and the
-// others'): a one-node task on the first reserved node that holds it, a
-// parallel task wherever claimFree puts it with the reserved nodes
-// unmasked. It reports whether it did.
+// claimBeforeReservation places a task that surely ends before a
+// reservation's start on more of that reservation's nodes than their
+// masks: what allowed leaves it (all of a node's true free vector under
+// EASY): a one-node task on the first reserved node, in the order
+// reserved, that holds it, a parallel task wherever claimFree puts it
+// with those nodes unmasked so. It reports whether it did.
 func (e *Engine) claimBeforeReservation(job *Job) bool {
 	r := &e.resv
 	if !r.made {
 		return false
 	}
 	end, ends := e.endOf(job)
-	if !ends || end > r.at {
+	if !ends {
 		return false
 	}
-	k := len(e.capacity)
+	d := job.nodeDemand()
 	if job.Nodes > 1 {
-		// Gone by T, the task takes nothing from the reserved share:
-		// only the true free vectors change, and the masks follow them.
+		// Gone by a reservation's T, the task takes nothing from its
+		// reserved share: only the node's true free vector changes, and
+		// the mask follows it.
+		unmasked := false
 		for s, node := range r.nodes {
-			e.index.Restore(node, r.real[s*k:s*k+k])
+			if int(r.slot[node]) == s && r.endsBeforeSome(node, end) {
+				e.index.Restore(node, e.allowed(node, end))
+				unmasked = true
+			}
+		}
+		if !unmasked {
+			return false
 		}
 		ok := e.claimFree(job)
+		if ok {
+			for _, n := range e.claimed {
+				if r.slot[n] >= 0 {
+					e.takeReserved(n, d, end, ends)
+				}
+			}
+			e.noteEvents(d, end, ends)
+		}
 		for s, node := range r.nodes {
-			copy(r.real[s*k:s*k+k], e.index.Free(node))
-			e.maskReserved(s)
+			if int(r.slot[node]) == s {
+				e.maskReserved(node)
+			}
 		}
 		return ok
 	}
 	for s, node := range r.nodes {
-		real := ledger.Vector(r.real[s*k : s*k+k])
-		if !e.holdsOn(job, node, real) {
+		if end > r.at[s] {
 			continue
 		}
-		real.Sub(job.Demand)
-		e.maskReserved(s)
+		if !e.holdsOn(job, node, e.allowed(node, end)) {
+			continue
+		}
+		e.takeReserved(node, d, end, ends)
+		e.maskReserved(node)
 		e.claimed = append(e.claimed[:0], node)
+		e.noteEvents(d, end, ends)
 		return true
 	}
 	return false
@@ -381,8 +618,24 @@ type Reservation struct {
 // when it made none. Its Nodes are valid until the next pass.
 func (e *Engine) LastReservation() (Reservation, bool) {
 	r := &e.resv
-	if !r.made {
+	if len(r.jobs) == 0 {
 		return Reservation{}, false
 	}
-	return Reservation{Account: r.account, Job: r.job, At: r.at, Nodes: r.nodes}, true
+	return r.reservation(0), true
+}
+
+// LastReservations appends to dst the reservations the last pass made, the
+// first ranked first (one at most under EASY), and returns it. Their Nodes
+// are valid until the next pass.
+func (e *Engine) LastReservations(dst []Reservation) []Reservation {
+	for i := range e.resv.jobs {
+		dst = append(dst, e.resv.reservation(i))
+	}
+	return dst
+}
+
+// reservation is the i-th reservation made.
+func (r *reservation) reservation(i int) Reservation {
+	j := &r.jobs[i]
+	return Reservation{Account: j.account, Job: j.job, At: j.at, Nodes: r.nodes[j.from:j.to:j.to]}
 }

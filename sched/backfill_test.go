@@ -2,6 +2,7 @@ package sched
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -85,14 +86,20 @@ func TestBackfillReservesForTheFirstRankedJob(t *testing.T) {
 // never delay its reservation — at the reserved time every reserved node
 // has the reserved job's per-node demand free, counting the releases up
 // to then and every task the pass placed that may still run.
+//
+// Under conservative backfill every one of the K reservations is kept so,
+// and no reservation holds a node while an earlier reserved job may.
 func TestBackfillNeverDelaysTheReservation(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	reserved := 0
-	for iter := range 600 {
+	reserved, several, shared := 0, 0, 0
+	for iter := range 1200 {
 		policy := Policies()[iter%len(Policies())]
 		placement := []PlacementStrategy{Affinity, BestFit, Spread}[iter%3]
 		v := gangView(r, policy, placement)
 		v.Settings.Backfill = BackfillEASY
+		if iter%2 == 1 {
+			v.Settings.Backfill, v.Settings.Reservations = BackfillConservative, 1+r.IntN(4)
+		}
 		for i := range v.Nodes {
 			used := v.Nodes[i].Capacity.Clone()
 			used.Sub(v.Nodes[i].Free)
@@ -116,11 +123,54 @@ func TestBackfillNeverDelaysTheReservation(t *testing.T) {
 		if err != nil {
 			t.Fatalf("iteration %d (%s): %v", iter, policy, err)
 		}
-		res, ok := e.LastReservation()
-		if !ok {
+		all := e.LastReservations(nil)
+		if len(all) == 0 {
 			continue
 		}
 		reserved++
+		if len(all) > 1 {
+			several++
+		}
+		if want := v.Settings.reservationLimit(); len(all) > want {
+			t.Fatalf("iteration %d: %d reservations, at most %d allowed", iter, len(all), want)
+		}
+		if first, _ := e.LastReservation(); first.Account != all[0].Account || first.Job != all[0].Job {
+			t.Fatalf("iteration %d: LastReservation %+v is not the first of %+v", iter, first, all)
+		}
+		// A node in two reservations is the later one's only once the
+		// earlier reserved job has ended.
+		busyUntil := map[int]ledger.Time{}
+		for _, res := range all {
+			wall := v.Accounts[res.Account].Queue[res.Job].Walltime
+			for _, n := range res.Nodes {
+				until, held := busyUntil[n]
+				if held && (until < 0 || res.At < until) {
+					t.Fatalf("iteration %d: node %d is reserved at %v while an earlier reserved job holds it until %v: %+v", iter, n, res.At, until, all)
+				}
+				if held {
+					shared++
+				}
+				busyUntil[n] = res.At.Add(wall)
+				if wall <= 0 {
+					busyUntil[n] = -1
+				}
+			}
+			checkReservationKept(t, iter, v, ps, res)
+		}
+	}
+	if reserved < 100 || several < 30 {
+		t.Fatalf("only %d of 1200 passes reserved, %d more than once: the property was barely exercised", reserved, several)
+	}
+	t.Logf("%d passes reserved, %d more than once; %d nodes held by two reservations in turn", reserved, several, shared)
+}
+
+// checkReservationKept fails the test unless every node of res has the
+// reserved job's per-node demand free at res.At, counting the releases up
+// to then and every task of ps that may still run.
+func checkReservationKept(t *testing.T, iter int, v *View, ps []Placement, res Reservation) {
+	t.Helper()
+	policy, placement := v.Settings.Policy, v.Settings.Placement
+	{
 		job := &v.Accounts[res.Account].Queue[res.Job]
 		d := job.nodeDemand()
 		for _, n := range res.Nodes {
@@ -145,15 +195,11 @@ func TestBackfillNeverDelaysTheReservation(t *testing.T) {
 				free.Sub(pj.nodeDemand())
 			}
 			if !free.Fits(d) {
-				t.Fatalf("iteration %d (%s/%s): reserved node %d has %v free at the reservation %v, the job needs %v per node",
-					iter, policy, placement, n, free, res.At, d)
+				t.Fatalf("iteration %d (%s/%s, %s): reserved node %d has %v free at the reservation %v, the job needs %v per node",
+					iter, policy, placement, v.Settings.Backfill, n, free, res.At, d)
 			}
 		}
 	}
-	if reserved < 50 {
-		t.Fatalf("only %d of 600 passes reserved: the property was barely exercised", reserved)
-	}
-	t.Logf("%d passes reserved", reserved)
 }
 
 // Explain tells the reserved job its reservation, and a job behind it the
@@ -177,5 +223,38 @@ func TestExplainForecastsStarts(t *testing.T) {
 	v.Accounts[0].Queue[0].Nodes, v.Accounts[0].Queue[0].Demand = 5, ledger.Vector{20}
 	if x, err = NewEngine().Explain(v, 1); err != nil || x.HasForecast || x.Wait != WaitNoNodeHolds {
 		t.Fatalf("a 5-node job on 4 nodes: %+v, %v; want no forecast and no node that holds it", x, err)
+	}
+}
+
+// Conservative backfill with K = 1 is EASY: the same placements and the
+// same reservation, pass for pass.
+func TestConservativeWithOneReservationIsEASY(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for iter := range 200 {
+		v := gangView(r, Policies()[iter%len(Policies())], []PlacementStrategy{Affinity, BestFit, Spread}[iter%3])
+		for i := range v.Nodes {
+			used := v.Nodes[i].Capacity.Clone()
+			used.Sub(v.Nodes[i].Free)
+			v.Nodes[i].Releases = []Release{{At: v.Now.Add(time.Duration(r.IntN(7200)) * time.Second), Free: used}}
+		}
+		for a := range v.Accounts {
+			for j := range v.Accounts[a].Queue {
+				v.Accounts[a].Queue[j].Walltime = time.Duration(1+r.IntN(7200)) * time.Second
+			}
+		}
+		run := func(b Backfill) ([]Placement, []Reservation) {
+			v.Settings.Backfill, v.Settings.Reservations = b, 1
+			e := NewEngine()
+			ps, err := e.Schedule(v)
+			if err != nil {
+				t.Fatalf("iteration %d (%s): %v", iter, b, err)
+			}
+			return slices.Clone(ps), e.LastReservations(nil)
+		}
+		easyPs, easyRes := run(BackfillEASY)
+		consPs, consRes := run(BackfillConservative)
+		if !reflect.DeepEqual(easyPs, consPs) || !reflect.DeepEqual(easyRes, consRes) {
+			t.Fatalf("iteration %d: easy placed %v reserving %v; conservative with K=1 placed %v reserving %v", iter, easyPs, easyRes, consPs, consRes)
+		}
 	}
 }

@@ -157,10 +157,12 @@ func (e *Engine) Explain(v *View, id uint64) (*Explanation, error) {
 	}
 	// Whether the pass reserves for it: run the pass (the view is only
 	// read) and look at its reservation.
-	if v.Settings.Backfill == BackfillEASY {
+	if v.Settings.reservationLimit() > 0 {
 		if _, err := e.Schedule(v); err == nil {
-			if r, ok := e.LastReservation(); ok && v.Accounts[r.Account].Queue[r.Job].ID == id {
-				x.Reserved, x.Forecast, x.HasForecast = true, r.At, true
+			for _, r := range e.LastReservations(nil) {
+				if v.Accounts[r.Account].Queue[r.Job].ID == id {
+					x.Reserved, x.Forecast, x.HasForecast = true, r.At, true
+				}
 			}
 		}
 	}

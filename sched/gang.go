@@ -139,15 +139,68 @@ type fleet struct {
 	classes []nodeClass
 	classOf map[string]int
 	counted bool
+	// last holds the capacities of the previous reset, k each, bit for
+	// bit: when a pass's are the same (the usual case: nodes rarely join
+	// or leave), shapes and classes carry over instead of being rebuilt.
+	last []float64
+	// lastOK says shapes were built from last (and classes too, if
+	// counted).
+	lastOK bool
 }
 
 // reset makes the fleet the nodes whose capacities are caps (kept, not
 // copied).
 func (fl *fleet) reset(caps []ledger.Vector) {
-	fl.caps, fl.shapes, fl.counted = caps, fl.shapes[:0], false
+	fl.caps = caps
+	if fl.lastOK && fl.sameAsLast(caps) {
+		// Classes point into caps, which may be new memory for the same
+		// values: point them at this pass's vectors.
+		for i := range fl.classes {
+			fl.classes[i].capacity = caps[fl.classes[i].first]
+		}
+		return
+	}
+	fl.shapes, fl.counted = fl.shapes[:0], false
+	fl.last = fl.last[:0]
+	fl.lastOK = true
 	for _, c := range caps {
+		fl.last = append(fl.last, c...)
+		if len(c) != len(caps[0]) {
+			fl.lastOK = false // ragged: never compared against
+		}
+	}
+	for i, c := range caps {
+		if fl.lastOK {
+			// The shapes keep the vectors they are given: our own copy,
+			// which a later pass that reuses them cannot have changed.
+			k := len(c)
+			c = fl.last[i*k : i*k+k : i*k+k]
+		}
 		fl.shapes = fl.shapes.Add(c)
 	}
+}
+
+// sameAsLast reports whether caps are the capacities of the last reset,
+// bit for bit.
+func (fl *fleet) sameAsLast(caps []ledger.Vector) bool {
+	if len(caps) == 0 {
+		return len(fl.last) == 0
+	}
+	k := len(caps[0])
+	if len(caps)*k != len(fl.last) {
+		return false
+	}
+	for i, c := range caps {
+		if len(c) != k {
+			return false
+		}
+		for j, q := range c {
+			if math.Float64bits(q) != math.Float64bits(fl.last[i*k+j]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // holds reports whether the nodes could hold one task of job if they were
@@ -179,6 +232,8 @@ func (fl *fleet) holds(job *Job) bool {
 type nodeClass struct {
 	capacity ledger.Vector
 	count    int
+	// first is the lowest index of a node of the class.
+	first int
 }
 
 // countClasses groups the node capacities for holds, once per
@@ -191,7 +246,7 @@ func (fl *fleet) countClasses() {
 	}
 	clear(fl.classOf)
 	var key []byte
-	for _, c := range fl.caps {
+	for n, c := range fl.caps {
 		key = key[:0]
 		for _, q := range c {
 			key = binary.LittleEndian.AppendUint64(key, math.Float64bits(q))
@@ -201,7 +256,7 @@ func (fl *fleet) countClasses() {
 			continue
 		}
 		fl.classOf[string(key)] = len(fl.classes)
-		fl.classes = append(fl.classes, nodeClass{capacity: c, count: 1})
+		fl.classes = append(fl.classes, nodeClass{capacity: c, count: 1, first: n})
 	}
 	fl.counted = true
 }

@@ -37,6 +37,9 @@ func (s Settings) Validate(resources []string) error {
 	if _, err := ParseBackfill(string(s.Backfill)); err != nil {
 		return err
 	}
+	if s.Reservations < 0 {
+		return fmt.Errorf("reservations %d must not be negative (0 is the default, %d)", s.Reservations, DefaultReservations)
+	}
 	// Every policy's own settings, in table order: a stored value is
 	// checked even when its policy is not in force.
 	for _, r := range policyTable() {

@@ -139,9 +139,14 @@ type Settings struct {
 	// Placement chooses the node for a task.
 	Placement PlacementStrategy
 	// Backfill is what a pass does at the first job that cannot start:
-	// reserve for it (easy), stop (none), or go on filling (greedy, the
-	// zero value) (backfill.go).
+	// reserve for it (easy) or for the first Reservations such jobs
+	// (conservative), stop (none), or go on filling (greedy, the zero
+	// value) (backfill.go).
 	Backfill Backfill
+	// Reservations is K, how many of the first jobs that cannot start
+	// conservative backfill reserves for; zero is DefaultReservations.
+	// Other backfill modes ignore it (EASY is K = 1).
+	Reservations int
 	// LTRFResource is the index of the one resource ltrf is fair on.
 	LTRFResource int
 	// QKnoblerRho is qknobler's knob ρ in [0,1]: the fraction of its DRF

@@ -32,7 +32,7 @@
 // on that many distinct nodes at once, placed whole by the engine and
 // ended on all of them together. SWF logs replay on the machine's own
 // nodes (swf.go says how processors become nodes, and SWFOptions.OneNode
-// keeps the older one-node model). With EASY backfill
+// keeps the older one-node model). With EASY or conservative backfill
 // (sched.Settings.Backfill) each node lists what its running tasks give
 // back at start + walltime (Job.Walltime, an SWF log's requested time),
 // which the engine's reservation plans with; tasks still end at their

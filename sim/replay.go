@@ -50,7 +50,7 @@ type replay struct {
 	// backfill says whether the view's nodes list their running tasks'
 	// releases (Node.Releases) for the engine's reservation. holdsBack
 	// says a pass may end with queue heads that fit the free nodes (EASY
-	// around its reservation, none at the first job that cannot start),
+	// and conservative around their reservations, none at the first job that cannot start),
 	// which pass skipping must allow for (mayPlace).
 	backfill, holdsBack bool
 	// capFree is cfg.Settings.Policy.CapFree(), looked up once (mayPlace).
@@ -120,7 +120,7 @@ func newReplay(w *Workload, cfg Config) *replay {
 	r := &replay{
 		w:           w,
 		cfg:         cfg,
-		eng:         sched.NewEngine(),
+		eng:         sched.NewEngine().TrustViews(),
 		book:        ledger.NewFairnessBook(cfg.Window, n),
 		capacity:    w.Capacity(),
 		jobs:        make([]jobState, len(w.Jobs)),
@@ -135,8 +135,8 @@ func newReplay(w *Workload, cfg Config) *replay {
 		groupIndex:  map[uint64]int{},
 		scaled:      ledger.NewVector(n),
 		sum:         ledger.NewVector(n),
-		backfill:    cfg.Settings.Backfill == sched.BackfillEASY,
-		holdsBack:   cfg.Settings.Backfill == sched.BackfillEASY || cfg.Settings.Backfill == sched.BackfillNone,
+		backfill:    reserves(cfg.Settings.Backfill),
+		holdsBack:   reserves(cfg.Settings.Backfill) || cfg.Settings.Backfill == sched.BackfillNone,
 		capFree:     cfg.Settings.Policy.CapFree(),
 	}
 	r.view = sched.View{Resources: w.Resources, Settings: cfg.Settings, Groups: w.Groups}
@@ -212,4 +212,9 @@ func cmpTime(a, b ledger.Time) int {
 		return 1
 	}
 	return 0
+}
+
+// reserves reports whether backfill mode b makes reservations.
+func reserves(b sched.Backfill) bool {
+	return b == sched.BackfillEASY || b == sched.BackfillConservative
 }

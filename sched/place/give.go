@@ -1,6 +1,10 @@
 package place
 
-import "github.com/longfair/longfair/ledger"
+import (
+	"math"
+
+	"github.com/longfair/longfair/ledger"
+)
 
 // Restore sets node's free vector back to free, a value it had earlier in
 // this pass (read with Free and copied before a Take), and updates the
@@ -16,10 +20,27 @@ func (x *Index) Restore(node int, free ledger.Vector) {
 	if node < 0 || node >= x.n || len(free) != x.k {
 		return
 	}
+	if sameBits(x.nodeFree[node*x.k:node*x.k+x.k], free) {
+		// Nothing to undo. The engine restores masks that often equal
+		// the free vector (a busy reserved node), and skipping them saves
+		// the group lookup and the tree's sync; the tree's bounds stay
+		// valid upper bounds, which is all a search needs.
+		return
+	}
 	copy(x.nodeFree[node*x.k:node*x.k+x.k], free)
 	x.regroup(node)
 	// Takes only lower free vectors, so the tree's bounds may lag behind
 	// them (they stay upper bounds, and Best reads the root's before it
 	// syncs). A restore raises one: the bounds must catch up now.
 	x.syncTree()
+}
+
+// sameBits reports whether a and b (of one length) are equal bit for bit.
+func sameBits(a, b []float64) bool {
+	for j := range a {
+		if math.Float64bits(a[j]) != math.Float64bits(b[j]) {
+			return false
+		}
+	}
+	return true
 }

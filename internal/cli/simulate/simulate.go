@@ -63,6 +63,7 @@ Flags:
 type simOptions struct {
 	policies        []sched.Policy
 	backfills       []sched.Backfill // nil: the zero mode, no job-time columns
+	reservations    int              // K for conservative backfill; 0: the default
 	swfOneNode      bool
 	window          ledger.Window
 	timeout         time.Duration
@@ -157,7 +158,8 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	fs.IntVar(&opt.top, "top", 0, "SWF: keep the N heaviest accounts and fold the rest into \"others\" (0: keep all)")
 	fs.IntVar(&opt.procs, "procs", 0, "SWF: machine size in processors (default: the MaxProcs/MaxNodes header)")
 	fs.BoolVar(&opt.swfOneNode, "swf-one-node", false, "SWF: model the machine as one node of all its processors, each job one task (the model before nodes)")
-	backfill := fs.String("backfill", "", "what a pass does at the first job that cannot start: easy (reserve for it), none (stop) or greedy (go on filling; the default), or a comma-separated list run side by side with each policy; the report then adds mean and max wait and bounded slowdown")
+	backfill := fs.String("backfill", "", "what a pass does at the first job that cannot start: easy (reserve for it), conservative (reserve for the first --reservations such jobs), none (stop) or greedy (go on filling; the default), or a comma-separated list run side by side with each policy; the report then adds mean and max wait and bounded slowdown")
+	fs.IntVar(&opt.reservations, "reservations", 0, fmt.Sprintf("K, how many of the first jobs that cannot start --backfill conservative reserves for (0: the default, %d)", sched.DefaultReservations))
 	fs.IntVar(&opt.nodes, "nodes", 0, "SWF: nodes (default: the MaxNodes header); SWIM: nodes of <4 cores, 15 GB> (default 59); synthetic: nodes of <32 cores, 128 GB> (default 256); google: machines (default 10); bpf: nodes of <32 cores, 64 GB> (default 40)")
 	fs.IntVar(&opt.accounts, "accounts", 0, "synthetic: number of accounts (default 16)")
 	fs.StringVar(&opt.fbTimes, "fb-times", "", "macro: SWIM trace for User1's submission times (default: FB-2009_samples_24_times_1hr_1.tsv in ../shared/data when found)")
@@ -217,6 +219,9 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	}
 	if opt.synthetic < 0 || opt.top < 0 || opt.procs < 0 || opt.nodes < 0 || opt.accounts < 0 || opt.maxSamples < 0 {
 		return nil, errors.New("--synthetic, --top, --procs, --nodes, --accounts and --samples must not be negative")
+	}
+	if opt.reservations < 0 {
+		return nil, fmt.Errorf("--reservations %d: give how many jobs conservative backfill reserves for, 1 or more (0 is the default, %d)", opt.reservations, sched.DefaultReservations)
 	}
 	if isSet(fs, "backfill") {
 		for _, name := range strings.Split(*backfill, ",") {
@@ -341,7 +346,7 @@ func runPolicies(w *sim.Workload, opt *simOptions) ([]*sim.Result, error) {
 	sim.InParallel(n, func(i int) {
 		p, b := opt.policies[i/len(backfills)], backfills[i%len(backfills)]
 		s := base
-		s.Policy, s.Backfill = p, b
+		s.Policy, s.Backfill, s.Reservations = p, b, opt.reservations
 		results[i], errs[i] = sim.Run(w, sim.Config{Settings: s, Window: opt.window, MaxSamples: opt.maxSamples})
 		if errs[i] != nil {
 			errs[i] = fmt.Errorf("policy %s, backfill %s: %w", p, b, errs[i])
