@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
@@ -50,6 +51,15 @@ type JobSpec struct {
 	// (even empty); without it a task gets its worker's environment.
 	Env         []string
 	EnvCaptured bool
+	// Hold keeps the job from starting until it is released; Dependency
+	// is a Slurm-style dependency list; Begin, when set, is the earliest
+	// start; Nice lowers the job's priority; Exclusive asks for whole
+	// nodes. The server refuses each until it implements it.
+	Hold       bool
+	Dependency string
+	Begin      time.Time
+	Nice       int32
+	Exclusive  bool
 }
 
 // Request is the API request for the spec.
@@ -58,12 +68,17 @@ func (s JobSpec) Request() *longfairv1.SubmitJobRequest {
 	if tasks == 0 {
 		tasks = 1
 	}
-	return &longfairv1.SubmitJobRequest{
+	req := &longfairv1.SubmitJobRequest{
 		Account: s.Account, User: s.User, Name: s.Name, Demand: s.Demand, Tasks: tasks, Nodes: int32(min(s.Nodes, longfairv1.MaxNodesPerJob+1)), Ntasks: int32(min(s.Ranks, longfairv1.MaxTasksPerJob+1)),
 		Walltime: durationpb.New(s.Walltime), Command: s.Command,
 		MaxAttempts: int32(min(s.MaxAttempts, longfairv1.MaxAttemptsLimit+1)), RequestId: s.RequestID,
 		Dir: s.Dir, Env: s.Env, EnvCaptured: s.EnvCaptured,
+		Hold: s.Hold, Dependency: s.Dependency, Nice: s.Nice, Exclusive: s.Exclusive,
 	}
+	if !s.Begin.IsZero() {
+		req.Begin = timestamppb.New(s.Begin)
+	}
+	return req
 }
 
 // Submit submits a job array. The cluster holds the job's worst-case SU

@@ -62,13 +62,14 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		interval                       time.Duration
 		res                            resourceFlags
 		chdir, export                  string
+		sched                          submitScheduling
 	)
 	setup := func(fs *flag.FlagSet) {
 		flags = fs
 		fs.StringVar(&account, "account", os.Getenv("LONGFAIR_ACCOUNT"), "`account` charged for the job (default $LONGFAIR_ACCOUNT)")
 		fs.StringVar(&user, "user", defaultUser(), "`user` submitting, a member of the account (default $LONGFAIR_USER, else the user of a MUNGE credential, else $USER)")
 		fs.Int64Var(&tasks, "array", 1, "number of tasks in the job array (1 to 1000000)")
-		fs.Int64Var(&tasks, "n", 1, "short for --array")
+		fs.Int64Var(&tasks, "a", 1, "short for --array")
 		fs.IntVar(&nodes, "nodes", 1, "nodes each task spans, the resources asked for on each (a parallel job, e.g. MPI; see 'longfair exec --help')")
 		fs.IntVar(&ntasks, "ntasks", 0, "processes a parallel job runs across its nodes (LONGFAIR_NTASKS; what 'longfair run' starts); with --ntasks-per-node it sets --nodes")
 		fs.IntVar(&perNode, "ntasks-per-node", 0, "processes on each node: the nodes are ceil(ntasks / this), each with ntasks-per-node × cpus-per-task cores")
@@ -84,6 +85,10 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&chdir, "chdir", "", "`dir`ectory the tasks run in (default: the current directory)")
 		fs.StringVar(&export, "export", "ALL", "environment the tasks get: ALL, NONE, or `NAME[=value],...` (ALL,NAME=value adds to all)")
 		res.register(fs)
+		sched.register(fs)
+		for short, long := range map[string]string{"N": "nodes", "n": "ntasks", "c": "cpus-per-task", "t": "walltime", "J": "name", "A": "account", "D": "chdir"} {
+			aliasFlag(fs, short, long)
+		}
 	}
 	return clientCommand("submit", submitHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, command []string, out cmdIO) error {
 		if command == nil {
@@ -138,6 +143,9 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		spec := client.JobSpec{Account: account, User: user, Name: name, Demand: demand, Tasks: tasks, Nodes: nodes, Ranks: ntasks,
 			Walltime: walltime, Command: command, MaxAttempts: maxAttempts, RequestID: requestID,
 			Dir: dir, Env: env, EnvCaptured: true}
+		if err := sched.apply(&spec, time.Now()); err != nil {
+			return err
+		}
 		if quote {
 			return quoteJob(ctx, c, f, spec, out)
 		}
