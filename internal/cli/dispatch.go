@@ -25,6 +25,7 @@ func Commands() map[string]Command {
 		"nodes":  {"worker nodes with their capacity, used resources and running tasks", nodesCommand()},
 
 		"submit":   {"submit a job array: resources, walltime, account, command after --", submitCommand()},
+		"sbatch":   {"submit a batch script with #SBATCH directives, as Slurm's sbatch", sbatchCommand()},
 		"jobs":     {"list jobs with their task counts", jobsCommand()},
 		"job":      {"show or watch one job", jobGroup()},
 		"cancel":   {"cancel jobs", cancelCommand()},
@@ -59,7 +60,7 @@ func commandGroups() []struct {
 		names []string
 	}{
 		{"Cluster", []string{"server", "worker", "dev", "status", "nodes"}},
-		{"Users", []string{"submit", "jobs", "job", "cancel", "logs", "fairness", "balance", "explain", "exec", "run"}},
+		{"Users", []string{"submit", "sbatch", "jobs", "job", "cancel", "logs", "fairness", "balance", "explain", "exec", "run"}},
 		{"Admins", []string{"account", "user", "grant", "ledger", "usage", "policy", "group", "queue", "acl", "operator"}},
 		{"Simulation", []string{"sim"}},
 	}

@@ -50,6 +50,23 @@ refused with the widest that fits.
 `
 
 func submitCommand() func(args []string, stdout, stderr io.Writer) error {
+	run, _ := submitParts()
+	return run
+}
+
+// submitFlagSet is submit's option table, which sbatch reads its
+// directives with.
+func submitFlagSet() *flag.FlagSet {
+	_, setup := submitParts()
+	fs := NewFlags("submit")
+	setup(fs)
+	var f clientFlags
+	f.register(fs, true)
+	return fs
+}
+
+// submitParts returns submit's body and the setup of its options.
+func submitParts() (func(args []string, stdout, stderr io.Writer) error, func(fs *flag.FlagSet)) {
 	var (
 		account, user, name, requestID string
 		tasks                          int64
@@ -165,7 +182,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 			return nil
 		}
 		return watchJob(ctx, c, f, job.GetId(), interval, 0, out)
-	})
+	}), setup
 }
 
 // parallelShape turns Slurm's way of asking for a parallel job — --ntasks
