@@ -14,7 +14,8 @@ import (
 
 // TestSbatchRunsAScriptWithDirectives submits a real #SBATCH script with
 // an array, a Slurm time limit and a job name through 'longfair sbatch
-// --parsable', and checks the printed job id and what each task wrote.
+// --parsable', and checks the printed job id and what each task wrote,
+// with the SLURM_* variables it saw.
 func TestSbatchRunsAScriptWithDirectives(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -26,7 +27,7 @@ func TestSbatchRunsAScriptWithDirectives(t *testing.T) {
 #SBATCH --job-name=sbatch-e2e --array=0-2
 #SBATCH -t 0:01:00
 
-echo "task $LONGFAIR_TASK_INDEX arg $1" > %s/out-$LONGFAIR_TASK_INDEX.txt
+echo "task $LONGFAIR_TASK_INDEX arg $1 slurm $SLURM_JOB_ID $SLURM_ARRAY_TASK_ID $SLURM_JOB_NAME $SLURM_JOB_ACCOUNT $SLURM_NNODES" > %s/out-$LONGFAIR_TASK_INDEX.txt
 `, acct, c.dir)
 	if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -47,7 +48,7 @@ echo "task $LONGFAIR_TASK_INDEX arg $1" > %s/out-$LONGFAIR_TASK_INDEX.txt
 	}
 	for i := range 3 {
 		b, err := os.ReadFile(filepath.Join(c.dir, fmt.Sprintf("out-%d.txt", i)))
-		if want := fmt.Sprintf("task %d arg hello\n", i); err != nil || string(b) != want {
+		if want := fmt.Sprintf("task %d arg hello slurm %d %d sbatch-e2e %s 1\n", i, id, i, acct); err != nil || string(b) != want {
 			t.Errorf("task %d wrote %q (%v), want %q", i, b, err, want)
 		}
 	}
