@@ -279,7 +279,7 @@ func translateSbatch(words []string, ignore bool) ([]string, error) {
 			name, value = "gpu", g
 		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", w, err)
 		}
 		if hasValue {
 			out = append(out, "--"+name+"="+value)
@@ -297,7 +297,7 @@ func slurmTime(v string) (string, error) {
 	if d, err := time.ParseDuration(v); err == nil {
 		return d.String(), nil
 	}
-	bad := fmt.Errorf("--time %q: give minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS", v)
+	bad := fmt.Errorf("%q is not a time: give a duration (2h) or minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS", v)
 	days := 0
 	rest := v
 	if d, r, ok := strings.Cut(v, "-"); ok {
@@ -374,4 +374,19 @@ func scriptInterpreter(text []byte) []string {
 		}
 	}
 	return []string{"/bin/sh"}
+}
+
+// slurmDuration is submit's --walltime: a Go duration or a Slurm time.
+type slurmDuration time.Duration
+
+func (d *slurmDuration) String() string { return time.Duration(*d).String() }
+
+func (d *slurmDuration) Set(v string) error {
+	s, err := slurmTime(v)
+	if err != nil {
+		return err
+	}
+	p, err := time.ParseDuration(s)
+	*d = slurmDuration(p)
+	return err
 }

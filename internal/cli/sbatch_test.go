@@ -63,7 +63,7 @@ echo hi
 	for _, tc := range []struct{ script, err string }{
 		{"#!/bin/sh\n#SBATCH -A a\n#SBATCH --frobnicate\n", "line 3: unknown option --frobnicate"},
 		{"#SBATCH --mail-type=END\n", "line 1: --mail-type: longfair sends no mail"},
-		{"\n#SBATCH -t soon\n", "line 2: --time \"soon\""},
+		{"\n#SBATCH -t soon\n", "line 2: -t: \"soon\" is not a time"},
 		{"#SBATCH --nodes=two\n", "line 1:"},
 		{"#SBATCH -o out-%j.txt\n", "line 1: -o: output files are not carried yet"},
 	} {

@@ -91,7 +91,8 @@ func submitParts() (func(args []string, stdout, stderr io.Writer) error, func(fs
 		fs.IntVar(&ntasks, "ntasks", 0, "processes a parallel job runs across its nodes (LONGFAIR_NTASKS; what 'longfair run' starts); with --ntasks-per-node it sets --nodes")
 		fs.IntVar(&perNode, "ntasks-per-node", 0, "processes on each node: the nodes are ceil(ntasks / this), each with ntasks-per-node × cpus-per-task cores")
 		fs.IntVar(&cpusPerTask, "cpus-per-task", 0, "cores per process with --ntasks (default 1): each node gets processes × this")
-		fs.DurationVar(&walltime, "walltime", time.Hour, "longest a task may run, 1s to 365 days, e.g. 30m or 2h; it is stopped after")
+		walltime = time.Hour
+		fs.Var((*slurmDuration)(&walltime), "walltime", "longest a task may run, 1s to 365 days, as a `duration` (30m, 2h) or in Slurm's formats (minutes, HH:MM:SS, D-HH:MM); it is stopped after")
 		fs.StringVar(&name, "name", "", "job `name` for people")
 		fs.IntVar(&maxAttempts, "max-attempts", 0, "how often a task lost with its node is started (0: the cluster default, 3)")
 		fs.StringVar(&requestID, "request-id", "", "`id` that makes the submission idempotent: submitting again with it returns the first job")
