@@ -248,6 +248,7 @@ func (ag *Agent) env(a *attempt, devices heldDevices, base []string) []string {
 		EnvUser+"="+a.asg.GetUser(),
 		EnvNodeID+"="+ag.cfg.NodeID,
 	)
+	env = append(env, ag.slurmEnv(a)...)
 	env = append(env, devices.env()...)
 	return env
 }
@@ -256,6 +257,7 @@ func (ag *Agent) env(a *attempt, devices heldDevices, base []string) []string {
 // each task, so that a value inherited by the agent never leaks into one.
 func taskEnv(environ []string) []string {
 	own := append([]string{EnvJobID, EnvTaskID, EnvTaskIndex, EnvAttempt, EnvAccount, EnvUser, EnvNodeID, EnvOffloadDevices, EnvCUDAVisibleDevices, envSupervisor}, parallelEnv...)
+	own = append(own, slurmEnvNames...)
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")

@@ -50,30 +50,15 @@ func NewFlags(name string) *flag.FlagSet {
 // command line to run). help is the command's usage text, printed with the
 // flags on -h or --help.
 func ParseFlags(fs *flag.FlagSet, args []string, help string, w io.Writer) (positional, rest []string, err error) {
-	for i, a := range args {
-		if a == "--" {
-			args, rest = args[:i], args[i+1:]
-			if rest == nil {
-				rest = []string{}
-			}
-			break
-		}
+	positional, rest, err = ParseGNU(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		PrintHelp(fs, help, w)
+		return nil, nil, ErrHelpShown
 	}
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				PrintHelp(fs, help, w)
-				return nil, nil, ErrHelpShown
-			}
-			return nil, nil, Usagef("%v (run 'longfair %s --help' for the flags)", err, fs.Name())
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return positional, rest, nil
-		}
-		positional = append(positional, args[0])
-		args = args[1:]
+	if err != nil {
+		return nil, nil, Usagef("%v (run 'longfair %s --help' for the flags)", err, fs.Name())
 	}
+	return positional, rest, nil
 }
 
 func PrintHelp(fs *flag.FlagSet, help string, w io.Writer) {
@@ -82,9 +67,7 @@ func PrintHelp(fs *flag.FlagSet, help string, w io.Writer) {
 	fs.VisitAll(func(*flag.Flag) { has = true })
 	if has {
 		fmt.Fprintln(w, "\nFlags:")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		PrintFlags(w, fs)
 	}
 }
 

@@ -79,7 +79,8 @@ func jobGroup() func(args []string, stdout, stderr io.Writer) error {
 
 // Dispatch runs the subcommand of cmds named by args[0] and returns the exit code:
 // 0 on success, 1 when the command failed, 2 when it was called wrongly.
-// An error is printed as one line on stderr.
+// An error is printed as one line on stderr. The commands form a cobra
+// tree (root.go), which adds 'longfair completion bash|zsh|fish'.
 func Dispatch(cmds map[string]Command, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		if len(args) > 1 && args[0] == "help" {
@@ -88,12 +89,11 @@ func Dispatch(cmds map[string]Command, args []string, stdout, stderr io.Writer) 
 		usage(stdout, cmds)
 		return 0
 	}
-	c, ok := cmds[args[0]]
-	if !ok {
+	if _, ok := cmds[args[0]]; !ok && !isCobraBuiltin(args[0]) {
 		fmt.Fprintf(stderr, "longfair: unknown command %q; run 'longfair help' for the list\n", args[0])
 		return 2
 	}
-	err := c.Run(args[1:], stdout, stderr)
+	err := rootCommand(cmds, stdout, stderr).Execute(args)
 	if err == nil || errors.Is(err, ErrHelpShown) {
 		return 0
 	}

@@ -192,3 +192,22 @@ func parseSlurmArray(s string) (slurmArray, error) {
 	}
 	return a, nil
 }
+
+// slurmDuration is a walltime flag that takes a Go duration (30m, 2h) or
+// any of Slurm's time formats (slurmTime).
+type slurmDuration time.Duration
+
+func (d *slurmDuration) String() string { return time.Duration(*d).String() }
+
+func (d *slurmDuration) Set(s string) error {
+	if v, err := time.ParseDuration(s); err == nil {
+		*d = slurmDuration(v)
+		return nil
+	}
+	v, err := slurmTime(s)
+	if err != nil {
+		return err
+	}
+	*d = slurmDuration(v)
+	return nil
+}

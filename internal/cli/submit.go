@@ -50,6 +50,23 @@ refused with the widest that fits.
 `
 
 func submitCommand() func(args []string, stdout, stderr io.Writer) error {
+	run, _ := submitParts()
+	return run
+}
+
+// submitFlagSet is submit's option table, which sbatch reads its
+// directives with.
+func submitFlagSet() *flag.FlagSet {
+	_, setup := submitParts()
+	fs := NewFlags("submit")
+	setup(fs)
+	var f clientFlags
+	f.register(fs, true)
+	return fs
+}
+
+// submitParts returns submit's body and the setup of its options.
+func submitParts() (func(args []string, stdout, stderr io.Writer) error, func(fs *flag.FlagSet)) {
 	var (
 		account, user, name, requestID               string
 		tasks                                        int64
@@ -68,12 +85,13 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&account, "account", os.Getenv("LONGFAIR_ACCOUNT"), "`account` charged for the job (default $LONGFAIR_ACCOUNT)")
 		fs.StringVar(&user, "user", defaultUser(), "`user` submitting, a member of the account (default $LONGFAIR_USER, else the user of a MUNGE credential, else $USER)")
 		fs.Int64Var(&tasks, "array", 1, "number of tasks in the job array (1 to 1000000)")
-		fs.Int64Var(&tasks, "n", 1, "short for --array")
+		fs.Int64Var(&tasks, "a", 1, "short for --array")
 		fs.IntVar(&nodes, "nodes", 1, "nodes each task spans, the resources asked for on each (a parallel job, e.g. MPI; see 'longfair exec --help')")
 		fs.IntVar(&ntasks, "ntasks", 0, "processes a parallel job runs across its nodes (LONGFAIR_NTASKS; what 'longfair run' starts); with --ntasks-per-node it sets --nodes")
 		fs.IntVar(&perNode, "ntasks-per-node", 0, "processes on each node: the nodes are ceil(ntasks / this), each with ntasks-per-node × cpus-per-task cores")
 		fs.IntVar(&cpusPerTask, "cpus-per-task", 0, "cores per process with --ntasks (default 1): each node gets processes × this")
-		fs.DurationVar(&walltime, "walltime", time.Hour, "longest a task may run, 1s to 365 days, e.g. 30m or 2h; it is stopped after")
+		walltime = time.Hour
+		fs.Var((*slurmDuration)(&walltime), "walltime", "longest a task may run, 1s to 365 days, as a `duration` (30m, 2h) or in Slurm's formats (minutes, HH:MM:SS, D-HH:MM); it is stopped after")
 		fs.StringVar(&name, "name", "", "job `name` for people")
 		fs.IntVar(&maxAttempts, "max-attempts", 0, "how often a task lost with its node is started (0: the cluster default, 3)")
 		fs.StringVar(&requestID, "request-id", "", "`id` that makes the submission idempotent: submitting again with it returns the first job")
@@ -90,6 +108,9 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.IntVar(&nice, "nice", 0, "let your other jobs in the account go first (higher) or go ahead of them (negative: admins only)")
 		fs.StringVar(&dependency, "dependency", "", "start only after other jobs: `afterok:ID[:ID...]`, afternotok, afterany, after, singleton; ',' for all, '?' for any; JOB_TASK names an array element")
 		res.register(fs)
+		for short, long := range map[string]string{"N": "nodes", "n": "ntasks", "c": "cpus-per-task", "t": "walltime", "J": "name", "A": "account", "D": "chdir", "H": "hold", "d": "dependency"} {
+			aliasFlag(fs, short, long)
+		}
 	}
 	return clientCommand("submit", submitHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, command []string, out cmdIO) error {
 		if command == nil {
@@ -166,7 +187,7 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 			return nil
 		}
 		return watchJob(ctx, c, f, job.GetId(), interval, 0, out)
-	})
+	}), setup
 }
 
 // parallelShape turns Slurm's way of asking for a parallel job — --ntasks

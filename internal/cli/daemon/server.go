@@ -74,7 +74,7 @@ func newServerFlagSet(f *serverFlags, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, serverUsage)
-		fs.PrintDefaults()
+		cli.PrintFlags(stderr, fs)
 	}
 	fs.StringVar(&f.config, "config", "", "JSON config `file`; flags override its values")
 	fs.StringVar(&f.nodeID, "node-id", "", "node `id`, unique in the group (default: the host name)")
@@ -102,11 +102,15 @@ func newServerFlagSet(f *serverFlags, stderr io.Writer) *flag.FlagSet {
 func serverConfig(args []string, stderr io.Writer) (server.Config, serverFlags, error) {
 	var f serverFlags
 	fs := newServerFlagSet(&f, stderr)
-	if err := fs.Parse(args); err != nil {
+	pos, _, err := cli.ParseGNU(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.Usage()
+	}
+	if err != nil {
 		return server.Config{}, f, err
 	}
-	if fs.NArg() > 0 {
-		return server.Config{}, f, fmt.Errorf("unexpected argument %q: 'longfair server' takes only flags", fs.Arg(0))
+	if len(pos) > 0 {
+		return server.Config{}, f, fmt.Errorf("unexpected argument %q: 'longfair server' takes only flags", pos[0])
 	}
 	cfg := server.DefaultConfig()
 	cfg.HTTPAddr = server.DefaultHTTPAddr

@@ -78,7 +78,7 @@ func newWorkerFlagSet(f *workerFlags, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, workerUsage)
-		fs.PrintDefaults()
+		cli.PrintFlags(stderr, fs)
 	}
 	fs.StringVar(&f.nodeID, "node-id", "", "node `id`, unique among servers and workers (default: the host name)")
 	fs.Var(&f.join, "join", "gossip `host:port` of a server; repeat or comma-separate")
@@ -112,11 +112,15 @@ func newWorkerFlagSet(f *workerFlags, stderr io.Writer) *flag.FlagSet {
 func workerConfig(args []string, stderr io.Writer) (worker.Config, workerFlags, error) {
 	var f workerFlags
 	fs := newWorkerFlagSet(&f, stderr)
-	if err := fs.Parse(args); err != nil {
+	pos, _, err := cli.ParseGNU(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.Usage()
+	}
+	if err != nil {
 		return worker.Config{}, f, err
 	}
-	if fs.NArg() > 0 {
-		return worker.Config{}, f, fmt.Errorf("unexpected argument %q: 'longfair worker' takes only flags", fs.Arg(0))
+	if len(pos) > 0 {
+		return worker.Config{}, f, fmt.Errorf("unexpected argument %q: 'longfair worker' takes only flags", pos[0])
 	}
 	cfg := worker.DefaultConfig()
 	cfg.NodeID, cfg.Join, cfg.WorkDir = f.nodeID, []string(f.join), f.workDir

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longfair/longfair/internal/cli"
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 	"github.com/longfair/longfair/sched/place"
@@ -137,7 +138,7 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	fs.SetOutput(stdout)
 	fs.Usage = func() {
 		fmt.Fprint(stdout, simUsage)
-		fs.PrintDefaults()
+		cli.PrintFlags(stdout, fs)
 	}
 	policies := fs.String("policy", "hmrf", "policy, or a comma-separated list run side by side: "+policyNames())
 	window := fs.String("window", "none", "fairness window: none, tumbling:L, sliding:L or decay:H (H the half-life), e.g. decay:7d")
@@ -166,11 +167,15 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 	fs.IntVar(&opt.maxSamples, "samples", 1000, "β-over-time points kept per account (about)")
 	opt.paper.register(fs)
 	opt.tf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	pos, _, err := cli.ParseGNU(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.Usage()
+	}
+	if err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q: inputs are given with --slotted, --swf, --swim, --macro or --synthetic", fs.Arg(0))
+	if len(pos) > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: inputs are given with --slotted, --swf, --swim, --macro or --synthetic", pos[0])
 	}
 	opt.quantumSet = isSet(fs, "quantum")
 	inputs := 0
@@ -189,7 +194,6 @@ func parseSimFlags(args []string, stdout io.Writer) (*simOptions, error) {
 		}
 		opt.policies = append(opt.policies, p)
 	}
-	var err error
 	if opt.window, err = ledger.ParseWindow(*window); err != nil {
 		return nil, fmt.Errorf("--window: %w", err)
 	}
