@@ -54,17 +54,6 @@ func submitCommand() func(args []string, stdout, stderr io.Writer) error {
 	return run
 }
 
-// submitFlagSet is submit's option table, which sbatch reads its
-// directives with.
-func submitFlagSet() *flag.FlagSet {
-	_, setup := submitParts()
-	fs := NewFlags("submit")
-	setup(fs)
-	var f clientFlags
-	f.register(fs, true)
-	return fs
-}
-
 // submitParts returns submit's body and the setup of its options.
 func submitParts() (func(args []string, stdout, stderr io.Writer) error, func(fs *flag.FlagSet)) {
 	var (
