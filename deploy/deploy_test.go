@@ -32,7 +32,8 @@ func flagsOf(t *testing.T, bin string, args ...string) []string {
 	t.Helper()
 	out, _ := exec.Command(bin, append(args, "--help")...).CombinedOutput()
 	var flags []string
-	for _, m := range regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`).FindAllStringSubmatch(string(out), -1) {
+	// GNU style: "  -c, --cpu N   …" or "      --acl   …".
+	for _, m := range regexp.MustCompile(`(?m)^\s+(?:-[a-zA-Z], )?--([a-z0-9-]+)`).FindAllStringSubmatch(string(out), -1) {
 		flags = append(flags, "--"+m[1])
 	}
 	if len(flags) == 0 {
