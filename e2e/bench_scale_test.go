@@ -21,7 +21,8 @@ import (
 
 // BenchmarkSimulatedWorkers is the control plane at a centre's scale
 // (issue 15): a real 3-server group (processes) and LONGFAIR_BENCH_WORKERS
-// (default 200; the issue asks about 1000) simulated workers in this process — real gossip, real
+// (default 50; issue 15 asks about 1000, which one process on 2 cores
+// cannot gossip for) simulated workers in this process — real gossip, real
 // streams to the leader, no process exec (worker.Config.Simulate). It
 // reports how long membership takes to converge, the leader's CPU while
 // idle, how long a crashed worker's task takes to run again elsewhere,
@@ -29,7 +30,7 @@ import (
 // (default 100,000) task array of `true`, from submission until every
 // task's end is committed.
 func BenchmarkSimulatedWorkers(b *testing.B) {
-	n := envInt(b, "LONGFAIR_BENCH_WORKERS", 200)
+	n := envInt(b, "LONGFAIR_BENCH_WORKERS", 50)
 	tasks := envInt(b, "LONGFAIR_BENCH_TASKS", 100_000)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
