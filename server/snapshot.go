@@ -106,6 +106,14 @@ func (s *Server) RestoreSnapshot(ctx context.Context, r io.Reader) (uint64, erro
 	if _, err := tmp.Seek(offset, io.SeekStart); err != nil {
 		return 0, status.Errorf(codes.Internal, "rewind staged snapshot: %v", err)
 	}
+	// Raft refuses a restore until the leader has applied the latest
+	// configuration entry ("wait until the configuration entry at 1 has
+	// been applied"), which a group just bootstrapped or a leader just
+	// elected may not have: a barrier waits until everything committed is
+	// applied. CI hit it restoring into a new one-server group.
+	if err := waitFuture(ctx, s.raft.Barrier(timeoutFrom(ctx, defaultApplyTimeout))); err != nil {
+		return 0, raftError(err)
+	}
 	meta := &raft.SnapshotMeta{Version: hdr.RaftVersion, Size: hdr.Size, Index: hdr.Index, Term: hdr.Term}
 	if err := s.raft.Restore(meta, io.LimitReader(tmp, hdr.Size), timeoutFrom(ctx, defaultApplyTimeout)); err != nil {
 		return 0, raftError(err)
