@@ -165,28 +165,7 @@ func (s *state) runningOf(who, account, user string) (tasks, nodes int64) {
 // runningRoom is how many more tasks of job j its limits let start now,
 // and, when none, which limit stops it (-1: no limit applies).
 func (s *state) runningRoom(j *jobRecord) (room int64, why string) {
-	room = -1
-	for _, l := range s.limitsOf(j.Account, j.User) {
-		tasks, nodes := s.runningOf(l.who, j.Account, j.User)
-		if m := int64(l.limits.MaxRunningTasks); m > 0 {
-			if left := max(m-tasks, 0); room < 0 || left < room {
-				room = left
-				if left == 0 {
-					why = fmt.Sprintf("%s's limit of %d running tasks (max_running_tasks)", l.who, m)
-				}
-			}
-		}
-		if m := int64(l.limits.MaxRunningNodes); m > 0 {
-			per := int64(max(j.Nodes, 1))
-			if left := max(m-nodes, 0) / per; room < 0 || left < room {
-				room = left
-				if left == 0 {
-					why = fmt.Sprintf("%s's limit of %d running nodes (max_running_nodes)", l.who, m)
-				}
-			}
-		}
-	}
-	return room, why
+	return newBudget(s).room(j)
 }
 
 // budget is what the running limits leave while a view is built: each
@@ -201,20 +180,30 @@ func newBudget(st *state) *budget {
 	return &budget{st: st, tasks: map[string]int64{}, nodes: map[string]int64{}}
 }
 
-// room is how many tasks of job j the limits leave; -1 when none applies.
-func (b *budget) room(j *jobRecord) int64 {
-	room := int64(-1)
+// room is how many tasks of job j the limits leave, and, when none, which
+// limit stops it; -1 when no limit applies.
+func (b *budget) room(j *jobRecord) (room int64, why string) {
+	room = -1
 	per := int64(max(j.Nodes, 1))
 	for _, l := range b.st.limitsOf(j.Account, j.User) {
 		b.fill(l, j)
-		if l.limits.MaxRunningTasks > 0 {
-			room = minRoom(room, max(b.tasks[l.who], 0))
+		if m := l.limits.MaxRunningTasks; m > 0 {
+			if left := max(b.tasks[l.who], 0); room < 0 || left < room {
+				room = left
+				why = fmt.Sprintf("%s's limit of %d running tasks (max_running_tasks)", l.who, m)
+			}
 		}
-		if l.limits.MaxRunningNodes > 0 {
-			room = minRoom(room, max(b.nodes[l.who], 0)/per)
+		if m := l.limits.MaxRunningNodes; m > 0 {
+			if left := max(b.nodes[l.who], 0) / per; room < 0 || left < room {
+				room = left
+				why = fmt.Sprintf("%s's limit of %d running nodes (max_running_nodes)", l.who, m)
+			}
 		}
 	}
-	return room
+	if room != 0 {
+		why = ""
+	}
+	return room, why
 }
 
 // take counts n tasks of job j as offered.
@@ -233,11 +222,4 @@ func (b *budget) fill(l limited, j *jobRecord) {
 	tasks, nodes := b.st.runningOf(l.who, j.Account, j.User)
 	b.tasks[l.who] = int64(l.limits.MaxRunningTasks) - tasks
 	b.nodes[l.who] = int64(l.limits.MaxRunningNodes) - nodes
-}
-
-func minRoom(room, left int64) int64 {
-	if room < 0 || left < room {
-		return left
-	}
-	return room
 }

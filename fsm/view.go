@@ -60,7 +60,8 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 				oldestPending = j.SubmittedAt
 			}
 			before := len(a.Queue)
-			a.Queue = j.viewEntries(a.Queue, limits.room(j))
+			room, _ := limits.room(j)
+			a.Queue = j.viewEntries(a.Queue, room)
 			offered := 0
 			for _, e := range a.Queue[before:] {
 				offered += e.Pending
