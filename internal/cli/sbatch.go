@@ -276,7 +276,7 @@ func sbatchSpec(o *sbatchOptions, path string, script []byte, args []string) (cl
 	}
 	spec.Env, spec.EnvCaptured = env, true
 	submitDirAbs, _ := os.Getwd()
-	spec.Command = []string{batchWrapper(script, args, array, o, spec, submitDirAbs)}
+	spec.Command = []string{batchWrapper(script, args, array, o, submitDirAbs)}
 	return spec, nil
 }
 
@@ -284,12 +284,14 @@ func sbatchSpec(o *sbatchOptions, path string, script []byte, args []string) (cl
 // variables from longfair's, sends output where --output and --error
 // say, writes the script (stored in the job with this text) to a file in
 // the attempt's temporary directory and runs it with args.
-func batchWrapper(script []byte, args []string, array slurmArray, o *sbatchOptions, spec client.JobSpec, submitDir string) string {
+func batchWrapper(script []byte, args []string, array slurmArray, o *sbatchOptions, submitDir string) string {
 	sum := sha256.Sum256(script)
 	eof := "LONGFAIR_SCRIPT_" + hex.EncodeToString(sum[:8])
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
-	w(`export SLURM_JOB_ID="$LONGFAIR_JOB_ID" SLURM_JOBID="$LONGFAIR_JOB_ID" SLURM_ARRAY_JOB_ID="$LONGFAIR_JOB_ID"`)
+	// The worker sets the SLURM_* names every task gets (worker/slurm_env.go);
+	// a batch script adds its array's indexes, its submit directory and
+	// its cores per process.
 	if len(array.ids) > 0 {
 		ids := make([]string, len(array.ids))
 		minID, maxID := array.ids[0], array.ids[0]
@@ -302,11 +304,7 @@ func batchWrapper(script []byte, args []string, array slurmArray, o *sbatchOptio
 		w(`set -- %s; shift "$LONGFAIR_TASK_INDEX"; export SLURM_ARRAY_TASK_ID="$1"`, strings.Join(ids, " "))
 		w(`export SLURM_ARRAY_TASK_COUNT=%d SLURM_ARRAY_TASK_MIN=%d SLURM_ARRAY_TASK_MAX=%d`, len(ids), minID, maxID)
 	}
-	w(`export SLURM_NTASKS="${LONGFAIR_NTASKS:-1}" SLURM_NPROCS="${LONGFAIR_NTASKS:-1}" SLURM_NNODES="${LONGFAIR_NNODES:-1}" SLURM_JOB_NUM_NODES="${LONGFAIR_NNODES:-1}"`)
-	w(`export SLURM_JOB_NODELIST="${LONGFAIR_NODELIST:-$LONGFAIR_NODE_ID}" SLURM_NODELIST="${LONGFAIR_NODELIST:-$LONGFAIR_NODE_ID}" SLURMD_NODENAME="$LONGFAIR_NODE_ID"`)
-	w(`export SLURM_NODEID="${LONGFAIR_NODEID:-0}" SLURM_PROCID=0 SLURM_LOCALID=0`)
-	w(`export SLURM_CPUS_PER_TASK=%d SLURM_MEM_PER_NODE=%d`, max(o.cpusPerTask, 1), int64(spec.Demand["mem"])>>20)
-	w(`export SLURM_SUBMIT_DIR=%s SLURM_JOB_NAME=%s SLURM_JOB_ACCOUNT="$LONGFAIR_ACCOUNT" SLURM_JOB_USER="$LONGFAIR_USER" SLURM_CLUSTER_NAME=longfair`, shellQuote(submitDir), shellQuote(spec.Name))
+	w(`export SLURM_SUBMIT_DIR=%s SLURM_CPUS_PER_TASK=%d`, shellQuote(submitDir), max(o.cpusPerTask, 1))
 	out, errPath := o.output, o.errorPath
 	if out == "" {
 		out = "slurm-%j.out"
