@@ -12,7 +12,7 @@ import (
 var slurmEnvNames = []string{"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_JOB_NAME",
 	"SLURM_JOB_ACCOUNT", "SLURM_JOB_USER", "SLURM_SUBMIT_DIR", "SLURM_JOB_NODELIST", "SLURM_NNODES", "SLURM_NTASKS",
 	"SLURM_CPUS_ON_NODE", "SLURM_MEM_PER_NODE", "SLURM_RESTART_COUNT",
-	"SLURM_JOBID", "SLURM_NODELIST", "SLURM_JOB_NUM_NODES", "SLURM_NPROCS", "SLURMD_NODENAME", "SLURM_NODEID",
+	"SLURM_JOB_NUM_NODES", "SLURMD_NODENAME", "SLURM_NODEID",
 	"SLURM_PROCID", "SLURM_LOCALID", "SLURM_CLUSTER_NAME"}
 
 // slurmEnv is the Slurm names of an attempt's variables.
@@ -37,11 +37,10 @@ func (ag *Agent) slurmEnv(a *attempt) []string {
 		"SLURM_NNODES=" + strconv.Itoa(len(nodes)),
 		"SLURM_NTASKS=" + strconv.Itoa(ntasks),
 		"SLURM_RESTART_COUNT=" + strconv.Itoa(max(int(k.attempt)-1, 0)),
-		// Older names of the same, which scripts still read.
-		"SLURM_JOBID=" + strconv.FormatUint(k.job, 10),
-		"SLURM_NODELIST=" + strings.Join(nodes, ","),
+		// Not the older SLURM_JOBID, SLURM_NODELIST and SLURM_NPROCS:
+		// with them Open MPI takes the task for a Slurm allocation and
+		// looks for srun (e2e/TestMPIHelloSpansTwoNodes failed so).
 		"SLURM_JOB_NUM_NODES=" + strconv.Itoa(len(nodes)),
-		"SLURM_NPROCS=" + strconv.Itoa(ntasks),
 		// This node, and the script as the first process on it.
 		"SLURMD_NODENAME=" + ag.cfg.NodeID,
 		"SLURM_NODEID=" + strconv.Itoa(int(asg.GetNodeIndex())),
