@@ -241,21 +241,9 @@ func (d *dependency) unmet(singleton func() string) string {
 }
 
 // earlierNamesake is an active job of j's user and name submitted before
-// it, or 0.
+// it, in any account, or 0.
 func (s *state) earlierNamesake(j *jobRecord) uint64 {
-	for _, id := range s.accountJobs[j.Account] {
-		if id >= j.ID {
-			break
-		}
-		if o := s.jobs[id]; o.User == j.User && o.Name == j.Name {
-			return id
-		}
-	}
-	// Jobs of the same user under other accounts.
 	for _, acct := range s.accountNames {
-		if acct == j.Account {
-			continue
-		}
 		for _, id := range s.accountJobs[acct] {
 			if id >= j.ID {
 				break

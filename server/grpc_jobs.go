@@ -92,7 +92,7 @@ func taskProto(t fsm.TaskInfo) *longfairv1.Task {
 }
 
 func (j *jobsService) SubmitJob(ctx context.Context, req *longfairv1.SubmitJobRequest) (*longfairv1.SubmitJobResponse, error) {
-	if err := mayBeNotNice(ctx, req); err != nil {
+	if err := mayBeNotNice(ctx, req.GetNice()); err != nil {
 		return nil, err
 	}
 	info, err := proposeFor[fsm.JobInfo](ctx, j.s, submitCommand(req))
@@ -174,12 +174,12 @@ func (j *jobsService) ListTasks(ctx context.Context, req *longfairv1.ListTasksRe
 
 // mayBeNotNice refuses a negative nice, which moves a job ahead of its
 // account's earlier jobs, unless an admin asks (or the ACL is off).
-func mayBeNotNice(ctx context.Context, req *longfairv1.SubmitJobRequest) error {
-	if req.GetNice() >= 0 {
+func mayBeNotNice(ctx context.Context, nice int32) error {
+	if nice >= 0 {
 		return nil
 	}
 	if id, ok := IdentityFrom(ctx); ok && id.Role != fsm.RoleAdmin {
-		return status.Errorf(codes.PermissionDenied, "nice %d moves the job ahead of its account's earlier jobs, which only an admin may do: submit with a nice of 0 or more", req.GetNice())
+		return status.Errorf(codes.PermissionDenied, "nice %d moves the job ahead of its account's earlier jobs, which only an admin may do: give a nice of 0 or more", nice)
 	}
 	return nil
 }
@@ -201,10 +201,8 @@ func (j *jobsService) ReleaseJob(ctx context.Context, req *longfairv1.ReleaseJob
 }
 
 func (j *jobsService) UpdateJob(ctx context.Context, req *longfairv1.UpdateJobRequest) (*longfairv1.Job, error) {
-	if req.GetNice() < 0 {
-		if err := mayBeNotNice(ctx, &longfairv1.SubmitJobRequest{Nice: req.GetNice()}); err != nil {
-			return nil, err
-		}
+	if err := mayBeNotNice(ctx, req.GetNice()); err != nil {
+		return nil, err
 	}
 	c := &fsm.UpdateJob{JobID: req.GetJobId(), Name: req.Name, Dependency: req.Dependency}
 	if req.Walltime != nil {

@@ -79,32 +79,19 @@ func slurmTime(s string) (time.Duration, error) {
 		}
 		parts = append(parts, n)
 	}
-	var h, m, sec int
-	switch {
-	case days > 0 || strings.Contains(s, "-"):
-		switch len(parts) {
-		case 1:
-			h = parts[0]
-		case 2:
-			h, m = parts[0], parts[1]
-		case 3:
-			h, m, sec = parts[0], parts[1], parts[2]
-		default:
-			return 0, bad
-		}
-	default:
-		switch len(parts) {
-		case 1:
-			m = parts[0]
-		case 2:
-			m, sec = parts[0], parts[1]
-		case 3:
-			h, m, sec = parts[0], parts[1], parts[2]
-		default:
-			return 0, bad
-		}
+	// Which unit each field is: with days, hours first; without, a lone
+	// field is minutes, two are minutes and seconds.
+	units := map[int][]time.Duration{1: {time.Minute}, 2: {time.Minute, time.Second}, 3: {time.Hour, time.Minute, time.Second}}[len(parts)]
+	if strings.Contains(s, "-") {
+		units = []time.Duration{time.Hour, time.Minute, time.Second}[:min(len(parts), 3)]
 	}
-	d := time.Duration(days)*24*time.Hour + time.Duration(h)*time.Hour + time.Duration(m)*time.Minute + time.Duration(sec)*time.Second
+	if units == nil || len(parts) > 3 {
+		return 0, bad
+	}
+	d := time.Duration(days) * 24 * time.Hour
+	for i, u := range units {
+		d += time.Duration(parts[i]) * u
+	}
 	if d <= 0 {
 		return 0, bad
 	}

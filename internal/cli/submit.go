@@ -50,12 +50,6 @@ refused with the widest that fits.
 `
 
 func submitCommand() func(args []string, stdout, stderr io.Writer) error {
-	run, _ := submitParts()
-	return run
-}
-
-// submitParts returns submit's body and the setup of its options.
-func submitParts() (func(args []string, stdout, stderr io.Writer) error, func(fs *flag.FlagSet)) {
 	var (
 		account, user, name, requestID               string
 		tasks                                        int64
@@ -176,7 +170,7 @@ func submitParts() (func(args []string, stdout, stderr io.Writer) error, func(fs
 			return nil
 		}
 		return watchJob(ctx, c, f, job.GetId(), interval, 0, out)
-	}), setup
+	})
 }
 
 // parallelShape turns Slurm's way of asking for a parallel job — --ntasks
