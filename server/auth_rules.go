@@ -112,6 +112,10 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 		return userRule(checkOf(func(u *userScope, r *longfairv1.CancelJobRequest) error { return u.job(r.GetJobId()) }), nil), true
 	case "Jobs/UpdateJob":
 		return userRule(checkOf(func(u *userScope, r *longfairv1.UpdateJobRequest) error { return u.job(r.GetJobId()) }), nil), true
+	case "Jobs/SignalJob":
+		return userRule(checkOf(func(u *userScope, r *longfairv1.SignalJobRequest) error { return u.job(r.GetJobId()) }), nil), true
+	case "Jobs/RequeueJob":
+		return userRule(checkOf(func(u *userScope, r *longfairv1.RequeueJobRequest) error { return u.job(r.GetJobId()) }), nil), true
 	case "Jobs/HoldJob":
 		return userRule(checkOf(func(u *userScope, r *longfairv1.HoldJobRequest) error { return u.job(r.GetJobId()) }), nil), true
 	case "Jobs/ReleaseJob":

@@ -32,7 +32,9 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 	case "Accounts/CreateAccount", "Accounts/UpdateAccount", "Accounts/SetLimits",
 		"Users/CreateUser", "Users/AddMembership", "Users/RemoveMembership", "Users/SetUserUnix",
 		"Grants/CreateGrant",
-		"Jobs/SubmitJob", "Jobs/CancelJob", "Jobs/HoldJob", "Jobs/ReleaseJob", "Jobs/UpdateJob",
+		"Jobs/SubmitJob", "Jobs/CancelJob", "Jobs/HoldJob", "Jobs/ReleaseJob", "Jobs/UpdateJob", "Jobs/RequeueJob",
+		// Sent through the workers' streams, which the leader holds.
+		"Jobs/SignalJob",
 		"Operator/AddPeer", "Operator/RemovePeer",
 		"Operator/UpdateSettings", "Operator/RestoreSnapshot",
 		"ACL/Bootstrap", "ACL/CreateToken", "ACL/RevokeToken",

@@ -62,8 +62,11 @@ func isMember(asg *longfairv1.Assignment) bool { return asg.GetNodeIndex() > 0 }
 
 // memberScript is what a member node runs for the task: it holds the
 // node's share until it is stopped. It execs, so the supervisor's
-// process group leader is the waiting process itself.
-const memberScript = "exec sleep infinity"
+// process group leader is the waiting process itself. It ignores (and
+// sleep inherits that) the signals a user may send a job that do not end
+// it (SignalJob), so that they reach what `longfair exec` started on the
+// node without ending the node's share; TERM and KILL still end it.
+const memberScript = "trap '' HUP INT QUIT USR1 USR2 ALRM; exec sleep infinity"
 
 // allocationEnv writes attempt k's hostfile and rsh agent into dir (the
 // attempt's output directory, which its user may read, never the job's

@@ -73,6 +73,21 @@ func (p *process) signal(sig syscall.Signal) {
 	}
 }
 
+// deliver sends a user's signal to the whole process group and cgroup,
+// unless it has been reaped. Unlike signal, it is not recorded as what
+// stopped the task: the task may catch it and go on.
+func (p *process) deliver(sig syscall.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reaped {
+		return
+	}
+	_ = syscall.Kill(-p.pgid, sig)
+	if p.cg != nil {
+		p.cg.signal(sig)
+	}
+}
+
 // stop asks the group to end (SIGTERM) and kills it (SIGKILL) if it is
 // still there after grace. It returns at once.
 func (p *process) stop(grace time.Duration) {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/longfair/longfair/core"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
@@ -285,6 +286,34 @@ func (ag *Agent) kill(refs []*longfairv1.AttemptRef, report bool, reason string)
 		grace = 0
 	}
 	ag.stop(refs, report, grace, reason)
+}
+
+// signal sends sig to every process of running attempts (a user's
+// SignalJob): the supervisor signals the task's process group and cgroup.
+// A member node's placeholder ignores the signals a job may catch
+// (memberScript), so only what `longfair exec` started there gets them.
+func (ag *Agent) signal(refs []*longfairv1.AttemptRef, sig int) {
+	if err := core.CheckSignal(sig); err != nil {
+		ag.log.Warn("ignoring a signal order", "error", err)
+		return
+	}
+	for _, r := range refs {
+		k := keyOf(r)
+		ag.tasks.mu.Lock()
+		a, ok := ag.tasks.attempts[k]
+		var proc *supervised
+		if ok && !a.ended {
+			proc = a.proc
+		}
+		ag.tasks.mu.Unlock()
+		if proc == nil {
+			continue
+		}
+		ag.log.Info("signalling task", "job", k.job, "task", k.task, "attempt", k.attempt, "signal", core.SignalName(sig))
+		if err := proc.send(supervisorControl{Signal: sig}); err != nil {
+			ag.log.Warn("cannot pass a signal to a task's supervisor", "job", k.job, "task", k.task, "error", err)
+		}
+	}
 }
 
 // stop ends attempts: SIGTERM, then SIGKILL after grace (at once when

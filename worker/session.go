@@ -189,6 +189,8 @@ func (ag *Agent) handle(msg *longfairv1.LeaderMessage) {
 		}
 	case *longfairv1.LeaderMessage_Kill:
 		ag.kill(m.Kill.GetAttempts(), m.Kill.GetReport(), m.Kill.GetReason())
+	case *longfairv1.LeaderMessage_Signal:
+		ag.signal(m.Signal.GetAttempts(), int(m.Signal.GetSignal()))
 	case *longfairv1.LeaderMessage_Ack:
 		ag.tasks.ack(m.Ack.GetAckedSeq())
 	case *longfairv1.LeaderMessage_Heartbeat:

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/longfair/longfair/core"
 	"golang.org/x/sys/unix"
 )
 
@@ -82,6 +83,9 @@ type supervisorControl struct {
 	// (at once when it is zero).
 	Stop      bool          `json:"stop,omitempty"`
 	StopGrace time.Duration `json:"stop_grace,omitempty"`
+	// Signal, when not zero, is sent to every process of the task (a
+	// user's SignalJob); it does not count as the signal that ended it.
+	Signal int `json:"signal,omitempty"`
 }
 
 // supervisorStatus is a message on the status pipe.
@@ -249,6 +253,9 @@ func supervise() int {
 			}
 			if m.Stop {
 				proc.stop(m.StopGrace)
+			}
+			if m.Signal != 0 && core.CheckSignal(m.Signal) == nil {
+				proc.deliver(syscall.Signal(m.Signal))
 			}
 		case <-leaseTimer.C:
 			if now := monoNow(); now < lease {

@@ -31,6 +31,7 @@ func Commands() map[string]Command {
 		"cancel":   {"cancel jobs", cancelCommand()},
 		"hold":     {"hold jobs: they start no more tasks until released", holdCommand()},
 		"release":  {"release held jobs", releaseCommand()},
+		"signal":   {"send a signal to a job's running processes (like scancel --signal)", signalCommand()},
 		"update":   {"change a job: name, lower walltime, dependency, throttle, nice", updateCommand()},
 		"logs":     {"print a task's output", logsCommand()},
 		"fairness": {"per account: weight, share, Ü, β, pending and running (the sshare of longfair)", fairnessCommand()},
@@ -64,7 +65,7 @@ func commandGroups() []struct {
 		names []string
 	}{
 		{"Cluster", []string{"server", "worker", "dev", "status", "nodes"}},
-		{"Users", []string{"submit", "sbatch", "jobs", "job", "cancel", "hold", "release", "update", "logs", "fairness", "balance", "explain", "exec", "run"}},
+		{"Users", []string{"submit", "sbatch", "jobs", "job", "cancel", "hold", "release", "signal", "update", "logs", "fairness", "balance", "explain", "exec", "run"}},
 		{"Admins", []string{"account", "user", "limits", "grant", "ledger", "usage", "policy", "group", "queue", "acl", "operator"}},
 		{"Simulation", []string{"sim"}},
 	}

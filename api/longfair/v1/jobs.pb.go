@@ -656,6 +656,10 @@ type UpdateJobRequest struct {
 	Dependency    *string              `protobuf:"bytes,4,opt,name=dependency,proto3,oneof" json:"dependency,omitempty"`
 	ArrayThrottle *int32               `protobuf:"varint,5,opt,name=array_throttle,json=arrayThrottle,proto3,oneof" json:"array_throttle,omitempty"`
 	Nice          *int32               `protobuf:"varint,6,opt,name=nice,proto3,oneof" json:"nice,omitempty"`
+	// priority is an admin's boost (0 removes it): a job with a higher
+	// priority is served before every job with a lower one, whatever its
+	// account's fairness rank; fairness still counts what it uses.
+	Priority      *int32 `protobuf:"varint,7,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -732,6 +736,165 @@ func (x *UpdateJobRequest) GetNice() int32 {
 	return 0
 }
 
+func (x *UpdateJobRequest) GetPriority() int32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+type SignalJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// signal by name (USR1, SIGUSR1) or number; one of HUP INT QUIT KILL
+	// USR1 USR2 ALRM TERM CONT STOP TSTP.
+	Signal        string `protobuf:"bytes,2,opt,name=signal,proto3" json:"signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignalJobRequest) Reset() {
+	*x = SignalJobRequest{}
+	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignalJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignalJobRequest) ProtoMessage() {}
+
+func (x *SignalJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignalJobRequest.ProtoReflect.Descriptor instead.
+func (*SignalJobRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SignalJobRequest) GetJobId() uint64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *SignalJobRequest) GetSignal() string {
+	if x != nil {
+		return x.Signal
+	}
+	return ""
+}
+
+type SignalJobResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tasks are the running tasks the signal was sent to, by index.
+	Tasks []int64 `protobuf:"varint,1,rep,packed,name=tasks,proto3" json:"tasks,omitempty"`
+	// signal is the number sent.
+	Signal        int32 `protobuf:"varint,2,opt,name=signal,proto3" json:"signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignalJobResponse) Reset() {
+	*x = SignalJobResponse{}
+	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignalJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignalJobResponse) ProtoMessage() {}
+
+func (x *SignalJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignalJobResponse.ProtoReflect.Descriptor instead.
+func (*SignalJobResponse) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *SignalJobResponse) GetTasks() []int64 {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+func (x *SignalJobResponse) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
+
+type RequeueJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RequeueJobRequest) Reset() {
+	*x = RequeueJobRequest{}
+	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RequeueJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RequeueJobRequest) ProtoMessage() {}
+
+func (x *RequeueJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RequeueJobRequest.ProtoReflect.Descriptor instead.
+func (*RequeueJobRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RequeueJobRequest) GetJobId() uint64 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
 type HoldJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -741,7 +904,7 @@ type HoldJobRequest struct {
 
 func (x *HoldJobRequest) Reset() {
 	*x = HoldJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +916,7 @@ func (x *HoldJobRequest) String() string {
 func (*HoldJobRequest) ProtoMessage() {}
 
 func (x *HoldJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[4]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -766,7 +929,7 @@ func (x *HoldJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HoldJobRequest.ProtoReflect.Descriptor instead.
 func (*HoldJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{4}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *HoldJobRequest) GetJobId() uint64 {
@@ -785,7 +948,7 @@ type ReleaseJobRequest struct {
 
 func (x *ReleaseJobRequest) Reset() {
 	*x = ReleaseJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -797,7 +960,7 @@ func (x *ReleaseJobRequest) String() string {
 func (*ReleaseJobRequest) ProtoMessage() {}
 
 func (x *ReleaseJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[5]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -810,7 +973,7 @@ func (x *ReleaseJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseJobRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{5}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ReleaseJobRequest) GetJobId() uint64 {
@@ -829,7 +992,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -841,7 +1004,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[6]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -854,7 +1017,7 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{6}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CancelJobRequest) GetJobId() uint64 {
@@ -873,7 +1036,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -885,7 +1048,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[7]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -898,7 +1061,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{7}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetJobRequest) GetJobId() uint64 {
@@ -922,7 +1085,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -934,7 +1097,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[8]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -947,7 +1110,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{8}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListJobsRequest) GetAccount() string {
@@ -995,7 +1158,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1007,7 +1170,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[9]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1020,7 +1183,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{9}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -1079,14 +1242,18 @@ type Job struct {
 	ArrayThrottle int32                  `protobuf:"varint,44,opt,name=array_throttle,json=arrayThrottle,proto3" json:"array_throttle,omitempty"`
 	Nice          int32                  `protobuf:"varint,45,opt,name=nice,proto3" json:"nice,omitempty"`
 	// held: the job starts no task until released (HoldJob, ReleaseJob).
-	Held          bool `protobuf:"varint,46,opt,name=held,proto3" json:"held,omitempty"`
+	Held bool `protobuf:"varint,46,opt,name=held,proto3" json:"held,omitempty"`
+	// priority is an admin's boost (UpdateJobRequest.priority); 0 for none.
+	Priority int32 `protobuf:"varint,60,opt,name=priority,proto3" json:"priority,omitempty"`
+	// requeued_tasks counts the tasks RequeueJob sent back to the queue.
+	RequeuedTasks int64 `protobuf:"varint,61,opt,name=requeued_tasks,json=requeuedTasks,proto3" json:"requeued_tasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1098,7 +1265,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[10]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1111,7 +1278,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{10}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Job) GetId() uint64 {
@@ -1317,6 +1484,20 @@ func (x *Job) GetHeld() bool {
 	return false
 }
 
+func (x *Job) GetPriority() int32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *Job) GetRequeuedTasks() int64 {
+	if x != nil {
+		return x.RequeuedTasks
+	}
+	return 0
+}
+
 type ListTasksRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
@@ -1328,7 +1509,7 @@ type ListTasksRequest struct {
 
 func (x *ListTasksRequest) Reset() {
 	*x = ListTasksRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1340,7 +1521,7 @@ func (x *ListTasksRequest) String() string {
 func (*ListTasksRequest) ProtoMessage() {}
 
 func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[11]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1353,7 +1534,7 @@ func (x *ListTasksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksRequest.ProtoReflect.Descriptor instead.
 func (*ListTasksRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{11}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListTasksRequest) GetJobId() uint64 {
@@ -1388,7 +1569,7 @@ type ListTasksResponse struct {
 
 func (x *ListTasksResponse) Reset() {
 	*x = ListTasksResponse{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1400,7 +1581,7 @@ func (x *ListTasksResponse) String() string {
 func (*ListTasksResponse) ProtoMessage() {}
 
 func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[12]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1413,7 +1594,7 @@ func (x *ListTasksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListTasksResponse.ProtoReflect.Descriptor instead.
 func (*ListTasksResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{12}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListTasksResponse) GetTasks() []*Task {
@@ -1460,7 +1641,7 @@ type Task struct {
 
 func (x *Task) Reset() {
 	*x = Task{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[13]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1472,7 +1653,7 @@ func (x *Task) String() string {
 func (*Task) ProtoMessage() {}
 
 func (x *Task) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[13]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1485,7 +1666,7 @@ func (x *Task) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Task.ProtoReflect.Descriptor instead.
 func (*Task) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{13}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Task) GetJobId() uint64 {
@@ -1602,7 +1783,7 @@ type ExplainJobRequest struct {
 
 func (x *ExplainJobRequest) Reset() {
 	*x = ExplainJobRequest{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[14]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1614,7 +1795,7 @@ func (x *ExplainJobRequest) String() string {
 func (*ExplainJobRequest) ProtoMessage() {}
 
 func (x *ExplainJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[14]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1627,7 +1808,7 @@ func (x *ExplainJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainJobRequest.ProtoReflect.Descriptor instead.
 func (*ExplainJobRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{14}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ExplainJobRequest) GetJobId() uint64 {
@@ -1707,7 +1888,7 @@ type JobExplanation struct {
 
 func (x *JobExplanation) Reset() {
 	*x = JobExplanation{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[15]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1719,7 +1900,7 @@ func (x *JobExplanation) String() string {
 func (*JobExplanation) ProtoMessage() {}
 
 func (x *JobExplanation) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[15]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1732,7 +1913,7 @@ func (x *JobExplanation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobExplanation.ProtoReflect.Descriptor instead.
 func (*JobExplanation) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{15}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *JobExplanation) GetJob() *Job {
@@ -1989,7 +2170,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"7\n" +
 	"\x11SubmitJobResponse\x12\"\n" +
-	"\x03job\x18\x01 \x01(\v2\x10.longfair.v1.JobR\x03job\"\x97\x02\n" +
+	"\x03job\x18\x01 \x01(\v2\x10.longfair.v1.JobR\x03job\"\xc5\x02\n" +
 	"\x10UpdateJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x17\n" +
 	"\x04name\x18\x02 \x01(\tH\x00R\x04name\x88\x01\x01\x125\n" +
@@ -1998,11 +2179,21 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"dependency\x18\x04 \x01(\tH\x01R\n" +
 	"dependency\x88\x01\x01\x12*\n" +
 	"\x0earray_throttle\x18\x05 \x01(\x05H\x02R\rarrayThrottle\x88\x01\x01\x12\x17\n" +
-	"\x04nice\x18\x06 \x01(\x05H\x03R\x04nice\x88\x01\x01B\a\n" +
+	"\x04nice\x18\x06 \x01(\x05H\x03R\x04nice\x88\x01\x01\x12\x1f\n" +
+	"\bpriority\x18\a \x01(\x05H\x04R\bpriority\x88\x01\x01B\a\n" +
 	"\x05_nameB\r\n" +
 	"\v_dependencyB\x11\n" +
 	"\x0f_array_throttleB\a\n" +
-	"\x05_nice\"'\n" +
+	"\x05_niceB\v\n" +
+	"\t_priority\"A\n" +
+	"\x10SignalJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x16\n" +
+	"\x06signal\x18\x02 \x01(\tR\x06signal\"A\n" +
+	"\x11SignalJobResponse\x12\x14\n" +
+	"\x05tasks\x18\x01 \x03(\x03R\x05tasks\x12\x16\n" +
+	"\x06signal\x18\x02 \x01(\x05R\x06signal\"*\n" +
+	"\x11RequeueJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"'\n" +
 	"\x0eHoldJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"*\n" +
 	"\x11ReleaseJobRequest\x12\x15\n" +
@@ -2020,7 +2211,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\"`\n" +
 	"\x10ListJobsResponse\x12$\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x10.longfair.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xa1\b\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xe4\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x12\n" +
@@ -2053,7 +2244,9 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x05begin\x18+ \x01(\v2\x1a.google.protobuf.TimestampR\x05begin\x12%\n" +
 	"\x0earray_throttle\x18, \x01(\x05R\rarrayThrottle\x12\x12\n" +
 	"\x04nice\x18- \x01(\x05R\x04nice\x12\x12\n" +
-	"\x04held\x18. \x01(\bR\x04held\x1a9\n" +
+	"\x04held\x18. \x01(\bR\x04held\x12\x1a\n" +
+	"\bpriority\x18< \x01(\x05R\bpriority\x12%\n" +
+	"\x0erequeued_tasks\x18= \x01(\x03R\rrequeuedTasks\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"e\n" +
@@ -2149,14 +2342,17 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\rJOB_WAIT_HELD\x10\b\x12\x12\n" +
 	"\x0eJOB_WAIT_LIMIT\x10\t\x12\x12\n" +
 	"\x0eJOB_WAIT_BEGIN\x10\x06\x12\x15\n" +
-	"\x11JOB_WAIT_THROTTLE\x10\a2\xa2\x05\n" +
+	"\x11JOB_WAIT_THROTTLE\x10\a2\xae\x06\n" +
 	"\x04Jobs\x12J\n" +
 	"\tSubmitJob\x12\x1d.longfair.v1.SubmitJobRequest\x1a\x1e.longfair.v1.SubmitJobResponse\x12<\n" +
 	"\tCancelJob\x12\x1d.longfair.v1.CancelJobRequest\x1a\x10.longfair.v1.Job\x128\n" +
 	"\aHoldJob\x12\x1b.longfair.v1.HoldJobRequest\x1a\x10.longfair.v1.Job\x12>\n" +
 	"\n" +
 	"ReleaseJob\x12\x1e.longfair.v1.ReleaseJobRequest\x1a\x10.longfair.v1.Job\x12<\n" +
-	"\tUpdateJob\x12\x1d.longfair.v1.UpdateJobRequest\x1a\x10.longfair.v1.Job\x126\n" +
+	"\tUpdateJob\x12\x1d.longfair.v1.UpdateJobRequest\x1a\x10.longfair.v1.Job\x12J\n" +
+	"\tSignalJob\x12\x1d.longfair.v1.SignalJobRequest\x1a\x1e.longfair.v1.SignalJobResponse\x12>\n" +
+	"\n" +
+	"RequeueJob\x12\x1e.longfair.v1.RequeueJobRequest\x1a\x10.longfair.v1.Job\x126\n" +
 	"\x06GetJob\x12\x1a.longfair.v1.GetJobRequest\x1a\x10.longfair.v1.Job\x12G\n" +
 	"\bListJobs\x12\x1c.longfair.v1.ListJobsRequest\x1a\x1d.longfair.v1.ListJobsResponse\x12J\n" +
 	"\tListTasks\x12\x1d.longfair.v1.ListTasksRequest\x1a\x1e.longfair.v1.ListTasksResponse\x12I\n" +
@@ -2177,7 +2373,7 @@ func file_longfair_v1_jobs_proto_rawDescGZIP() []byte {
 }
 
 var file_longfair_v1_jobs_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_longfair_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_longfair_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_longfair_v1_jobs_proto_goTypes = []any{
 	(JobState)(0),                 // 0: longfair.v1.JobState
 	(TaskState)(0),                // 1: longfair.v1.TaskState
@@ -2186,76 +2382,83 @@ var file_longfair_v1_jobs_proto_goTypes = []any{
 	(*SubmitJobRequest)(nil),      // 4: longfair.v1.SubmitJobRequest
 	(*SubmitJobResponse)(nil),     // 5: longfair.v1.SubmitJobResponse
 	(*UpdateJobRequest)(nil),      // 6: longfair.v1.UpdateJobRequest
-	(*HoldJobRequest)(nil),        // 7: longfair.v1.HoldJobRequest
-	(*ReleaseJobRequest)(nil),     // 8: longfair.v1.ReleaseJobRequest
-	(*CancelJobRequest)(nil),      // 9: longfair.v1.CancelJobRequest
-	(*GetJobRequest)(nil),         // 10: longfair.v1.GetJobRequest
-	(*ListJobsRequest)(nil),       // 11: longfair.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 12: longfair.v1.ListJobsResponse
-	(*Job)(nil),                   // 13: longfair.v1.Job
-	(*ListTasksRequest)(nil),      // 14: longfair.v1.ListTasksRequest
-	(*ListTasksResponse)(nil),     // 15: longfair.v1.ListTasksResponse
-	(*Task)(nil),                  // 16: longfair.v1.Task
-	(*ExplainJobRequest)(nil),     // 17: longfair.v1.ExplainJobRequest
-	(*JobExplanation)(nil),        // 18: longfair.v1.JobExplanation
-	nil,                           // 19: longfair.v1.JobQuote.DemandEntry
-	nil,                           // 20: longfair.v1.SubmitJobRequest.DemandEntry
-	nil,                           // 21: longfair.v1.Job.DemandEntry
-	nil,                           // 22: longfair.v1.JobExplanation.ClosestFreeEntry
-	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 24: google.protobuf.Duration
+	(*SignalJobRequest)(nil),      // 7: longfair.v1.SignalJobRequest
+	(*SignalJobResponse)(nil),     // 8: longfair.v1.SignalJobResponse
+	(*RequeueJobRequest)(nil),     // 9: longfair.v1.RequeueJobRequest
+	(*HoldJobRequest)(nil),        // 10: longfair.v1.HoldJobRequest
+	(*ReleaseJobRequest)(nil),     // 11: longfair.v1.ReleaseJobRequest
+	(*CancelJobRequest)(nil),      // 12: longfair.v1.CancelJobRequest
+	(*GetJobRequest)(nil),         // 13: longfair.v1.GetJobRequest
+	(*ListJobsRequest)(nil),       // 14: longfair.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 15: longfair.v1.ListJobsResponse
+	(*Job)(nil),                   // 16: longfair.v1.Job
+	(*ListTasksRequest)(nil),      // 17: longfair.v1.ListTasksRequest
+	(*ListTasksResponse)(nil),     // 18: longfair.v1.ListTasksResponse
+	(*Task)(nil),                  // 19: longfair.v1.Task
+	(*ExplainJobRequest)(nil),     // 20: longfair.v1.ExplainJobRequest
+	(*JobExplanation)(nil),        // 21: longfair.v1.JobExplanation
+	nil,                           // 22: longfair.v1.JobQuote.DemandEntry
+	nil,                           // 23: longfair.v1.SubmitJobRequest.DemandEntry
+	nil,                           // 24: longfair.v1.Job.DemandEntry
+	nil,                           // 25: longfair.v1.JobExplanation.ClosestFreeEntry
+	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 27: google.protobuf.Duration
 }
 var file_longfair_v1_jobs_proto_depIdxs = []int32{
-	19, // 0: longfair.v1.JobQuote.demand:type_name -> longfair.v1.JobQuote.DemandEntry
-	23, // 1: longfair.v1.JobQuote.forecast_start:type_name -> google.protobuf.Timestamp
+	22, // 0: longfair.v1.JobQuote.demand:type_name -> longfair.v1.JobQuote.DemandEntry
+	26, // 1: longfair.v1.JobQuote.forecast_start:type_name -> google.protobuf.Timestamp
 	2,  // 2: longfair.v1.JobQuote.wait:type_name -> longfair.v1.JobWait
-	20, // 3: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
-	24, // 4: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
-	23, // 5: longfair.v1.SubmitJobRequest.begin:type_name -> google.protobuf.Timestamp
-	13, // 6: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
-	24, // 7: longfair.v1.UpdateJobRequest.walltime:type_name -> google.protobuf.Duration
+	23, // 3: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
+	27, // 4: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
+	26, // 5: longfair.v1.SubmitJobRequest.begin:type_name -> google.protobuf.Timestamp
+	16, // 6: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
+	27, // 7: longfair.v1.UpdateJobRequest.walltime:type_name -> google.protobuf.Duration
 	0,  // 8: longfair.v1.ListJobsRequest.states:type_name -> longfair.v1.JobState
-	13, // 9: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
-	21, // 10: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
-	24, // 11: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
+	16, // 9: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
+	24, // 10: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
+	27, // 11: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
 	0,  // 12: longfair.v1.Job.state:type_name -> longfair.v1.JobState
-	23, // 13: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
-	23, // 14: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
-	23, // 15: longfair.v1.Job.begin:type_name -> google.protobuf.Timestamp
-	16, // 16: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
+	26, // 13: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
+	26, // 14: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
+	26, // 15: longfair.v1.Job.begin:type_name -> google.protobuf.Timestamp
+	19, // 16: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
 	1,  // 17: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
-	23, // 18: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
-	23, // 19: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	23, // 20: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
-	24, // 21: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
-	13, // 22: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
-	24, // 23: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
-	24, // 24: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
+	26, // 18: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
+	26, // 19: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	26, // 20: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
+	27, // 21: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
+	16, // 22: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
+	27, // 23: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
+	27, // 24: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
 	2,  // 25: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
-	22, // 26: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
-	23, // 27: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
+	25, // 26: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
+	26, // 27: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
 	4,  // 28: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
-	9,  // 29: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
-	7,  // 30: longfair.v1.Jobs.HoldJob:input_type -> longfair.v1.HoldJobRequest
-	8,  // 31: longfair.v1.Jobs.ReleaseJob:input_type -> longfair.v1.ReleaseJobRequest
+	12, // 29: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
+	10, // 30: longfair.v1.Jobs.HoldJob:input_type -> longfair.v1.HoldJobRequest
+	11, // 31: longfair.v1.Jobs.ReleaseJob:input_type -> longfair.v1.ReleaseJobRequest
 	6,  // 32: longfair.v1.Jobs.UpdateJob:input_type -> longfair.v1.UpdateJobRequest
-	10, // 33: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
-	11, // 34: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
-	14, // 35: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
-	17, // 36: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
-	4,  // 37: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
-	5,  // 38: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
-	13, // 39: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
-	13, // 40: longfair.v1.Jobs.HoldJob:output_type -> longfair.v1.Job
-	13, // 41: longfair.v1.Jobs.ReleaseJob:output_type -> longfair.v1.Job
-	13, // 42: longfair.v1.Jobs.UpdateJob:output_type -> longfair.v1.Job
-	13, // 43: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
-	12, // 44: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
-	15, // 45: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
-	18, // 46: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
-	3,  // 47: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
-	38, // [38:48] is the sub-list for method output_type
-	28, // [28:38] is the sub-list for method input_type
+	7,  // 33: longfair.v1.Jobs.SignalJob:input_type -> longfair.v1.SignalJobRequest
+	9,  // 34: longfair.v1.Jobs.RequeueJob:input_type -> longfair.v1.RequeueJobRequest
+	13, // 35: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
+	14, // 36: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
+	17, // 37: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
+	20, // 38: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
+	4,  // 39: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
+	5,  // 40: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
+	16, // 41: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
+	16, // 42: longfair.v1.Jobs.HoldJob:output_type -> longfair.v1.Job
+	16, // 43: longfair.v1.Jobs.ReleaseJob:output_type -> longfair.v1.Job
+	16, // 44: longfair.v1.Jobs.UpdateJob:output_type -> longfair.v1.Job
+	8,  // 45: longfair.v1.Jobs.SignalJob:output_type -> longfair.v1.SignalJobResponse
+	16, // 46: longfair.v1.Jobs.RequeueJob:output_type -> longfair.v1.Job
+	16, // 47: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
+	15, // 48: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
+	18, // 49: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
+	21, // 50: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
+	3,  // 51: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
+	40, // [40:52] is the sub-list for method output_type
+	28, // [28:40] is the sub-list for method input_type
 	28, // [28:28] is the sub-list for extension type_name
 	28, // [28:28] is the sub-list for extension extendee
 	0,  // [0:28] is the sub-list for field type_name
@@ -2273,7 +2476,7 @@ func file_longfair_v1_jobs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_jobs_proto_rawDesc), len(file_longfair_v1_jobs_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   20,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -24,6 +24,8 @@ const (
 	Jobs_HoldJob_FullMethodName    = "/longfair.v1.Jobs/HoldJob"
 	Jobs_ReleaseJob_FullMethodName = "/longfair.v1.Jobs/ReleaseJob"
 	Jobs_UpdateJob_FullMethodName  = "/longfair.v1.Jobs/UpdateJob"
+	Jobs_SignalJob_FullMethodName  = "/longfair.v1.Jobs/SignalJob"
+	Jobs_RequeueJob_FullMethodName = "/longfair.v1.Jobs/RequeueJob"
 	Jobs_GetJob_FullMethodName     = "/longfair.v1.Jobs/GetJob"
 	Jobs_ListJobs_FullMethodName   = "/longfair.v1.Jobs/ListJobs"
 	Jobs_ListTasks_FullMethodName  = "/longfair.v1.Jobs/ListTasks"
@@ -56,6 +58,17 @@ type JobsClient interface {
 	// walltime (for tasks that start after), its dependency, its array
 	// throttle, its nice (negative for admins).
 	UpdateJob(ctx context.Context, in *UpdateJobRequest, opts ...grpc.CallOption) (*Job, error)
+	// SignalJob sends a signal to every process of a job's running tasks,
+	// on every node they hold (Slurm's scancel --signal). It is not recorded
+	// in the ledger: tasks that start later do not get it.
+	// FailedPrecondition when the job runs nothing.
+	SignalJob(ctx context.Context, in *SignalJobRequest, opts ...grpc.CallOption) (*SignalJobResponse, error)
+	// RequeueJob stops a job's running tasks and puts them back in the
+	// queue to run again from the start (Slurm's scontrol requeue). What
+	// they ran is charged; the job's SU hold grows by one task's worst case
+	// per task requeued, so InsufficientFunds when the account cannot cover
+	// the rerun. FailedPrecondition when the job runs nothing.
+	RequeueJob(ctx context.Context, in *RequeueJobRequest, opts ...grpc.CallOption) (*Job, error)
 	// GetJob returns one job.
 	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*Job, error)
 	// ListJobs lists jobs newest first, filtered by account, user and state.
@@ -129,6 +142,26 @@ func (c *jobsClient) UpdateJob(ctx context.Context, in *UpdateJobRequest, opts .
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Job)
 	err := c.cc.Invoke(ctx, Jobs_UpdateJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobsClient) SignalJob(ctx context.Context, in *SignalJobRequest, opts ...grpc.CallOption) (*SignalJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SignalJobResponse)
+	err := c.cc.Invoke(ctx, Jobs_SignalJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobsClient) RequeueJob(ctx context.Context, in *RequeueJobRequest, opts ...grpc.CallOption) (*Job, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Job)
+	err := c.cc.Invoke(ctx, Jobs_RequeueJob_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +243,17 @@ type JobsServer interface {
 	// walltime (for tasks that start after), its dependency, its array
 	// throttle, its nice (negative for admins).
 	UpdateJob(context.Context, *UpdateJobRequest) (*Job, error)
+	// SignalJob sends a signal to every process of a job's running tasks,
+	// on every node they hold (Slurm's scancel --signal). It is not recorded
+	// in the ledger: tasks that start later do not get it.
+	// FailedPrecondition when the job runs nothing.
+	SignalJob(context.Context, *SignalJobRequest) (*SignalJobResponse, error)
+	// RequeueJob stops a job's running tasks and puts them back in the
+	// queue to run again from the start (Slurm's scontrol requeue). What
+	// they ran is charged; the job's SU hold grows by one task's worst case
+	// per task requeued, so InsufficientFunds when the account cannot cover
+	// the rerun. FailedPrecondition when the job runs nothing.
+	RequeueJob(context.Context, *RequeueJobRequest) (*Job, error)
 	// GetJob returns one job.
 	GetJob(context.Context, *GetJobRequest) (*Job, error)
 	// ListJobs lists jobs newest first, filtered by account, user and state.
@@ -253,6 +297,12 @@ func (UnimplementedJobsServer) ReleaseJob(context.Context, *ReleaseJobRequest) (
 }
 func (UnimplementedJobsServer) UpdateJob(context.Context, *UpdateJobRequest) (*Job, error) {
 	return nil, status.Error(codes.Unimplemented, "method UpdateJob not implemented")
+}
+func (UnimplementedJobsServer) SignalJob(context.Context, *SignalJobRequest) (*SignalJobResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SignalJob not implemented")
+}
+func (UnimplementedJobsServer) RequeueJob(context.Context, *RequeueJobRequest) (*Job, error) {
+	return nil, status.Error(codes.Unimplemented, "method RequeueJob not implemented")
 }
 func (UnimplementedJobsServer) GetJob(context.Context, *GetJobRequest) (*Job, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetJob not implemented")
@@ -380,6 +430,42 @@ func _Jobs_UpdateJob_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Jobs_SignalJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SignalJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).SignalJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_SignalJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).SignalJob(ctx, req.(*SignalJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Jobs_RequeueJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RequeueJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).RequeueJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_RequeueJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).RequeueJob(ctx, req.(*RequeueJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Jobs_GetJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetJobRequest)
 	if err := dec(in); err != nil {
@@ -496,6 +582,14 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "UpdateJob",
 			Handler:    _Jobs_UpdateJob_Handler,
+		},
+		{
+			MethodName: "SignalJob",
+			Handler:    _Jobs_SignalJob_Handler,
+		},
+		{
+			MethodName: "RequeueJob",
+			Handler:    _Jobs_RequeueJob_Handler,
 		},
 		{
 			MethodName: "GetJob",

@@ -1487,6 +1487,7 @@ type LeaderMessage struct {
 	//	*LeaderMessage_Kill
 	//	*LeaderMessage_Ack
 	//	*LeaderMessage_Heartbeat
+	//	*LeaderMessage_Signal
 	Msg           isLeaderMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1574,6 +1575,15 @@ func (x *LeaderMessage) GetHeartbeat() *Heartbeat {
 	return nil
 }
 
+func (x *LeaderMessage) GetSignal() *Signal {
+	if x != nil {
+		if x, ok := x.Msg.(*LeaderMessage_Signal); ok {
+			return x.Signal
+		}
+	}
+	return nil
+}
+
 type isLeaderMessage_Msg interface {
 	isLeaderMessage_Msg()
 }
@@ -1598,6 +1608,10 @@ type LeaderMessage_Heartbeat struct {
 	Heartbeat *Heartbeat `protobuf:"bytes,5,opt,name=heartbeat,proto3,oneof"`
 }
 
+type LeaderMessage_Signal struct {
+	Signal *Signal `protobuf:"bytes,6,opt,name=signal,proto3,oneof"`
+}
+
 func (*LeaderMessage_Welcome) isLeaderMessage_Msg() {}
 
 func (*LeaderMessage_Assignments) isLeaderMessage_Msg() {}
@@ -1607,6 +1621,62 @@ func (*LeaderMessage_Kill) isLeaderMessage_Msg() {}
 func (*LeaderMessage_Ack) isLeaderMessage_Msg() {}
 
 func (*LeaderMessage_Heartbeat) isLeaderMessage_Msg() {}
+
+func (*LeaderMessage_Signal) isLeaderMessage_Msg() {}
+
+// Signal orders the worker to send a signal to every process of running
+// attempts (a user's SignalJob).
+type Signal struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Attempts      []*AttemptRef          `protobuf:"bytes,1,rep,name=attempts,proto3" json:"attempts,omitempty"`
+	Signal        int32                  `protobuf:"varint,2,opt,name=signal,proto3" json:"signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Signal) Reset() {
+	*x = Signal{}
+	mi := &file_longfair_v1_workers_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Signal) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Signal) ProtoMessage() {}
+
+func (x *Signal) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_workers_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Signal.ProtoReflect.Descriptor instead.
+func (*Signal) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Signal) GetAttempts() []*AttemptRef {
+	if x != nil {
+		return x.Attempts
+	}
+	return nil
+}
+
+func (x *Signal) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
 
 type ReadTaskOutputRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1627,7 +1697,7 @@ type ReadTaskOutputRequest struct {
 
 func (x *ReadTaskOutputRequest) Reset() {
 	*x = ReadTaskOutputRequest{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[18]
+	mi := &file_longfair_v1_workers_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1639,7 +1709,7 @@ func (x *ReadTaskOutputRequest) String() string {
 func (*ReadTaskOutputRequest) ProtoMessage() {}
 
 func (x *ReadTaskOutputRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[18]
+	mi := &file_longfair_v1_workers_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1652,7 +1722,7 @@ func (x *ReadTaskOutputRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadTaskOutputRequest.ProtoReflect.Descriptor instead.
 func (*ReadTaskOutputRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{18}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReadTaskOutputRequest) GetJobId() uint64 {
@@ -1708,7 +1778,7 @@ type TaskOutputChunk struct {
 
 func (x *TaskOutputChunk) Reset() {
 	*x = TaskOutputChunk{}
-	mi := &file_longfair_v1_workers_proto_msgTypes[19]
+	mi := &file_longfair_v1_workers_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1720,7 +1790,7 @@ func (x *TaskOutputChunk) String() string {
 func (*TaskOutputChunk) ProtoMessage() {}
 
 func (x *TaskOutputChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_workers_proto_msgTypes[19]
+	mi := &file_longfair_v1_workers_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1733,7 +1803,7 @@ func (x *TaskOutputChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskOutputChunk.ProtoReflect.Descriptor instead.
 func (*TaskOutputChunk) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{19}
+	return file_longfair_v1_workers_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TaskOutputChunk) GetData() []byte {
@@ -1862,14 +1932,18 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\tacked_seq\x18\x01 \x01(\x04R\backedSeq\"p\n" +
 	"\aWelcome\x12\x1b\n" +
 	"\tleader_id\x18\x01 \x01(\tR\bleaderId\x12H\n" +
-	"\x12heartbeat_interval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x11heartbeatInterval\"\x8d\x02\n" +
+	"\x12heartbeat_interval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x11heartbeatInterval\"\xbc\x02\n" +
 	"\rLeaderMessage\x120\n" +
 	"\awelcome\x18\x01 \x01(\v2\x14.longfair.v1.WelcomeH\x00R\awelcome\x12<\n" +
 	"\vassignments\x18\x02 \x01(\v2\x18.longfair.v1.AssignmentsH\x00R\vassignments\x12'\n" +
 	"\x04kill\x18\x03 \x01(\v2\x11.longfair.v1.KillH\x00R\x04kill\x12$\n" +
 	"\x03ack\x18\x04 \x01(\v2\x10.longfair.v1.AckH\x00R\x03ack\x126\n" +
-	"\theartbeat\x18\x05 \x01(\v2\x16.longfair.v1.HeartbeatH\x00R\theartbeatB\x05\n" +
-	"\x03msg\"\xbf\x01\n" +
+	"\theartbeat\x18\x05 \x01(\v2\x16.longfair.v1.HeartbeatH\x00R\theartbeat\x12-\n" +
+	"\x06signal\x18\x06 \x01(\v2\x13.longfair.v1.SignalH\x00R\x06signalB\x05\n" +
+	"\x03msg\"U\n" +
+	"\x06Signal\x123\n" +
+	"\battempts\x18\x01 \x03(\v2\x17.longfair.v1.AttemptRefR\battempts\x12\x16\n" +
+	"\x06signal\x18\x02 \x01(\x05R\x06signal\"\xbf\x01\n" +
 	"\x15ReadTaskOutputRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x12\n" +
 	"\x04task\x18\x02 \x01(\x03R\x04task\x12\x18\n" +
@@ -1912,7 +1986,7 @@ func file_longfair_v1_workers_proto_rawDescGZIP() []byte {
 }
 
 var file_longfair_v1_workers_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_longfair_v1_workers_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_longfair_v1_workers_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_longfair_v1_workers_proto_goTypes = []any{
 	(TaskEventKind)(0),            // 0: longfair.v1.TaskEventKind
 	(OutputStream)(0),             // 1: longfair.v1.OutputStream
@@ -1934,58 +2008,61 @@ var file_longfair_v1_workers_proto_goTypes = []any{
 	(*Ack)(nil),                   // 17: longfair.v1.Ack
 	(*Welcome)(nil),               // 18: longfair.v1.Welcome
 	(*LeaderMessage)(nil),         // 19: longfair.v1.LeaderMessage
-	(*ReadTaskOutputRequest)(nil), // 20: longfair.v1.ReadTaskOutputRequest
-	(*TaskOutputChunk)(nil),       // 21: longfair.v1.TaskOutputChunk
-	nil,                           // 22: longfair.v1.WorkerAdvert.ResourcesEntry
-	nil,                           // 23: longfair.v1.Assignment.DemandEntry
-	nil,                           // 24: longfair.v1.Assignment.NodeAddressesEntry
-	(*durationpb.Duration)(nil),   // 25: google.protobuf.Duration
-	(*UnixIdentity)(nil),          // 26: longfair.v1.UnixIdentity
+	(*Signal)(nil),                // 20: longfair.v1.Signal
+	(*ReadTaskOutputRequest)(nil), // 21: longfair.v1.ReadTaskOutputRequest
+	(*TaskOutputChunk)(nil),       // 22: longfair.v1.TaskOutputChunk
+	nil,                           // 23: longfair.v1.WorkerAdvert.ResourcesEntry
+	nil,                           // 24: longfair.v1.Assignment.DemandEntry
+	nil,                           // 25: longfair.v1.Assignment.NodeAddressesEntry
+	(*durationpb.Duration)(nil),   // 26: google.protobuf.Duration
+	(*UnixIdentity)(nil),          // 27: longfair.v1.UnixIdentity
 }
 var file_longfair_v1_workers_proto_depIdxs = []int32{
 	6,  // 0: longfair.v1.ExecStart.attempt:type_name -> longfair.v1.AttemptRef
 	2,  // 1: longfair.v1.ExecRequest.start:type_name -> longfair.v1.ExecStart
-	22, // 2: longfair.v1.WorkerAdvert.resources:type_name -> longfair.v1.WorkerAdvert.ResourcesEntry
+	23, // 2: longfair.v1.WorkerAdvert.resources:type_name -> longfair.v1.WorkerAdvert.ResourcesEntry
 	6,  // 3: longfair.v1.TaskEvent.attempt:type_name -> longfair.v1.AttemptRef
 	0,  // 4: longfair.v1.TaskEvent.kind:type_name -> longfair.v1.TaskEventKind
-	25, // 5: longfair.v1.TaskEvent.runtime:type_name -> google.protobuf.Duration
+	26, // 5: longfair.v1.TaskEvent.runtime:type_name -> google.protobuf.Duration
 	6,  // 6: longfair.v1.HeldAttempt.attempt:type_name -> longfair.v1.AttemptRef
 	5,  // 7: longfair.v1.WorkerHello.advert:type_name -> longfair.v1.WorkerAdvert
 	8,  // 8: longfair.v1.WorkerHello.held:type_name -> longfair.v1.HeldAttempt
 	7,  // 9: longfair.v1.WorkerHello.pending:type_name -> longfair.v1.TaskEvent
-	25, // 10: longfair.v1.WorkerHello.fenced_within:type_name -> google.protobuf.Duration
+	26, // 10: longfair.v1.WorkerHello.fenced_within:type_name -> google.protobuf.Duration
 	7,  // 11: longfair.v1.WorkerEvents.events:type_name -> longfair.v1.TaskEvent
 	9,  // 12: longfair.v1.WorkerMessage.hello:type_name -> longfair.v1.WorkerHello
 	10, // 13: longfair.v1.WorkerMessage.events:type_name -> longfair.v1.WorkerEvents
 	12, // 14: longfair.v1.WorkerMessage.heartbeat:type_name -> longfair.v1.Heartbeat
 	11, // 15: longfair.v1.WorkerMessage.goodbye:type_name -> longfair.v1.WorkerGoodbye
 	6,  // 16: longfair.v1.Assignment.attempt:type_name -> longfair.v1.AttemptRef
-	25, // 17: longfair.v1.Assignment.walltime:type_name -> google.protobuf.Duration
-	23, // 18: longfair.v1.Assignment.demand:type_name -> longfair.v1.Assignment.DemandEntry
-	24, // 19: longfair.v1.Assignment.node_addresses:type_name -> longfair.v1.Assignment.NodeAddressesEntry
-	26, // 20: longfair.v1.Assignment.run_as:type_name -> longfair.v1.UnixIdentity
+	26, // 17: longfair.v1.Assignment.walltime:type_name -> google.protobuf.Duration
+	24, // 18: longfair.v1.Assignment.demand:type_name -> longfair.v1.Assignment.DemandEntry
+	25, // 19: longfair.v1.Assignment.node_addresses:type_name -> longfair.v1.Assignment.NodeAddressesEntry
+	27, // 20: longfair.v1.Assignment.run_as:type_name -> longfair.v1.UnixIdentity
 	14, // 21: longfair.v1.Assignments.assignments:type_name -> longfair.v1.Assignment
 	6,  // 22: longfair.v1.Kill.attempts:type_name -> longfair.v1.AttemptRef
-	25, // 23: longfair.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
+	26, // 23: longfair.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
 	18, // 24: longfair.v1.LeaderMessage.welcome:type_name -> longfair.v1.Welcome
 	15, // 25: longfair.v1.LeaderMessage.assignments:type_name -> longfair.v1.Assignments
 	16, // 26: longfair.v1.LeaderMessage.kill:type_name -> longfair.v1.Kill
 	17, // 27: longfair.v1.LeaderMessage.ack:type_name -> longfair.v1.Ack
 	12, // 28: longfair.v1.LeaderMessage.heartbeat:type_name -> longfair.v1.Heartbeat
-	1,  // 29: longfair.v1.ReadTaskOutputRequest.stream:type_name -> longfair.v1.OutputStream
-	13, // 30: longfair.v1.Workers.Connect:input_type -> longfair.v1.WorkerMessage
-	20, // 31: longfair.v1.Workers.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
-	20, // 32: longfair.v1.TaskOutput.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
-	3,  // 33: longfair.v1.Allocation.Exec:input_type -> longfair.v1.ExecRequest
-	19, // 34: longfair.v1.Workers.Connect:output_type -> longfair.v1.LeaderMessage
-	21, // 35: longfair.v1.Workers.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
-	21, // 36: longfair.v1.TaskOutput.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
-	4,  // 37: longfair.v1.Allocation.Exec:output_type -> longfair.v1.ExecResponse
-	34, // [34:38] is the sub-list for method output_type
-	30, // [30:34] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	20, // 29: longfair.v1.LeaderMessage.signal:type_name -> longfair.v1.Signal
+	6,  // 30: longfair.v1.Signal.attempts:type_name -> longfair.v1.AttemptRef
+	1,  // 31: longfair.v1.ReadTaskOutputRequest.stream:type_name -> longfair.v1.OutputStream
+	13, // 32: longfair.v1.Workers.Connect:input_type -> longfair.v1.WorkerMessage
+	21, // 33: longfair.v1.Workers.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
+	21, // 34: longfair.v1.TaskOutput.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
+	3,  // 35: longfair.v1.Allocation.Exec:input_type -> longfair.v1.ExecRequest
+	19, // 36: longfair.v1.Workers.Connect:output_type -> longfair.v1.LeaderMessage
+	22, // 37: longfair.v1.Workers.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
+	22, // 38: longfair.v1.TaskOutput.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
+	4,  // 39: longfair.v1.Allocation.Exec:output_type -> longfair.v1.ExecResponse
+	36, // [36:40] is the sub-list for method output_type
+	32, // [32:36] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_workers_proto_init() }
@@ -2016,6 +2093,7 @@ func file_longfair_v1_workers_proto_init() {
 		(*LeaderMessage_Kill)(nil),
 		(*LeaderMessage_Ack)(nil),
 		(*LeaderMessage_Heartbeat)(nil),
+		(*LeaderMessage_Signal)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2023,7 +2101,7 @@ func file_longfair_v1_workers_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_workers_proto_rawDesc), len(file_longfair_v1_workers_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/client"
+	"github.com/longfair/longfair/internal/testcluster"
+)
+
+// cliFails runs a longfair command that must fail and returns its exit
+// code and output.
+func (c *cluster) cliFails(ctx context.Context, args ...string) (int, string) {
+	c.t.Helper()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(os.Environ(), client.EnvAddr+"="+c.live()[0].GRPC)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		c.t.Fatalf("longfair %s did not fail: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return ee.ExitCode(), string(out)
+}
+
+// waitFile waits until path exists.
+func waitFile(ctx context.Context, t *testing.T, path string) {
+	t.Helper()
+	testcluster.WaitFor(ctx, t, "file "+path, func() bool {
+		_, err := os.Stat(path)
+		return err == nil
+	})
+}
+
+// `longfair signal` on real workers: a task that traps USR1 gets it and
+// goes on to end as it chooses; the signal reaches its children too; a
+// job that runs nothing and a signal no job may be sent are refused.
+func TestSignalOnWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, acct, user := startOneWorker(ctx, t, "chem")
+	dir := t.TempDir()
+	ready, got := filepath.Join(dir, "ready"), filepath.Join(dir, "got")
+	script := fmt.Sprintf(`trap 'echo USR1 >> %s; exit 7' USR1; touch %s; while :; do sleep 0.1; done`, got, ready)
+	id := c.cliSubmit(ctx, "--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m", "--", script)
+	waitFile(ctx, t, ready)
+
+	if code, out := c.cliFails(ctx, "signal", "--signal", "SEGV", fmt.Sprint(id)); code != 2 || !strings.Contains(out, "USR1") {
+		t.Errorf("signal SEGV: exit %d, want 2 with the signals a job may be sent:\n%s", code, out)
+	}
+	out := c.cli(ctx, "signal", "-s", "SIGUSR1", fmt.Sprint(id))
+	if !strings.Contains(out, "SIGUSR1 sent to 1 running task(s): 0") {
+		t.Errorf("longfair signal printed:\n%s", out)
+	}
+	j := c.waitEnded(ctx, id)[0]
+	if j.GetState() != longfairv1.JobState_JOB_STATE_FAILED {
+		t.Errorf("the signalled job ended %v, want failed (its trap exits 7)", j.GetState())
+	}
+	if tasks := c.tasks(ctx, id); len(tasks) != 1 || tasks[0].GetExitCode() != 7 {
+		t.Errorf("tasks of the signalled job: %v; want one that exited 7 from its trap", tasks)
+	}
+	if b, err := os.ReadFile(got); err != nil || string(b) != "USR1\n" {
+		t.Errorf("the trap wrote %q (%v), want it to have run once", b, err)
+	}
+	if code, out := c.cliFails(ctx, "signal", fmt.Sprint(id)); code != 1 || !strings.Contains(out, "no running task") {
+		t.Errorf("signal of an ended job: exit %d:\n%s", code, out)
+	}
+}
