@@ -27,6 +27,10 @@ const (
 	MaxWalltime = 365 * 24 * time.Hour
 )
 
+// MaxPriority bounds an admin's boost of a job (UpdateJob's priority);
+// 0 is none.
+const MaxPriority = 1_000_000
+
 // MaxNodesPerJob bounds how many nodes one task of a parallel job spans:
 // more than any centre has.
 const MaxNodesPerJob = 100_000

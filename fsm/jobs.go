@@ -256,6 +256,8 @@ type jobRecord struct {
 	Nice     int         `json:"nice,omitempty"`
 	// Held jobs start no task until released (jobs_hold.go).
 	Held bool `json:"held,omitempty"`
+	// Priority is an admin's boost (jobs_terms.go); 0 for none.
+	Priority int `json:"priority,omitempty"`
 }
 
 // pending is how many tasks wait to be placed.

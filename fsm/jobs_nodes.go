@@ -47,7 +47,7 @@ func (j *jobRecord) viewJob(first, pending int) sched.Job {
 	if j.Nodes > 1 {
 		sj.Nodes, sj.PerNode = j.Nodes, j.Demand.Clone()
 	}
-	sj.Exclusive = j.Exclusive
+	sj.Exclusive, sj.Boost = j.Exclusive, j.Priority
 	return sj
 }
 

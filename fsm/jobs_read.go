@@ -56,6 +56,8 @@ type JobInfo struct {
 	Throttle int
 	Nice     int
 	Held     bool
+	// Priority is an admin's boost (jobs_terms.go).
+	Priority int
 }
 
 func (s *state) jobInfo(j *jobRecord) JobInfo {
@@ -75,7 +77,7 @@ func jobInfo(j *jobRecord, resources []string) JobInfo {
 		Hold: j.Hold, Charged: j.Charged,
 		Dir: j.Dir, Env: slices.Clone(j.Env), EnvCaptured: j.EnvCaptured, RunAs: jobRunAs(j),
 		Dependency: j.Dep.text(), Reason: j.Reason, Waiting: j.Dep.open(j),
-		Begin: j.Begin, Throttle: j.Throttle, Nice: j.Nice, Held: j.Held,
+		Begin: j.Begin, Throttle: j.Throttle, Nice: j.Nice, Held: j.Held, Priority: j.Priority,
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/longfair/longfair/core"
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 )
@@ -20,12 +21,21 @@ import (
 //     another account's (fairness ranks accounts, not jobs), so a user
 //     can let their own urgent work pass their bulk work. Negative nice
 //     moves a job ahead and needs an admin (the servers check).
+//   - Priority (an admin's boost, UpdateJob): unlike nice it crosses
+//     accounts. The view lists an account's boosted jobs first, highest
+//     first, and marks them (sched.Job.Boost), and the engine serves an
+//     account whose next job is boosted before every account by fairness
+//     order, the highest boost first (sched/rank.go). Fairness still
+//     counts what the job uses, so its account pays it back later.
 //
 // The scheduler's view offers only what these allow, so the engine needs
 // no notion of them, and the FSM re-checks each placement against them.
 
 // MaxNice bounds --nice either way (Slurm's range).
 const MaxNice = 2147483645
+
+// MaxPriority bounds an admin's boost.
+const MaxPriority = core.MaxPriority
 
 // Wait kinds: what holds a pending job back by its own terms.
 const (
@@ -102,8 +112,9 @@ func (j *jobRecord) viewEntries(q []sched.Job, room int64) []sched.Job {
 	return q
 }
 
-// sortByNice orders an account's queue by its jobs' nice, stably, so
-// that jobs of equal nice keep submission order.
+// sortByNice orders an account's queue by its jobs' boost, highest
+// first, then by their nice, stably, so that jobs of equal boost and nice
+// keep submission order.
 func sortByNice(q []sched.Job, jobs map[uint64]*jobRecord) {
 	nice := func(e sched.Job) int {
 		if j, ok := jobs[e.ID]; ok {
@@ -112,8 +123,13 @@ func sortByNice(q []sched.Job, jobs map[uint64]*jobRecord) {
 		return 0
 	}
 	for i := range q {
-		if nice(q[i]) != 0 {
-			slices.SortStableFunc(q, func(x, y sched.Job) int { return cmp.Compare(nice(x), nice(y)) })
+		if nice(q[i]) != 0 || q[i].Boost != 0 {
+			slices.SortStableFunc(q, func(x, y sched.Job) int {
+				if c := cmp.Compare(y.Boost, x.Boost); c != 0 {
+					return c
+				}
+				return cmp.Compare(nice(x), nice(y))
+			})
 			return
 		}
 	}

@@ -128,3 +128,40 @@ func TestHoldAndRelease(t *testing.T) {
 		t.Fatalf("holding an unknown job: %v", err)
 	}
 }
+
+// An admin's priority puts the job first in its account's queue, marked
+// with its boost for the engine, ahead of a lower nice; removing it
+// restores submission order.
+func TestPriorityBoostsAJobInTheView(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	h.ok(depJob("a", "", 1))
+	h.ok(depJob("b", "", 1))
+	first := func() (uint64, int) {
+		for _, a := range h.f.View(h.now).Accounts {
+			if a.Name == "phys" {
+				return a.Queue[0].ID, a.Queue[0].Boost
+			}
+		}
+		t.Fatal("phys has no queue")
+		return 0, 0
+	}
+	if id, boost := first(); id != 1 || boost != 0 {
+		t.Fatalf("queue head %d boost %d before any priority, want job 1 unboosted", id, boost)
+	}
+	h.ok(&UpdateJob{JobID: 1, Nice: ptr(-3)})
+	info := h.ok(&UpdateJob{JobID: 2, Priority: ptr(7)}).(JobInfo)
+	if info.Priority != 7 {
+		t.Fatalf("job 2 has priority %d, want 7", info.Priority)
+	}
+	if id, boost := first(); id != 2 || boost != 7 {
+		t.Fatalf("queue head %d boost %d, want job 2 boosted 7 ahead of job 1's nice -3", id, boost)
+	}
+	h.ok(&UpdateJob{JobID: 2, Priority: ptr(0)})
+	if id, _ := first(); id != 1 {
+		t.Fatalf("queue head %d after the boost was removed, want job 1", id)
+	}
+	if _, err := Encode(h.now, &UpdateJob{JobID: 2, Priority: ptr(-1)}); err == nil || !strings.Contains(err.Error(), "priority is -1") {
+		t.Fatalf("priority -1: %v", err)
+	}
+}

@@ -8,7 +8,8 @@ import (
 )
 
 // Updating a job (Slurm's scontrol update): its name, a lower walltime,
-// its dependency, its array throttle and its nice, while it has not
+// its dependency, its array throttle, its nice and (for admins) its
+// priority, while it has not
 // ended. A lower walltime applies to the tasks that start after it (the
 // running ones keep the limit they started with); it cannot be raised,
 // since the SU hold was priced on it. A new dependency is checked as at
@@ -22,6 +23,9 @@ type UpdateJob struct {
 	Dependency *string        `json:"dependency,omitempty"`
 	Throttle   *int           `json:"throttle,omitempty"`
 	Nice       *int           `json:"nice,omitempty"`
+	// Priority is an admin's boost (jobs_terms.go); the servers refuse it
+	// from anyone else.
+	Priority *int `json:"priority,omitempty"`
 }
 
 func (*UpdateJob) Type() CommandType { return TypeUpdateJob }
@@ -30,8 +34,11 @@ func (c *UpdateJob) validate(r rules) *Error {
 	if c.JobID == 0 {
 		return invalid("job id is 0: give the id SubmitJob returned")
 	}
-	if c.Name == nil && c.Walltime == nil && c.Dependency == nil && c.Throttle == nil && c.Nice == nil {
-		return invalid("nothing to update: give a name, walltime, dependency, throttle or nice")
+	if c.Name == nil && c.Walltime == nil && c.Dependency == nil && c.Throttle == nil && c.Nice == nil && c.Priority == nil {
+		return invalid("nothing to update: give a name, walltime, dependency, throttle, nice or priority")
+	}
+	if c.Priority != nil && (*c.Priority < 0 || *c.Priority > MaxPriority) {
+		return invalid("priority is %d: give 0 (no boost) to %d", *c.Priority, MaxPriority)
 	}
 	if c.Name != nil {
 		if err := r.text("job name", *c.Name, MaxJobNameBytes); err != nil {
@@ -95,6 +102,9 @@ func (b *batch) updateJob(c *UpdateJob) (any, error) {
 	}
 	if c.Nice != nil {
 		j.Nice = *c.Nice
+	}
+	if c.Priority != nil {
+		j.Priority = *c.Priority
 	}
 	if c.Dependency != nil {
 		j.Dep = dep

@@ -126,8 +126,13 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 				continue
 			}
 		}
-		// Having been served, a starving account is no longer starving.
-		e.heap.update(a, e.key(a, f, &v.Settings))
+		// Having been served, a starving account is no longer starving;
+		// one whose next job is boosted stays first.
+		k, boosted := e.boostKey(v, a)
+		if !boosted {
+			k = e.key(a, f, &v.Settings)
+		}
+		e.heap.update(a, k)
 	}
 	return e.out, nil
 }
@@ -198,13 +203,28 @@ func (e *Engine) prepare(v *View) error {
 }
 
 // startKey is account a's rank key as a pass begins (prepare has set its
-// fairness state): the policy's key, or, past the starvation time-out,
-// the starving class, longest waiting first. Explain ranks with it too.
+// fairness state): the boosted class when its next job has an admin's
+// boost, highest first; past the starvation time-out the starving
+// class, longest waiting first; otherwise the policy's key. Explain
+// ranks with it too.
 func (e *Engine) startKey(v *View, a int) rankKey {
+	if k, ok := e.boostKey(v, a); ok {
+		return k
+	}
 	if acct := &v.Accounts[a]; starving(v, acct) {
 		return rankKey{class: classStarving, a: float64(acct.WaitingSince), account: a}
 	}
 	return e.key(a, &e.fair[a], &v.Settings)
+}
+
+// boostKey is account a's key in the boosted class when the job at its
+// cursor has an admin's boost.
+func (e *Engine) boostKey(v *View, a int) (rankKey, bool) {
+	q := v.Accounts[a].Queue
+	if c := e.cursor[a].job; c < len(q) && q[c].Boost > 0 {
+		return rankKey{class: classBoosted, a: -float64(q[c].Boost), account: a}, true
+	}
+	return rankKey{}, false
 }
 
 // key is account a's rank under the pass's policy, by its fairness state
@@ -325,6 +345,9 @@ func validateView(v *View) error {
 			}
 			if job.Nodes < 0 {
 				return fmt.Errorf("account %q job %d spans %d nodes: want 1 or more (0 means 1)", a.Name, job.ID, job.Nodes)
+			}
+			if job.Boost < 0 {
+				return fmt.Errorf("account %q job %d has boost %d: want 0 (none) or more", a.Name, job.ID, job.Boost)
 			}
 			if job.Nodes > 1 {
 				if err := validVector(job.PerNode, n); err != nil {

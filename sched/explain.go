@@ -97,7 +97,7 @@ const (
 )
 
 // RankKey is an account's rank key: Class first, then A, B and C, smaller
-// first. Class is "starving", "sharing loss" or "normal"; the values
+// first. Class is "boosted", "starving", "sharing loss" or "normal"; the values
 // are the policy's (for hmrf: β, then the aggregate and the dominant
 // accumulated share for the weight; starving: the time it has waited
 // since, in ledger time).
@@ -109,6 +109,8 @@ type RankKey struct {
 func (k rankKey) public() RankKey {
 	class := "normal"
 	switch k.class {
+	case classBoosted:
+		class = "boosted"
 	case classStarving:
 		class = "starving"
 	case classSharingLoss:
@@ -186,7 +188,7 @@ func (x *Explanation) rank(e *Engine, v *View, acct int) {
 			continue
 		}
 		k := e.startKey(v, a)
-		if !x.KeyExact && k.class != classStarving {
+		if !x.KeyExact && k.class != classStarving && k.class != classBoosted {
 			k = rankKey{class: classNormal, a: ledger.Beta(e.fair[a].usage, e.fair[a].baseline), account: a}
 		}
 		keys = append(keys, ranked{a, k})

@@ -16,10 +16,14 @@ type rankKey struct {
 	account int
 }
 
-// Rank classes. Starving accounts (past the time-out) go before everyone;
+// Rank classes. An account whose next job an admin boosted goes first;
+// starving accounts (past the time-out) go next, before everyone else;
 // H-MRF puts accounts under sharing loss (β < 1) before the rest.
 const (
-	classStarving = iota
+	// classBoosted: the account's next job has an admin's boost; a is
+	// minus the boost, so the highest goes first.
+	classBoosted = iota
+	classStarving
 	classSharingLoss
 	classNormal
 )

@@ -94,7 +94,12 @@ type Job struct {
 	// Exclusive takes each node whole: the per-node demand is a node
 	// class's capacity, and a task goes only on idle nodes of exactly that
 	// capacity (exclusive.go).
-	Exclusive  bool
+	Exclusive bool
+	// Boost is an admin's priority for the job (0: none). An account
+	// whose next job is boosted is served before every account the
+	// policy ranks, the highest boost first (rank.go); the view lists an
+	// account's boosted jobs first.
+	Boost      int
 	FirstIndex int
 	Pending    int
 	// Walltime is how long each task is expected to run (the job's time

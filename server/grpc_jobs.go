@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -74,7 +75,7 @@ func jobProto(j fsm.JobInfo) *longfairv1.Job {
 		FailedTasks: j.Failed, CancelledTasks: j.Cancelled,
 		HoldMicroSu: int64(j.Hold), ChargedMicroSu: int64(j.Charged), Nodes: int32(j.Nodes), Ntasks: int32(j.Ranks), Exclusive: j.Exclusive,
 		Dependency: j.Dependency, Waiting: j.Waiting, Reason: j.Reason,
-		ArrayThrottle: int32(j.Throttle), Nice: int32(j.Nice), Held: j.Held,
+		ArrayThrottle: int32(j.Throttle), Nice: int32(j.Nice), Held: j.Held, Priority: int32(j.Priority),
 	}
 	if j.Begin != 0 {
 		out.Begin = timestamp(j.Begin)
@@ -178,8 +179,14 @@ func mayBeNotNice(ctx context.Context, nice int32) error {
 	if nice >= 0 {
 		return nil
 	}
+	return adminOnly(ctx, fmt.Sprintf("nice %d moves the job ahead of its account's earlier jobs, which only an admin may do: give a nice of 0 or more", nice))
+}
+
+// adminOnly refuses, with why, a request only an admin may make, unless
+// an admin makes it (or the ACL is off).
+func adminOnly(ctx context.Context, why string) error {
 	if id, ok := IdentityFrom(ctx); ok && id.Role != fsm.RoleAdmin {
-		return status.Errorf(codes.PermissionDenied, "nice %d moves the job ahead of its account's earlier jobs, which only an admin may do: give a nice of 0 or more", nice)
+		return status.Error(codes.PermissionDenied, why)
 	}
 	return nil
 }
@@ -216,6 +223,13 @@ func (j *jobsService) UpdateJob(ctx context.Context, req *longfairv1.UpdateJobRe
 	if req.Nice != nil {
 		n := int(req.GetNice())
 		c.Nice = &n
+	}
+	if req.Priority != nil {
+		if err := adminOnly(ctx, "a priority moves the job ahead of other accounts' jobs, which only an admin may do"); err != nil {
+			return nil, err
+		}
+		n := int(req.GetPriority())
+		c.Priority = &n
 	}
 	info, err := proposeFor[fsm.JobInfo](ctx, j.s, c)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -611,5 +612,25 @@ func TestNegativeNiceIsForAdmins(t *testing.T) {
 	admin.ok("POST", "/v1/jobs", job, &sub)
 	if sub.GetJob().GetNice() != -5 {
 		t.Fatalf("the admin's job has nice %d, want -5", sub.GetJob().GetNice())
+	}
+
+	// A priority crosses accounts: only an admin sets it, and a refused
+	// update changes nothing.
+	mine := fmt.Sprintf("/v1/jobs/%d", sub.GetJob().GetId())
+	code, body = newAPIClient(t, s, annSecret).do("PATCH", mine, `{"priority": 50}`)
+	if code != http.StatusForbidden || !strings.Contains(string(body), "only an admin") {
+		t.Fatalf("a user's priority 50: HTTP %d %s; want 403 saying only an admin may", code, body)
+	}
+	var j longfairv1.Job
+	admin.ok("GET", mine, "", &j)
+	if j.GetPriority() != 0 {
+		t.Fatalf("after the refused update the job has priority %d", j.GetPriority())
+	}
+	admin.ok("PATCH", mine, `{"priority": 50}`, &j)
+	if j.GetPriority() != 50 {
+		t.Fatalf("the admin's update left priority %d, want 50", j.GetPriority())
+	}
+	if code, body := admin.do("PATCH", mine, `{"priority": -1}`); code != http.StatusBadRequest {
+		t.Fatalf("priority -1: HTTP %d %s; want 400", code, body)
 	}
 }

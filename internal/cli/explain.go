@@ -211,6 +211,9 @@ func explainRank(e *explanation, x *longfairv1.JobExplanation) {
 	}
 	e.add("rank", "%s ranks %d of %d accounts with pending tasks under %s (%s, weight %s of %s)%s: %s",
 		e.Account, e.Rank, e.Ranked, x.GetPolicy(), beta, fmtNumber(x.GetWeight()), fmtNumber(x.GetTotalWeight()), first, x.GetRankRule())
+	if key := x.GetRankKey(); e.RankClass == "boosted" && len(key) > 0 {
+		e.add("priority", "an admin boosted %s's next job to priority %d: it goes before every account the policy ranks, the highest priority first (fairness still counts what it uses)", e.Account, int64(-key[0]))
+	}
 }
 
 // explainTimeout says how close the account is to the starvation

@@ -179,6 +179,9 @@ func printJob(w io.Writer, j *longfairv1.Job, tasks []*longfairv1.Task) {
 	if j.GetHeld() {
 		t.add("held", fmt.Sprintf("yes: no task starts until 'longfair release %d'", j.GetId()))
 	}
+	if n := j.GetPriority(); n != 0 {
+		t.add("priority", fmt.Sprint(n))
+	}
 	if n := j.GetNice(); n != 0 {
 		t.add("nice", fmt.Sprint(n))
 	}

@@ -19,17 +19,21 @@ Changes a job that has not ended, as scontrol update does: its name, a
 lower walltime (for the tasks that start after; the running ones keep
 theirs), its dependency (--dependency '' clears it; one that would make a
 cycle is refused), its array throttle and its nice (negative for admins).
-Users update their own jobs, admins any.
+Users update their own jobs, admins any. An admin may also set its
+--priority: a boost over the fair order, across accounts (Slurm's
+scontrol update priority=); the job goes before every job with a lower
+priority, and fairness still counts what it uses. --priority 0 removes it.
 
 Example:
   longfair update 12 --walltime 30m --throttle 8
   longfair update 13 --dependency afterany:12
+  longfair update 14 --priority 100
 `
 
 func updateCommand() func(args []string, stdout, stderr io.Writer) error {
 	var name, dependency string
 	var walltime time.Duration
-	var throttle, nice int
+	var throttle, nice, priority int
 	var fs *flag.FlagSet
 	setup := func(f *flag.FlagSet) {
 		fs = f
@@ -38,6 +42,7 @@ func updateCommand() func(args []string, stdout, stderr io.Writer) error {
 		f.StringVar(&dependency, "dependency", "", "the job's new dependency (afterok:ID…); '' clears it")
 		f.IntVar(&throttle, "throttle", 0, "at most `N` of its tasks at once; 0: no limit")
 		f.IntVar(&nice, "nice", 0, "its order among the account's pending jobs")
+		f.IntVar(&priority, "priority", 0, "admins: a boost over the fair order, across accounts; 0 removes it")
 	}
 	return clientCommand("update", updateHelp, true, setup, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
 		if err := wantArgs("update", args, 1, 1, "JOB_ID"); err != nil {
@@ -64,6 +69,10 @@ func updateCommand() func(args []string, stdout, stderr io.Writer) error {
 		if given(fs, "nice") {
 			n := int32(nice)
 			req.Nice = &n
+		}
+		if given(fs, "priority") {
+			n := int32(priority)
+			req.Priority = &n
 		}
 		ctx, cancel := f.callContext(ctx)
 		defer cancel()

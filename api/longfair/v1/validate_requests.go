@@ -463,8 +463,11 @@ func (r *UpdateJobRequest) Validate() error {
 	if err := checkJobID(r.GetJobId()); err != nil {
 		return err
 	}
-	if r.Name == nil && r.Walltime == nil && r.Dependency == nil && r.ArrayThrottle == nil && r.Nice == nil {
-		return bad("nothing to update: set name, walltime, dependency, array_throttle or nice")
+	if r.Name == nil && r.Walltime == nil && r.Dependency == nil && r.ArrayThrottle == nil && r.Nice == nil && r.Priority == nil {
+		return bad("nothing to update: set name, walltime, dependency, array_throttle, nice or priority")
+	}
+	if r.Priority != nil && (r.GetPriority() < 0 || r.GetPriority() > core.MaxPriority) {
+		return bad("priority is %d: give 0 (no boost) to %d", r.GetPriority(), core.MaxPriority)
 	}
 	if err := checkText("name", r.GetName(), MaxJobNameBytes); err != nil {
 		return err
