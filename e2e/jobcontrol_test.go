@@ -73,3 +73,41 @@ func TestSignalOnWorkers(t *testing.T) {
 		t.Errorf("signal of an ended job: exit %d:\n%s", code, out)
 	}
 }
+
+// `longfair requeue` on real workers: the running task is stopped, and
+// only once it has ended does it run again, from the start, with a new
+// attempt; the job is charged for both runs and ends as the rerun does.
+func TestRequeueOnWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, acct, user := startOneWorker(ctx, t, "chem")
+	dir := t.TempDir()
+	log, mark, ready := filepath.Join(dir, "log"), filepath.Join(dir, "mark"), filepath.Join(dir, "ready")
+	script := fmt.Sprintf(`if [ -e %[2]s ]; then echo rerun >> %[1]s; exit 0; fi
+trap 'echo stopped >> %[1]s; exit 143' TERM
+echo first >> %[1]s; touch %[2]s %[3]s
+while :; do sleep 0.1; done`, log, mark, ready)
+	id := c.cliSubmit(ctx, "--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m", "--", script)
+	waitFile(ctx, t, ready)
+	if out := c.cli(ctx, "requeue", fmt.Sprint(id)); !strings.Contains(out, fmt.Sprintf("job %d requeued", id)) {
+		t.Errorf("longfair requeue printed:\n%s", out)
+	}
+	j := c.waitEnded(ctx, id)[0]
+	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED || j.GetRequeues() != 1 {
+		t.Fatalf("the requeued job ended %v with %d requeues, want succeeded after 1", j.GetState(), j.GetRequeues())
+	}
+	b, err := os.ReadFile(log)
+	if err != nil || string(b) != "first\nstopped\nrerun\n" {
+		t.Fatalf("the task's runs logged %q (%v); want the first run stopped before the rerun began", b, err)
+	}
+	tasks := c.tasks(ctx, id)
+	if len(tasks) != 1 || tasks[0].GetAttempt() != 2 || tasks[0].GetState() != longfairv1.TaskState_TASK_STATE_SUCCEEDED {
+		t.Fatalf("tasks: %v; want attempt 2 succeeded", tasks)
+	}
+	if j.GetChargedMicroSu() <= tasks[0].GetChargedMicroSu() {
+		t.Errorf("the job was charged %d µSU, no more than its rerun's %d: the stopped run went free", j.GetChargedMicroSu(), tasks[0].GetChargedMicroSu())
+	}
+	if code, out := c.cliFails(ctx, "requeue", fmt.Sprint(id)); code != 1 || !strings.Contains(out, "nothing to requeue") {
+		t.Errorf("requeue of an ended job: exit %d:\n%s", code, out)
+	}
+}

@@ -204,6 +204,8 @@ func (b *batch) exec(cmd Command, t ledger.Time) (any, error) {
 		return b.setLimits(c)
 	case *UpdateJob:
 		return b.updateJob(c)
+	case *RequeueJob:
+		return b.requeueJob(c, t)
 	case *Assign:
 		return b.assign(c, t)
 	case *TaskEvents:

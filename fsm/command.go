@@ -82,6 +82,8 @@ const (
 	TypeSetLimits CommandType = 25
 	// Updating jobs (jobs_update.go).
 	TypeUpdateJob CommandType = 26
+	// Requeueing jobs (jobs_requeue.go).
+	TypeRequeueJob CommandType = 27
 )
 
 var commandNames = [...]string{
@@ -97,6 +99,7 @@ var commandNames = [...]string{
 	TypeHoldJob:            "hold-job",
 	TypeSetLimits:          "set-limits",
 	TypeUpdateJob:          "update-job",
+	TypeRequeueJob:         "requeue-job",
 	TypeAssign:             "assign",
 	TypeTaskEvents:         "task-events",
 	TypeNodeUp:             "node-up",
@@ -153,6 +156,8 @@ func newCommand(t CommandType) Command {
 		return &SetLimits{}
 	case TypeUpdateJob:
 		return &UpdateJob{}
+	case TypeRequeueJob:
+		return &RequeueJob{}
 	case TypeAssign:
 		return &Assign{}
 	case TypeTaskEvents:

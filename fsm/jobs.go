@@ -258,6 +258,9 @@ type jobRecord struct {
 	Held bool `json:"held,omitempty"`
 	// Priority is an admin's boost (jobs_terms.go); 0 for none.
 	Priority int `json:"priority,omitempty"`
+	// Requeues counts the RequeueJob commands applied to the job, each
+	// with its hold (jobs_requeue.go).
+	Requeues int `json:"requeues,omitempty"`
 }
 
 // pending is how many tasks wait to be placed.
@@ -495,6 +498,9 @@ func (b *batch) maybeEndJob(j *jobRecord, t ledger.Time) error {
 		entries = nil
 	}
 	if err := b.saveJournal(entries); err != nil {
+		return err
+	}
+	if err := b.releaseRequeueHolds(j, t); err != nil {
 		return err
 	}
 	switch {

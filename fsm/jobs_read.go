@@ -58,6 +58,8 @@ type JobInfo struct {
 	Held     bool
 	// Priority is an admin's boost (jobs_terms.go).
 	Priority int
+	// Requeues counts the job's RequeueJob commands (jobs_requeue.go).
+	Requeues int
 }
 
 func (s *state) jobInfo(j *jobRecord) JobInfo {
@@ -77,7 +79,7 @@ func jobInfo(j *jobRecord, resources []string) JobInfo {
 		Hold: j.Hold, Charged: j.Charged,
 		Dir: j.Dir, Env: slices.Clone(j.Env), EnvCaptured: j.EnvCaptured, RunAs: jobRunAs(j),
 		Dependency: j.Dep.text(), Reason: j.Reason, Waiting: j.Dep.open(j),
-		Begin: j.Begin, Throttle: j.Throttle, Nice: j.Nice, Held: j.Held, Priority: j.Priority,
+		Begin: j.Begin, Throttle: j.Throttle, Nice: j.Nice, Held: j.Held, Priority: j.Priority, Requeues: j.Requeues,
 	}
 }
 

@@ -155,6 +155,11 @@ type attemptRecord struct {
 	CPUSeconds   float64 `json:"cpu_seconds,omitempty"`
 	PeakMemBytes int64   `json:"peak_mem_bytes,omitempty"`
 	Reason       string  `json:"reason,omitempty"`
+	// Requeue marks an attempt a RequeueJob stops: when it ends, its task
+	// is queued again (jobs_requeue.go), and it is charged against
+	// ChargeHold rather than the job's hold.
+	Requeue    bool   `json:"requeue,omitempty"`
+	ChargeHold string `json:"charge_hold,omitempty"`
 }
 
 // PlacedTask is an accepted placement: the attempt it started, on Node,
@@ -358,16 +363,20 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 	st := b.st
 	weights, rule := st.settings.BillingWeights, st.settings.BillingRule
 	detail := ledger.ChargeDetail{Runtime: runtime, Demand: a.Demand.Clone(), Weights: weights.Clone(), Resources: slices.Clone(st.settings.Resources), Rule: rule}
+	charged := holdID(j.ID)
+	if a.ChargeHold != "" {
+		charged = a.ChargeHold
+	}
 	cost, err := ledger.Cost(runtime, a.Demand, weights, rule)
 	if err != nil {
 		// Billing weights raised since submission can price a task beyond
 		// what an SU holds. The hold is the most a job can be billed, so
 		// bill what is left of it, without a detail that would not add up.
-		hold, _ := st.su.HoldState(holdID(j.ID))
+		hold, _ := st.su.HoldState(charged)
 		cost, detail = hold.Remaining, ledger.ChargeDetail{}
 		b.log.Warn("fsm: task cost does not fit an SU; charging the rest of the job's hold", "job", j.ID, "task", a.Task, "err", err)
 	}
-	entries, err := st.su.Charge(holdID(j.ID), chargeID(a.Job, a.Task, a.Attempt), cost, detail, t)
+	entries, err := st.su.Charge(charged, chargeID(a.Job, a.Task, a.Attempt), cost, detail, t)
 	if err != nil {
 		// The SU book refusing a charge is a bug, but it is the same bug on
 		// every server: record the attempt uncharged rather than stop the
@@ -404,6 +413,9 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 		// Cancelling stops running attempts (their workers kill them), so
 		// an attempt of a cancelled job that did not succeed was cancelled.
 		j.Cancelled++
+	case a.Requeue:
+		// RequeueJob stopped it: it runs again, however it ended.
+		j.Requeued = append(j.Requeued, requeuedTask{Task: a.Task, Attempt: a.Attempt + 1})
 	case state == TaskFailed:
 		j.Failed++
 	case a.Attempt < j.MaxAttempts:

@@ -34,6 +34,9 @@ type TaskInfo struct {
 	CPUSeconds   float64
 	PeakMemBytes int64
 	Reason       string
+	// Requeue: a RequeueJob stopped (or is stopping) the attempt, and its
+	// task runs again (jobs_requeue.go).
+	Requeue bool
 }
 
 func taskInfo(a *attemptRecord) TaskInfo {
@@ -41,7 +44,7 @@ func taskInfo(a *attemptRecord) TaskInfo {
 		JobID: a.Job, Task: a.Task, Attempt: a.Attempt, State: a.State, Node: a.Node, Nodes: slices.Clone(a.Nodes), Credential: a.Credential,
 		AssignedAt: a.AssignedAt, StartedAt: a.StartedAt, EndedAt: a.EndedAt,
 		ExitCode: a.ExitCode, Runtime: a.Runtime, Charged: a.Charged,
-		CPUSeconds: a.CPUSeconds, PeakMemBytes: a.PeakMemBytes, Reason: a.Reason,
+		CPUSeconds: a.CPUSeconds, PeakMemBytes: a.PeakMemBytes, Reason: a.Reason, Requeue: a.Requeue,
 	}
 }
 

@@ -75,7 +75,7 @@ func jobProto(j fsm.JobInfo) *longfairv1.Job {
 		FailedTasks: j.Failed, CancelledTasks: j.Cancelled,
 		HoldMicroSu: int64(j.Hold), ChargedMicroSu: int64(j.Charged), Nodes: int32(j.Nodes), Ntasks: int32(j.Ranks), Exclusive: j.Exclusive,
 		Dependency: j.Dependency, Waiting: j.Waiting, Reason: j.Reason,
-		ArrayThrottle: int32(j.Throttle), Nice: int32(j.Nice), Held: j.Held, Priority: int32(j.Priority),
+		ArrayThrottle: int32(j.Throttle), Nice: int32(j.Nice), Held: j.Held, Priority: int32(j.Priority), Requeues: int32(j.Requeues),
 	}
 	if j.Begin != 0 {
 		out.Begin = timestamp(j.Begin)
@@ -88,7 +88,7 @@ func taskProto(t fsm.TaskInfo) *longfairv1.Task {
 		JobId: t.JobID, Index: t.Task, Attempt: int32(t.Attempt), State: taskStateProto(t.State), Node: t.Node,
 		AssignedAt: timestamp(t.AssignedAt), StartedAt: timestamp(t.StartedAt), EndedAt: timestamp(t.EndedAt),
 		ExitCode: t.ExitCode, Runtime: duration(t.Runtime), ChargedMicroSu: int64(t.Charged), Nodes: t.Nodes,
-		CpuSeconds: t.CPUSeconds, PeakMemBytes: t.PeakMemBytes, Reason: t.Reason,
+		CpuSeconds: t.CPUSeconds, PeakMemBytes: t.PeakMemBytes, Reason: t.Reason, Requeued: t.Requeue,
 	}
 }
 

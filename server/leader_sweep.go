@@ -86,19 +86,24 @@ func (t *leaderTerm) sweepActive(c *workerConn, active map[attemptKey]fsm.TaskIn
 }
 
 // stopCancelled tells a worker to stop its attempts whose job was
-// cancelled. Their exit is reported: they are charged for the time they ran.
+// cancelled, and those a RequeueJob marked. Their exit is reported: they
+// are charged for the time they ran (and the requeued ones run again).
 func (t *leaderTerm) stopCancelled(c *workerConn, active map[attemptKey]fsm.TaskInfo) {
 	cancelled := make(map[uint64]bool)
 	var stop []*longfairv1.AttemptRef
-	for k := range active {
+	requeued := 0
+	for k, ti := range active {
 		is, seen := cancelled[k.job]
 		if !seen {
 			j, err := t.s.fsm.Job(k.job)
 			is = err == nil && j.CancelledAt != 0
 			cancelled[k.job] = is
 		}
-		if !is {
+		if !is && !ti.Requeue {
 			continue
+		}
+		if !is {
+			requeued++
 		}
 		c.mu.Lock()
 		_, sent := c.killed[k]
@@ -111,8 +116,8 @@ func (t *leaderTerm) stopCancelled(c *workerConn, active map[attemptKey]fsm.Task
 	if len(stop) == 0 {
 		return
 	}
-	t.log.Info("stopping attempts of cancelled jobs", "node", c.node, "attempts", len(stop))
+	t.log.Info("stopping attempts of cancelled or requeued jobs", "node", c.node, "attempts", len(stop), "requeued", requeued)
 	c.enqueue(&longfairv1.LeaderMessage{Msg: &longfairv1.LeaderMessage_Kill{Kill: &longfairv1.Kill{
-		Attempts: stop, Report: true, Reason: "the job was cancelled",
+		Attempts: stop, Report: true, Reason: "the job was cancelled or requeued",
 	}}})
 }

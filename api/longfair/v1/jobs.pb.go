@@ -1245,8 +1245,9 @@ type Job struct {
 	Held bool `protobuf:"varint,46,opt,name=held,proto3" json:"held,omitempty"`
 	// priority is an admin's boost (UpdateJobRequest.priority); 0 for none.
 	Priority int32 `protobuf:"varint,60,opt,name=priority,proto3" json:"priority,omitempty"`
-	// requeued_tasks counts the tasks RequeueJob sent back to the queue.
-	RequeuedTasks int64 `protobuf:"varint,61,opt,name=requeued_tasks,json=requeuedTasks,proto3" json:"requeued_tasks,omitempty"`
+	// requeues counts the RequeueJob calls that sent the job's running
+	// tasks back to the queue.
+	Requeues      int32 `protobuf:"varint,61,opt,name=requeues,proto3" json:"requeues,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1491,9 +1492,9 @@ func (x *Job) GetPriority() int32 {
 	return 0
 }
 
-func (x *Job) GetRequeuedTasks() int64 {
+func (x *Job) GetRequeues() int32 {
 	if x != nil {
-		return x.RequeuedTasks
+		return x.Requeues
 	}
 	return 0
 }
@@ -1634,7 +1635,9 @@ type Task struct {
 	PeakMemBytes int64   `protobuf:"varint,13,opt,name=peak_mem_bytes,json=peakMemBytes,proto3" json:"peak_mem_bytes,omitempty"`
 	// reason says why the attempt ended when it was not its own doing, such
 	// as "exceeded its memory request of 64M" (the kernel killed it).
-	Reason        string `protobuf:"bytes,14,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,14,opt,name=reason,proto3" json:"reason,omitempty"`
+	// requeued: RequeueJob stopped this attempt and the task runs again.
+	Requeued      bool `protobuf:"varint,60,opt,name=requeued,proto3" json:"requeued,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1772,6 +1775,13 @@ func (x *Task) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *Task) GetRequeued() bool {
+	if x != nil {
+		return x.Requeued
+	}
+	return false
 }
 
 type ExplainJobRequest struct {
@@ -2211,7 +2221,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\"`\n" +
 	"\x10ListJobsResponse\x12$\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x10.longfair.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xe4\b\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd9\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x12\n" +
@@ -2245,8 +2255,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x0earray_throttle\x18, \x01(\x05R\rarrayThrottle\x12\x12\n" +
 	"\x04nice\x18- \x01(\x05R\x04nice\x12\x12\n" +
 	"\x04held\x18. \x01(\bR\x04held\x12\x1a\n" +
-	"\bpriority\x18< \x01(\x05R\bpriority\x12%\n" +
-	"\x0erequeued_tasks\x18= \x01(\x03R\rrequeuedTasks\x1a9\n" +
+	"\bpriority\x18< \x01(\x05R\bpriority\x12\x1a\n" +
+	"\brequeues\x18= \x01(\x05R\brequeues\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"e\n" +
@@ -2257,7 +2267,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"d\n" +
 	"\x11ListTasksResponse\x12'\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x11.longfair.v1.TaskR\x05tasks\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xaf\x04\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xcb\x04\n" +
 	"\x04Task\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x03R\x05index\x12\x18\n" +
@@ -2277,7 +2287,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\vcpu_seconds\x18\f \x01(\x01R\n" +
 	"cpuSeconds\x12$\n" +
 	"\x0epeak_mem_bytes\x18\r \x01(\x03R\fpeakMemBytes\x12\x16\n" +
-	"\x06reason\x18\x0e \x01(\tR\x06reason\"*\n" +
+	"\x06reason\x18\x0e \x01(\tR\x06reason\x12\x1a\n" +
+	"\brequeued\x18< \x01(\bR\brequeued\"*\n" +
 	"\x11ExplainJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"\xe0\b\n" +
 	"\x0eJobExplanation\x12\"\n" +

@@ -6,6 +6,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/core"
+	"github.com/longfair/longfair/fsm"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -54,4 +55,14 @@ func (j *jobsService) SignalJob(ctx context.Context, req *longfairv1.SignalJobRe
 		return nil, status.Errorf(codes.FailedPrecondition, "job %d has no running task whose workers are connected, so there is nothing to send SIG%s to: 'longfair job show %d' shows its tasks", req.GetJobId(), core.SignalName(int(sig)), req.GetJobId())
 	}
 	return out, nil
+}
+
+// RequeueJob marks the job's running attempts to run again (fsm
+// RequeueJob); the sweep it asks for has their workers stop them.
+func (j *jobsService) RequeueJob(ctx context.Context, req *longfairv1.RequeueJobRequest) (*longfairv1.Job, error) {
+	info, err := proposeFor[fsm.JobInfo](ctx, j.s, &fsm.RequeueJob{JobID: req.GetJobId()})
+	if err != nil {
+		return nil, err
+	}
+	return jobProto(info), nil
 }

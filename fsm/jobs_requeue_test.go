@@ -1,0 +1,120 @@
+package fsm
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/longfair/longfair/ledger"
+)
+
+// taskCost is what a task of job 1 (depJob: one core) costs for runtime,
+// priced as every charge is.
+func taskCost(t *testing.T, h *harness, runtime time.Duration) ledger.SU {
+	t.Helper()
+	set := h.f.st.settings
+	j, err := h.f.Job(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	demand := ledger.NewVector(len(set.Resources))
+	for i, r := range set.Resources {
+		demand[i] = j.Demand[r]
+	}
+	c, err := ledger.Cost(runtime, demand, set.BillingWeights, set.BillingRule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// A requeued task is stopped, charged what it ran against a hold of its
+// own, and runs again from the start with a new attempt, charged in full
+// against the job's hold: nothing it ran is free, nothing is charged
+// twice, and every hold is released when the job ends.
+func TestRequeueRunsTheTaskAgainAndChargesBothRuns(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	h.ok(depJob("a", "", 1))
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
+	h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: TaskStarted}}})
+	full := taskCost(t, h, time.Hour) // depJob's walltime
+	before := balance(t, h)
+
+	info := h.ok(&RequeueJob{JobID: 1}).(JobInfo)
+	if info.Requeues != 1 || info.Running != 1 {
+		t.Fatalf("after requeue: %+v; want 1 requeue with the task still running until its worker stops it", info)
+	}
+	if got := balance(t, h); got.Held != before.Held+full {
+		t.Fatalf("held %v after requeue, want %v + one more run (%v)", got.Held, before.Held, full)
+	}
+	ti, err := h.f.Attempt(1, 0, 1)
+	if err != nil || !ti.Requeue {
+		t.Fatalf("attempt 1 after requeue: %+v, %v; want it marked", ti, err)
+	}
+	if err := h.apply(&RequeueJob{JobID: 1}).Err; err == nil || !strings.Contains(err.Error(), "already being requeued") {
+		t.Fatalf("a second requeue while the first stops the task: %v", err)
+	}
+
+	// The worker stops it (SIGTERM: 143) after 10 minutes.
+	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 143, 10*time.Minute)}})
+	if offeredTasks(h, 1) != 1 {
+		t.Fatal("the requeued task is not offered again")
+	}
+	j, _ := h.f.Job(1)
+	if j.State.Ended() || j.Failed != 0 || j.Pending != 1 {
+		t.Fatalf("job after the requeued attempt ended: %+v", j)
+	}
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
+	if ti, err := h.f.Attempt(1, 0, 2); err != nil || ti.Requeue {
+		t.Fatalf("the rerun: %+v, %v; want attempt 2, unmarked", ti, err)
+	}
+	h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 2, Kind: TaskStarted}, exited(1, 0, 2, 0, time.Hour)}})
+	j, _ = h.f.Job(1)
+	if j.State != JobSucceeded {
+		t.Fatalf("job ended %v, want succeeded", j.State)
+	}
+	want := taskCost(t, h, 10*time.Minute) + full
+	if j.Charged != want {
+		t.Fatalf("charged %v, want %v (10 minutes, then the full hour)", j.Charged, want)
+	}
+	after := balance(t, h)
+	if after.Held != 0 || after.Charged != before.Charged+want || after.Available != before.Available+before.Held-want {
+		t.Fatalf("balance before %+v, after %+v; want every hold released and %v charged", before, after, want)
+	}
+	if _, err := h.f.Verify(); err != nil {
+		t.Fatalf("ledger verify after a requeue: %v", err)
+	}
+}
+
+// A requeue that cannot be done changes nothing: a job with nothing
+// running, an ended one, and one whose account cannot cover the rerun.
+func TestRequeueRefusalsChangeNothing(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	h.ok(depJob("a", "", 1))
+	check := func(want string) {
+		t.Helper()
+		d := stateDigest(t, h.f)
+		if err := h.apply(&RequeueJob{JobID: 1}).Err; err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("requeue: %v; want a refusal saying %q", err, want)
+		}
+		if stateDigest(t, h.f) != d {
+			t.Fatal("the refused requeue changed the state")
+		}
+	}
+	check("no running task")
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
+	// Spend the rest of the grant on a second job's hold.
+	b := balance(t, h)
+	big := depJob("big", "", 1)
+	big.Walltime = time.Duration(float64(time.Hour) * float64(b.Available) / float64(taskCost(t, h, time.Hour)))
+	h.ok(big)
+	check("needs a hold of")
+	h.ok(&CancelJob{JobID: 2})
+	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 0, time.Minute)}})
+	check("nothing to requeue")
+	if _, err := Encode(h.now, &RequeueJob{}); err == nil {
+		t.Fatal("a requeue of job 0 was accepted")
+	}
+}
