@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +110,37 @@ while :; do sleep 0.1; done`, log, mark, ready)
 	}
 	if code, out := c.cliFails(ctx, "requeue", fmt.Sprint(id)); code != 1 || !strings.Contains(out, "nothing to requeue") {
 		t.Errorf("requeue of an ended job: exit %d:\n%s", code, out)
+	}
+}
+
+// A signal reaches every node of a parallel task: the head's script and
+// what `longfair exec` started on the other node each trap it, while the
+// other node's share of the task (and the exec relaying to it) lives on.
+func TestSignalReachesEveryNodeOfAParallelTask(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, acct, user := startParallelCluster(ctx, t, []string{"w1", "w2"})
+	got, ready := filepath.Join(c.dir, "got"), filepath.Join(c.dir, "ready")
+	script := fmt.Sprintf(`other=$(echo "$LONGFAIR_NODELIST" | cut -d, -f2)
+"$LONGFAIR_RSH" "$other" 'trap "sleep 0.5; echo member >> %[1]s; exit 0" USR1; touch %[2]s.member; while :; do sleep 0.1; done' &
+relay=$!
+trap 'echo head >> %[1]s; wait $relay; echo "exec=$?" >> %[1]s; exit 0' USR1
+touch %[2]s.head
+while :; do sleep 0.1; done`, got, ready)
+	job := c.submitParallel(ctx, acct, user, "signalled", 2, map[string]float64{"cpu": 1}, time.Minute, script)
+	waitFile(ctx, t, ready+".head")
+	waitFile(ctx, t, ready+".member")
+	if out := c.cli(ctx, "signal", "-s", "USR1", fmt.Sprint(job)); !strings.Contains(out, "sent to 1 running task(s)") {
+		t.Errorf("longfair signal printed:\n%s", out)
+	}
+	j := c.waitEnded(ctx, job)[0]
+	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
+		t.Errorf("the parallel job ended %v, want succeeded: both traps exit 0", j.GetState())
+	}
+	b, err := os.ReadFile(got)
+	lines := strings.Fields(string(b))
+	slices.Sort(lines)
+	if err != nil || !slices.Equal(lines, []string{"exec=0", "head", "member"}) {
+		t.Errorf("the traps wrote %q (%v); want the head's and the member's once each, and the exec relaying to the member to exit 0 with it", b, err)
 	}
 }
