@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -205,5 +206,61 @@ func BenchmarkLeaderFailover(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(total.Seconds()/float64(b.N), "failover_s")
 	b.ReportMetric(worst.Seconds(), "worst_failover_s")
+	b.ReportMetric(0, "ns/op")
+}
+
+// fsyncLatency is the mean time of one 4 KiB write and fsync of a file
+// in dir, over n.
+func fsyncLatency(b *testing.B, dir string, n int) time.Duration {
+	b.Helper()
+	f, err := os.CreateTemp(dir, "fsync")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	start := time.Now()
+	for range n {
+		if _, err := f.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start) / time.Duration(n)
+}
+
+// BenchmarkCommitLatencyAtLightLoad: the mean time of one submission
+// committed by a 3-server group over loopback, from one client sending
+// one at a time (light load: nothing to batch), beside one fsync on the
+// same file system measured in the same run, in turns. Goal: ≤ 3 fsyncs.
+// A commit needs the leader's and a follower's log fsync (in parallel),
+// the round trip between them, and the leader's state machine commit
+// (one more fsync) before it answers.
+func BenchmarkCommitLatencyAtLightLoad(b *testing.B) {
+	ctx := context.Background()
+	c := testcluster.New(b, 3)
+	account, user := setupAccount(ctx, b, c, "bench")
+	leader := []*server.Server{c.WaitLeader(ctx)}
+	dir := b.TempDir()
+	var commit, fsync time.Duration
+	n := 0
+	b.ResetTimer()
+	for range b.N {
+		for range 5 {
+			fsync += fsyncLatency(b, dir, 20) * 20
+			res := submitLoad{clients: 1, tasks: 1, total: 20}.run(ctx, b, c, leader, account, user)
+			for _, l := range res.latencies {
+				commit += l
+			}
+			n += 20
+		}
+	}
+	b.StopTimer()
+	meanCommit, meanFsync := commit/time.Duration(n), fsync/time.Duration(n)
+	b.ReportMetric(ms(meanCommit), "commit_ms")
+	b.ReportMetric(ms(meanFsync), "fsync_ms")
+	b.ReportMetric(float64(meanCommit)/float64(meanFsync), "commit/fsync")
 	b.ReportMetric(0, "ns/op")
 }
