@@ -20,15 +20,16 @@ import (
 	"github.com/longfair/longfair/internal/testcluster"
 )
 
-// startACLServer starts one server that enforces tokens and waits until
-// its bootstrap token (testcluster.BootstrapSecret) works.
-func startACLServer(ctx context.Context, t *testing.T) *cluster {
+// startACLServer starts one server that enforces tokens, with args added
+// to its flags, and waits until its bootstrap token
+// (testcluster.BootstrapSecret) works.
+func startACLServer(ctx context.Context, t *testing.T, args ...string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "bootstrap.token")
 	must(t, os.WriteFile(tokenFile, []byte(testcluster.BootstrapSecret+"\n"), 0o600), "write the bootstrap token")
-	s := testcluster.StartServer(ctx, t, binary, dir, "s1", "--log-level", "info", "--bootstrap",
-		"--acl=true", "--acl-bootstrap-token", tokenFile)
+	s := testcluster.StartServer(ctx, t, binary, dir, "s1", append([]string{"--log-level", "info", "--bootstrap",
+		"--acl=true", "--acl-bootstrap-token", tokenFile}, args...)...)
 	c := &cluster{t: t, dir: dir, servers: []*serverProc{{ServerProc: s}}, workers: map[string]*testcluster.Proc{}, conns: map[string]*grpc.ClientConn{}}
 	t.Cleanup(func() {
 		c.mu.Lock()
