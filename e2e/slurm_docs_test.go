@@ -258,7 +258,8 @@ func arrayOutputNames(ctx context.Context, t *testing.T, c *cluster, sh *slurmSh
 // mem_per_cpu.sh: --cpus-per-task=4 --mem-per-cpu=2G asks 8 GB in all,
 // which `longfair job show` reads back; the script sees its cores and
 // its per-core memory (in MB) in SLURM_CPUS_PER_TASK and
-// SLURM_MEM_PER_CPU, and writes slurm-<job>.out (the default).
+// SLURM_MEM_PER_CPU, no SLURM_ARRAY_* (it is no array), and writes
+// slurm-<job>.out (the default).
 func memPerCPU(ctx context.Context, t *testing.T, c *cluster, sh *slurmShell) {
 	t.Helper()
 	id := batchID(t, sh.run(ctx, t, "sbatch", "mem_per_cpu.sh"))
@@ -280,7 +281,9 @@ func memPerCPU(ctx context.Context, t *testing.T, c *cluster, sh *slurmShell) {
 		t.Errorf("job %d %q asks %v; want cpu %d and mem %d (--mem-per-cpu 2G × 4 cores)", id, shown.Job.Name, d, cpus, cpus*perCPU)
 	}
 	v := vars(sh.read(t, fmt.Sprintf("slurm-%d.out", id)))
-	want := map[string]string{"OMP_NUM_THREADS": "4", "SLURM_CPUS_PER_TASK": "4", "SLURM_MEM_PER_CPU": fmt.Sprint(perCPU >> 20), "SLURM_JOB_ID": fmt.Sprint(id)}
+	want := map[string]string{"OMP_NUM_THREADS": "4", "SLURM_CPUS_PER_TASK": "4", "SLURM_MEM_PER_CPU": fmt.Sprint(perCPU >> 20), "SLURM_JOB_ID": fmt.Sprint(id),
+		// Not a job array: no array variables.
+		"SLURM_ARRAY_JOB_ID": "", "SLURM_ARRAY_TASK_ID": ""}
 	for k, w := range want {
 		if v[k] != w {
 			t.Errorf("slurm-%d.out: %s=%q, want %q", id, k, v[k], w)

@@ -310,6 +310,10 @@ func batchWrapper(script []byte, args []string, array slurmArray, o *sbatchOptio
 		// (index+1)th listed.
 		w(`set -- %s; shift "$LONGFAIR_TASK_INDEX"; export SLURM_ARRAY_TASK_ID="$1"`, strings.Join(ids, " "))
 		w(`export SLURM_ARRAY_TASK_COUNT=%d SLURM_ARRAY_TASK_MIN=%d SLURM_ARRAY_TASK_MAX=%d`, len(ids), minID, maxID)
+	} else {
+		// sbatch sets the SLURM_ARRAY_* names for a job array only, and
+		// scripts test them to tell; the worker sets them for every task.
+		w(`unset SLURM_ARRAY_JOB_ID SLURM_ARRAY_TASK_ID`)
 	}
 	w(`export SLURM_SUBMIT_DIR=%s SLURM_CPUS_PER_TASK=%d`, shellQuote(submitDir), max(o.cpusPerTask, 1))
 	// As sbatch: --mem-per-cpu in MB (sbatch checked it before).

@@ -108,6 +108,9 @@ func TestSbatchSpec(t *testing.T) {
 		spec.Walltime != 2*time.Hour || spec.Tasks != 10 || spec.Throttle != 3 || spec.MaxAttempts != 1 || spec.Dependency != "afterok:4" || spec.Name != "job.sh" {
 		t.Fatalf("spec %+v", spec)
 	}
+	if strings.Contains(spec.Command[0], "unset SLURM_ARRAY") {
+		t.Errorf("a job array's script loses its SLURM_ARRAY_* names:\n%s", spec.Command[0])
+	}
 	if !strings.Contains(spec.Command[0], `"$script" 'a b'`) {
 		t.Fatalf("the wrapper does not pass the script its arguments:\n%s", spec.Command[0])
 	}
@@ -128,6 +131,10 @@ func TestSbatchSpec(t *testing.T) {
 		}
 		if want := 100 << 20 * cpus; o.memPerCPU != "" && spec.Demand["mem"] != want {
 			t.Errorf("--mem-per-cpu 100M × %v cores: mem %v, want %v", cpus, spec.Demand["mem"], want)
+		}
+		// No --array: no SLURM_ARRAY_* (the worker sets them for every task).
+		if !strings.Contains(spec.Command[0], "unset SLURM_ARRAY_JOB_ID SLURM_ARRAY_TASK_ID\n") {
+			t.Errorf("a job that is no array keeps the worker's SLURM_ARRAY_* names:\n%s", spec.Command[0])
 		}
 		// sbatch.html: SLURM_MEM_PER_CPU is --mem-per-cpu, in MB.
 		if o.memPerCPU != "" && !strings.Contains(spec.Command[0], "SLURM_MEM_PER_CPU=100\n") {

@@ -4,7 +4,8 @@
 # https://slurm-docs.hpc.qmul.ac.uk/using/submittingjobs/memory describe:
 # the job's memory is --mem-per-cpu × the cores it is given, and the
 # script finds the request in SLURM_MEM_PER_CPU (MB) and its cores in
-# SLURM_CPUS_PER_TASK, as sbatch.html's OUTPUT ENVIRONMENT VARIABLES say.
+# SLURM_CPUS_PER_TASK, as sbatch.html's OUTPUT ENVIRONMENT VARIABLES say
+# (which set the SLURM_ARRAY_* ones only for a job array: this is none).
 #SBATCH --job-name=mem-per-cpu
 #SBATCH --ntasks=1
 #SBATCH --cpus-per-task=4
@@ -16,3 +17,5 @@ echo "OMP_NUM_THREADS=$OMP_NUM_THREADS"
 echo "SLURM_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK"
 echo "SLURM_MEM_PER_CPU=$SLURM_MEM_PER_CPU"
 echo "SLURM_JOB_ID=$SLURM_JOB_ID"
+echo "SLURM_ARRAY_JOB_ID=$SLURM_ARRAY_JOB_ID"
+echo "SLURM_ARRAY_TASK_ID=$SLURM_ARRAY_TASK_ID"
