@@ -364,7 +364,8 @@ func outputPattern(p string) string {
 			case 'j', 'A':
 				b.WriteString(`${SLURM_JOB_ID}`)
 			case 'a':
-				b.WriteString(`${SLURM_ARRAY_TASK_ID:-0}`)
+				// Outside an array Slurm writes NO_VAL (job_array.html).
+				b.WriteString(`${SLURM_ARRAY_TASK_ID:-4294967294}`)
 			case 'x':
 				b.WriteString(`${SLURM_JOB_NAME}`)
 			case 'u':

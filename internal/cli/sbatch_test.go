@@ -136,6 +136,14 @@ func TestSbatchSpec(t *testing.T) {
 		if !strings.Contains(spec.Command[0], "unset SLURM_ARRAY_JOB_ID SLURM_ARRAY_TASK_ID\n") {
 			t.Errorf("a job that is no array keeps the worker's SLURM_ARRAY_* names:\n%s", spec.Command[0])
 		}
+		// job_array.html: outside an array %a is 4294967294 (NO_VAL).
+		if o.memPerCPU != "" {
+			o.output = "%A_%a.out"
+			spec, err := sbatchSpec(&o, "job.sh", nil, nil)
+			if err != nil || !strings.Contains(spec.Command[0], `exec >"${SLURM_JOB_ID}_${SLURM_ARRAY_TASK_ID:-4294967294}.out"`) {
+				t.Errorf("-o %%A_%%a.out outside an array: %v\n%s", err, spec.Command[0])
+			}
+		}
 		// sbatch.html: SLURM_MEM_PER_CPU is --mem-per-cpu, in MB.
 		if o.memPerCPU != "" && !strings.Contains(spec.Command[0], "SLURM_MEM_PER_CPU=100\n") {
 			t.Errorf("--mem-per-cpu 100M: the script is not given SLURM_MEM_PER_CPU=100:\n%s", spec.Command[0])
