@@ -112,14 +112,12 @@ func stamp(t *testing.T, out, what string) time.Time {
 	return time.Unix(0, int64(f*1e9))
 }
 
-var submittedBatch = regexp.MustCompile(`(?m)^Submitted batch job (\d+)$`)
-
 // batchID is the id sbatch printed ("Submitted batch job N", or N alone
 // with --parsable).
 func batchID(t *testing.T, out string) uint64 {
 	t.Helper()
 	text := strings.TrimSpace(out)
-	if m := submittedBatch.FindStringSubmatch(out); m != nil {
+	if m := regexp.MustCompile(`(?m)^Submitted batch job (\d+)$`).FindStringSubmatch(out); m != nil {
 		text = m[1]
 	}
 	id, err := strconv.ParseUint(text, 10, 64)
