@@ -16,10 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/internal/testcluster"
 )
@@ -43,28 +39,9 @@ func TestMungeCLI(t *testing.T) {
 	// The binary as the Unix users may run it: TestMain builds it in a
 	// directory only root may enter.
 	bin := userBinary(t)
-	dir := t.TempDir()
-	tokenFile := filepath.Join(dir, "bootstrap.token")
-	must(t, os.WriteFile(tokenFile, []byte(testcluster.BootstrapSecret+"\n"), 0o600), "write the bootstrap token")
-	s := testcluster.StartServer(ctx, t, binary, dir, "s1", "--log-level", "info", "--bootstrap",
-		"--acl=true", "--acl-bootstrap-token", tokenFile, "--munge-socket", socket)
-	c := &cluster{t: t, dir: dir, servers: []*serverProc{{ServerProc: s}}, workers: map[string]*testcluster.Proc{}, conns: map[string]*grpc.ClientConn{}}
-	t.Cleanup(func() {
-		for _, conn := range c.conns {
-			conn.Close()
-		}
-	})
+	c := startACLServer(ctx, t, "--munge-socket", socket)
+	s, dir := c.servers[0], c.dir
 	admin := testcluster.As(ctx, testcluster.BootstrapSecret)
-	c.leader(admin)
-	// The leader creates the bootstrap token once it leads.
-	_, err := do(admin, c, func(ctx context.Context, conn *grpc.ClientConn) (*longfairv1.Token, error) {
-		tok, err := longfairv1.NewACLClient(conn).WhoAmI(ctx, &longfairv1.WhoAmIRequest{})
-		if status.Code(err) == codes.Unauthenticated {
-			err = status.Error(codes.Unavailable, err.Error())
-		}
-		return tok, err
-	})
-	must(t, err, "wait for the bootstrap token")
 
 	// The admin's side, with the CLI and the bootstrap token.
 	adminEnv := []string{"LONGFAIR_ADDR=" + s.GRPC, "LONGFAIR_TOKEN=" + testcluster.BootstrapSecret}

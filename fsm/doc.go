@@ -56,6 +56,9 @@
 // SubmitJob with CheckFit (servers set it) refuses a task that no known
 // node, up or down, could hold even idle (jobs_fit.go), so that no SU is
 // held for a job that can never start; with no node known yet it accepts.
+// SubmitJob and UpdateJob with a DependencyViewer (servers set it to a
+// user token's user) refuse a dependency on a job of another account as
+// a job that does not exist, in the same words (jobs_deps.go).
 //
 // The leader's scheduler takes View(now), runs the policy engine on it and
 // proposes AssignFor(view, placements).

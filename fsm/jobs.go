@@ -77,6 +77,12 @@ type SubmitJob struct {
 	Nice       int         `json:"nice,omitempty"`
 	// Hold submits the job held (jobs_hold.go).
 	Hold bool `json:"hold,omitempty"`
+	// DependencyViewer, when set (servers set it to the user of a user
+	// token), limits the jobs Dependency may name to those of the
+	// viewer's accounts: another account's job is refused as a job that
+	// does not exist, so a dependency tells nothing of jobs the user may
+	// not see. Entries before it lack it.
+	DependencyViewer string `json:"dependency_viewer,omitempty"`
 }
 
 func (*SubmitJob) Type() CommandType { return TypeSubmitJob }
@@ -98,6 +104,11 @@ func (c *SubmitJob) validate(r rules) *Error {
 	}
 	if err := checkName("user name", c.User); err != nil {
 		return err
+	}
+	if c.DependencyViewer != "" {
+		if err := checkName("dependency viewer", c.DependencyViewer); err != nil {
+			return err
+		}
 	}
 	if err := r.text("job name", c.Name, MaxJobNameBytes); err != nil {
 		return err
@@ -328,7 +339,7 @@ func (b *batch) submitJob(c *SubmitJob, t ledger.Time) (any, error) {
 	}
 	dep, refusal := parseDependency(c.Dependency)
 	if refusal == nil {
-		refusal = b.checkDependency(dep)
+		refusal = b.checkDependency(dep, c.DependencyViewer)
 	}
 	if refusal != nil {
 		return nil, refusal

@@ -115,8 +115,11 @@ func parseDependency(text string) (*dependency, *Error) {
 
 // checkDependency refuses a dependency naming a job that does not exist
 // or an element outside its array, and resolves the terms already
-// decided (jobs that have started or ended). Nothing changes in st.
-func (b *batch) checkDependency(d *dependency) *Error {
+// decided (jobs that have started or ended). A viewer ("" for anyone)
+// sees only the jobs of its accounts: another's is refused as a job
+// that does not exist, in the same words, so the refusal tells nothing
+// of it. Nothing changes in st.
+func (b *batch) checkDependency(d *dependency, viewer string) *Error {
 	if d == nil {
 		return nil
 	}
@@ -126,7 +129,7 @@ func (b *batch) checkDependency(d *dependency) *Error {
 			continue
 		}
 		ref, err := b.job(term.Job)
-		if err != nil {
+		if err != nil || !b.st.sees(viewer, ref.Account) {
 			return refuse(KindNotFound, "dependency %q names job %d, which does not exist: depend on jobs that have been submitted", d.Text, term.Job)
 		}
 		if term.Element && term.Task >= ref.Tasks {
@@ -135,6 +138,20 @@ func (b *batch) checkDependency(d *dependency) *Error {
 		b.resolveTerm(term, ref)
 	}
 	return nil
+}
+
+// sees is whether user may see the jobs of account: a member may; ""
+// is anyone (no viewer to limit).
+func (s *state) sees(user, account string) bool {
+	if user == "" {
+		return true
+	}
+	u, ok := s.users[user]
+	if !ok {
+		return false
+	}
+	_, member := slices.BinarySearch(u.Accounts, account)
+	return member
 }
 
 // resolveTerm decides term from where the job it names, ref, stands.

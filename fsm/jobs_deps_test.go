@@ -1,6 +1,9 @@
 package fsm
 
 import (
+	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -199,4 +202,60 @@ func TestDependentsSurviveARestart(t *testing.T) {
 	if !queued(h, 2) {
 		t.Fatal("after a restart the dependent is not offered once the job it names succeeded")
 	}
+}
+
+// A dependency on a job of an account its viewer (a user token's user)
+// is not a member of is refused as a job that does not exist, in the
+// same words and kind, holding nothing: it tells nothing of that job.
+// Without a viewer (an admin, no ACL) it is accepted as before.
+func TestDependencyOnAnUnseenJobIsRefusedAsUnknown(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	h.ok(&CreateAccount{Name: "bio"})
+	h.ok(&CreateUser{Name: "bob", Accounts: []string{"bio"}})
+	h.ok(&Grant{ID: "g2", Account: "bio", Amount: 1000 * ledger.MicroPerSU})
+	bobs := h.ok(&SubmitJob{Account: "bio", User: "bob", Name: "bobs", Demand: map[string]float64{"cpu": 1}, Tasks: 2,
+		Walltime: time.Hour, Command: []string{"x"}}).(JobInfo).ID
+	own := h.ok(depJob("own", "", 1)).(JobInfo).ID
+	unknown := bobs + 100
+	before := balance(t, h)
+	// ann's refusal naming bob's job, with the id replaced, reads as her
+	// refusal naming a job that does not exist.
+	refusal := func(c Command, id uint64) string {
+		t.Helper()
+		err := h.apply(c).Err
+		if err == nil {
+			t.Fatalf("%T naming job %d was accepted", c, id)
+		}
+		var fe *Error
+		if !errors.As(err, &fe) || fe.Kind != KindNotFound {
+			t.Fatalf("%T naming job %d: %v, not a NotFound refusal", c, id, err)
+		}
+		// The job's id where it names the job: after "job " or a
+		// dependency type's ':', not an element's index.
+		return regexp.MustCompile(fmt.Sprintf(`(job |:)%d([^0-9]|$)`, id)).ReplaceAllString(err.Error(), "${1}N${2}")
+	}
+	as := func(c *SubmitJob) *SubmitJob { c.DependencyViewer = "ann"; return c }
+	update := func(dep string) *UpdateJob {
+		return &UpdateJob{JobID: own, Dependency: &dep, DependencyViewer: "ann"}
+	}
+	for _, form := range []string{"afterok:%d", "afterany:%d_1", "after:%d_7"} {
+		seen := refusal(as(depJob("a", fmt.Sprintf(form, bobs), 1)), bobs)
+		if none := refusal(as(depJob("a", fmt.Sprintf(form, unknown), 1)), unknown); seen != none {
+			t.Errorf("dependency %s on bob's job: %q; on no job: %q", form, seen, none)
+		}
+		seen = refusal(update(fmt.Sprintf(form, bobs)), bobs)
+		if none := refusal(update(fmt.Sprintf(form, unknown)), unknown); seen != none {
+			t.Errorf("update to %s on bob's job: %q; on no job: %q", form, seen, none)
+		}
+	}
+	if after := balance(t, h); after != before {
+		t.Fatalf("refused submissions changed the balance: %+v → %+v", before, after)
+	}
+	if j, _ := h.f.Job(own); j.Dependency != "" {
+		t.Fatalf("a refused update changed the job's dependency to %q", j.Dependency)
+	}
+	// ann's own jobs, and anyone's without a viewer.
+	h.ok(as(depJob("mine", fmt.Sprintf("afterok:%d", own), 1)))
+	h.ok(depJob("admin's", fmt.Sprintf("afterok:%d", bobs), 1))
 }

@@ -26,6 +26,9 @@ type UpdateJob struct {
 	// Priority is an admin's boost (jobs_terms.go); the servers refuse it
 	// from anyone else.
 	Priority *int `json:"priority,omitempty"`
+	// DependencyViewer limits the jobs Dependency may name, as
+	// SubmitJob's does.
+	DependencyViewer string `json:"dependency_viewer,omitempty"`
 }
 
 func (*UpdateJob) Type() CommandType { return TypeUpdateJob }
@@ -59,6 +62,11 @@ func (c *UpdateJob) validate(r rules) *Error {
 			return err
 		}
 	}
+	if c.DependencyViewer != "" {
+		if err := checkName("dependency viewer", c.DependencyViewer); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -79,7 +87,7 @@ func (b *batch) updateJob(c *UpdateJob) (any, error) {
 	if c.Dependency != nil {
 		var refusal *Error
 		if dep, refusal = parseDependency(*c.Dependency); refusal == nil {
-			refusal = b.checkDependency(dep)
+			refusal = b.checkDependency(dep, c.DependencyViewer)
 		}
 		if refusal != nil {
 			return nil, refusal

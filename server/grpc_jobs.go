@@ -96,11 +96,26 @@ func (j *jobsService) SubmitJob(ctx context.Context, req *longfairv1.SubmitJobRe
 	if err := mayBeNotNice(ctx, req.GetNice()); err != nil {
 		return nil, err
 	}
-	info, err := proposeFor[fsm.JobInfo](ctx, j.s, submitCommand(req))
+	c := submitCommand(req)
+	if c.Dependency != "" {
+		c.DependencyViewer = dependencyViewer(ctx)
+	}
+	info, err := proposeFor[fsm.JobInfo](ctx, j.s, c)
 	if err != nil {
 		return nil, err
 	}
 	return &longfairv1.SubmitJobResponse{Job: jobProto(info)}, nil
+}
+
+// dependencyViewer is whose jobs a dependency given in the call may
+// name: a user token's user names its accounts' jobs, and another's is
+// refused as unknown (fsm.SubmitJob); an admin, or a call to a cluster
+// without the ACL, names any ("").
+func dependencyViewer(ctx context.Context) string {
+	if id, ok := IdentityFrom(ctx); ok && id.Role == fsm.RoleUser {
+		return id.User
+	}
+	return ""
 }
 
 // submitCommand is the FSM command of a submission, for SubmitJob and
@@ -212,6 +227,9 @@ func (j *jobsService) UpdateJob(ctx context.Context, req *longfairv1.UpdateJobRe
 		return nil, err
 	}
 	c := &fsm.UpdateJob{JobID: req.GetJobId(), Name: req.Name, Dependency: req.Dependency}
+	if req.Dependency != nil {
+		c.DependencyViewer = dependencyViewer(ctx)
+	}
 	if req.Walltime != nil {
 		w := req.GetWalltime().AsDuration()
 		c.Walltime = &w

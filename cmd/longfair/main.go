@@ -27,5 +27,6 @@ func main() {
 	// A worker runs each task under this program started again as the
 	// task's supervisor (worker/supervise.go); that must come first.
 	worker.Supervise()
-	os.Exit(cli.Dispatch(commands(), os.Args[1:], os.Stdout, os.Stderr))
+	// Run as sbatch or scancel (a link of that name), it is that command.
+	os.Exit(cli.Main(commands(), os.Args, os.Stdout, os.Stderr))
 }

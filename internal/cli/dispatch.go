@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"sort"
 
@@ -77,6 +78,30 @@ func jobGroup() func(args []string, stdout, stderr io.Writer) error {
 		{"show", "show a job and its tasks", jobShowCommand()},
 		{"watch", "follow a job until it ends", jobWatchCommand()},
 	})
+}
+
+// slurmNames maps the Slurm commands the binary answers to, when it is
+// run under their name (a symlink named sbatch on PATH), to the longfair
+// command that does their work; a Slurm user's scripts that call sbatch
+// and scancel then run unchanged. One row per command.
+func slurmNames() map[string]string {
+	return map[string]string{
+		"sbatch":  "sbatch",
+		"scancel": "cancel",
+	}
+}
+
+// Main runs the binary's whole command line, argv[0] included: run under
+// one of the Slurm names (slurmNames) it runs the longfair command of
+// that name with every argument; otherwise argv[1] names the command.
+func Main(cmds map[string]Command, argv []string, stdout, stderr io.Writer) int {
+	if len(argv) == 0 {
+		return Dispatch(cmds, nil, stdout, stderr)
+	}
+	if name, ok := slurmNames()[filepath.Base(argv[0])]; ok {
+		return Dispatch(cmds, append([]string{name}, argv[1:]...), stdout, stderr)
+	}
+	return Dispatch(cmds, argv[1:], stdout, stderr)
 }
 
 // Dispatch runs the subcommand of cmds named by args[0] and returns the exit code:

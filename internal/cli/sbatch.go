@@ -29,7 +29,8 @@ without one), with the SLURM_* variables Slurm sets beside longfair's own
 --array index), SLURM_ARRAY_TASK_COUNT/MIN/MAX, SLURM_NTASKS,
 SLURM_CPUS_PER_TASK, SLURM_JOB_NODELIST, SLURM_NNODES, SLURM_NODEID,
 SLURM_PROCID, SLURM_SUBMIT_DIR, SLURM_JOB_NAME, SLURM_JOB_ACCOUNT,
-SLURM_JOB_USER, SLURM_MEM_PER_NODE. Output goes to --output (default
+SLURM_JOB_USER, SLURM_MEM_PER_NODE, SLURM_MEM_PER_CPU (with
+--mem-per-cpu). Output goes to --output (default
 slurm-%j.out, slurm-%A_%a.out for arrays) in the job's directory. An
 unknown #SBATCH option is refused with its line unless --ignore-unknown.
 The cluster is found through $LONGFAIR_ADDR, the caller through
@@ -218,6 +219,12 @@ func sbatchSpec(o *sbatchOptions, path string, script []byte, args []string) (cl
 	if ntasks == 0 && (o.perNode > 0 || o.cpusPerTask > 0) {
 		ntasks, nodesSet = nodes*max(o.perNode, 1), true
 	}
+	// With -n alone (#SBATCH --ntasks=1 is in most scripts) sbatch's
+	// minimum is one node; longfair allocates a fixed number of nodes, so
+	// one node holds them all (give -N or --ntasks-per-node to spread them).
+	if ntasks > 0 && o.perNode == 0 {
+		nodesSet = true
+	}
 	if nodes, err = parallelShape(nodes, nodesSet, ntasks, o.perNode, o.cpusPerTask, false, demand); err != nil {
 		return spec, err
 	}
@@ -290,8 +297,8 @@ func batchWrapper(script []byte, args []string, array slurmArray, o *sbatchOptio
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	// The worker sets the SLURM_* names every task gets (worker/slurm_env.go);
-	// a batch script adds its array's indexes, its submit directory and
-	// its cores per process.
+	// a batch script adds its array's indexes, its submit directory, its
+	// cores per process and its memory per core.
 	if len(array.ids) > 0 {
 		ids := make([]string, len(array.ids))
 		minID, maxID := array.ids[0], array.ids[0]
@@ -303,8 +310,16 @@ func batchWrapper(script []byte, args []string, array slurmArray, o *sbatchOptio
 		// (index+1)th listed.
 		w(`set -- %s; shift "$LONGFAIR_TASK_INDEX"; export SLURM_ARRAY_TASK_ID="$1"`, strings.Join(ids, " "))
 		w(`export SLURM_ARRAY_TASK_COUNT=%d SLURM_ARRAY_TASK_MIN=%d SLURM_ARRAY_TASK_MAX=%d`, len(ids), minID, maxID)
+	} else {
+		// sbatch sets the SLURM_ARRAY_* names for a job array only, and
+		// scripts test them to tell; the worker sets them for every task.
+		w(`unset SLURM_ARRAY_JOB_ID SLURM_ARRAY_TASK_ID`)
 	}
 	w(`export SLURM_SUBMIT_DIR=%s SLURM_CPUS_PER_TASK=%d`, shellQuote(submitDir), max(o.cpusPerTask, 1))
+	// As sbatch: --mem-per-cpu in MB (sbatch checked it before).
+	if m, err := slurmMem("mem-per-cpu", o.memPerCPU); err == nil && m > 0 {
+		w(`export SLURM_MEM_PER_CPU=%d`, int64(m)>>20)
+	}
 	out, errPath := o.output, o.errorPath
 	if out == "" {
 		out = "slurm-%j.out"
@@ -349,7 +364,8 @@ func outputPattern(p string) string {
 			case 'j', 'A':
 				b.WriteString(`${SLURM_JOB_ID}`)
 			case 'a':
-				b.WriteString(`${SLURM_ARRAY_TASK_ID:-0}`)
+				// Outside an array Slurm writes NO_VAL (job_array.html).
+				b.WriteString(`${SLURM_ARRAY_TASK_ID:-4294967294}`)
 			case 'x':
 				b.WriteString(`${SLURM_JOB_NAME}`)
 			case 'u':

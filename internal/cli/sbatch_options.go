@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
 
 // sbatchOptions are the options of `longfair sbatch`, as sbatch spells
@@ -129,8 +131,9 @@ type slurmArray struct {
 	throttle int
 }
 
-// maxSbatchArray bounds the indexes an --array lists.
-const maxSbatchArray = 1_000_000
+// maxSbatchArray bounds the indexes an --array lists: one task each,
+// and a job has at most this many tasks.
+const maxSbatchArray = longfairv1.MaxTasksPerJob
 
 // parseSlurmArray reads 0-15, 0-15:4, 1,3,5 and mixes of them, with an
 // optional %N.

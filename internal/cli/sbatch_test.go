@@ -108,8 +108,46 @@ func TestSbatchSpec(t *testing.T) {
 		spec.Walltime != 2*time.Hour || spec.Tasks != 10 || spec.Throttle != 3 || spec.MaxAttempts != 1 || spec.Dependency != "afterok:4" || spec.Name != "job.sh" {
 		t.Fatalf("spec %+v", spec)
 	}
+	if strings.Contains(spec.Command[0], "unset SLURM_ARRAY") {
+		t.Errorf("a job array's script loses its SLURM_ARRAY_* names:\n%s", spec.Command[0])
+	}
 	if !strings.Contains(spec.Command[0], `"$script" 'a b'`) {
 		t.Fatalf("the wrapper does not pass the script its arguments:\n%s", spec.Command[0])
+	}
+	// -n alone, in nearly every Slurm script: sbatch's minimum is one
+	// node, which holds the processes.
+	for _, o := range []sbatchOptions{
+		{account: "phys", ntasks: 1, export: "ALL"},
+		{account: "phys", ntasks: 3, cpusPerTask: 2, memPerCPU: "100M", export: "ALL"},
+	} {
+		spec, err := sbatchSpec(&o, "job.sh", nil, nil)
+		if err != nil {
+			t.Errorf("--ntasks %d alone: %v", o.ntasks, err)
+			continue
+		}
+		cpus := float64(o.ntasks * max(o.cpusPerTask, 1))
+		if spec.Nodes != 1 || spec.Ranks != o.ntasks || spec.Demand["cpu"] != cpus {
+			t.Errorf("--ntasks %d -c %d alone: %d nodes, %d ranks, demand %v; want 1 node holding %v cores", o.ntasks, o.cpusPerTask, spec.Nodes, spec.Ranks, spec.Demand, cpus)
+		}
+		if want := 100 << 20 * cpus; o.memPerCPU != "" && spec.Demand["mem"] != want {
+			t.Errorf("--mem-per-cpu 100M × %v cores: mem %v, want %v", cpus, spec.Demand["mem"], want)
+		}
+		// No --array: no SLURM_ARRAY_* (the worker sets them for every task).
+		if !strings.Contains(spec.Command[0], "unset SLURM_ARRAY_JOB_ID SLURM_ARRAY_TASK_ID\n") {
+			t.Errorf("a job that is no array keeps the worker's SLURM_ARRAY_* names:\n%s", spec.Command[0])
+		}
+		// job_array.html: outside an array %a is 4294967294 (NO_VAL).
+		if o.memPerCPU != "" {
+			o.output = "%A_%a.out"
+			spec, err := sbatchSpec(&o, "job.sh", nil, nil)
+			if err != nil || !strings.Contains(spec.Command[0], `exec >"${SLURM_JOB_ID}_${SLURM_ARRAY_TASK_ID:-4294967294}.out"`) {
+				t.Errorf("-o %%A_%%a.out outside an array: %v\n%s", err, spec.Command[0])
+			}
+		}
+		// sbatch.html: SLURM_MEM_PER_CPU is --mem-per-cpu, in MB.
+		if o.memPerCPU != "" && !strings.Contains(spec.Command[0], "SLURM_MEM_PER_CPU=100\n") {
+			t.Errorf("--mem-per-cpu 100M: the script is not given SLURM_MEM_PER_CPU=100:\n%s", spec.Command[0])
+		}
 	}
 	for _, o := range []sbatchOptions{
 		{account: "phys", mailType: "END", export: "ALL"},
