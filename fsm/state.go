@@ -255,7 +255,13 @@ func (s *state) loadActive(tx *bolt.Tx, n int) error {
 // loadBooks rebuilds the SU book from the journal and restores the
 // fairness book.
 func (s *state) loadBooks(tx *bolt.Tx) error {
+	// Sized from the last entry's sequence number (entries are keyed by
+	// it, from 1): growing a slice of millions of entries by appending
+	// copied it over and over, most of a restore's time.
 	var entries []ledger.JournalEntry
+	if k, _ := tx.Bucket(bucketJournal).Cursor().Last(); len(k) == 8 {
+		entries = make([]ledger.JournalEntry, 0, min(readU64(k), 1<<28))
+	}
 	if err := tx.Bucket(bucketJournal).ForEach(func(k, v []byte) error {
 		var e ledger.JournalEntry
 		if err := e.UnmarshalBinary(v); err != nil {
