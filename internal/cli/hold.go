@@ -39,6 +39,24 @@ func releaseCommand() func(args []string, stdout, stderr io.Writer) error {
 
 // holdOrRelease is 'longfair hold' (hold) or 'longfair release'.
 func holdOrRelease(name, help string, hold bool) func(args []string, stdout, stderr io.Writer) error {
+	call := func(ctx context.Context, c *client.Client, id uint64) (*longfairv1.Job, error) {
+		if hold {
+			return c.Jobs().HoldJob(ctx, &longfairv1.HoldJobRequest{JobId: id})
+		}
+		return c.Jobs().ReleaseJob(ctx, &longfairv1.ReleaseJobRequest{JobId: id})
+	}
+	return jobVerb(name, help, call, func(j *longfairv1.Job) string {
+		if j.GetHeld() {
+			return fmt.Sprintf("job %d held: no more of its tasks start until 'longfair release %d' (%d running go on)", j.GetId(), j.GetId(), j.GetRunningTasks())
+		}
+		return fmt.Sprintf("job %d released: its tasks may start", j.GetId())
+	})
+}
+
+// jobVerb is a command that makes one call per JOB_ID argument (hold,
+// release, requeue) and prints a line per job it changed, or the jobs as
+// JSON or CSV.
+func jobVerb(name, help string, call func(context.Context, *client.Client, uint64) (*longfairv1.Job, error), line func(*longfairv1.Job) string) func(args []string, stdout, stderr io.Writer) error {
 	return clientCommand(name, help, true, nil, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
 		ids, err := parseJobIDs(name, args)
 		if err != nil {
@@ -46,19 +64,9 @@ func holdOrRelease(name, help string, hold bool) func(args []string, stdout, std
 		}
 		ctx, cancel := f.callContext(ctx)
 		defer cancel()
-		var jobs []*longfairv1.Job
-		for _, id := range ids {
-			var j *longfairv1.Job
-			var err error
-			if hold {
-				j, err = c.Jobs().HoldJob(ctx, &longfairv1.HoldJobRequest{JobId: id})
-			} else {
-				j, err = c.Jobs().ReleaseJob(ctx, &longfairv1.ReleaseJobRequest{JobId: id})
-			}
-			if err != nil {
-				return fmt.Errorf("job %d: %w", id, err)
-			}
-			jobs = append(jobs, j)
+		jobs, err := eachJob(ctx, ids, func(ctx context.Context, id uint64) (*longfairv1.Job, error) { return call(ctx, c, id) })
+		if err != nil {
+			return err
 		}
 		switch f.output {
 		case "json":
@@ -67,14 +75,25 @@ func holdOrRelease(name, help string, hold bool) func(args []string, stdout, std
 			return writeTable(out.stdout, "csv", jobsTable(jobs))
 		}
 		for _, j := range jobs {
-			state := "released: its tasks may start"
-			if j.GetHeld() {
-				state = fmt.Sprintf("held: no more of its tasks start until 'longfair release %d' (%d running go on)", j.GetId(), j.GetRunningTasks())
-			}
-			fmt.Fprintf(out.stdout, "job %d %s\n", j.GetId(), state)
+			fmt.Fprintln(out.stdout, line(j))
 		}
 		return nil
 	})
+}
+
+// eachJob calls call for each job in turn and returns the jobs it
+// answered; at the first refusal it stops and returns the jobs done so
+// far with the error, which names the job.
+func eachJob(ctx context.Context, ids []uint64, call func(context.Context, uint64) (*longfairv1.Job, error)) ([]*longfairv1.Job, error) {
+	jobs := make([]*longfairv1.Job, 0, len(ids))
+	for _, id := range ids {
+		j, err := call(ctx, id)
+		if err != nil {
+			return jobs, fmt.Errorf("job %d: %w", id, err)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs, nil
 }
 
 // parseJobIDs reads the JOB_ID [JOB_ID...] arguments of command name.

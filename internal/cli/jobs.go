@@ -314,16 +314,12 @@ func cancelCommand() func(args []string, stdout, stderr io.Writer) error {
 		}
 		ctx, cancel := f.callContext(ctx)
 		defer cancel()
-		var jobs []*longfairv1.Job
-		for _, id := range ids {
-			j, err := c.Cancel(ctx, id)
-			if err != nil {
-				if len(jobs) > 0 {
-					_ = printCancelled(out, f.output, jobs)
-				}
-				return fmt.Errorf("job %d: %w", id, err)
+		jobs, err := eachJob(ctx, ids, c.Cancel)
+		if err != nil {
+			if len(jobs) > 0 {
+				_ = printCancelled(out, f.output, jobs)
 			}
-			jobs = append(jobs, j)
+			return err
 		}
 		return printCancelled(out, f.output, jobs)
 	})

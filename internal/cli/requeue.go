@@ -23,30 +23,10 @@ Example:
 `
 
 func requeueCommand() func(args []string, stdout, stderr io.Writer) error {
-	return clientCommand("requeue", requeueHelp, true, nil, func(ctx context.Context, c *client.Client, f *clientFlags, args, _ []string, out cmdIO) error {
-		ids, err := parseJobIDs("requeue", args)
-		if err != nil {
-			return err
-		}
-		ctx, cancel := f.callContext(ctx)
-		defer cancel()
-		var jobs []*longfairv1.Job
-		for _, id := range ids {
-			j, err := c.Jobs().RequeueJob(ctx, &longfairv1.RequeueJobRequest{JobId: id})
-			if err != nil {
-				return fmt.Errorf("job %d: %w", id, err)
-			}
-			jobs = append(jobs, j)
-		}
-		switch f.output {
-		case "json":
-			return writeJSON(out.stdout, messages(jobs))
-		case "csv":
-			return writeTable(out.stdout, "csv", jobsTable(jobs))
-		}
-		for _, j := range jobs {
-			fmt.Fprintf(out.stdout, "job %d requeued: its %d running task(s) are being stopped and will run again\n", j.GetId(), j.GetRunningTasks())
-		}
-		return nil
+	call := func(ctx context.Context, c *client.Client, id uint64) (*longfairv1.Job, error) {
+		return c.Jobs().RequeueJob(ctx, &longfairv1.RequeueJobRequest{JobId: id})
+	}
+	return jobVerb("requeue", requeueHelp, call, func(j *longfairv1.Job) string {
+		return fmt.Sprintf("job %d requeued: its %d running task(s) are being stopped and will run again", j.GetId(), j.GetRunningTasks())
 	})
 }
