@@ -53,8 +53,17 @@ func (c *Client) AllJobs(ctx context.Context, req *longfairv1.ListJobsRequest) i
 // AllTasks lists the tasks of a job that have been placed at least once,
 // by index (the latest attempt of each).
 func (c *Client) AllTasks(ctx context.Context, jobID uint64) iter.Seq2[*longfairv1.Task, error] {
+	return c.tasks(ctx, jobID, false)
+}
+
+// AllAttempts is AllTasks with every attempt of each task, oldest first.
+func (c *Client) AllAttempts(ctx context.Context, jobID uint64) iter.Seq2[*longfairv1.Task, error] {
+	return c.tasks(ctx, jobID, true)
+}
+
+func (c *Client) tasks(ctx context.Context, jobID uint64, all bool) iter.Seq2[*longfairv1.Task, error] {
 	return pages(ctx, func(ctx context.Context, token string) ([]*longfairv1.Task, string, error) {
-		resp, err := c.Jobs().ListTasks(ctx, &longfairv1.ListTasksRequest{JobId: jobID, PageSize: c.opts.pageSize, PageToken: token})
+		resp, err := c.Jobs().ListTasks(ctx, &longfairv1.ListTasksRequest{JobId: jobID, PageSize: c.opts.pageSize, PageToken: token, AllAttempts: all})
 		return resp.GetTasks(), resp.GetNextPageToken(), err
 	})
 }

@@ -51,6 +51,16 @@ func taskInfo(a *attemptRecord) TaskInfo {
 // Tasks lists the latest attempt of each task of a job that has been placed
 // at least once, by task index, starting at task from.
 func (f *FSM) Tasks(job uint64, from int64, limit int) (tasks []TaskInfo, next int64, err error) {
+	return f.attempts(job, from, limit, false)
+}
+
+// Attempts is Tasks with every attempt of each task, oldest first; limit
+// counts tasks, so a page holds every attempt of the tasks it holds.
+func (f *FSM) Attempts(job uint64, from int64, limit int) (tasks []TaskInfo, next int64, err error) {
+	return f.attempts(job, from, limit, true)
+}
+
+func (f *FSM) attempts(job uint64, from int64, limit int, all bool) (tasks []TaskInfo, next int64, err error) {
 	limit = pageLimit(limit)
 	err = f.view(func(_ readSnap, tx *bolt.Tx) error {
 		if tx.Bucket(bucketJobs).Get(jobKey(job)) == nil {
@@ -58,28 +68,39 @@ func (f *FSM) Tasks(job uint64, from int64, limit int) (tasks []TaskInfo, next i
 		}
 		c := tx.Bucket(bucketTasks).Cursor()
 		prefix := taskPrefix(job, -1)
-		var last *attemptRecord
+		// group holds the current task's attempts, oldest first (keys
+		// sort by attempt); a task is added whole when the next begins.
+		var group []*attemptRecord
+		count := 0
+		flush := func() bool {
+			if len(group) == 0 {
+				return true
+			}
+			if count == limit {
+				next = group[0].Task
+				return false
+			}
+			count++
+			if !all {
+				group = group[len(group)-1:]
+			}
+			for _, a := range group {
+				tasks = append(tasks, taskInfo(a))
+			}
+			group = group[:0]
+			return true
+		}
 		for k, v := c.Seek(taskPrefix(job, max(from, 0))); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			a := new(attemptRecord)
 			if err := jsonUnmarshal(v, a); err != nil {
 				return err
 			}
-			if last != nil && last.Task != a.Task {
-				if len(tasks) == limit {
-					next = last.Task
-					return nil
-				}
-				tasks = append(tasks, taskInfo(last))
-			}
-			last = a
-		}
-		if last != nil {
-			if len(tasks) == limit {
-				next = last.Task
+			if len(group) > 0 && group[0].Task != a.Task && !flush() {
 				return nil
 			}
-			tasks = append(tasks, taskInfo(last))
+			group = append(group, a)
 		}
+		flush()
 		return nil
 	})
 	return tasks, next, err

@@ -178,6 +178,9 @@ func (j *jobsService) ListTasks(ctx context.Context, req *longfairv1.ListTasksRe
 		return nil, err
 	}
 	list, next, err := j.s.fsm.Tasks(req.GetJobId(), int64(from), pageSize(req.GetPageSize()))
+	if req.GetAllAttempts() {
+		list, next, err = j.s.fsm.Attempts(req.GetJobId(), int64(from), pageSize(req.GetPageSize()))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,7 @@ func Commands() map[string]Command {
 		"cancel":   {"cancel jobs", cancelCommand()},
 		"hold":     {"hold jobs: they start no more tasks until released", holdCommand()},
 		"release":  {"release held jobs", releaseCommand()},
+		"sacct":    {"accounting for jobs and their attempts, as Slurm's sacct shows it", sacctCommand()},
 		"requeue":  {"stop a job's running tasks and queue them to run again", requeueCommand()},
 		"signal":   {"send a signal to a job's running processes (like scancel --signal)", signalCommand()},
 		"update":   {"change a job: name, lower walltime, dependency, throttle, nice", updateCommand()},
@@ -67,7 +68,7 @@ func commandGroups() []struct {
 		names []string
 	}{
 		{"Cluster", []string{"server", "worker", "dev", "status", "nodes"}},
-		{"Users", []string{"submit", "sbatch", "jobs", "job", "cancel", "hold", "release", "requeue", "signal", "update", "logs", "fairness", "balance", "explain", "exec", "run"}},
+		{"Users", []string{"submit", "sbatch", "jobs", "job", "cancel", "hold", "release", "requeue", "signal", "update", "logs", "fairness", "balance", "explain", "sacct", "exec", "run"}},
 		{"Admins", []string{"account", "user", "limits", "grant", "ledger", "usage", "policy", "group", "queue", "acl", "operator"}},
 		{"Simulation", []string{"sim"}},
 	}
@@ -88,6 +89,7 @@ func slurmNames() map[string]string {
 	return map[string]string{
 		"sbatch":  "sbatch",
 		"scancel": "cancel",
+		"sacct":   "sacct",
 	}
 }
 

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+func TestSacctFormatAndStates(t *testing.T) {
+	cols, err := parseSacctFormat("jobid,JobName%30,su")
+	if err != nil || len(cols) != 3 || cols[0].name != "JobID" || cols[1].width != 30 || cols[2].name != "SU" {
+		t.Fatalf("parseSacctFormat: %+v, %v", cols, err)
+	}
+	for _, bad := range []string{"JobID,Nope", "JobName%0", "JobName%x", ""} {
+		if _, err := parseSacctFormat(bad); err == nil {
+			t.Errorf("--format %q was accepted", bad)
+		}
+	}
+	st, err := parseSacctStates("cd,F,timeout")
+	if err != nil || !st["COMPLETED"] || !st["FAILED"] || !st["TIMEOUT"] || len(st) != 3 {
+		t.Fatalf("parseSacctStates: %v, %v", st, err)
+	}
+	if _, err := parseSacctStates("CD,BOGUS"); err == nil || !strings.Contains(err.Error(), "BOGUS") {
+		t.Errorf("an unknown state: %v", err)
+	}
+}
+
+func TestSacctTimes(t *testing.T) {
+	now := time.Date(2026, 11, 25, 10, 30, 0, 0, time.Local)
+	for in, want := range map[string]time.Time{
+		"now":                 now,
+		"now-2days":           now.Add(-48 * time.Hour),
+		"now-90m":             now.Add(-90 * time.Minute),
+		"today":               time.Date(2026, 11, 25, 0, 0, 0, 0, time.Local),
+		"08:15":               time.Date(2026, 11, 25, 8, 15, 0, 0, time.Local),
+		"2026-11-01":          time.Date(2026, 11, 1, 0, 0, 0, 0, time.Local),
+		"2026-11-01T08:00:05": time.Date(2026, 11, 1, 8, 0, 5, 0, time.Local),
+		"11/02":               time.Date(2026, 11, 2, 0, 0, 0, 0, time.Local),
+		"1103":                time.Date(2026, 11, 3, 0, 0, 0, 0, time.Local),
+	} {
+		got, err := parseSacctTime("starttime", in, now)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"yesterday-ish", "25:00", "2026-13-01", "now-x"} {
+		if _, err := parseSacctTime("starttime", bad, now); err == nil {
+			t.Errorf("%q was accepted", bad)
+		}
+	}
+}
+
+func TestSacctCells(t *testing.T) {
+	if got := indexRanges([]int64{0, 1, 2, 5, 7, 8}); got != "0-2,5,7-8" {
+		t.Errorf("indexRanges: %q", got)
+	}
+	for code, want := range map[int32]string{0: "0:0", 3: "3:0", 143: "0:15", 137: "0:9", 255: "255:0"} {
+		if got := slurmExitCode(&longfairv1.Task{ExitCode: code}); got != want {
+			t.Errorf("exit %d: %q, want %q", code, got, want)
+		}
+	}
+	if got := slurmClock(26*time.Hour + 3*time.Minute + 4*time.Second); got != "1-02:03:04" {
+		t.Errorf("slurmClock: %q", got)
+	}
+	if got := slurmCPUTime(65.5); got != "01:05.500" {
+		t.Errorf("slurmCPUTime: %q", got)
+	}
+	j := &longfairv1.Job{Id: 7, Tasks: 4, Walltime: durationpb.New(time.Minute), State: longfairv1.JobState_JOB_STATE_RUNNING}
+	rows := acctRows(j, []*longfairv1.Task{{Index: 1, State: longfairv1.TaskState_TASK_STATE_RUNNING}}, time.Now())
+	if len(rows) != 2 || rows[0].id != "7_1" || rows[0].state != "RUNNING" || rows[1].id != "7_[0,2-3]" || rows[1].state != "PENDING" {
+		t.Fatalf("rows of a running array: %+v", rows)
+	}
+	timedOut := &longfairv1.Task{State: longfairv1.TaskState_TASK_STATE_FAILED, ExitCode: 143, Runtime: durationpb.New(time.Minute)}
+	if got := taskState(&longfairv1.Job{Walltime: durationpb.New(time.Minute), State: longfairv1.JobState_JOB_STATE_FAILED}, timedOut); got != "TIMEOUT" {
+		t.Errorf("a task stopped at its walltime: %s", got)
+	}
+}
