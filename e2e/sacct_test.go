@@ -118,3 +118,42 @@ func exportedCharges(t *testing.T, path string) map[string]int64 {
 	}
 	return out
 }
+
+// `longfair squeue` on a real worker: a running job shows its node, a
+// held job, one waiting for a dependency and an array's elements still
+// to run show why they wait, as the scheduler says; --states filters.
+func TestSqueueShowsWhyJobsWait(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, acct, user := startOneWorker(ctx, t, "chem")
+	ready := filepath.Join(t.TempDir(), "ready")
+	base := []string{"--account", acct, "--user", user, "--walltime", "1m"}
+	// w1 has 4 cores: the runner takes them all, so the array waits.
+	runner := c.cliSubmit(ctx, append(base, "--cpu", "4", "--", "touch "+ready+"; sleep 300")...)
+	waitFile(ctx, t, ready)
+	held := c.cliSubmit(ctx, append(base, "--cpu", "1", "--hold", "--", "true")...)
+	dep := c.cliSubmit(ctx, append(base, "--cpu", "1", "--dependency", fmt.Sprintf("afterok:%d", runner), "--", "true")...)
+	array := c.cliSubmit(ctx, append(base, "--cpu", "1", "--array", "3", "--", "true")...)
+
+	out := c.cli(ctx, "squeue", "-o", "%i|%t|%D|%R")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[0] != "JOBID|ST|NODES|NODELIST(REASON)" {
+		t.Fatalf("squeue header %q", lines[0])
+	}
+	want := []string{
+		fmt.Sprintf("%d|R|1|w1", runner),
+		fmt.Sprintf("%d|PD|1|(JobHeldUser)", held),
+		fmt.Sprintf("%d|PD|1|(Dependency)", dep),
+		fmt.Sprintf("%d_[0-2]|PD|1|(Resources)", array),
+	}
+	if strings.Join(lines[1:], "\n") != strings.Join(want, "\n") {
+		t.Errorf("squeue printed:\n%s\nwant:\n%s", strings.Join(lines[1:], "\n"), strings.Join(want, "\n"))
+	}
+	if out := c.cli(ctx, "squeue", "-h", "-t", "R", "-o", "%i"); strings.TrimSpace(out) != fmt.Sprint(runner) {
+		t.Errorf("squeue -t R printed %q, want the running job alone", out)
+	}
+	if code, out := c.cliFails(ctx, "squeue", "-t", "CD"); code != 2 || !strings.Contains(out, "sacct") {
+		t.Errorf("squeue -t CD: exit %d:\n%s", code, out)
+	}
+	c.cli(ctx, "cancel", fmt.Sprint(runner), fmt.Sprint(held), fmt.Sprint(dep), fmt.Sprint(array))
+}

@@ -32,6 +32,7 @@ func Commands() map[string]Command {
 		"cancel":   {"cancel jobs", cancelCommand()},
 		"hold":     {"hold jobs: they start no more tasks until released", holdCommand()},
 		"release":  {"release held jobs", releaseCommand()},
+		"squeue":   {"pending and running jobs with why they wait, as Slurm's squeue shows them", squeueCommand()},
 		"sacct":    {"accounting for jobs and their attempts, as Slurm's sacct shows it", sacctCommand()},
 		"requeue":  {"stop a job's running tasks and queue them to run again", requeueCommand()},
 		"signal":   {"send a signal to a job's running processes (like scancel --signal)", signalCommand()},
@@ -68,7 +69,7 @@ func commandGroups() []struct {
 		names []string
 	}{
 		{"Cluster", []string{"server", "worker", "dev", "status", "nodes"}},
-		{"Users", []string{"submit", "sbatch", "jobs", "job", "cancel", "hold", "release", "requeue", "signal", "update", "logs", "fairness", "balance", "explain", "sacct", "exec", "run"}},
+		{"Users", []string{"submit", "sbatch", "jobs", "job", "cancel", "hold", "release", "requeue", "signal", "update", "logs", "fairness", "balance", "explain", "squeue", "sacct", "exec", "run"}},
 		{"Admins", []string{"account", "user", "limits", "grant", "ledger", "usage", "policy", "group", "queue", "acl", "operator"}},
 		{"Simulation", []string{"sim"}},
 	}
@@ -90,6 +91,7 @@ func slurmNames() map[string]string {
 		"sbatch":  "sbatch",
 		"scancel": "cancel",
 		"sacct":   "sacct",
+		"squeue":  "squeue",
 	}
 }
 

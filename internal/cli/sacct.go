@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -571,20 +570,15 @@ func (q *sacctQuery) write(w io.Writer, rows []acctRow) error {
 	}
 	switch q.outputShape {
 	case "json":
-		list := make([]map[string]string, 0, len(rows))
+		list := make(jsonArray, 0, len(rows))
 		for i := range rows {
-			m := map[string]string{}
+			var obj jsonObject
 			for k, v := range values(&rows[i]) {
-				m[q.columns[k].name] = v
+				obj = append(obj, jsonField{key: q.columns[k].name, value: v})
 			}
-			list = append(list, m)
+			list = append(list, obj)
 		}
-		b, err := json.MarshalIndent(list, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
+		return writeJSON(w, list)
 	case "csv":
 		t := table{}
 		for _, col := range q.columns {

@@ -78,3 +78,45 @@ func TestSacctCells(t *testing.T) {
 		t.Errorf("a task stopped at its walltime: %s", got)
 	}
 }
+
+func TestSqueueFormat(t *testing.T) {
+	specs, err := parseSqueueFormat("%.18i %-9P|%j %%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, s := range specs {
+		if s.verb == 0 {
+			got = append(got, "lit:"+s.literal)
+		} else {
+			got = append(got, string(s.verb)+":"+strings.Repeat("<", map[bool]int{true: 1}[s.left])+strings.Repeat(">", map[bool]int{false: 1}[s.left]))
+		}
+	}
+	if strings.Join(got, ",") != "i:>,lit: ,P:<,lit:|,j:<,lit: ,lit:%" || specs[0].width != 18 || specs[2].width != 9 {
+		t.Fatalf("parsed %v (%+v)", got, specs)
+	}
+	if specs[0].cell("12") != strings.Repeat(" ", 16)+"12" || specs[2].cell("astronomy-long") != "astronomy" {
+		t.Fatalf("cells: %q %q", specs[0].cell("12"), specs[2].cell("astronomy-long"))
+	}
+	for _, bad := range []string{"%z", "%.18", "%5000i"} {
+		if _, err := parseSqueueFormat(bad); err == nil {
+			t.Errorf("--format %q was accepted", bad)
+		}
+	}
+	for d, want := range map[time.Duration]string{0: "0:00", 65 * time.Second: "1:05", 3*time.Hour + 4*time.Second: "3:00:04", 50 * time.Hour: "2-02:00:00"} {
+		if got := squeueTime(d); got != want {
+			t.Errorf("squeueTime(%v) = %q, want %q", d, got, want)
+		}
+	}
+	for wait, want := range map[longfairv1.JobWait]string{
+		longfairv1.JobWait_JOB_WAIT_DEPENDENCY: "Dependency", longfairv1.JobWait_JOB_WAIT_HELD: "JobHeldUser",
+		longfairv1.JobWait_JOB_WAIT_THROTTLE: "JobArrayTaskLimit", longfairv1.JobWait_JOB_WAIT_ROOM: "Priority",
+	} {
+		if got := waitReason(&longfairv1.JobExplanation{Wait: wait, Rank: 2}); got != want {
+			t.Errorf("%v: %s, want %s", wait, got, want)
+		}
+	}
+	if got := waitReason(&longfairv1.JobExplanation{Wait: longfairv1.JobWait_JOB_WAIT_NO_ROOM, Rank: 1}); got != "Resources" {
+		t.Errorf("first ranked with no room: %s", got)
+	}
+}
