@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,26 @@ func TestSacctAgreesWithTheLedgerExport(t *testing.T) {
 	}
 	if len(rows) != len(want) {
 		t.Errorf("sacct listed %d lines, want %d:\n%s", len(rows), len(want), out)
+	}
+	// The PI's report by day adds up to the same charges.
+	report := c.cli(ctx, "usage", "report", "--from", start, "--per", "day", "--account", acct, "--output", "csv")
+	recs, err := csv.NewReader(strings.NewReader(report)).ReadAll()
+	if err != nil || len(recs) < 2 || recs[0][0] != "PERIOD" {
+		t.Fatalf("usage report --per day: %v\n%s", err, report)
+	}
+	var reported, exported int64
+	for _, r := range recs[1:] {
+		su, err := client.ParseSU(r[slices.Index(recs[0], "CHARGED_SU")])
+		if err != nil {
+			t.Fatal(err)
+		}
+		reported += su
+	}
+	for _, su := range charges {
+		exported += su
+	}
+	if reported != exported {
+		t.Errorf("usage report --per day charges %s SU, the ledger export %s", client.FormatSU(reported), client.FormatSU(exported))
 	}
 	for id, w := range want {
 		r, found := rows[id]

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 )
 
@@ -126,6 +127,51 @@ func TestUsageReport(t *testing.T) {
 	}
 	if _, err := h.f.Usage(UsageQuery{From: t0, To: t0}); KindOf(err) != KindInvalid {
 		t.Fatalf("empty range: %v", err)
+	}
+}
+
+// A report cut into periods counts each attempt in every period it ran
+// in, clipped to it, and its charge in the period it ended in: the
+// periods add up to the report of the whole range.
+func TestUsageReportByPeriod(t *testing.T) {
+	h := newHarness(t)
+	h.setup(100)
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 2, Walltime: 2 * time.Hour, Command: []string{"x"}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}}})
+	h.at(90 * time.Minute)
+	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 0, 90*time.Minute)}})
+	h.at(100 * time.Minute) // task 1 still runs
+	whole, err := h.f.Usage(UsageQuery{From: t0, To: t0.Add(2 * time.Hour), Now: h.now})
+	if err != nil || len(whole) != 1 {
+		t.Fatalf("whole range: %+v, %v", whole, err)
+	}
+	cuts := []ledger.Time{t0.Add(time.Hour), t0.Add(90 * time.Minute)}
+	per, err := h.f.Usage(UsageQuery{From: t0, To: t0.Add(2 * time.Hour), Now: h.now, Split: cuts})
+	if err != nil || len(per) != 3 {
+		t.Fatalf("by period: %+v, %v", per, err)
+	}
+	// [0,60): both run 60 min; [60,90): both 30 min; [90,120): task 1 runs
+	// 10 min to now, and task 0's end at 90 min falls here.
+	wantCPU := []float64{2 * 2 * 3600, 2 * 2 * 1800, 2 * 600}
+	var sumCPU float64
+	var sumCharged ledger.SU
+	for i, r := range per {
+		if r.Period != append([]ledger.Time{t0}, cuts...)[i] || r.Usage["cpu"] != wantCPU[i] {
+			t.Errorf("period %d: %+v; want it to start at its cut with %v cpu-s", i, r, wantCPU[i])
+		}
+		sumCPU += r.Usage["cpu"]
+		sumCharged += r.Charged
+	}
+	if per[0].Charged != 0 || per[1].Charged != 0 || per[2].Charged != whole[0].Charged || per[2].Ended != 1 || per[2].Attempts != 2 {
+		t.Errorf("the charge of the task that ended at 90 min: %+v", per)
+	}
+	if sumCPU != whole[0].Usage["cpu"] || sumCharged != whole[0].Charged {
+		t.Errorf("periods sum to %v cpu-s and %v SU, the whole range to %v and %v", sumCPU, sumCharged, whole[0].Usage["cpu"], whole[0].Charged)
+	}
+	for _, bad := range [][]ledger.Time{{t0}, {t0.Add(time.Hour), t0.Add(time.Hour)}, {t0.Add(3 * time.Hour)}} {
+		if _, err := h.f.Usage(UsageQuery{From: t0, To: t0.Add(2 * time.Hour), Split: bad}); KindOf(err) != KindInvalid {
+			t.Errorf("cuts %v: %v, want refused", bad, err)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -20,10 +21,15 @@ type UsageQuery struct {
 	// Now is when running attempts are counted up to; it is raised to the
 	// last applied command's time (so 0 means that time).
 	Now ledger.Time
+	// Split cuts [From, To) into periods, each reported on its own rows:
+	// strictly increasing times inside (From, To).
+	Split []ledger.Time
 }
 
 // UsageRow is one account's (or user's) usage over the range.
 type UsageRow struct {
+	// Period is where the row's period begins: From, or a time of Split.
+	Period ledger.Time
 	// Key is the account or user name.
 	Key string
 	// Attempts is how many task attempts held resources in the range.
@@ -58,6 +64,28 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 	if q.To <= q.From {
 		return nil, invalid("usage range [%s, %s) is empty: give a from time before the to time", formatTime(q.From), formatTime(q.To))
 	}
+	// periods[i] starts period i; period i ends where i+1 starts, the last
+	// at To.
+	periods := append([]ledger.Time{q.From}, q.Split...)
+	for i := 1; i < len(periods); i++ {
+		if periods[i] <= periods[i-1] || periods[i] >= q.To {
+			return nil, invalid("usage period cut %s is not after %s and before %s: give increasing times inside the range", formatTime(periods[i]), formatTime(periods[i-1]), formatTime(q.To))
+		}
+	}
+	periodEnd := func(i int) ledger.Time {
+		if i+1 < len(periods) {
+			return periods[i+1]
+		}
+		return q.To
+	}
+	// periodOf is the period holding t (From ≤ t < To).
+	periodOf := func(t ledger.Time) int {
+		i, found := slices.BinarySearch(periods, t)
+		if !found {
+			i--
+		}
+		return i
+	}
 	var rows []UsageRow
 	err := f.view(func(rs readSnap, tx *bolt.Tx) error {
 		n := len(rs.resources)
@@ -66,7 +94,11 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 			row   UsageRow
 			usage ledger.Vector
 		}
-		groups := make(map[string]*acc)
+		type groupKey struct {
+			period int
+			key    string
+		}
+		groups := make(map[groupKey]*acc)
 		err := tx.Bucket(bucketTasks).ForEach(func(_, v []byte) error {
 			var a attemptRecord
 			if err := jsonUnmarshal(v, &a); err != nil {
@@ -92,18 +124,31 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 			if q.ByUser {
 				key = a.User
 			}
-			g := groups[key]
-			if g == nil {
-				g = &acc{row: UsageRow{Key: key}, usage: ledger.NewVector(n)}
-				groups[key] = g
+			group := func(p int) *acc {
+				k := groupKey{p, key}
+				g := groups[k]
+				if g == nil {
+					g = &acc{row: UsageRow{Period: periods[p], Key: key}, usage: ledger.NewVector(n)}
+					groups[k] = g
+				}
+				return g
 			}
-			g.row.Attempts++
+			// The attempt counts in every period it held resources in,
+			// and its charge in the one it ended in.
 			if hi > lo {
-				span := hi.Sub(lo)
-				g.row.Runtime += span
-				g.usage.AddScaled(pad(a.Demand, n), span.Seconds())
+				for p := periodOf(lo); p < len(periods) && periods[p] < hi; p++ {
+					g := group(p)
+					g.row.Attempts++
+					span := min(hi, periodEnd(p)).Sub(max(lo, periods[p]))
+					g.row.Runtime += span
+					g.usage.AddScaled(pad(a.Demand, n), span.Seconds())
+				}
 			}
 			if charged {
+				g := group(periodOf(a.EndedAt))
+				if hi <= lo || periodOf(a.EndedAt) != periodOf(max(hi-1, lo)) {
+					g.row.Attempts++ // ended here without running here
+				}
 				g.row.Charged += a.Charged
 				g.row.Ended++
 				g.row.add(usageOf(&a, rs.resources))
@@ -113,8 +158,18 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 		if err != nil {
 			return err
 		}
-		for _, key := range sortedKeys(groups) {
-			g := groups[key]
+		keys := make([]groupKey, 0, len(groups))
+		for k := range groups {
+			keys = append(keys, k)
+		}
+		slices.SortFunc(keys, func(x, y groupKey) int {
+			if x.period != y.period {
+				return x.period - y.period
+			}
+			return strings.Compare(x.key, y.key)
+		})
+		for _, k := range keys {
+			g := groups[k]
 			g.row.Usage = named(rs.resources, g.usage)
 			rows = append(rows, g.row)
 		}

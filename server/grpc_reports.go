@@ -119,10 +119,14 @@ func (l *ledgerService) Verify(ctx context.Context, _ *longfairv1.VerifyRequest)
 }
 
 func (l *ledgerService) UsageReport(ctx context.Context, req *longfairv1.UsageReportRequest) (*longfairv1.UsageReportResponse, error) {
-	rows, err := l.s.fsm.Usage(fsm.UsageQuery{
+	q := fsm.UsageQuery{
 		From: ledgerTime(req.GetFrom()), To: ledgerTime(req.GetTo()),
 		ByUser: req.GetGroupBy() == longfairv1.UsageGroupBy_USAGE_GROUP_BY_USER, Account: req.GetAccount(),
-	})
+	}
+	for _, ts := range req.GetSplitAt() {
+		q.Split = append(q.Split, ledgerTime(ts))
+	}
+	rows, err := l.s.fsm.Usage(q)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +135,7 @@ func (l *ledgerService) UsageReport(ctx context.Context, req *longfairv1.UsageRe
 		out.Rows = append(out.Rows, &longfairv1.UsageRow{
 			Key: r.Key, Tasks: r.Attempts, Usage: r.Usage, Runtime: duration(r.Runtime), ChargedMicroSu: int64(r.Charged),
 			EndedTasks: r.Ended, MeasuredTasks: r.Measured, CpuAllocatedSeconds: r.CPUAllocated, CpuUsedSeconds: r.CPUUsed,
-			PeakMemBytes: r.PeakMemBytes, PeakMemRequestedBytes: r.PeakMemRequested,
+			PeakMemBytes: r.PeakMemBytes, PeakMemRequestedBytes: r.PeakMemRequested, PeriodStart: timestamp(r.Period),
 		})
 	}
 	return out, nil

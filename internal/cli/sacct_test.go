@@ -120,3 +120,30 @@ func TestSqueueFormat(t *testing.T) {
 		t.Errorf("first ranked with no room: %s", got)
 	}
 }
+
+func TestPeriodCuts(t *testing.T) {
+	loc := time.Local
+	from := time.Date(2026, 1, 30, 15, 0, 0, 0, loc) // a Friday
+	to := time.Date(2026, 3, 2, 9, 0, 0, 0, loc)
+	months, err := periodCuts("month", from, to)
+	if err != nil || len(months) != 2 || !months[0].Equal(time.Date(2026, 2, 1, 0, 0, 0, 0, loc)) || !months[1].Equal(time.Date(2026, 3, 1, 0, 0, 0, 0, loc)) {
+		t.Fatalf("months: %v, %v", months, err)
+	}
+	weeks, _ := periodCuts("week", from, to)
+	if len(weeks) != 5 || weeks[0].Weekday() != time.Monday || !weeks[0].Equal(time.Date(2026, 2, 2, 0, 0, 0, 0, loc)) {
+		t.Fatalf("weeks: %v", weeks)
+	}
+	days, _ := periodCuts("day", from, to)
+	if len(days) != 31 {
+		t.Fatalf("%d day cuts from Jan 30 15:00 to Mar 2 09:00, want 31", len(days))
+	}
+	if cuts, err := periodCuts("", from, to); err != nil || cuts != nil {
+		t.Fatalf("no --per: %v, %v", cuts, err)
+	}
+	if _, err := periodCuts("fortnight", from, to); err == nil {
+		t.Error("--per fortnight was accepted")
+	}
+	if _, err := periodCuts("day", from, from.AddDate(5, 0, 0)); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("five years by day: %v", err)
+	}
+}

@@ -37,14 +37,21 @@ Each sum reconciles with the charge lines of 'longfair ledger export'.
 Times are 2026-03-01, 2026-03-01 18:00, RFC 3339, now, or relative to now
 such as -7d or now-24h.
 
+--per day, week or month reports each calendar period of the range on its
+own rows (a PERIOD column first), for a PI's report of a grant's burn: days
+and weeks (from Monday) begin at local midnight, months on their 1st. An
+attempt counts in every period it ran in, its charge in the one it ended in.
+
 Examples:
   longfair usage report --from 2026-03-01 --to 2026-04-01
   longfair usage report --from -7d --by user --account astro --output csv
+  longfair usage report --from 2026-01-01 --to 2026-07-01 --per month --account astro
 `
 
 func usageReportCommand() func(args []string, stdout, stderr io.Writer) error {
-	var from, to, by, account string
+	var from, to, by, account, per string
 	setup := func(fs *flag.FlagSet) {
+		fs.StringVar(&per, "per", "", "one set of rows per calendar `period`: day, week or month")
 		fs.StringVar(&from, "from", "-30d", "start of the range (`time`, included)")
 		fs.StringVar(&to, "to", "now", "end of the range (`time`, excluded)")
 		fs.StringVar(&by, "by", "account", "group by `account` or user")
@@ -67,6 +74,13 @@ func usageReportCommand() func(args []string, stdout, stderr io.Writer) error {
 			return Usagef("--from %s is not before --to %s: give a non-empty range", t0.Format(time.RFC3339), t1.Format(time.RFC3339))
 		}
 		req := &longfairv1.UsageReportRequest{From: timestamppb.New(t0), To: timestamppb.New(t1), Account: account}
+		cuts, err := periodCuts(per, t0, t1)
+		if err != nil {
+			return err
+		}
+		for _, c := range cuts {
+			req.SplitAt = append(req.SplitAt, timestamppb.New(c))
+		}
 		switch by {
 		case "account":
 			req.GroupBy = longfairv1.UsageGroupBy_USAGE_GROUP_BY_ACCOUNT
@@ -81,35 +95,76 @@ func usageReportCommand() func(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		t := usageTable(by, resp.GetRows())
+		t := usageTable(by, resp.GetRows(), per != "")
 		if f.output == "table" || f.output == "" {
-			fmt.Fprintf(out.stdout, "usage from %s to %s by %s\n", t0.Local().Format("2006-01-02 15:04"), t1.Local().Format("2006-01-02 15:04"), by)
+			fmt.Fprintf(out.stdout, "usage from %s to %s by %s%s\n", t0.Local().Format("2006-01-02 15:04"), t1.Local().Format("2006-01-02 15:04"), by, map[bool]string{true: " per " + per}[per != ""])
 			if len(resp.GetRows()) == 0 {
 				fmt.Fprintln(out.stdout, "no task ran in this range")
 				return nil
 			}
 		}
 		if f.output == "json" {
-			return writeJSON(out.stdout, jsonObject{{"from", t0.UTC().Format(time.RFC3339Nano)}, {"to", t1.UTC().Format(time.RFC3339Nano)}, {"by", by}, {"rows", messages(resp.GetRows())}})
+			return writeJSON(out.stdout, jsonObject{{"from", t0.UTC().Format(time.RFC3339Nano)}, {"to", t1.UTC().Format(time.RFC3339Nano)}, {"by", by}, {"per", per}, {"rows", messages(resp.GetRows())}})
 		}
 		return writeTable(out.stdout, f.output, t)
 	})
 }
 
-// usageTable lays out the report's rows, grouped by by.
-func usageTable(by string, rows []*longfairv1.UsageRow) table {
+// periodCuts are the calendar boundaries strictly inside (t0, t1) for
+// --per, in local time: midnights, Monday midnights or firsts of months.
+func periodCuts(per string, t0, t1 time.Time) ([]time.Time, error) {
+	var next func(time.Time) time.Time
+	switch per {
+	case "":
+		return nil, nil
+	case "day":
+		next = func(t time.Time) time.Time {
+			return time.Date(t.Year(), t.Month(), t.Day()+1, 0, 0, 0, 0, t.Location())
+		}
+	case "week":
+		next = func(t time.Time) time.Time {
+			days := (8 - int(t.Weekday())) % 7
+			if days == 0 {
+				days = 7
+			}
+			return time.Date(t.Year(), t.Month(), t.Day()+days, 0, 0, 0, 0, t.Location())
+		}
+	case "month":
+		next = func(t time.Time) time.Time { return time.Date(t.Year(), t.Month()+1, 1, 0, 0, 0, 0, t.Location()) }
+	default:
+		return nil, Usagef("--per %q: use day, week or month", per)
+	}
+	var cuts []time.Time
+	for c := next(t0.Local()); c.Before(t1); c = next(c) {
+		if len(cuts) == longfairv1.MaxUsagePeriods-1 {
+			return nil, Usagef("--per %s cuts %s..%s into more than %d periods: give a shorter range or a longer period", per, t0.Format(time.DateOnly), t1.Format(time.DateOnly), longfairv1.MaxUsagePeriods)
+		}
+		cuts = append(cuts, c)
+	}
+	return cuts, nil
+}
+
+// usageTable lays out the report's rows, grouped by by, with each row's
+// period first when the report has periods.
+func usageTable(by string, rows []*longfairv1.UsageRow, periods bool) table {
 	var usages []map[string]float64
 	for _, r := range rows {
 		usages = append(usages, r.GetUsage())
 	}
 	res := resourceOrder(usages...)
 	t := table{header: []string{strings.ToUpper(by), "TASKS", "RUNTIME"}}
+	if periods {
+		t.header = append([]string{"PERIOD"}, t.header...)
+	}
 	for _, r := range res {
 		t.header = append(t.header, strings.ToUpper(r)+"_HOURS")
 	}
 	t.header = append(t.header, "CHARGED_SU", "MEASURED", "CPU_USED_SECONDS", "CPU_ALLOC_SECONDS", "CPU_EFF", "MEM_PEAK", "MEM_REQUESTED")
 	for _, r := range rows {
 		row := []string{r.GetKey(), fmt.Sprint(r.GetTasks()), fmtDuration(r.GetRuntime())}
+		if periods {
+			row = append([]string{r.GetPeriodStart().AsTime().Local().Format("2006-01-02")}, row...)
+		}
 		for _, k := range res {
 			row = append(row, client.FormatQuantity(k, r.GetUsage()[k]/3600))
 		}

@@ -26,7 +26,7 @@ func TestUsageReportShowsRequestedVsUsed(t *testing.T) {
 		{Key: "bio", Tasks: 1, Runtime: durationpb.New(60e9), Usage: map[string]float64{"cpu": 60}, EndedTasks: 1},
 	}
 	var buf bytes.Buffer
-	if err := writeTable(&buf, "csv", usageTable("account", rows)); err != nil {
+	if err := writeTable(&buf, "csv", usageTable("account", rows, false)); err != nil {
 		t.Fatal(err)
 	}
 	got := readCSV(t, buf.String())

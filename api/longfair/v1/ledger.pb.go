@@ -587,7 +587,12 @@ type UsageReportRequest struct {
 	// group_by defaults to account.
 	GroupBy UsageGroupBy `protobuf:"varint,3,opt,name=group_by,json=groupBy,proto3,enum=longfair.v1.UsageGroupBy" json:"group_by,omitempty"`
 	// account, if set, reports only this account's usage.
-	Account       string `protobuf:"bytes,4,opt,name=account,proto3" json:"account,omitempty"`
+	Account string `protobuf:"bytes,4,opt,name=account,proto3" json:"account,omitempty"`
+	// split_at cuts the range into periods (a PI's report by day, week or
+	// month: the client picks the calendar's boundaries in its time zone),
+	// each reported on its own rows; strictly increasing, inside (from, to),
+	// at most 1,000.
+	SplitAt       []*timestamppb.Timestamp `protobuf:"bytes,5,rep,name=split_at,json=splitAt,proto3" json:"split_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -648,6 +653,13 @@ func (x *UsageReportRequest) GetAccount() string {
 		return x.Account
 	}
 	return ""
+}
+
+func (x *UsageReportRequest) GetSplitAt() []*timestamppb.Timestamp {
+	if x != nil {
+		return x.SplitAt
+	}
+	return nil
 }
 
 type UsageReportResponse struct {
@@ -721,8 +733,11 @@ type UsageRow struct {
 	// peak_mem_requested_bytes that attempt's mem request.
 	PeakMemBytes          int64 `protobuf:"varint,10,opt,name=peak_mem_bytes,json=peakMemBytes,proto3" json:"peak_mem_bytes,omitempty"`
 	PeakMemRequestedBytes int64 `protobuf:"varint,11,opt,name=peak_mem_requested_bytes,json=peakMemRequestedBytes,proto3" json:"peak_mem_requested_bytes,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// period_start is where the row's period begins: from, or one of
+	// split_at. Rows come by period, then by key.
+	PeriodStart   *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=period_start,json=periodStart,proto3" json:"period_start,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UsageRow) Reset() {
@@ -832,6 +847,13 @@ func (x *UsageRow) GetPeakMemRequestedBytes() int64 {
 	return 0
 }
 
+func (x *UsageRow) GetPeriodStart() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PeriodStart
+	}
+	return nil
+}
+
 var File_longfair_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_longfair_v1_ledger_proto_rawDesc = "" +
@@ -879,14 +901,15 @@ const file_longfair_v1_ledger_proto_rawDesc = "" +
 	"\aentries\x18\x02 \x01(\x04R\aentries\x12\"\n" +
 	"\rfirst_bad_seq\x18\x03 \x01(\x04R\vfirstBadSeq\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12\x1a\n" +
-	"\baccounts\x18\x05 \x01(\x03R\baccounts\"\xc0\x01\n" +
+	"\baccounts\x18\x05 \x01(\x03R\baccounts\"\xf7\x01\n" +
 	"\x12UsageReportRequest\x12.\n" +
 	"\x04from\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04from\x12*\n" +
 	"\x02to\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02to\x124\n" +
 	"\bgroup_by\x18\x03 \x01(\x0e2\x19.longfair.v1.UsageGroupByR\agroupBy\x12\x18\n" +
-	"\aaccount\x18\x04 \x01(\tR\aaccount\"@\n" +
+	"\aaccount\x18\x04 \x01(\tR\aaccount\x125\n" +
+	"\bsplit_at\x18\x05 \x03(\v2\x1a.google.protobuf.TimestampR\asplitAt\"@\n" +
 	"\x13UsageReportResponse\x12)\n" +
-	"\x04rows\x18\x01 \x03(\v2\x15.longfair.v1.UsageRowR\x04rows\"\x88\x04\n" +
+	"\x04rows\x18\x01 \x03(\v2\x15.longfair.v1.UsageRowR\x04rows\"\xc7\x04\n" +
 	"\bUsageRow\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05tasks\x18\x02 \x01(\x03R\x05tasks\x126\n" +
@@ -900,7 +923,8 @@ const file_longfair_v1_ledger_proto_rawDesc = "" +
 	"\x10cpu_used_seconds\x18\t \x01(\x01R\x0ecpuUsedSeconds\x12$\n" +
 	"\x0epeak_mem_bytes\x18\n" +
 	" \x01(\x03R\fpeakMemBytes\x127\n" +
-	"\x18peak_mem_requested_bytes\x18\v \x01(\x03R\x15peakMemRequestedBytes\x1a8\n" +
+	"\x18peak_mem_requested_bytes\x18\v \x01(\x03R\x15peakMemRequestedBytes\x12=\n" +
+	"\fperiod_start\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\vperiodStart\x1a8\n" +
 	"\n" +
 	"UsageEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -952,22 +976,24 @@ var file_longfair_v1_ledger_proto_depIdxs = []int32{
 	12, // 2: longfair.v1.UsageReportRequest.from:type_name -> google.protobuf.Timestamp
 	12, // 3: longfair.v1.UsageReportRequest.to:type_name -> google.protobuf.Timestamp
 	0,  // 4: longfair.v1.UsageReportRequest.group_by:type_name -> longfair.v1.UsageGroupBy
-	10, // 5: longfair.v1.UsageReportResponse.rows:type_name -> longfair.v1.UsageRow
-	11, // 6: longfair.v1.UsageRow.usage:type_name -> longfair.v1.UsageRow.UsageEntry
-	13, // 7: longfair.v1.UsageRow.runtime:type_name -> google.protobuf.Duration
-	1,  // 8: longfair.v1.Ledger.GetBalance:input_type -> longfair.v1.GetBalanceRequest
-	3,  // 9: longfair.v1.Ledger.ListJournal:input_type -> longfair.v1.ListJournalRequest
-	6,  // 10: longfair.v1.Ledger.Verify:input_type -> longfair.v1.VerifyRequest
-	8,  // 11: longfair.v1.Ledger.UsageReport:input_type -> longfair.v1.UsageReportRequest
-	2,  // 12: longfair.v1.Ledger.GetBalance:output_type -> longfair.v1.Balance
-	4,  // 13: longfair.v1.Ledger.ListJournal:output_type -> longfair.v1.ListJournalResponse
-	7,  // 14: longfair.v1.Ledger.Verify:output_type -> longfair.v1.VerifyResponse
-	9,  // 15: longfair.v1.Ledger.UsageReport:output_type -> longfair.v1.UsageReportResponse
-	12, // [12:16] is the sub-list for method output_type
-	8,  // [8:12] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	12, // 5: longfair.v1.UsageReportRequest.split_at:type_name -> google.protobuf.Timestamp
+	10, // 6: longfair.v1.UsageReportResponse.rows:type_name -> longfair.v1.UsageRow
+	11, // 7: longfair.v1.UsageRow.usage:type_name -> longfair.v1.UsageRow.UsageEntry
+	13, // 8: longfair.v1.UsageRow.runtime:type_name -> google.protobuf.Duration
+	12, // 9: longfair.v1.UsageRow.period_start:type_name -> google.protobuf.Timestamp
+	1,  // 10: longfair.v1.Ledger.GetBalance:input_type -> longfair.v1.GetBalanceRequest
+	3,  // 11: longfair.v1.Ledger.ListJournal:input_type -> longfair.v1.ListJournalRequest
+	6,  // 12: longfair.v1.Ledger.Verify:input_type -> longfair.v1.VerifyRequest
+	8,  // 13: longfair.v1.Ledger.UsageReport:input_type -> longfair.v1.UsageReportRequest
+	2,  // 14: longfair.v1.Ledger.GetBalance:output_type -> longfair.v1.Balance
+	4,  // 15: longfair.v1.Ledger.ListJournal:output_type -> longfair.v1.ListJournalResponse
+	7,  // 16: longfair.v1.Ledger.Verify:output_type -> longfair.v1.VerifyResponse
+	9,  // 17: longfair.v1.Ledger.UsageReport:output_type -> longfair.v1.UsageReportResponse
+	14, // [14:18] is the sub-list for method output_type
+	10, // [10:14] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_ledger_proto_init() }

@@ -52,6 +52,9 @@ const (
 	MaxMemberships    = 1000
 	// MaxQuantity bounds resource quantities, weights and contributions.
 	MaxQuantity = ledger.MaxQuantity
+	// MaxUsagePeriods bounds the periods of one usage report (split_at):
+	// more than two years by day.
+	MaxUsagePeriods = 1000
 )
 
 func bad(format string, args ...any) error {

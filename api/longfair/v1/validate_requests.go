@@ -351,6 +351,19 @@ func (r *UsageReportRequest) Validate() error {
 	if _, ok := UsageGroupBy_name[int32(r.GetGroupBy())]; !ok {
 		return bad("group_by is %d: use ACCOUNT or USER", int32(r.GetGroupBy()))
 	}
+	if len(r.GetSplitAt()) > MaxUsagePeriods-1 {
+		return bad("split_at has %d times: a report has at most %d periods; report a shorter range or longer periods", len(r.GetSplitAt()), MaxUsagePeriods)
+	}
+	prev := r.GetFrom().AsTime()
+	for i, ts := range r.GetSplitAt() {
+		if err := checkTimestamp(fmt.Sprintf("split_at[%d]", i), ts); err != nil {
+			return err
+		}
+		if t := ts.AsTime(); !t.After(prev) || !t.Before(r.GetTo().AsTime()) {
+			return bad("split_at[%d] %s is not after the previous cut and before to: give increasing times inside (from, to)", i, t.Format(time.RFC3339))
+		}
+		prev = ts.AsTime()
+	}
 	return checkOptionalName("account", r.GetAccount())
 }
 
