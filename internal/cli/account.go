@@ -11,13 +11,13 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
-func accountGroup() func(args []string, stdout, stderr io.Writer) error {
+func accountGroup() *cmdGroup {
 	return group("account", "Manages accounts: the research groups or projects that are the unit of fairness and billing.", []subcommand{
-		{"create", "add an account, optionally with a weight or a contribution", accountCreateCommand()},
-		{"list", "list accounts with their weights", accountListCommand()},
-		{"show", "show one account, its balance and its members", accountShowCommand()},
-		{"set-weight", "set or clear an account's weight or contribution", accountSetWeightCommand()},
-		{"set-group", "move an account into a group of the account tree (hdrf, dff)", accountSetGroupCommand()},
+		{"create", "add an account, optionally with a weight or a contribution", accountCreateCommand(), nil},
+		{"list", "list accounts with their weights", accountListCommand(), nil},
+		{"show", "show one account, its balance and its members", accountShowCommand(), nil},
+		{"set-weight", "set or clear an account's weight or contribution", accountSetWeightCommand(), nil},
+		{"set-group", "move an account into a group of the account tree (hdrf, dff)", accountSetGroupCommand(), nil},
 	})
 }
 

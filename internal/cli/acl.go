@@ -16,16 +16,16 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
-func aclGroup() func(args []string, stdout, stderr io.Writer) error {
+func aclGroup() *cmdGroup {
 	tokens := group("acl token", "Creates, lists and revokes API tokens.", []subcommand{
-		{"create", "create a token for a user, an admin or a worker", aclTokenCreateCommand()},
-		{"list", "list tokens (never their secrets)", aclTokenListCommand()},
-		{"revoke", "revoke a token", aclTokenRevokeCommand()},
+		{"create", "create a token for a user, an admin or a worker", aclTokenCreateCommand(), nil},
+		{"list", "list tokens (never their secrets)", aclTokenListCommand(), nil},
+		{"revoke", "revoke a token", aclTokenRevokeCommand(), nil},
 	})
 	return group("acl", "Manages who may call the cluster: API tokens.", []subcommand{
-		{"bootstrap", "create the cluster's first admin token", aclBootstrapCommand()},
-		{"whoami", "show the token the CLI calls with", aclWhoAmICommand()},
-		{"token", "create, list and revoke tokens", tokens},
+		{"bootstrap", "create the cluster's first admin token", aclBootstrapCommand(), nil},
+		{"whoami", "show the token the CLI calls with", aclWhoAmICommand(), nil},
+		{name: "token", summary: "create, list and revoke tokens", group: tokens},
 	})
 }
 

@@ -15,6 +15,9 @@ import (
 type Command struct {
 	Summary string
 	Run     func(args []string, stdout, stderr io.Writer) error
+	// Group, instead of Run, makes the command a group of verbs
+	// ('longfair account create').
+	Group *cmdGroup
 }
 
 // Commands are the user and admin commands, which call the cluster through
@@ -22,39 +25,39 @@ type Command struct {
 // (cmd/longfair).
 func Commands() map[string]Command {
 	return map[string]Command{
-		"status": {"servers, leader, Raft health, and workers with free and used resources", statusCommand()},
-		"nodes":  {"worker nodes with their capacity, used resources and running tasks", nodesCommand()},
+		"status": {Summary: "servers, leader, Raft health, and workers with free and used resources", Run: statusCommand()},
+		"nodes":  {Summary: "worker nodes with their capacity, used resources and running tasks", Run: nodesCommand()},
 
-		"submit":   {"submit a job array: resources, walltime, account, command after --", submitCommand()},
-		"sbatch":   {"submit a Slurm batch script: #SBATCH options, SLURM_* variables", sbatchCommand()},
-		"jobs":     {"list jobs with their task counts", jobsCommand()},
-		"job":      {"show or watch one job", jobGroup()},
-		"cancel":   {"cancel jobs", cancelCommand()},
-		"hold":     {"hold jobs: they start no more tasks until released", holdCommand()},
-		"release":  {"release held jobs", releaseCommand()},
-		"squeue":   {"pending and running jobs with why they wait, as Slurm's squeue shows them", squeueCommand()},
-		"sacct":    {"accounting for jobs and their attempts, as Slurm's sacct shows it", sacctCommand()},
-		"requeue":  {"stop a job's running tasks and queue them to run again", requeueCommand()},
-		"signal":   {"send a signal to a job's running processes (like scancel --signal)", signalCommand()},
-		"update":   {"change a job: name, lower walltime, dependency, throttle, nice", updateCommand()},
-		"logs":     {"print a task's output", logsCommand()},
-		"fairness": {"per account: weight, share, Ü, β, pending and running (the sshare of longfair)", fairnessCommand()},
-		"balance":  {"service-unit balances of accounts", balanceCommand()},
-		"explain":  {"why a pending job has not started", explainCommand()},
-		"exec":     {"inside a parallel task: run a command on another of its nodes (an rsh for mpiexec)", execCommand()},
-		"run":      {"inside a parallel task: start a command as its processes across its nodes (like srun)", runCommand()},
+		"submit":   {Summary: "submit a job array: resources, walltime, account, command after --", Run: submitCommand()},
+		"sbatch":   {Summary: "submit a Slurm batch script: #SBATCH options, SLURM_* variables", Run: sbatchCommand()},
+		"jobs":     {Summary: "list jobs with their task counts", Run: jobsCommand()},
+		"job":      {Summary: "show or watch one job", Group: jobGroup()},
+		"cancel":   {Summary: "cancel jobs", Run: cancelCommand()},
+		"hold":     {Summary: "hold jobs: they start no more tasks until released", Run: holdCommand()},
+		"release":  {Summary: "release held jobs", Run: releaseCommand()},
+		"squeue":   {Summary: "pending and running jobs with why they wait, as Slurm's squeue shows them", Run: squeueCommand()},
+		"sacct":    {Summary: "accounting for jobs and their attempts, as Slurm's sacct shows it", Run: sacctCommand()},
+		"requeue":  {Summary: "stop a job's running tasks and queue them to run again", Run: requeueCommand()},
+		"signal":   {Summary: "send a signal to a job's running processes (like scancel --signal)", Run: signalCommand()},
+		"update":   {Summary: "change a job: name, lower walltime, dependency, throttle, nice", Run: updateCommand()},
+		"logs":     {Summary: "print a task's output", Run: logsCommand()},
+		"fairness": {Summary: "per account: weight, share, Ü, β, pending and running (the sshare of longfair)", Run: fairnessCommand()},
+		"balance":  {Summary: "service-unit balances of accounts", Run: balanceCommand()},
+		"explain":  {Summary: "why a pending job has not started", Run: explainCommand()},
+		"exec":     {Summary: "inside a parallel task: run a command on another of its nodes (an rsh for mpiexec)", Run: execCommand()},
+		"run":      {Summary: "inside a parallel task: start a command as its processes across its nodes (like srun)", Run: runCommand()},
 
-		"account":  {"create, list, show accounts; set their weights", accountGroup()},
-		"user":     {"create and list users; manage their accounts", userGroup()},
-		"limits":   {"limit what an account or a user runs and submits", limitsGroup()},
-		"grant":    {"credit service units to accounts; list grants", grantGroup()},
-		"ledger":   {"show, verify and export the SU journal", ledgerGroup()},
-		"usage":    {"usage and charges over a time range, by account or user", usageGroup()},
-		"policy":   {"show and set the scheduling policy and settings", policyGroup()},
-		"group":    {"arrange accounts in the account tree of hdrf and dff", groupGroup()},
-		"queue":    {"declare latency queues of bpf and sp (admission control)", queueGroup()},
-		"acl":      {"create, list and revoke API tokens", aclGroup()},
-		"operator": {"Raft peers and snapshots of the cluster state", operatorGroup()},
+		"account":  {Summary: "create, list, show accounts; set their weights", Group: accountGroup()},
+		"user":     {Summary: "create and list users; manage their accounts", Group: userGroup()},
+		"limits":   {Summary: "limit what an account or a user runs and submits", Group: limitsGroup()},
+		"grant":    {Summary: "credit service units to accounts; list grants", Group: grantGroup()},
+		"ledger":   {Summary: "show, verify and export the SU journal", Group: ledgerGroup()},
+		"usage":    {Summary: "usage and charges over a time range, by account or user", Group: usageGroup()},
+		"policy":   {Summary: "show and set the scheduling policy and settings", Group: policyGroup()},
+		"group":    {Summary: "arrange accounts in the account tree of hdrf and dff", Group: groupGroup()},
+		"queue":    {Summary: "declare latency queues of bpf and sp (admission control)", Group: queueGroup()},
+		"acl":      {Summary: "create, list and revoke API tokens", Group: aclGroup()},
+		"operator": {Summary: "Raft peers and snapshots of the cluster state", Group: operatorGroup()},
 	}
 }
 
@@ -75,10 +78,10 @@ func commandGroups() []struct {
 	}
 }
 
-func jobGroup() func(args []string, stdout, stderr io.Writer) error {
+func jobGroup() *cmdGroup {
 	return group("job", "Shows or follows one job.", []subcommand{
-		{"show", "show a job and its tasks", jobShowCommand()},
-		{"watch", "follow a job until it ends", jobWatchCommand()},
+		{"show", "show a job and its tasks", jobShowCommand(), nil},
+		{"watch", "follow a job until it ends", jobWatchCommand(), nil},
 	})
 }
 

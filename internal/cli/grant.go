@@ -14,10 +14,10 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
-func grantGroup() func(args []string, stdout, stderr io.Writer) error {
+func grantGroup() *cmdGroup {
 	return group("grant", "Credits service units (SU) to accounts and lists the grants.", []subcommand{
-		{"add", "credit SUs to an account", grantAddCommand()},
-		{"list", "list grants", grantListCommand()},
+		{"add", "credit SUs to an account", grantAddCommand(), nil},
+		{"list", "list grants", grantListCommand(), nil},
 	})
 }
 

@@ -12,12 +12,12 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
-func groupGroup() func(args []string, stdout, stderr io.Writer) error {
+func groupGroup() *cmdGroup {
 	return group("group", "Arranges accounts in the account tree the hdrf and dff policies share the cluster over: groups (organisations, then groups within them) with weights, accounts as leaves.", []subcommand{
-		{"set-weight", "create a group or change its weight", groupSetWeightCommand()},
-		{"list", "list the groups with their weights and members", groupListCommand()},
-		{"remove", "remove an empty group", groupRemoveCommand()},
-		{"tree", "show the account tree with DFF's fair resources and H-DRF's dominant shares", groupTreeCommand()},
+		{"set-weight", "create a group or change its weight", groupSetWeightCommand(), nil},
+		{"list", "list the groups with their weights and members", groupListCommand(), nil},
+		{"remove", "remove an empty group", groupRemoveCommand(), nil},
+		{"tree", "show the account tree with DFF's fair resources and H-DRF's dominant shares", groupTreeCommand(), nil},
 	})
 }
 

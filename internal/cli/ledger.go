@@ -16,11 +16,11 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
-func ledgerGroup() func(args []string, stdout, stderr io.Writer) error {
+func ledgerGroup() *cmdGroup {
 	return group("ledger", "Reads the service-unit book: its hash-chained journal of grants, holds, charges and releases.", []subcommand{
-		{"show", "list journal entries", ledgerShowCommand()},
-		{"verify", "recompute every balance from the journal and check its hash chain", ledgerVerifyCommand()},
-		{"export", "write the whole journal to a file (JSON lines or CSV)", ledgerExportCommand()},
+		{"show", "list journal entries", ledgerShowCommand(), nil},
+		{"verify", "recompute every balance from the journal and check its hash chain", ledgerVerifyCommand(), nil},
+		{"export", "write the whole journal to a file (JSON lines or CSV)", ledgerExportCommand(), nil},
 	})
 }
 

@@ -14,9 +14,9 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
-func limitsGroup() func(args []string, stdout, stderr io.Writer) error {
+func limitsGroup() *cmdGroup {
 	return group("limits", "Limits on what an account or a user runs and submits (QOS).", []subcommand{
-		{"set", "set an account's or a user's limits", limitsSetCommand()},
+		{"set", "set an account's or a user's limits", limitsSetCommand(), nil},
 	})
 }
 

@@ -13,20 +13,20 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
-func operatorGroup() func(args []string, stdout, stderr io.Writer) error {
+func operatorGroup() *cmdGroup {
 	raft := group("operator raft", "Manages the Raft configuration of the server group.", []subcommand{
-		{"list-peers", "list the servers in the Raft configuration", raftListPeersCommand()},
-		{"add-peer", "add a server as a voter", raftAddPeerCommand()},
-		{"remove-peer", "remove a stopped server", raftRemovePeerCommand()},
+		{"list-peers", "list the servers in the Raft configuration", raftListPeersCommand(), nil},
+		{"add-peer", "add a server as a voter", raftAddPeerCommand(), nil},
+		{"remove-peer", "remove a stopped server", raftRemovePeerCommand(), nil},
 	})
 	snapshot := group("operator snapshot", "Saves and restores the whole cluster state.", []subcommand{
-		{"save", "save a consistent snapshot of the cluster state to a file", snapshotSaveCommand()},
-		{"restore", "replace the cluster state with a saved snapshot", snapshotRestoreCommand()},
+		{"save", "save a consistent snapshot of the cluster state to a file", snapshotSaveCommand(), nil},
+		{"restore", "replace the cluster state with a saved snapshot", snapshotRestoreCommand(), nil},
 	})
 	return group("operator", "Operates the server group: Raft peers, snapshots and state checks.", []subcommand{
-		{"raft", "list, add and remove Raft peers", raft},
-		{"snapshot", "save and restore snapshots of the cluster state", snapshot},
-		{"verify-state", "compare every server's state at one checkpoint", verifyStateCommand()},
+		{name: "raft", summary: "list, add and remove Raft peers", group: raft},
+		{name: "snapshot", summary: "save and restore snapshots of the cluster state", group: snapshot},
+		{"verify-state", "compare every server's state at one checkpoint", verifyStateCommand(), nil},
 	})
 }
 

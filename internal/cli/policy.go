@@ -14,10 +14,10 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
-func policyGroup() func(args []string, stdout, stderr io.Writer) error {
+func policyGroup() *cmdGroup {
 	return group("policy", "Shows and changes the cluster's scheduling settings: policy, fairness window, time-out, placement, billing.", []subcommand{
-		{"show", "show the settings", policyShowCommand()},
-		{"set", "change settings", policySetCommand()},
+		{"show", "show the settings", policyShowCommand(), nil},
+		{"set", "change settings", policySetCommand(), nil},
 	})
 }
 

@@ -12,11 +12,11 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
-func queueGroup() func(args []string, stdout, stderr io.Writer) error {
+func queueGroup() *cmdGroup {
 	return group("queue", "Declares latency queues for the bpf and sp policies: accounts with periodic bursts that want each burst done quickly. BPF's admission control gives each a class (hard, soft or elastic) or rejects it, with the reason.", []subcommand{
-		{"create", "declare an account's latency queue (period, burst, deadline)", queueCreateCommand()},
-		{"list", "list latency queues with their class and current burst", queueListCommand()},
-		{"remove", "make an account a throughput queue again", queueRemoveCommand()},
+		{"create", "declare an account's latency queue (period, burst, deadline)", queueCreateCommand(), nil},
+		{"list", "list latency queues with their class and current burst", queueListCommand(), nil},
+		{"remove", "make an account a throughput queue again", queueRemoveCommand(), nil},
 	})
 }
 

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"io"
+	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -20,10 +23,12 @@ func isCobraBuiltin(name string) bool {
 }
 
 // rootCommand builds the cobra tree of cmds, in the groups of
-// commandGroups. Each command parses its own options (ParseFlags, with
-// GNU syntax), so cobra passes its arguments through untouched: that keeps
-// one option table per command and the command line after "--" of submit
-// and run as it was typed.
+// commandGroups, with each command group's verbs as children. Each command
+// parses its own options (ParseFlags, with GNU syntax), so cobra passes
+// its arguments through untouched: that keeps one option table per
+// command and the command line after "--" of submit and run as it was
+// typed. Completion offers a command's options from that same table, as
+// its --help prints them (optionCompletions).
 func rootCommand(cmds map[string]Command, stdout, stderr io.Writer) cobraRoot {
 	root := &cobra.Command{
 		Use:           "longfair",
@@ -58,19 +63,86 @@ func rootCommand(cmds map[string]Command, stdout, stderr io.Writer) cobraRoot {
 	sort.Strings(names)
 	for _, n := range names {
 		c := cmds[n]
-		root.AddCommand(&cobra.Command{
-			Use:                n,
-			Short:              c.Summary,
-			GroupID:            group[n],
-			DisableFlagParsing: true,
-			RunE: func(_ *cobra.Command, args []string) error {
-				return c.Run(args, stdout, stderr)
-			},
-		})
+		var cc *cobra.Command
+		if c.Group != nil {
+			cc = groupCommand(n, c.Summary, c.Group, stdout, stderr)
+		} else {
+			cc = leafCommand(n, n, c.Summary, c.Run, stdout, stderr)
+		}
+		cc.GroupID = group[n]
+		root.AddCommand(cc)
 	}
 	root.SetHelpCommandGroupID("")
 	root.SetCompletionCommandGroupID("")
 	return cobraRoot{root: root}
+}
+
+// leafCommand is a command that runs: path is its full name ("account
+// create"), named in its errors.
+func leafCommand(name, path, summary string, run func([]string, io.Writer, io.Writer) error, stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:                name,
+		Short:              summary,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			err := run(args, stdout, stderr)
+			if strings.Contains(path, " ") {
+				return withPath(path, err)
+			}
+			return err
+		},
+		ValidArgsFunction: func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if !strings.HasPrefix(toComplete, "-") {
+				return nil, cobra.ShellCompDirectiveDefault
+			}
+			return optionCompletions(run, toComplete), cobra.ShellCompDirectiveNoFileComp
+		},
+	}
+}
+
+// groupCommand is a command group with its verbs as children; run bare
+// (or with a verb it lacks) it lists them.
+func groupCommand(name, summary string, g *cmdGroup, stdout, stderr io.Writer) *cobra.Command {
+	cc := &cobra.Command{
+		Use:                name,
+		Short:              summary,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			return g.bare(args, stdout, stderr)
+		},
+	}
+	for _, s := range g.subs {
+		if s.group != nil {
+			cc.AddCommand(groupCommand(s.name, s.summary, s.group, stdout, stderr))
+		} else {
+			cc.AddCommand(leafCommand(s.name, g.name+" "+s.name, s.summary, s.run, stdout, stderr))
+		}
+	}
+	return cc
+}
+
+// optionCompletions are the options of the command run that start with
+// prefix, with their help, read from the GNU-style option list its
+// --help prints (the same table it parses with: PrintFlags).
+func optionCompletions(run func([]string, io.Writer, io.Writer) error, prefix string) []cobra.Completion {
+	var help bytes.Buffer
+	_ = run([]string{"--help"}, &help, io.Discard)
+	_, flags, _ := strings.Cut(help.String(), "\nFlags:\n")
+	option := regexp.MustCompile(`^\s+(?:-(\w), )?--([\w-]+)(?: \S+)?\s+(.*)$`)
+	var out []cobra.Completion
+	for _, line := range strings.Split(flags, "\n") {
+		m := option.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		desc := strings.TrimSpace(m[3])
+		for _, name := range []string{"--" + m[2], "-" + m[1]} {
+			if name != "-" && strings.HasPrefix(name, prefix) {
+				out = append(out, cobra.CompletionWithDesc(name, desc))
+			}
+		}
+	}
+	return out
 }
 
 // Execute runs the command line args.

@@ -14,9 +14,9 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
-func usageGroup() func(args []string, stdout, stderr io.Writer) error {
+func usageGroup() *cmdGroup {
 	return group("usage", "Reports resource usage and SU charges over a time range.", []subcommand{
-		{"report", "sum usage and charges by account or by user", usageReportCommand()},
+		{"report", "sum usage and charges by account or by user", usageReportCommand(), nil},
 	})
 }
 

@@ -10,13 +10,13 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
-func userGroup() func(args []string, stdout, stderr io.Writer) error {
+func userGroup() *cmdGroup {
 	return group("user", "Manages users and the accounts they may charge.", []subcommand{
-		{"create", "add a user, optionally as a member of accounts", userCreateCommand()},
-		{"list", "list users and their accounts", userListCommand()},
-		{"add-to", "make a user a member of an account", userMembershipCommand(true)},
-		{"remove-from", "end a user's membership of an account", userMembershipCommand(false)},
-		{"set", "set the Unix account a user's tasks run as", userSetCommand()},
+		{"create", "add a user, optionally as a member of accounts", userCreateCommand(), nil},
+		{"list", "list users and their accounts", userListCommand(), nil},
+		{"add-to", "make a user a member of an account", userMembershipCommand(true), nil},
+		{"remove-from", "end a user's membership of an account", userMembershipCommand(false), nil},
+		{"set", "set the Unix account a user's tasks run as", userSetCommand(), nil},
 	})
 }
 
