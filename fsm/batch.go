@@ -310,6 +310,7 @@ func (b *batch) refreshBaselines(t ledger.Time) error {
 	if !b.all {
 		names = sortedKeys(b.touched)
 	}
+	st.jobTotals.drop(names)
 	for _, name := range names {
 		if _, ok := st.accounts[name]; !ok {
 			continue

@@ -59,6 +59,12 @@ type state struct {
 	// ascending: the baseline counts them first.
 	runningJobs map[string][]uint64
 	running     map[taskID]*attemptRecord
+	// jobTotals caches each account's sums over its active jobs for the
+	// fairness report (view.go), which reads them for every account on
+	// every request: a walk of 100,000 jobs took most of its time. Derived
+	// and never stored; an applied command that changes an account's jobs
+	// drops its entry (refreshBaselines).
+	jobTotals *jobTotalsCache
 
 	su   *ledger.SUBook
 	fair *ledger.FairnessBook
@@ -97,6 +103,7 @@ func newState() *state {
 		dependents:  make(map[uint64][]uint64),
 		runningJobs: make(map[string][]uint64),
 		running:     make(map[taskID]*attemptRecord),
+		jobTotals:   &jobTotalsCache{m: make(map[string]jobTotals)},
 		su:          ledger.NewSUBook(),
 		fair:        ledger.NewFairnessBook(ledger.Window{Kind: ledger.WindowNone}, len(defaultResources)),
 		fairSaved:   make(map[string][]byte),

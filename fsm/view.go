@@ -3,6 +3,7 @@ package fsm
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/longfair/longfair/ledger"
@@ -196,24 +197,64 @@ func (st *state) fairnessRow(name string, at ledger.Time) FairnessRow {
 		Available: st.su.Balance(name, at).Available,
 		Group:     st.accounts[name].Group, FawkesShare: st.shares.shares[name],
 	}
-	alloc := ledger.NewVector(n)
-	oldestPending := ledger.Time(-1)
-	for _, id := range st.accountJobs[name] {
+	tot := st.jobTotals.get(name, func() jobTotals { return st.sumJobs(name) })
+	row.Running, row.Pending = tot.running, tot.pending
+	row.Allocation = st.named(pad(tot.alloc, n))
+	if row.Pending > 0 {
+		row.Waiting = max(at.Sub(waitingSince(fa, tot.oldestPending)), 0)
+	}
+	return row
+}
+
+// jobTotals are an account's sums over its active jobs.
+type jobTotals struct {
+	running, pending int64
+	alloc            ledger.Vector
+	oldestPending    ledger.Time
+}
+
+// sumJobs walks account's active jobs.
+func (st *state) sumJobs(account string) jobTotals {
+	t := jobTotals{alloc: ledger.NewVector(len(st.settings.Resources)), oldestPending: -1}
+	for _, id := range st.accountJobs[account] {
 		j := st.jobs[id]
-		alloc.AddScaled(j.Demand, float64(j.Running))
-		row.Running += j.Running
+		t.alloc.AddScaled(j.Demand, float64(j.Running))
+		t.running += j.Running
 		if p := j.pending(); p > 0 {
-			row.Pending += p
-			if oldestPending < 0 {
-				oldestPending = j.SubmittedAt
+			t.pending += p
+			if t.oldestPending < 0 {
+				t.oldestPending = j.SubmittedAt
 			}
 		}
 	}
-	row.Allocation = st.named(alloc)
-	if row.Pending > 0 {
-		row.Waiting = max(at.Sub(waitingSince(fa, oldestPending)), 0)
+	return t
+}
+
+// jobTotalsCache holds jobTotals per account. Reads fill it under the
+// FSM's read lock, many at once, hence its own lock; applies empty
+// entries under the write lock.
+type jobTotalsCache struct {
+	mu sync.Mutex
+	m  map[string]jobTotals
+}
+
+func (c *jobTotalsCache) get(account string, sum func() jobTotals) jobTotals {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.m[account]
+	if !ok {
+		t = sum()
+		c.m[account] = t
 	}
-	return row
+	return t
+}
+
+func (c *jobTotalsCache) drop(accounts []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range accounts {
+		delete(c.m, a)
+	}
 }
 
 func isInf(x float64) bool { return x > 1.7976931348623157e308 }
