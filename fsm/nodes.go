@@ -135,7 +135,13 @@ func (b *batch) nodeUp(c *NodeUp, t ledger.Time) (any, error) {
 		nd = &nodeState{tasks: make(map[taskID]struct{})}
 		st.nodes[rec.ID] = nd
 	}
+	wasUp := exists && nd.rec.Up
 	nd.rec = rec
+	if !wasUp {
+		if err := b.recordTransition(nd, NodeTransition{At: t, Up: true}); err != nil {
+			return nil, err
+		}
+	}
 	st.shapes = nil // the node's capacity may have changed
 	nd.free = capacity.Clone()
 	for _, id := range sortedTaskIDs(nd.tasks) {
@@ -188,6 +194,9 @@ func (b *batch) nodeDown(c *NodeDown, t ledger.Time) (any, error) {
 		return nil, err
 	}
 	nd.rec = rec
+	if err := b.recordTransition(nd, NodeTransition{At: t, Lost: lost}); err != nil {
+		return nil, err
+	}
 	b.all = true
 	return &NodeResult{Node: st.nodeInfo(nd), Lost: lost}, nil
 }

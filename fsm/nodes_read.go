@@ -1,6 +1,10 @@
 package fsm
 
-import "github.com/longfair/longfair/ledger"
+import (
+	"slices"
+
+	"github.com/longfair/longfair/ledger"
+)
 
 // NodeInfo is a worker node.
 type NodeInfo struct {
@@ -16,6 +20,8 @@ type NodeInfo struct {
 	Since ledger.Time
 	// Confinement is how its worker holds tasks to their demand.
 	Confinement string
+	// History is its last ups and downs, oldest first (nodes_history.go).
+	History []NodeTransition
 }
 
 func (s *state) nodeInfo(nd *nodeState) NodeInfo {
@@ -26,6 +32,7 @@ func (s *state) nodeInfo(nd *nodeState) NodeInfo {
 	return NodeInfo{
 		ID: nd.rec.ID, Up: nd.rec.Up, Class: nd.rec.Class, Account: nd.rec.Account, Address: nd.rec.Address, Confinement: nd.rec.Confinement,
 		Capacity: s.named(nd.rec.Capacity), Free: s.named(free), Running: len(nd.tasks), Since: nd.rec.Since,
+		History: slices.Clone(nd.history),
 	}
 }
 

@@ -22,6 +22,8 @@ type nodeState struct {
 	rec   nodeRecord
 	free  ledger.Vector
 	tasks map[taskID]struct{}
+	// history is its last ups and downs (nodes_history.go).
+	history []NodeTransition
 }
 
 // state is the in-memory mirror of the bbolt file that applies and reads
@@ -193,6 +195,7 @@ func loadState(tx *bolt.Tx) (*state, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("nodes: %w", err)
 	}
+	s.loadNodeHistory(tx)
 	if err := s.loadActive(tx, n); err != nil {
 		return nil, err
 	}

@@ -44,11 +44,15 @@ func (o *operatorService) UpdateSettings(ctx context.Context, req *longfairv1.Up
 func (o *operatorService) ListNodes(ctx context.Context, _ *longfairv1.ListNodesRequest) (*longfairv1.ListNodesResponse, error) {
 	out := &longfairv1.ListNodesResponse{}
 	for _, n := range o.s.fsm.Nodes() {
-		out.Nodes = append(out.Nodes, &longfairv1.Node{
+		node := &longfairv1.Node{
 			Id: n.ID, Up: n.Up, Class: n.Class, Account: n.Account, Address: n.Address,
 			Capacity: n.Capacity, Free: n.Free, RunningTasks: int64(n.Running), Since: timestamp(n.Since),
 			Confinement: n.Confinement,
-		})
+		}
+		for _, tr := range n.History {
+			node.History = append(node.History, &longfairv1.NodeTransition{At: timestamp(tr.At), Up: tr.Up, LostTasks: int32(tr.Lost)})
+		}
+		out.Nodes = append(out.Nodes, node)
 	}
 	return out, nil
 }

@@ -20,6 +20,7 @@ import (
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/internal/testcluster"
 	"github.com/longfair/longfair/server"
+	"github.com/longfair/longfair/worker"
 )
 
 // screenshotDirEnv names a directory the browser tests save their
@@ -294,4 +295,54 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Errorf("the accounts page is wider than a phone's screen")
 	}
 	screenshot(t, phone, "phone-accounts")
+}
+
+// The nodes page shows each node's ups and downs: a worker that leaves
+// and comes back shows up, down and up again, newest first, as the API
+// lists them.
+func TestNodesPageShowsUpDownHistory(t *testing.T) {
+	chromium(t)
+	c := testcluster.NewACL(t, 1, func(cfg *server.Config) { cfg.HTTPAddr = "127.0.0.1:0" })
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	leader := c.WaitLeader(ctx)
+	secret, _ := c.CreateToken(ctx, longfairv1.TokenRole_TOKEN_ROLE_WORKER, "", 0)
+	start := func() *worker.Agent {
+		ag := testcluster.Worker(t, c.Cluster, "w1", func(w *worker.Config) { w.Token = secret; w.Simulate = true })
+		testcluster.WaitNodesUp(ctx, t, leader, "w1")
+		return ag
+	}
+	ag := start()
+	if err := ag.Shutdown(ctx); err != nil { // says goodbye: the node goes down
+		t.Fatal(err)
+	}
+	testcluster.WaitFor(ctx, t, "w1 down", func() bool {
+		n := leader.FSM().Nodes()
+		return len(n) == 1 && !n[0].Up
+	})
+	start()
+	var nodes struct {
+		Nodes []struct {
+			History []struct {
+				At string `json:"at"`
+				Up bool   `json:"up"`
+			} `json:"history"`
+		} `json:"nodes"`
+	}
+	if code, body := getJSON(t, leader.HTTPURL(), testcluster.BootstrapSecret, "/v1/nodes", &nodes); code != http.StatusOK || len(nodes.Nodes) != 1 {
+		t.Fatalf("GET /v1/nodes: %d %s", code, body)
+	}
+	h := nodes.Nodes[0].History
+	if len(h) != 3 || !h[0].Up || h[1].Up || !h[2].Up {
+		t.Fatalf("w1's history through the API: %+v; want up, down, up", h)
+	}
+	b := browser(t, 1280, 800)
+	login(t, b, leader.HTTPURL(), testcluster.BootstrapSecret)
+	do(t, b, "nodes page", chromedp.Navigate(leader.HTTPURL()+"/ui/#/nodes"), chromedp.WaitVisible(chromedp.CSS("#nodes .history")))
+	shown := must(t, b, "history cell", chromedp.Text(chromedp.CSS("#nodes .history")))
+	want := "up " + h[2].At + " · down " + h[1].At + " · up " + h[0].At
+	if shown != want {
+		t.Errorf("the nodes page shows w1's history as %q, want %q", shown, want)
+	}
+	screenshot(t, b, "admin-nodes-history")
 }

@@ -1289,7 +1289,9 @@ type Node struct {
 	Since        *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=since,proto3" json:"since,omitempty"`
 	// confinement is how the node's worker holds tasks to their demand:
 	// "cgroup-v1", "cgroup-v2" or "unconfined" (empty: not said).
-	Confinement   string `protobuf:"bytes,10,opt,name=confinement,proto3" json:"confinement,omitempty"`
+	Confinement string `protobuf:"bytes,10,opt,name=confinement,proto3" json:"confinement,omitempty"`
+	// history is the node's last ups and downs (at most 32), oldest first.
+	History       []*NodeTransition `protobuf:"bytes,11,rep,name=history,proto3" json:"history,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1392,6 +1394,75 @@ func (x *Node) GetConfinement() string {
 		return x.Confinement
 	}
 	return ""
+}
+
+func (x *Node) GetHistory() []*NodeTransition {
+	if x != nil {
+		return x.History
+	}
+	return nil
+}
+
+// NodeTransition is a node coming up or going down.
+type NodeTransition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	At    *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=at,proto3" json:"at,omitempty"`
+	Up    bool                   `protobuf:"varint,2,opt,name=up,proto3" json:"up,omitempty"`
+	// lost_tasks is how many running tasks it lost as it went down.
+	LostTasks     int32 `protobuf:"varint,3,opt,name=lost_tasks,json=lostTasks,proto3" json:"lost_tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeTransition) Reset() {
+	*x = NodeTransition{}
+	mi := &file_longfair_v1_operator_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeTransition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeTransition) ProtoMessage() {}
+
+func (x *NodeTransition) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_operator_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeTransition.ProtoReflect.Descriptor instead.
+func (*NodeTransition) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *NodeTransition) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *NodeTransition) GetUp() bool {
+	if x != nil {
+		return x.Up
+	}
+	return false
+}
+
+func (x *NodeTransition) GetLostTasks() int32 {
+	if x != nil {
+		return x.LostTasks
+	}
+	return 0
 }
 
 var File_longfair_v1_operator_proto protoreflect.FileDescriptor
@@ -1503,7 +1574,7 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\x12GetSettingsRequest\"\x12\n" +
 	"\x10ListNodesRequest\"<\n" +
 	"\x11ListNodesResponse\x12'\n" +
-	"\x05nodes\x18\x01 \x03(\v2\x11.longfair.v1.NodeR\x05nodes\"\xcd\x03\n" +
+	"\x05nodes\x18\x01 \x03(\v2\x11.longfair.v1.NodeR\x05nodes\"\x84\x04\n" +
 	"\x04Node\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x0e\n" +
 	"\x02up\x18\x02 \x01(\bR\x02up\x12\x14\n" +
@@ -1515,13 +1586,19 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\rrunning_tasks\x18\b \x01(\x03R\frunningTasks\x120\n" +
 	"\x05since\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12 \n" +
 	"\vconfinement\x18\n" +
-	" \x01(\tR\vconfinement\x1a;\n" +
+	" \x01(\tR\vconfinement\x125\n" +
+	"\ahistory\x18\v \x03(\v2\x1b.longfair.v1.NodeTransitionR\ahistory\x1a;\n" +
 	"\rCapacityEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a7\n" +
 	"\tFreeEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x012\xda\x06\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"k\n" +
+	"\x0eNodeTransition\x12*\n" +
+	"\x02at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x0e\n" +
+	"\x02up\x18\x02 \x01(\bR\x02up\x12\x1d\n" +
+	"\n" +
+	"lost_tasks\x18\x03 \x01(\x05R\tlostTasks2\xda\x06\n" +
 	"\bOperator\x12J\n" +
 	"\tListPeers\x12\x1d.longfair.v1.ListPeersRequest\x1a\x1e.longfair.v1.ListPeersResponse\x12=\n" +
 	"\tGetLeader\x12\x1d.longfair.v1.GetLeaderRequest\x1a\x11.longfair.v1.Peer\x12F\n" +
@@ -1548,7 +1625,7 @@ func file_longfair_v1_operator_proto_rawDescGZIP() []byte {
 	return file_longfair_v1_operator_proto_rawDescData
 }
 
-var file_longfair_v1_operator_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_longfair_v1_operator_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_longfair_v1_operator_proto_goTypes = []any{
 	(*VerifyStateRequest)(nil),      // 0: longfair.v1.VerifyStateRequest
 	(*VerifyStateResponse)(nil),     // 1: longfair.v1.VerifyStateResponse
@@ -1571,57 +1648,60 @@ var file_longfair_v1_operator_proto_goTypes = []any{
 	(*ListNodesRequest)(nil),        // 18: longfair.v1.ListNodesRequest
 	(*ListNodesResponse)(nil),       // 19: longfair.v1.ListNodesResponse
 	(*Node)(nil),                    // 20: longfair.v1.Node
-	nil,                             // 21: longfair.v1.Settings.BillingWeightsEntry
-	nil,                             // 22: longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
-	nil,                             // 23: longfair.v1.Node.CapacityEntry
-	nil,                             // 24: longfair.v1.Node.FreeEntry
-	(*durationpb.Duration)(nil),     // 25: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),   // 26: google.protobuf.Timestamp
+	(*NodeTransition)(nil),          // 21: longfair.v1.NodeTransition
+	nil,                             // 22: longfair.v1.Settings.BillingWeightsEntry
+	nil,                             // 23: longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
+	nil,                             // 24: longfair.v1.Node.CapacityEntry
+	nil,                             // 25: longfair.v1.Node.FreeEntry
+	(*durationpb.Duration)(nil),     // 26: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),   // 27: google.protobuf.Timestamp
 }
 var file_longfair_v1_operator_proto_depIdxs = []int32{
 	3,  // 0: longfair.v1.VerifyStateResponse.servers:type_name -> longfair.v1.ServerStateDigest
 	4,  // 1: longfair.v1.ListPeersResponse.peers:type_name -> longfair.v1.Peer
-	25, // 2: longfair.v1.Settings.timeout:type_name -> google.protobuf.Duration
-	25, // 3: longfair.v1.Settings.quantum:type_name -> google.protobuf.Duration
-	21, // 4: longfair.v1.Settings.billing_weights:type_name -> longfair.v1.Settings.BillingWeightsEntry
+	26, // 2: longfair.v1.Settings.timeout:type_name -> google.protobuf.Duration
+	26, // 3: longfair.v1.Settings.quantum:type_name -> google.protobuf.Duration
+	22, // 4: longfair.v1.Settings.billing_weights:type_name -> longfair.v1.Settings.BillingWeightsEntry
 	14, // 5: longfair.v1.Settings.fawkes:type_name -> longfair.v1.FawkesSettings
-	25, // 6: longfair.v1.FawkesSettings.interval:type_name -> google.protobuf.Duration
-	25, // 7: longfair.v1.FawkesSettingsUpdate.interval:type_name -> google.protobuf.Duration
-	25, // 8: longfair.v1.UpdateSettingsRequest.timeout:type_name -> google.protobuf.Duration
-	25, // 9: longfair.v1.UpdateSettingsRequest.quantum:type_name -> google.protobuf.Duration
-	22, // 10: longfair.v1.UpdateSettingsRequest.billing_weights:type_name -> longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
+	26, // 6: longfair.v1.FawkesSettings.interval:type_name -> google.protobuf.Duration
+	26, // 7: longfair.v1.FawkesSettingsUpdate.interval:type_name -> google.protobuf.Duration
+	26, // 8: longfair.v1.UpdateSettingsRequest.timeout:type_name -> google.protobuf.Duration
+	26, // 9: longfair.v1.UpdateSettingsRequest.quantum:type_name -> google.protobuf.Duration
+	23, // 10: longfair.v1.UpdateSettingsRequest.billing_weights:type_name -> longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
 	15, // 11: longfair.v1.UpdateSettingsRequest.fawkes:type_name -> longfair.v1.FawkesSettingsUpdate
 	20, // 12: longfair.v1.ListNodesResponse.nodes:type_name -> longfair.v1.Node
-	23, // 13: longfair.v1.Node.capacity:type_name -> longfair.v1.Node.CapacityEntry
-	24, // 14: longfair.v1.Node.free:type_name -> longfair.v1.Node.FreeEntry
-	26, // 15: longfair.v1.Node.since:type_name -> google.protobuf.Timestamp
-	5,  // 16: longfair.v1.Operator.ListPeers:input_type -> longfair.v1.ListPeersRequest
-	7,  // 17: longfair.v1.Operator.GetLeader:input_type -> longfair.v1.GetLeaderRequest
-	8,  // 18: longfair.v1.Operator.AddPeer:input_type -> longfair.v1.AddPeerRequest
-	9,  // 19: longfair.v1.Operator.RemovePeer:input_type -> longfair.v1.RemovePeerRequest
-	10, // 20: longfair.v1.Operator.SaveSnapshot:input_type -> longfair.v1.SaveSnapshotRequest
-	11, // 21: longfair.v1.Operator.RestoreSnapshot:input_type -> longfair.v1.SnapshotChunk
-	17, // 22: longfair.v1.Operator.GetSettings:input_type -> longfair.v1.GetSettingsRequest
-	16, // 23: longfair.v1.Operator.UpdateSettings:input_type -> longfair.v1.UpdateSettingsRequest
-	18, // 24: longfair.v1.Operator.ListNodes:input_type -> longfair.v1.ListNodesRequest
-	0,  // 25: longfair.v1.Operator.VerifyState:input_type -> longfair.v1.VerifyStateRequest
-	2,  // 26: longfair.v1.Operator.GetStateDigest:input_type -> longfair.v1.GetStateDigestRequest
-	6,  // 27: longfair.v1.Operator.ListPeers:output_type -> longfair.v1.ListPeersResponse
-	4,  // 28: longfair.v1.Operator.GetLeader:output_type -> longfair.v1.Peer
-	6,  // 29: longfair.v1.Operator.AddPeer:output_type -> longfair.v1.ListPeersResponse
-	6,  // 30: longfair.v1.Operator.RemovePeer:output_type -> longfair.v1.ListPeersResponse
-	11, // 31: longfair.v1.Operator.SaveSnapshot:output_type -> longfair.v1.SnapshotChunk
-	12, // 32: longfair.v1.Operator.RestoreSnapshot:output_type -> longfair.v1.RestoreSnapshotResponse
-	13, // 33: longfair.v1.Operator.GetSettings:output_type -> longfair.v1.Settings
-	13, // 34: longfair.v1.Operator.UpdateSettings:output_type -> longfair.v1.Settings
-	19, // 35: longfair.v1.Operator.ListNodes:output_type -> longfair.v1.ListNodesResponse
-	1,  // 36: longfair.v1.Operator.VerifyState:output_type -> longfair.v1.VerifyStateResponse
-	3,  // 37: longfair.v1.Operator.GetStateDigest:output_type -> longfair.v1.ServerStateDigest
-	27, // [27:38] is the sub-list for method output_type
-	16, // [16:27] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	24, // 13: longfair.v1.Node.capacity:type_name -> longfair.v1.Node.CapacityEntry
+	25, // 14: longfair.v1.Node.free:type_name -> longfair.v1.Node.FreeEntry
+	27, // 15: longfair.v1.Node.since:type_name -> google.protobuf.Timestamp
+	21, // 16: longfair.v1.Node.history:type_name -> longfair.v1.NodeTransition
+	27, // 17: longfair.v1.NodeTransition.at:type_name -> google.protobuf.Timestamp
+	5,  // 18: longfair.v1.Operator.ListPeers:input_type -> longfair.v1.ListPeersRequest
+	7,  // 19: longfair.v1.Operator.GetLeader:input_type -> longfair.v1.GetLeaderRequest
+	8,  // 20: longfair.v1.Operator.AddPeer:input_type -> longfair.v1.AddPeerRequest
+	9,  // 21: longfair.v1.Operator.RemovePeer:input_type -> longfair.v1.RemovePeerRequest
+	10, // 22: longfair.v1.Operator.SaveSnapshot:input_type -> longfair.v1.SaveSnapshotRequest
+	11, // 23: longfair.v1.Operator.RestoreSnapshot:input_type -> longfair.v1.SnapshotChunk
+	17, // 24: longfair.v1.Operator.GetSettings:input_type -> longfair.v1.GetSettingsRequest
+	16, // 25: longfair.v1.Operator.UpdateSettings:input_type -> longfair.v1.UpdateSettingsRequest
+	18, // 26: longfair.v1.Operator.ListNodes:input_type -> longfair.v1.ListNodesRequest
+	0,  // 27: longfair.v1.Operator.VerifyState:input_type -> longfair.v1.VerifyStateRequest
+	2,  // 28: longfair.v1.Operator.GetStateDigest:input_type -> longfair.v1.GetStateDigestRequest
+	6,  // 29: longfair.v1.Operator.ListPeers:output_type -> longfair.v1.ListPeersResponse
+	4,  // 30: longfair.v1.Operator.GetLeader:output_type -> longfair.v1.Peer
+	6,  // 31: longfair.v1.Operator.AddPeer:output_type -> longfair.v1.ListPeersResponse
+	6,  // 32: longfair.v1.Operator.RemovePeer:output_type -> longfair.v1.ListPeersResponse
+	11, // 33: longfair.v1.Operator.SaveSnapshot:output_type -> longfair.v1.SnapshotChunk
+	12, // 34: longfair.v1.Operator.RestoreSnapshot:output_type -> longfair.v1.RestoreSnapshotResponse
+	13, // 35: longfair.v1.Operator.GetSettings:output_type -> longfair.v1.Settings
+	13, // 36: longfair.v1.Operator.UpdateSettings:output_type -> longfair.v1.Settings
+	19, // 37: longfair.v1.Operator.ListNodes:output_type -> longfair.v1.ListNodesResponse
+	1,  // 38: longfair.v1.Operator.VerifyState:output_type -> longfair.v1.VerifyStateResponse
+	3,  // 39: longfair.v1.Operator.GetStateDigest:output_type -> longfair.v1.ServerStateDigest
+	29, // [29:40] is the sub-list for method output_type
+	18, // [18:29] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_operator_proto_init() }
@@ -1637,7 +1717,7 @@ func file_longfair_v1_operator_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_operator_proto_rawDesc), len(file_longfair_v1_operator_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

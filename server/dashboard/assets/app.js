@@ -195,12 +195,21 @@
       ]), "tasks");
   }
 
+  // upDown lists a node's last ups and downs, newest first, each with the
+  // tasks it lost going down; the whole history is in the cell's title.
+  function upDown(history) {
+    const items = (history || []).slice().reverse().map(h =>
+      (h.up ? "up " : "down ") + (h.at || "") + (h.lost_tasks ? " (" + h.lost_tasks + " task" + (h.lost_tasks > 1 ? "s" : "") + " lost)" : ""));
+    return '<span class="history" title="' + esc(items.join("\n")) + '">' + esc(items.slice(0, 3).join(" · ")) +
+      (items.length > 3 ? " · …" : "") + "</span>";
+  }
+
   async function nodesPage() {
     const r = await api("/v1/nodes");
     readNote = "";
-    main.innerHTML = "<h1>Nodes</h1>" + table(["node", "up", "since", "class", "account", "capacity", "free", "running tasks", "confinement"],
+    main.innerHTML = "<h1>Nodes</h1>" + table(["node", "up", "since", "class", "account", "capacity", "free", "running tasks", "confinement", "up/down history"],
       (r.nodes || []).map(n => [esc(n.id), n.up ? '<span class="ok">up</span>' : '<span class="bad">down</span>', esc(n.since), esc(n.class),
-        esc(n.account), esc(fmtMap(n.capacity)), esc(fmtMap(n.free)), esc(n.running_tasks || 0), esc(n.confinement)]), "nodes");
+        esc(n.account), esc(fmtMap(n.capacity)), esc(fmtMap(n.free)), esc(n.running_tasks || 0), esc(n.confinement), upDown(n.history)]), "nodes");
   }
 
   async function bookPage() {
