@@ -61,7 +61,7 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 		// holding no token of its own (integrity.go).
 		return methodRule{access: accessOpen}, true
 	case "ACL/WhoAmI",
-		"Operator/ListPeers", "Operator/GetLeader", "Operator/GetSettings", "Operator/ListNodes",
+		"Operator/ListPeers", "Operator/GetLeader", "Operator/GetRaftStatus", "Operator/GetSettings", "Operator/ListNodes",
 		// The tree's shape is the cluster's layout, like the settings;
 		// what accounts hold (GetAccountTree) is filtered below.
 		"Groups/ListGroups":

@@ -18,8 +18,12 @@ type operatorService struct {
 	s *Server
 }
 
-func (o *operatorService) ListPeers(ctx context.Context, _ *longfairv1.ListPeersRequest) (*longfairv1.ListPeersResponse, error) {
-	return o.peers()
+func (o *operatorService) ListPeers(ctx context.Context, req *longfairv1.ListPeersRequest) (*longfairv1.ListPeersResponse, error) {
+	out, err := o.peers()
+	if err == nil && req.GetWithStatus() {
+		o.s.peerStatuses(ctx, out.Peers)
+	}
+	return out, err
 }
 
 func (o *operatorService) peers() (*longfairv1.ListPeersResponse, error) {

@@ -57,8 +57,8 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 		"Groups/ListGroups", "Groups/GetAccountTree", "Queues/ListLatencyQueues":
 		return kindRead, true
 	case "Operator/ListPeers", "Operator/GetLeader",
-		// A server's own digest, whatever state it is in.
-		"Operator/GetStateDigest",
+		// A server's own digest and Raft state, whatever state it is in.
+		"Operator/GetStateDigest", "Operator/GetRaftStatus",
 		// A worker's stream must reach the leader itself (the handler
 		// refuses it elsewhere, naming the leader), and any server can
 		// find a task's worker for its output.

@@ -11,6 +11,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 )
 
 // TestManualPeerManagement forms a group without gossip between the
@@ -96,5 +97,64 @@ func TestManualPeerManagement(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("write after removing m3: %v", err)
+	}
+}
+
+// ListPeers with_status asks every server for its own Raft state: through
+// a follower, one leader and two followers on one term; once the group
+// has converged every server has applied what the leader committed, and
+// the followers say when they last heard it. A stopped server is listed
+// with why its state could not be had.
+func TestListPeersWithEveryServersRaftStatus(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := testcluster.New(t, 3)
+	leader := c.WaitLeader(ctx)
+	setupAccount(ctx, t, c, "phys")
+	c.WaitConverged(ctx)
+	var follower *server.Server
+	for _, s := range c.Running() {
+		if s != leader {
+			follower = s
+		}
+	}
+	resp, err := longfairv1.NewOperatorClient(c.Conn(follower)).ListPeers(ctx, &longfairv1.ListPeersRequest{WithStatus: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lead *longfairv1.RaftStatus
+	roles := map[string]int{}
+	for _, p := range resp.GetPeers() {
+		st := p.GetStatus()
+		if st.GetId() != p.GetId() || st.GetError() != "" {
+			t.Fatalf("peer %s: status %+v", p.GetId(), st)
+		}
+		roles[st.GetState()]++
+		if st.GetState() == "leader" {
+			lead = st
+		} else if st.GetSinceLastContact() == nil {
+			t.Errorf("follower %s does not say when it last heard the leader", p.GetId())
+		}
+	}
+	if roles["leader"] != 1 || roles["follower"] != 2 || lead.GetId() != leader.NodeID() {
+		t.Fatalf("roles %v, leader %v; want %s leading two followers", roles, lead, leader.NodeID())
+	}
+	for _, p := range resp.GetPeers() {
+		st := p.GetStatus()
+		if st.GetTerm() != lead.GetTerm() || st.GetAppliedIndex() > st.GetCommitIndex() || st.GetAppliedIndex() < lead.GetCommitIndex() {
+			t.Errorf("%s: term %d applied %d commit %d; the leader's term %d commit %d (converged: every server applied it)",
+				p.GetId(), st.GetTerm(), st.GetAppliedIndex(), st.GetCommitIndex(), lead.GetTerm(), lead.GetCommitIndex())
+		}
+	}
+
+	c.Stop(c.Index(follower))
+	resp, err = longfairv1.NewOperatorClient(c.Conn(leader)).ListPeers(ctx, &longfairv1.ListPeersRequest{WithStatus: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range resp.GetPeers() {
+		if p.GetId() == follower.NodeID() && p.GetStatus().GetError() == "" {
+			t.Errorf("the stopped %s has status %+v, want why it could not be had", p.GetId(), p.GetStatus())
+		}
 	}
 }

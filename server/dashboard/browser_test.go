@@ -281,6 +281,17 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Errorf("the SU book shows the journal head %q; the API's last entry is seq %s, hash %x", head, headEntry.Seq, headEntry.Hash)
 	}
 	do(t, b, "Raft page", chromedp.Navigate(base+"/ui/#/admin"), chromedp.WaitVisible(chromedp.CSS("#server-metrics")))
+	// Every server's row has its own state and indexes.
+	var status struct {
+		State       string `json:"state"`
+		CommitIndex string `json:"commit_index"`
+	}
+	if code, body := getJSON(t, base, testcluster.BootstrapSecret, "/v1/raft/status", &status); code != http.StatusOK || status.State != "leader" {
+		t.Fatalf("GET /v1/raft/status: %d %s", code, body)
+	}
+	if row := must(t, b, "peers row", chromedp.Text(chromedp.CSS("#peers tbody tr"))); !strings.Contains(row, "leader") || !strings.Contains(row, "entries") {
+		t.Errorf("the Raft page's server row is %q; want its state and how far it is behind the leader", row)
+	}
 	if m := must(t, b, "server metrics", chromedp.Text(chromedp.CSS("#server-metrics"))); !strings.Contains(m, "commit index") || !strings.Contains(m, "leader") || strings.Contains(m, "null") {
 		t.Errorf("the Raft page shows %q; want this server's commit index and its state, leader", m)
 	}

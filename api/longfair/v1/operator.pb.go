@@ -263,8 +263,11 @@ type Peer struct {
 	RaftAddress string                 `protobuf:"bytes,2,opt,name=raft_address,json=raftAddress,proto3" json:"raft_address,omitempty"`
 	GrpcAddress string                 `protobuf:"bytes,3,opt,name=grpc_address,json=grpcAddress,proto3" json:"grpc_address,omitempty"`
 	// suffrage: voter, nonvoter or staging.
-	Suffrage      string `protobuf:"bytes,4,opt,name=suffrage,proto3" json:"suffrage,omitempty"`
-	Leader        bool   `protobuf:"varint,5,opt,name=leader,proto3" json:"leader,omitempty"`
+	Suffrage string `protobuf:"bytes,4,opt,name=suffrage,proto3" json:"suffrage,omitempty"`
+	Leader   bool   `protobuf:"varint,5,opt,name=leader,proto3" json:"leader,omitempty"`
+	// status is the server's own Raft state, when ListPeers was asked
+	// with_status.
+	Status        *RaftStatus `protobuf:"bytes,6,opt,name=status,proto3" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -334,8 +337,18 @@ func (x *Peer) GetLeader() bool {
 	return false
 }
 
+func (x *Peer) GetStatus() *RaftStatus {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
 type ListPeersRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// with_status asks each server for its RaftStatus (at most a second
+	// each, all at once) and returns it with its peer.
+	WithStatus    bool `protobuf:"varint,1,opt,name=with_status,json=withStatus,proto3" json:"with_status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -370,6 +383,154 @@ func (*ListPeersRequest) Descriptor() ([]byte, []int) {
 	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{5}
 }
 
+func (x *ListPeersRequest) GetWithStatus() bool {
+	if x != nil {
+		return x.WithStatus
+	}
+	return false
+}
+
+type GetRaftStatusRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetRaftStatusRequest) Reset() {
+	*x = GetRaftStatusRequest{}
+	mi := &file_longfair_v1_operator_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetRaftStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetRaftStatusRequest) ProtoMessage() {}
+
+func (x *GetRaftStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_operator_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetRaftStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetRaftStatusRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{6}
+}
+
+// RaftStatus is one server's view of the Raft group.
+type RaftStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// state: leader, follower, candidate or shutdown.
+	State        string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	Term         uint64 `protobuf:"varint,3,opt,name=term,proto3" json:"term,omitempty"`
+	CommitIndex  uint64 `protobuf:"varint,4,opt,name=commit_index,json=commitIndex,proto3" json:"commit_index,omitempty"`
+	AppliedIndex uint64 `protobuf:"varint,5,opt,name=applied_index,json=appliedIndex,proto3" json:"applied_index,omitempty"`
+	LastLogIndex uint64 `protobuf:"varint,6,opt,name=last_log_index,json=lastLogIndex,proto3" json:"last_log_index,omitempty"`
+	// since_last_contact: for a follower, how long since it last heard the
+	// leader; unset on the leader.
+	SinceLastContact *durationpb.Duration `protobuf:"bytes,7,opt,name=since_last_contact,json=sinceLastContact,proto3" json:"since_last_contact,omitempty"`
+	// error says why the server's status could not be had.
+	Error         string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RaftStatus) Reset() {
+	*x = RaftStatus{}
+	mi := &file_longfair_v1_operator_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RaftStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RaftStatus) ProtoMessage() {}
+
+func (x *RaftStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_operator_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RaftStatus.ProtoReflect.Descriptor instead.
+func (*RaftStatus) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RaftStatus) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *RaftStatus) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *RaftStatus) GetTerm() uint64 {
+	if x != nil {
+		return x.Term
+	}
+	return 0
+}
+
+func (x *RaftStatus) GetCommitIndex() uint64 {
+	if x != nil {
+		return x.CommitIndex
+	}
+	return 0
+}
+
+func (x *RaftStatus) GetAppliedIndex() uint64 {
+	if x != nil {
+		return x.AppliedIndex
+	}
+	return 0
+}
+
+func (x *RaftStatus) GetLastLogIndex() uint64 {
+	if x != nil {
+		return x.LastLogIndex
+	}
+	return 0
+}
+
+func (x *RaftStatus) GetSinceLastContact() *durationpb.Duration {
+	if x != nil {
+		return x.SinceLastContact
+	}
+	return nil
+}
+
+func (x *RaftStatus) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 type ListPeersResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Peers         []*Peer                `protobuf:"bytes,1,rep,name=peers,proto3" json:"peers,omitempty"`
@@ -379,7 +540,7 @@ type ListPeersResponse struct {
 
 func (x *ListPeersResponse) Reset() {
 	*x = ListPeersResponse{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[6]
+	mi := &file_longfair_v1_operator_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -391,7 +552,7 @@ func (x *ListPeersResponse) String() string {
 func (*ListPeersResponse) ProtoMessage() {}
 
 func (x *ListPeersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[6]
+	mi := &file_longfair_v1_operator_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -404,7 +565,7 @@ func (x *ListPeersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPeersResponse.ProtoReflect.Descriptor instead.
 func (*ListPeersResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{6}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListPeersResponse) GetPeers() []*Peer {
@@ -422,7 +583,7 @@ type GetLeaderRequest struct {
 
 func (x *GetLeaderRequest) Reset() {
 	*x = GetLeaderRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[7]
+	mi := &file_longfair_v1_operator_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -434,7 +595,7 @@ func (x *GetLeaderRequest) String() string {
 func (*GetLeaderRequest) ProtoMessage() {}
 
 func (x *GetLeaderRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[7]
+	mi := &file_longfair_v1_operator_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -447,7 +608,7 @@ func (x *GetLeaderRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLeaderRequest.ProtoReflect.Descriptor instead.
 func (*GetLeaderRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{7}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{9}
 }
 
 type AddPeerRequest struct {
@@ -460,7 +621,7 @@ type AddPeerRequest struct {
 
 func (x *AddPeerRequest) Reset() {
 	*x = AddPeerRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[8]
+	mi := &file_longfair_v1_operator_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -472,7 +633,7 @@ func (x *AddPeerRequest) String() string {
 func (*AddPeerRequest) ProtoMessage() {}
 
 func (x *AddPeerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[8]
+	mi := &file_longfair_v1_operator_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -485,7 +646,7 @@ func (x *AddPeerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddPeerRequest.ProtoReflect.Descriptor instead.
 func (*AddPeerRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{8}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AddPeerRequest) GetId() string {
@@ -511,7 +672,7 @@ type RemovePeerRequest struct {
 
 func (x *RemovePeerRequest) Reset() {
 	*x = RemovePeerRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[9]
+	mi := &file_longfair_v1_operator_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -523,7 +684,7 @@ func (x *RemovePeerRequest) String() string {
 func (*RemovePeerRequest) ProtoMessage() {}
 
 func (x *RemovePeerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[9]
+	mi := &file_longfair_v1_operator_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -536,7 +697,7 @@ func (x *RemovePeerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemovePeerRequest.ProtoReflect.Descriptor instead.
 func (*RemovePeerRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{9}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RemovePeerRequest) GetId() string {
@@ -554,7 +715,7 @@ type SaveSnapshotRequest struct {
 
 func (x *SaveSnapshotRequest) Reset() {
 	*x = SaveSnapshotRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[10]
+	mi := &file_longfair_v1_operator_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -566,7 +727,7 @@ func (x *SaveSnapshotRequest) String() string {
 func (*SaveSnapshotRequest) ProtoMessage() {}
 
 func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[10]
+	mi := &file_longfair_v1_operator_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -579,7 +740,7 @@ func (x *SaveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SaveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SaveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{10}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{12}
 }
 
 type SnapshotChunk struct {
@@ -591,7 +752,7 @@ type SnapshotChunk struct {
 
 func (x *SnapshotChunk) Reset() {
 	*x = SnapshotChunk{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[11]
+	mi := &file_longfair_v1_operator_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -603,7 +764,7 @@ func (x *SnapshotChunk) String() string {
 func (*SnapshotChunk) ProtoMessage() {}
 
 func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[11]
+	mi := &file_longfair_v1_operator_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -616,7 +777,7 @@ func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotChunk.ProtoReflect.Descriptor instead.
 func (*SnapshotChunk) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{11}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SnapshotChunk) GetData() []byte {
@@ -635,7 +796,7 @@ type RestoreSnapshotResponse struct {
 
 func (x *RestoreSnapshotResponse) Reset() {
 	*x = RestoreSnapshotResponse{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[12]
+	mi := &file_longfair_v1_operator_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -647,7 +808,7 @@ func (x *RestoreSnapshotResponse) String() string {
 func (*RestoreSnapshotResponse) ProtoMessage() {}
 
 func (x *RestoreSnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[12]
+	mi := &file_longfair_v1_operator_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -660,7 +821,7 @@ func (x *RestoreSnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreSnapshotResponse.ProtoReflect.Descriptor instead.
 func (*RestoreSnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{12}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RestoreSnapshotResponse) GetIndex() uint64 {
@@ -712,7 +873,7 @@ type Settings struct {
 
 func (x *Settings) Reset() {
 	*x = Settings{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[13]
+	mi := &file_longfair_v1_operator_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -724,7 +885,7 @@ func (x *Settings) String() string {
 func (*Settings) ProtoMessage() {}
 
 func (x *Settings) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[13]
+	mi := &file_longfair_v1_operator_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -737,7 +898,7 @@ func (x *Settings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Settings.ProtoReflect.Descriptor instead.
 func (*Settings) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{13}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Settings) GetPolicy() string {
@@ -850,7 +1011,7 @@ type FawkesSettings struct {
 
 func (x *FawkesSettings) Reset() {
 	*x = FawkesSettings{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[14]
+	mi := &file_longfair_v1_operator_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -862,7 +1023,7 @@ func (x *FawkesSettings) String() string {
 func (*FawkesSettings) ProtoMessage() {}
 
 func (x *FawkesSettings) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[14]
+	mi := &file_longfair_v1_operator_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -875,7 +1036,7 @@ func (x *FawkesSettings) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FawkesSettings.ProtoReflect.Descriptor instead.
 func (*FawkesSettings) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{14}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *FawkesSettings) GetWeighting() string {
@@ -944,7 +1105,7 @@ type FawkesSettingsUpdate struct {
 
 func (x *FawkesSettingsUpdate) Reset() {
 	*x = FawkesSettingsUpdate{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[15]
+	mi := &file_longfair_v1_operator_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -956,7 +1117,7 @@ func (x *FawkesSettingsUpdate) String() string {
 func (*FawkesSettingsUpdate) ProtoMessage() {}
 
 func (x *FawkesSettingsUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[15]
+	mi := &file_longfair_v1_operator_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -969,7 +1130,7 @@ func (x *FawkesSettingsUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FawkesSettingsUpdate.ProtoReflect.Descriptor instead.
 func (*FawkesSettingsUpdate) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{15}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FawkesSettingsUpdate) GetWeighting() string {
@@ -1047,7 +1208,7 @@ type UpdateSettingsRequest struct {
 
 func (x *UpdateSettingsRequest) Reset() {
 	*x = UpdateSettingsRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[16]
+	mi := &file_longfair_v1_operator_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1220,7 @@ func (x *UpdateSettingsRequest) String() string {
 func (*UpdateSettingsRequest) ProtoMessage() {}
 
 func (x *UpdateSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[16]
+	mi := &file_longfair_v1_operator_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1233,7 @@ func (x *UpdateSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSettingsRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{16}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *UpdateSettingsRequest) GetPolicy() string {
@@ -1167,7 +1328,7 @@ type GetSettingsRequest struct {
 
 func (x *GetSettingsRequest) Reset() {
 	*x = GetSettingsRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[17]
+	mi := &file_longfair_v1_operator_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1340,7 @@ func (x *GetSettingsRequest) String() string {
 func (*GetSettingsRequest) ProtoMessage() {}
 
 func (x *GetSettingsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[17]
+	mi := &file_longfair_v1_operator_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1353,7 @@ func (x *GetSettingsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSettingsRequest.ProtoReflect.Descriptor instead.
 func (*GetSettingsRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{17}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{19}
 }
 
 type ListNodesRequest struct {
@@ -1203,7 +1364,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[18]
+	mi := &file_longfair_v1_operator_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1376,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[18]
+	mi := &file_longfair_v1_operator_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1389,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{18}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{20}
 }
 
 type ListNodesResponse struct {
@@ -1240,7 +1401,7 @@ type ListNodesResponse struct {
 
 func (x *ListNodesResponse) Reset() {
 	*x = ListNodesResponse{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[19]
+	mi := &file_longfair_v1_operator_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1252,7 +1413,7 @@ func (x *ListNodesResponse) String() string {
 func (*ListNodesResponse) ProtoMessage() {}
 
 func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[19]
+	mi := &file_longfair_v1_operator_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1265,7 +1426,7 @@ func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodesResponse) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{19}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListNodesResponse) GetNodes() []*Node {
@@ -1298,7 +1459,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[20]
+	mi := &file_longfair_v1_operator_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1310,7 +1471,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[20]
+	mi := &file_longfair_v1_operator_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1323,7 +1484,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{20}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Node) GetId() string {
@@ -1416,7 +1577,7 @@ type NodeTransition struct {
 
 func (x *NodeTransition) Reset() {
 	*x = NodeTransition{}
-	mi := &file_longfair_v1_operator_proto_msgTypes[21]
+	mi := &file_longfair_v1_operator_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1428,7 +1589,7 @@ func (x *NodeTransition) String() string {
 func (*NodeTransition) ProtoMessage() {}
 
 func (x *NodeTransition) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_operator_proto_msgTypes[21]
+	mi := &file_longfair_v1_operator_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1441,7 +1602,7 @@ func (x *NodeTransition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeTransition.ProtoReflect.Descriptor instead.
 func (*NodeTransition) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{21}
+	return file_longfair_v1_operator_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *NodeTransition) GetAt() *timestamppb.Timestamp {
@@ -1483,14 +1644,28 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\x06digest\x18\x03 \x01(\tR\x06digest\x12\x16\n" +
 	"\x06status\x18\x04 \x01(\tR\x06status\x12\x16\n" +
 	"\x06detail\x18\x05 \x01(\tR\x06detail\x12\x1a\n" +
-	"\bdiverged\x18\x06 \x01(\tR\bdiverged\"\x90\x01\n" +
+	"\bdiverged\x18\x06 \x01(\tR\bdiverged\"\xc1\x01\n" +
 	"\x04Peer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fraft_address\x18\x02 \x01(\tR\vraftAddress\x12!\n" +
 	"\fgrpc_address\x18\x03 \x01(\tR\vgrpcAddress\x12\x1a\n" +
 	"\bsuffrage\x18\x04 \x01(\tR\bsuffrage\x12\x16\n" +
-	"\x06leader\x18\x05 \x01(\bR\x06leader\"\x12\n" +
-	"\x10ListPeersRequest\"<\n" +
+	"\x06leader\x18\x05 \x01(\bR\x06leader\x12/\n" +
+	"\x06status\x18\x06 \x01(\v2\x17.longfair.v1.RaftStatusR\x06status\"3\n" +
+	"\x10ListPeersRequest\x12\x1f\n" +
+	"\vwith_status\x18\x01 \x01(\bR\n" +
+	"withStatus\"\x16\n" +
+	"\x14GetRaftStatusRequest\"\x93\x02\n" +
+	"\n" +
+	"RaftStatus\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x12\x12\n" +
+	"\x04term\x18\x03 \x01(\x04R\x04term\x12!\n" +
+	"\fcommit_index\x18\x04 \x01(\x04R\vcommitIndex\x12#\n" +
+	"\rapplied_index\x18\x05 \x01(\x04R\fappliedIndex\x12$\n" +
+	"\x0elast_log_index\x18\x06 \x01(\x04R\flastLogIndex\x12G\n" +
+	"\x12since_last_contact\x18\a \x01(\v2\x19.google.protobuf.DurationR\x10sinceLastContact\x12\x14\n" +
+	"\x05error\x18\b \x01(\tR\x05error\"<\n" +
 	"\x11ListPeersResponse\x12'\n" +
 	"\x05peers\x18\x01 \x03(\v2\x11.longfair.v1.PeerR\x05peers\"\x12\n" +
 	"\x10GetLeaderRequest\"C\n" +
@@ -1598,7 +1773,7 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\x02at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x0e\n" +
 	"\x02up\x18\x02 \x01(\bR\x02up\x12\x1d\n" +
 	"\n" +
-	"lost_tasks\x18\x03 \x01(\x05R\tlostTasks2\xda\x06\n" +
+	"lost_tasks\x18\x03 \x01(\x05R\tlostTasks2\xa7\a\n" +
 	"\bOperator\x12J\n" +
 	"\tListPeers\x12\x1d.longfair.v1.ListPeersRequest\x1a\x1e.longfair.v1.ListPeersResponse\x12=\n" +
 	"\tGetLeader\x12\x1d.longfair.v1.GetLeaderRequest\x1a\x11.longfair.v1.Peer\x12F\n" +
@@ -1611,7 +1786,8 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\x0eUpdateSettings\x12\".longfair.v1.UpdateSettingsRequest\x1a\x15.longfair.v1.Settings\x12J\n" +
 	"\tListNodes\x12\x1d.longfair.v1.ListNodesRequest\x1a\x1e.longfair.v1.ListNodesResponse\x12P\n" +
 	"\vVerifyState\x12\x1f.longfair.v1.VerifyStateRequest\x1a .longfair.v1.VerifyStateResponse\x12T\n" +
-	"\x0eGetStateDigest\x12\".longfair.v1.GetStateDigestRequest\x1a\x1e.longfair.v1.ServerStateDigestB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
+	"\x0eGetStateDigest\x12\".longfair.v1.GetStateDigestRequest\x1a\x1e.longfair.v1.ServerStateDigest\x12K\n" +
+	"\rGetRaftStatus\x12!.longfair.v1.GetRaftStatusRequest\x1a\x17.longfair.v1.RaftStatusB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
 
 var (
 	file_longfair_v1_operator_proto_rawDescOnce sync.Once
@@ -1625,7 +1801,7 @@ func file_longfair_v1_operator_proto_rawDescGZIP() []byte {
 	return file_longfair_v1_operator_proto_rawDescData
 }
 
-var file_longfair_v1_operator_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_longfair_v1_operator_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_longfair_v1_operator_proto_goTypes = []any{
 	(*VerifyStateRequest)(nil),      // 0: longfair.v1.VerifyStateRequest
 	(*VerifyStateResponse)(nil),     // 1: longfair.v1.VerifyStateResponse
@@ -1633,75 +1809,81 @@ var file_longfair_v1_operator_proto_goTypes = []any{
 	(*ServerStateDigest)(nil),       // 3: longfair.v1.ServerStateDigest
 	(*Peer)(nil),                    // 4: longfair.v1.Peer
 	(*ListPeersRequest)(nil),        // 5: longfair.v1.ListPeersRequest
-	(*ListPeersResponse)(nil),       // 6: longfair.v1.ListPeersResponse
-	(*GetLeaderRequest)(nil),        // 7: longfair.v1.GetLeaderRequest
-	(*AddPeerRequest)(nil),          // 8: longfair.v1.AddPeerRequest
-	(*RemovePeerRequest)(nil),       // 9: longfair.v1.RemovePeerRequest
-	(*SaveSnapshotRequest)(nil),     // 10: longfair.v1.SaveSnapshotRequest
-	(*SnapshotChunk)(nil),           // 11: longfair.v1.SnapshotChunk
-	(*RestoreSnapshotResponse)(nil), // 12: longfair.v1.RestoreSnapshotResponse
-	(*Settings)(nil),                // 13: longfair.v1.Settings
-	(*FawkesSettings)(nil),          // 14: longfair.v1.FawkesSettings
-	(*FawkesSettingsUpdate)(nil),    // 15: longfair.v1.FawkesSettingsUpdate
-	(*UpdateSettingsRequest)(nil),   // 16: longfair.v1.UpdateSettingsRequest
-	(*GetSettingsRequest)(nil),      // 17: longfair.v1.GetSettingsRequest
-	(*ListNodesRequest)(nil),        // 18: longfair.v1.ListNodesRequest
-	(*ListNodesResponse)(nil),       // 19: longfair.v1.ListNodesResponse
-	(*Node)(nil),                    // 20: longfair.v1.Node
-	(*NodeTransition)(nil),          // 21: longfair.v1.NodeTransition
-	nil,                             // 22: longfair.v1.Settings.BillingWeightsEntry
-	nil,                             // 23: longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
-	nil,                             // 24: longfair.v1.Node.CapacityEntry
-	nil,                             // 25: longfair.v1.Node.FreeEntry
-	(*durationpb.Duration)(nil),     // 26: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),   // 27: google.protobuf.Timestamp
+	(*GetRaftStatusRequest)(nil),    // 6: longfair.v1.GetRaftStatusRequest
+	(*RaftStatus)(nil),              // 7: longfair.v1.RaftStatus
+	(*ListPeersResponse)(nil),       // 8: longfair.v1.ListPeersResponse
+	(*GetLeaderRequest)(nil),        // 9: longfair.v1.GetLeaderRequest
+	(*AddPeerRequest)(nil),          // 10: longfair.v1.AddPeerRequest
+	(*RemovePeerRequest)(nil),       // 11: longfair.v1.RemovePeerRequest
+	(*SaveSnapshotRequest)(nil),     // 12: longfair.v1.SaveSnapshotRequest
+	(*SnapshotChunk)(nil),           // 13: longfair.v1.SnapshotChunk
+	(*RestoreSnapshotResponse)(nil), // 14: longfair.v1.RestoreSnapshotResponse
+	(*Settings)(nil),                // 15: longfair.v1.Settings
+	(*FawkesSettings)(nil),          // 16: longfair.v1.FawkesSettings
+	(*FawkesSettingsUpdate)(nil),    // 17: longfair.v1.FawkesSettingsUpdate
+	(*UpdateSettingsRequest)(nil),   // 18: longfair.v1.UpdateSettingsRequest
+	(*GetSettingsRequest)(nil),      // 19: longfair.v1.GetSettingsRequest
+	(*ListNodesRequest)(nil),        // 20: longfair.v1.ListNodesRequest
+	(*ListNodesResponse)(nil),       // 21: longfair.v1.ListNodesResponse
+	(*Node)(nil),                    // 22: longfair.v1.Node
+	(*NodeTransition)(nil),          // 23: longfair.v1.NodeTransition
+	nil,                             // 24: longfair.v1.Settings.BillingWeightsEntry
+	nil,                             // 25: longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
+	nil,                             // 26: longfair.v1.Node.CapacityEntry
+	nil,                             // 27: longfair.v1.Node.FreeEntry
+	(*durationpb.Duration)(nil),     // 28: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),   // 29: google.protobuf.Timestamp
 }
 var file_longfair_v1_operator_proto_depIdxs = []int32{
 	3,  // 0: longfair.v1.VerifyStateResponse.servers:type_name -> longfair.v1.ServerStateDigest
-	4,  // 1: longfair.v1.ListPeersResponse.peers:type_name -> longfair.v1.Peer
-	26, // 2: longfair.v1.Settings.timeout:type_name -> google.protobuf.Duration
-	26, // 3: longfair.v1.Settings.quantum:type_name -> google.protobuf.Duration
-	22, // 4: longfair.v1.Settings.billing_weights:type_name -> longfair.v1.Settings.BillingWeightsEntry
-	14, // 5: longfair.v1.Settings.fawkes:type_name -> longfair.v1.FawkesSettings
-	26, // 6: longfair.v1.FawkesSettings.interval:type_name -> google.protobuf.Duration
-	26, // 7: longfair.v1.FawkesSettingsUpdate.interval:type_name -> google.protobuf.Duration
-	26, // 8: longfair.v1.UpdateSettingsRequest.timeout:type_name -> google.protobuf.Duration
-	26, // 9: longfair.v1.UpdateSettingsRequest.quantum:type_name -> google.protobuf.Duration
-	23, // 10: longfair.v1.UpdateSettingsRequest.billing_weights:type_name -> longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
-	15, // 11: longfair.v1.UpdateSettingsRequest.fawkes:type_name -> longfair.v1.FawkesSettingsUpdate
-	20, // 12: longfair.v1.ListNodesResponse.nodes:type_name -> longfair.v1.Node
-	24, // 13: longfair.v1.Node.capacity:type_name -> longfair.v1.Node.CapacityEntry
-	25, // 14: longfair.v1.Node.free:type_name -> longfair.v1.Node.FreeEntry
-	27, // 15: longfair.v1.Node.since:type_name -> google.protobuf.Timestamp
-	21, // 16: longfair.v1.Node.history:type_name -> longfair.v1.NodeTransition
-	27, // 17: longfair.v1.NodeTransition.at:type_name -> google.protobuf.Timestamp
-	5,  // 18: longfair.v1.Operator.ListPeers:input_type -> longfair.v1.ListPeersRequest
-	7,  // 19: longfair.v1.Operator.GetLeader:input_type -> longfair.v1.GetLeaderRequest
-	8,  // 20: longfair.v1.Operator.AddPeer:input_type -> longfair.v1.AddPeerRequest
-	9,  // 21: longfair.v1.Operator.RemovePeer:input_type -> longfair.v1.RemovePeerRequest
-	10, // 22: longfair.v1.Operator.SaveSnapshot:input_type -> longfair.v1.SaveSnapshotRequest
-	11, // 23: longfair.v1.Operator.RestoreSnapshot:input_type -> longfair.v1.SnapshotChunk
-	17, // 24: longfair.v1.Operator.GetSettings:input_type -> longfair.v1.GetSettingsRequest
-	16, // 25: longfair.v1.Operator.UpdateSettings:input_type -> longfair.v1.UpdateSettingsRequest
-	18, // 26: longfair.v1.Operator.ListNodes:input_type -> longfair.v1.ListNodesRequest
-	0,  // 27: longfair.v1.Operator.VerifyState:input_type -> longfair.v1.VerifyStateRequest
-	2,  // 28: longfair.v1.Operator.GetStateDigest:input_type -> longfair.v1.GetStateDigestRequest
-	6,  // 29: longfair.v1.Operator.ListPeers:output_type -> longfair.v1.ListPeersResponse
-	4,  // 30: longfair.v1.Operator.GetLeader:output_type -> longfair.v1.Peer
-	6,  // 31: longfair.v1.Operator.AddPeer:output_type -> longfair.v1.ListPeersResponse
-	6,  // 32: longfair.v1.Operator.RemovePeer:output_type -> longfair.v1.ListPeersResponse
-	11, // 33: longfair.v1.Operator.SaveSnapshot:output_type -> longfair.v1.SnapshotChunk
-	12, // 34: longfair.v1.Operator.RestoreSnapshot:output_type -> longfair.v1.RestoreSnapshotResponse
-	13, // 35: longfair.v1.Operator.GetSettings:output_type -> longfair.v1.Settings
-	13, // 36: longfair.v1.Operator.UpdateSettings:output_type -> longfair.v1.Settings
-	19, // 37: longfair.v1.Operator.ListNodes:output_type -> longfair.v1.ListNodesResponse
-	1,  // 38: longfair.v1.Operator.VerifyState:output_type -> longfair.v1.VerifyStateResponse
-	3,  // 39: longfair.v1.Operator.GetStateDigest:output_type -> longfair.v1.ServerStateDigest
-	29, // [29:40] is the sub-list for method output_type
-	18, // [18:29] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	7,  // 1: longfair.v1.Peer.status:type_name -> longfair.v1.RaftStatus
+	28, // 2: longfair.v1.RaftStatus.since_last_contact:type_name -> google.protobuf.Duration
+	4,  // 3: longfair.v1.ListPeersResponse.peers:type_name -> longfair.v1.Peer
+	28, // 4: longfair.v1.Settings.timeout:type_name -> google.protobuf.Duration
+	28, // 5: longfair.v1.Settings.quantum:type_name -> google.protobuf.Duration
+	24, // 6: longfair.v1.Settings.billing_weights:type_name -> longfair.v1.Settings.BillingWeightsEntry
+	16, // 7: longfair.v1.Settings.fawkes:type_name -> longfair.v1.FawkesSettings
+	28, // 8: longfair.v1.FawkesSettings.interval:type_name -> google.protobuf.Duration
+	28, // 9: longfair.v1.FawkesSettingsUpdate.interval:type_name -> google.protobuf.Duration
+	28, // 10: longfair.v1.UpdateSettingsRequest.timeout:type_name -> google.protobuf.Duration
+	28, // 11: longfair.v1.UpdateSettingsRequest.quantum:type_name -> google.protobuf.Duration
+	25, // 12: longfair.v1.UpdateSettingsRequest.billing_weights:type_name -> longfair.v1.UpdateSettingsRequest.BillingWeightsEntry
+	17, // 13: longfair.v1.UpdateSettingsRequest.fawkes:type_name -> longfair.v1.FawkesSettingsUpdate
+	22, // 14: longfair.v1.ListNodesResponse.nodes:type_name -> longfair.v1.Node
+	26, // 15: longfair.v1.Node.capacity:type_name -> longfair.v1.Node.CapacityEntry
+	27, // 16: longfair.v1.Node.free:type_name -> longfair.v1.Node.FreeEntry
+	29, // 17: longfair.v1.Node.since:type_name -> google.protobuf.Timestamp
+	23, // 18: longfair.v1.Node.history:type_name -> longfair.v1.NodeTransition
+	29, // 19: longfair.v1.NodeTransition.at:type_name -> google.protobuf.Timestamp
+	5,  // 20: longfair.v1.Operator.ListPeers:input_type -> longfair.v1.ListPeersRequest
+	9,  // 21: longfair.v1.Operator.GetLeader:input_type -> longfair.v1.GetLeaderRequest
+	10, // 22: longfair.v1.Operator.AddPeer:input_type -> longfair.v1.AddPeerRequest
+	11, // 23: longfair.v1.Operator.RemovePeer:input_type -> longfair.v1.RemovePeerRequest
+	12, // 24: longfair.v1.Operator.SaveSnapshot:input_type -> longfair.v1.SaveSnapshotRequest
+	13, // 25: longfair.v1.Operator.RestoreSnapshot:input_type -> longfair.v1.SnapshotChunk
+	19, // 26: longfair.v1.Operator.GetSettings:input_type -> longfair.v1.GetSettingsRequest
+	18, // 27: longfair.v1.Operator.UpdateSettings:input_type -> longfair.v1.UpdateSettingsRequest
+	20, // 28: longfair.v1.Operator.ListNodes:input_type -> longfair.v1.ListNodesRequest
+	0,  // 29: longfair.v1.Operator.VerifyState:input_type -> longfair.v1.VerifyStateRequest
+	2,  // 30: longfair.v1.Operator.GetStateDigest:input_type -> longfair.v1.GetStateDigestRequest
+	6,  // 31: longfair.v1.Operator.GetRaftStatus:input_type -> longfair.v1.GetRaftStatusRequest
+	8,  // 32: longfair.v1.Operator.ListPeers:output_type -> longfair.v1.ListPeersResponse
+	4,  // 33: longfair.v1.Operator.GetLeader:output_type -> longfair.v1.Peer
+	8,  // 34: longfair.v1.Operator.AddPeer:output_type -> longfair.v1.ListPeersResponse
+	8,  // 35: longfair.v1.Operator.RemovePeer:output_type -> longfair.v1.ListPeersResponse
+	13, // 36: longfair.v1.Operator.SaveSnapshot:output_type -> longfair.v1.SnapshotChunk
+	14, // 37: longfair.v1.Operator.RestoreSnapshot:output_type -> longfair.v1.RestoreSnapshotResponse
+	15, // 38: longfair.v1.Operator.GetSettings:output_type -> longfair.v1.Settings
+	15, // 39: longfair.v1.Operator.UpdateSettings:output_type -> longfair.v1.Settings
+	21, // 40: longfair.v1.Operator.ListNodes:output_type -> longfair.v1.ListNodesResponse
+	1,  // 41: longfair.v1.Operator.VerifyState:output_type -> longfair.v1.VerifyStateResponse
+	3,  // 42: longfair.v1.Operator.GetStateDigest:output_type -> longfair.v1.ServerStateDigest
+	7,  // 43: longfair.v1.Operator.GetRaftStatus:output_type -> longfair.v1.RaftStatus
+	32, // [32:44] is the sub-list for method output_type
+	20, // [20:32] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_operator_proto_init() }
@@ -1709,15 +1891,15 @@ func file_longfair_v1_operator_proto_init() {
 	if File_longfair_v1_operator_proto != nil {
 		return
 	}
-	file_longfair_v1_operator_proto_msgTypes[15].OneofWrappers = []any{}
-	file_longfair_v1_operator_proto_msgTypes[16].OneofWrappers = []any{}
+	file_longfair_v1_operator_proto_msgTypes[17].OneofWrappers = []any{}
+	file_longfair_v1_operator_proto_msgTypes[18].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_operator_proto_rawDesc), len(file_longfair_v1_operator_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

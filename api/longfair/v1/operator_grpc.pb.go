@@ -30,6 +30,7 @@ const (
 	Operator_ListNodes_FullMethodName       = "/longfair.v1.Operator/ListNodes"
 	Operator_VerifyState_FullMethodName     = "/longfair.v1.Operator/VerifyState"
 	Operator_GetStateDigest_FullMethodName  = "/longfair.v1.Operator/GetStateDigest"
+	Operator_GetRaftStatus_FullMethodName   = "/longfair.v1.Operator/GetRaftStatus"
 )
 
 // OperatorClient is the client API for Operator service.
@@ -64,6 +65,10 @@ type OperatorClient interface {
 	// at a checkpoint (waiting until it has applied it); VerifyState asks
 	// every server with it.
 	GetStateDigest(ctx context.Context, in *GetStateDigestRequest, opts ...grpc.CallOption) (*ServerStateDigest, error)
+	// GetRaftStatus returns the answering server's own Raft state: its
+	// role, term, commit and applied indexes, and how long since it heard
+	// from the leader. ListPeers with with_status asks every server.
+	GetRaftStatus(ctx context.Context, in *GetRaftStatusRequest, opts ...grpc.CallOption) (*RaftStatus, error)
 }
 
 type operatorClient struct {
@@ -196,6 +201,16 @@ func (c *operatorClient) GetStateDigest(ctx context.Context, in *GetStateDigestR
 	return out, nil
 }
 
+func (c *operatorClient) GetRaftStatus(ctx context.Context, in *GetRaftStatusRequest, opts ...grpc.CallOption) (*RaftStatus, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RaftStatus)
+	err := c.cc.Invoke(ctx, Operator_GetRaftStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // OperatorServer is the server API for Operator service.
 // All implementations must embed UnimplementedOperatorServer
 // for forward compatibility.
@@ -228,6 +243,10 @@ type OperatorServer interface {
 	// at a checkpoint (waiting until it has applied it); VerifyState asks
 	// every server with it.
 	GetStateDigest(context.Context, *GetStateDigestRequest) (*ServerStateDigest, error)
+	// GetRaftStatus returns the answering server's own Raft state: its
+	// role, term, commit and applied indexes, and how long since it heard
+	// from the leader. ListPeers with with_status asks every server.
+	GetRaftStatus(context.Context, *GetRaftStatusRequest) (*RaftStatus, error)
 	mustEmbedUnimplementedOperatorServer()
 }
 
@@ -270,6 +289,9 @@ func (UnimplementedOperatorServer) VerifyState(context.Context, *VerifyStateRequ
 }
 func (UnimplementedOperatorServer) GetStateDigest(context.Context, *GetStateDigestRequest) (*ServerStateDigest, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetStateDigest not implemented")
+}
+func (UnimplementedOperatorServer) GetRaftStatus(context.Context, *GetRaftStatusRequest) (*RaftStatus, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetRaftStatus not implemented")
 }
 func (UnimplementedOperatorServer) mustEmbedUnimplementedOperatorServer() {}
 func (UnimplementedOperatorServer) testEmbeddedByValue()                  {}
@@ -472,6 +494,24 @@ func _Operator_GetStateDigest_Handler(srv interface{}, ctx context.Context, dec 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Operator_GetRaftStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetRaftStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(OperatorServer).GetRaftStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Operator_GetRaftStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(OperatorServer).GetRaftStatus(ctx, req.(*GetRaftStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Operator_ServiceDesc is the grpc.ServiceDesc for Operator service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -514,6 +554,10 @@ var Operator_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetStateDigest",
 			Handler:    _Operator_GetStateDigest_Handler,
+		},
+		{
+			MethodName: "GetRaftStatus",
+			Handler:    _Operator_GetRaftStatus_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -258,16 +258,25 @@
   }
 
   async function adminPage() {
-    const peers = await api("/v1/peers");
+    // Every server's own Raft state, asked of it by the server this page
+    // reached (a second at most each).
+    const peers = await api("/v1/peers?with_status=true");
     let leader = {};
     try { leader = await api("/v1/leader"); } catch (e) { leader = { error: e.message }; }
     readNote = "";
+    const list = peers.peers || [];
+    const leaderCommit = Math.max(0, ...list.filter(p => p.status && p.status.state === "leader").map(p => Number(p.status.commit_index || 0)));
     main.innerHTML = "<h1>Raft group</h1><dl class=\"kv\" id=\"leader\">" +
       Object.entries(leader).map(([k, v]) => "<dt>" + esc(k) + "</dt><dd>" + esc(typeof v === "object" ? JSON.stringify(v) : v) + "</dd>").join("") + "</dl>" +
-      table(["server", "raft address", "gRPC address", "suffrage", "leader"], (peers.peers || []).map(p =>
-        [esc(p.id), esc(p.raft_address), esc(p.grpc_address), esc(p.suffrage), p.leader ? "leader" : ""]), "peers") +
+      table(["server", "raft address", "gRPC address", "suffrage", "state", "term", "commit index", "applied index", "behind the leader", "last heard the leader"], list.map(p => {
+        const s = p.status || {};
+        if (s.error) return [esc(p.id), esc(p.raft_address), esc(p.grpc_address), esc(p.suffrage), '<span class="bad">' + esc(s.error) + "</span>", "", "", "", "", ""];
+        return [esc(p.id), esc(p.raft_address), esc(p.grpc_address), esc(p.suffrage), esc(s.state), esc(s.term || 0),
+          esc(s.commit_index || 0), esc(s.applied_index || 0), esc(leaderCommit ? Math.max(0, leaderCommit - Number(s.applied_index || 0)) + " entries" : "no leader"),
+          esc(s.since_last_contact || (s.state === "leader" ? "(leads)" : ""))];
+      }), "peers") +
       "<h2>This server (" + esc(location.host) + ")</h2>" + await serverMetrics() +
-      '<p>Each server reports its own on its HTTP listener (<a href="/metrics">/metrics</a>); open the dashboard on another server to see its numbers.</p>';
+      '<p>Scheduling pass times are each server\'s own, on its HTTP listener (<a href="/metrics">/metrics</a>).</p>';
   }
 
   // serverMetrics reads this server's Prometheus metrics: its Raft
