@@ -55,6 +55,10 @@ func ParseFlags(fs *flag.FlagSet, args []string, help string, w io.Writer) (posi
 		PrintHelp(fs, help, w)
 		return nil, nil, ErrHelpShown
 	}
+	// The table completion asked for goes up as it is, not as a usage error.
+	if _, asked := err.(optionTable); asked {
+		return nil, nil, err
+	}
 	if err != nil {
 		return nil, nil, Usagef("%v (run 'longfair %s --help' for the flags)", err, fs.Name())
 	}

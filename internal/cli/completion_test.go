@@ -1,7 +1,8 @@
 package cli
 
 import (
-	"flag"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -35,9 +37,9 @@ func completions(t *testing.T, words ...string) []string {
 
 // optionNames are the options of a flag table, long and short, that
 // start with prefix: what completion must offer.
-func optionNames(fs *flag.FlagSet, prefix string) []string {
+func optionNames(pfs *pflag.FlagSet, prefix string) []string {
 	var want []string
-	GNUFlags(fs).VisitAll(func(f *pflag.Flag) {
+	pfs.VisitAll(func(f *pflag.Flag) {
 		for _, n := range []string{"--" + f.Name, "-" + f.Shorthand} {
 			if n != "-" && strings.HasPrefix(n, prefix) {
 				want = append(want, n)
@@ -48,25 +50,61 @@ func optionNames(fs *flag.FlagSet, prefix string) []string {
 	return want
 }
 
+// tableOf asks the command at path for the option table it parses its
+// arguments with (optionsRequest), as completion does.
+func tableOf(t *testing.T, path ...string) *pflag.FlagSet {
+	t.Helper()
+	root := rootCommand(Commands(), io.Discard, io.Discard).root
+	c, rest, err := root.Find(path)
+	if err != nil || len(rest) != 0 || c.RunE == nil || c.HasSubCommands() {
+		t.Fatalf("%v is no command of the tree (found %q, rest %v, %v)", path, c.CommandPath(), rest, err)
+	}
+	var table optionTable
+	if err := c.RunE(c, []string{optionsRequest}); !errors.As(err, &table) {
+		t.Fatalf("%v answered the options request with %v, not its table", path, err)
+	}
+	return table.flags
+}
+
 // Completion offers a command's options from the table it parses, for a
 // top-level command and for a verb of a group, and the verbs of groups,
 // nested ones too.
 func TestCompletionOffersEachCommandsOwnOptions(t *testing.T) {
-	// hold's table: the client flags of a listing command.
+	// hold's table, built again here: the client flags of a listing
+	// command, so the request's answer is checked against the source too.
 	fs := NewFlags("hold")
 	(&clientFlags{}).register(fs, true)
-	if got, want := completions(t, "hold", "--"), optionNames(fs, "--"); !slices.Equal(got, want) || len(want) == 0 {
+	if got, want := completions(t, "hold", "--"), optionNames(GNUFlags(fs), "--"); !slices.Equal(got, want) || len(want) == 0 {
 		t.Errorf("hold --<TAB>: %v, want %v", got, want)
 	}
-	if got, want := completions(t, "hold", "--t"), optionNames(fs, "--t"); !slices.Equal(got, want) || len(want) < 2 {
+	if got, want := completions(t, "hold", "--t"), optionNames(GNUFlags(fs), "--t"); !slices.Equal(got, want) || len(want) < 2 {
 		t.Errorf("hold --t<TAB>: %v, want %v", got, want)
 	}
-	// A verb's options: account list's table is a listing command's too.
-	if got, want := completions(t, "account", "list", "--o"), optionNames(fs, "--o"); !slices.Equal(got, want) {
-		t.Errorf("account list --o<TAB>: %v, want %v", got, want)
+	for _, c := range []struct {
+		path    []string
+		prefix  string
+		atLeast int
+	}{
+		{[]string{"submit"}, "--no", 1}, // --nodes
+		{[]string{"submit"}, "--n", 3},  // --nodes, --ntasks, --ntasks-per-node, --name, ...
+		{[]string{"submit"}, "-", 20},   // long and short forms: -N, -t, ...
+		{[]string{"account", "create"}, "--", 5},
+		{[]string{"account", "list"}, "--o", 1},
+		{[]string{"operator", "raft", "list-peers"}, "--", 5},
+		{[]string{"sbatch"}, "--ex", 2}, // sbatch's own pflag table: --export, --exclusive
+		{[]string{"run"}, "-", 2},
+	} {
+		want := optionNames(tableOf(t, c.path...), c.prefix)
+		if got := completions(t, append(slices.Clone(c.path), c.prefix)...); !slices.Equal(got, want) || len(want) < c.atLeast {
+			t.Errorf("%s %s<TAB>: %v, want %v (at least %d)", strings.Join(c.path, " "), c.prefix, got, want, c.atLeast)
+		}
 	}
-	if got := completions(t, "submit", "--no"); !slices.Contains(got, "--nodes") {
-		t.Errorf("submit --no<TAB>: %v, want --nodes among them", got)
+	if got := optionNames(tableOf(t, "submit"), "-"); !slices.Contains(got, "-N") || !slices.Contains(got, "--ntasks-per-node") {
+		t.Errorf("submit's table lacks -N or --ntasks-per-node: %v", got)
+	}
+	// Not an option: a command's arguments are left to the shell.
+	if got := completions(t, "submit", "no"); len(got) != 0 {
+		t.Errorf("submit no<TAB>: %v, want nothing", got)
 	}
 	if got := completions(t, "account", ""); !slices.Equal(got, []string{"create", "list", "set-group", "set-weight", "show"}) {
 		t.Errorf("account <TAB>: %v", got)
@@ -74,6 +112,37 @@ func TestCompletionOffersEachCommandsOwnOptions(t *testing.T) {
 	if got := completions(t, "operator", "raft", ""); !slices.Equal(got, []string{"add-peer", "list-peers", "remove-peer"}) {
 		t.Errorf("operator raft <TAB>: %v", got)
 	}
+}
+
+// Every command of the tree hands over its option table when completion
+// asks, so none is left without option completion by a Run that drops
+// the parser's answer; the one that reads its arguments by hand (exec,
+// rsh-style) refuses the request as a usage error without running.
+func TestEveryCommandAnswersTheOptionsRequest(t *testing.T) {
+	handParsed := map[string]bool{"exec": true}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			name := strings.TrimPrefix(sub.CommandPath(), "longfair ")
+			switch {
+			case sub.HasSubCommands():
+				walk(sub)
+			case isCobraBuiltin(sub.Name()) || sub.Name() == "help":
+			case handParsed[name]:
+				var ue UsageError
+				if err := sub.RunE(sub, []string{optionsRequest}); !errors.As(err, &ue) {
+					t.Errorf("%s: options request answered with %v, want a usage error", name, err)
+				}
+			default:
+				var table optionTable
+				err := sub.RunE(sub, []string{optionsRequest})
+				if !errors.As(err, &table) || !table.flags.HasAvailableFlags() {
+					t.Errorf("%s: options request answered with %v, want its option table", name, err)
+				}
+			}
+		}
+	}
+	walk(rootCommand(Commands(), io.Discard, io.Discard).root)
 }
 
 // The bash script cobra writes is valid bash.

@@ -80,12 +80,42 @@ func GNUFlags(fs *flag.FlagSet) *pflag.FlagSet {
 	return pfs
 }
 
+// optionsRequest is the one argument completion (root.go) runs a command
+// with to get the option table it parses with, instead of running it: the
+// commands build their tables inside their Run, so asking the parser is
+// the one way to read the very table that parses, with no second list of
+// flags. No argument a shell passes can hold a NUL byte, so no user can
+// send it by mistake.
+const optionsRequest = "\x00options"
+
+// optionTable is the error a command's option parsing returns on
+// optionsRequest: the table it would have parsed args with. Commands pass
+// their parse error up, so it reaches completion as any error would.
+type optionTable struct{ flags *pflag.FlagSet }
+
+func (optionTable) Error() string {
+	return "the option table was asked for (shell completion), so nothing ran"
+}
+
+// answerOptionsRequest returns the optionTable of pfs when args is
+// optionsRequest, and nil for a command line to parse.
+func answerOptionsRequest(args []string, pfs *pflag.FlagSet) error {
+	if len(args) == 1 && args[0] == optionsRequest {
+		return optionTable{flags: pfs}
+	}
+	return nil
+}
+
 // ParseGNU parses args with fs's options in GNU style, allowing options
 // before and after the positional arguments. Everything after a "--" is
 // returned as rest, unparsed (a command line to run; nil without "--").
-// It returns flag.ErrHelp on -h or --help.
+// It returns flag.ErrHelp on -h or --help, and an optionTable on
+// optionsRequest.
 func ParseGNU(fs *flag.FlagSet, args []string) (positional, rest []string, err error) {
 	pfs := GNUFlags(fs)
+	if err := answerOptionsRequest(args, pfs); err != nil {
+		return nil, nil, err
+	}
 	for _, a := range args {
 		if a == "--" {
 			break

@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"bytes"
+	"errors"
 	"io"
-	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // cobraRoot is the command tree Dispatch runs.
@@ -27,8 +27,8 @@ func isCobraBuiltin(name string) bool {
 // parses its own options (ParseFlags, with GNU syntax), so cobra passes
 // its arguments through untouched: that keeps one option table per
 // command and the command line after "--" of submit and run as it was
-// typed. Completion offers a command's options from that same table, as
-// its --help prints them (optionCompletions).
+// typed. Completion offers a command's options from that same table,
+// which the command hands over on optionsRequest (optionCompletions).
 func rootCommand(cmds map[string]Command, stdout, stderr io.Writer) cobraRoot {
 	root := &cobra.Command{
 		Use:           "longfair",
@@ -122,26 +122,28 @@ func groupCommand(name, summary string, g *cmdGroup, stdout, stderr io.Writer) *
 }
 
 // optionCompletions are the options of the command run that start with
-// prefix, with their help, read from the GNU-style option list its
-// --help prints (the same table it parses with: PrintFlags).
+// prefix, long and short, each with the first line of its help: run is
+// asked for the table it parses with (optionsRequest), so completion and
+// parsing cannot disagree. A command that reads its arguments by hand
+// (exec, rsh-style) has no table, and gets no option completion.
 func optionCompletions(run func([]string, io.Writer, io.Writer) error, prefix string) []cobra.Completion {
-	var help bytes.Buffer
-	_ = run([]string{"--help"}, &help, io.Discard)
-	_, flags, _ := strings.Cut(help.String(), "\nFlags:\n")
-	option := regexp.MustCompile(`^\s+(?:-(\w), )?--([\w-]+)(?: \S+)?\s+(.*)$`)
+	var table optionTable
+	if !errors.As(run([]string{optionsRequest}, io.Discard, io.Discard), &table) {
+		return nil
+	}
 	var out []cobra.Completion
-	for _, line := range strings.Split(flags, "\n") {
-		m := option.FindStringSubmatch(line)
-		if m == nil {
-			continue
+	table.flags.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden || f.Deprecated != "" {
+			return
 		}
-		desc := strings.TrimSpace(m[3])
-		for _, name := range []string{"--" + m[2], "-" + m[1]} {
+		_, help := pflag.UnquoteUsage(f)
+		desc, _, _ := strings.Cut(help, "\n")
+		for _, name := range []string{"--" + f.Name, "-" + f.Shorthand} {
 			if name != "-" && strings.HasPrefix(name, prefix) {
 				out = append(out, cobra.CompletionWithDesc(name, desc))
 			}
 		}
-	}
+	})
 	return out
 }
 

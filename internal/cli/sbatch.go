@@ -51,6 +51,9 @@ func sbatchCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.SetOutput(io.Discard)
 		// The options end at the script: what follows is its arguments.
 		fs.SetInterspersed(false)
+		if err := answerOptionsRequest(args, fs); err != nil {
+			return err
+		}
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, pflag.ErrHelp) {
 				fmt.Fprint(stdout, strings.Replace(sbatchHelp, "OPTIONS\n", fs.FlagUsages(), 1))
