@@ -184,3 +184,80 @@ func TestGroupVerbsAreChildren(t *testing.T) {
 		t.Errorf("acl token nope: exit %d, %q", code, errOut.String())
 	}
 }
+
+// asLongfair, set in its environment, makes the test binary the longfair
+// command (TestCompletionHelperProcess), for the shell that completes.
+const asLongfair = "LONGFAIR_TEST_AS_CLI"
+
+// TestCompletionHelperProcess is not a test: run with asLongfair set, it
+// runs the command line after "--" as the binary does and exits.
+func TestCompletionHelperProcess(t *testing.T) {
+	if os.Getenv(asLongfair) != "1" {
+		t.Skip("the longfair command of TestBashCompletesOptionsAndVerbs")
+	}
+	args := os.Args
+	if i := slices.Index(args, "--"); i >= 0 {
+		args = args[i+1:]
+	}
+	os.Exit(Main(Commands(), append([]string{"longfair"}, args...), os.Stdout, os.Stderr))
+}
+
+// Real bash completes with the script 'longfair completion bash' writes:
+// the function 'complete -p longfair' names, called as bash calls it
+// after a TAB, fills COMPREPLY with the command's options from its table
+// and with a group's verbs. Cobra's script needs bash-completion's word
+// splitting (_get_comp_words_by_ref), as a user's shell has it.
+func TestBashCompletesOptionsAndVerbs(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash on this machine")
+	}
+	const bashCompletion = "/usr/share/bash-completion/bash_completion"
+	if _, err := os.Stat(bashCompletion); err != nil {
+		t.Skip("no bash-completion on this machine (Debian: apt-get install bash-completion)")
+	}
+	var script, errOut strings.Builder
+	if code := dispatch([]string{"completion", "bash"}, &script, &errOut); code != 0 {
+		t.Fatalf("completion bash: exit %d: %s", code, errOut.String())
+	}
+	path := filepath.Join(t.TempDir(), "longfair.bash")
+	if err := os.WriteFile(path, []byte(script.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The script runs the command named by the line's first word: a
+	// function that runs this test binary as longfair.
+	const driver = `source "$3"
+source "$1"
+self=$2
+longfair() { ` + asLongfair + `=1 "$self" -test.run='^TestCompletionHelperProcess$' -- "$@"; }
+spec=$(complete -p longfair) || exit 3
+fn=$(sed -n 's/.* -F \([^ ]*\) .*/\1/p' <<<"$spec")
+shift 3
+COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}; COMP_TYPE=37
+"$fn" longfair "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+printf '%s\n' "${COMPREPLY[@]}"`
+	complete := func(words ...string) []string {
+		cmd := exec.Command(bash, append([]string{"--norc", "--noprofile", "-c", driver, "driver", path, self, bashCompletion}, words...)...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("bash completing %v: %v", words, err)
+		}
+		got := strings.Fields(string(out))
+		slices.Sort(got)
+		return got
+	}
+	if got, want := complete("longfair", "submit", "--n"), optionNames(tableOf(t, "submit"), "--n"); !slices.Equal(got, want) || len(want) < 3 {
+		t.Errorf("bash: longfair submit --n<TAB>: %v, want %v", got, want)
+	}
+	if got, want := complete("longfair", "account", "create", "--c"), optionNames(tableOf(t, "account", "create"), "--c"); !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("bash: longfair account create --c<TAB>: %v, want %v", got, want)
+	}
+	if got := complete("longfair", "operator", "raft", "l"); !slices.Equal(got, []string{"list-peers"}) {
+		t.Errorf("bash: longfair operator raft l<TAB>: %v, want [list-peers]", got)
+	}
+}
