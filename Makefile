@@ -42,7 +42,7 @@ $(GRPCURL): Makefile
 # advice.
 DEBIAN_DEPS := mpicc.mpich:mpich hydra_pmi_proxy:mpich /usr/include/x86_64-linux-gnu/mpich/mpi.h:libmpich-dev \
 	mpicc.openmpi:openmpi-bin orted:openmpi-bin /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h:libopenmpi-dev \
-	munged:munge unmunge:munge chromium:chromium
+	munged:munge unmunge:munge chromium:chromium /usr/share/bash-completion/bash_completion:bash-completion
 deps:
 	@missing=""; for dep in $(DEBIAN_DEPS); do \
 	  command -v $${dep%%:*} >/dev/null || [ -e $${dep%%:*} ] || missing="$$missing $${dep#*:}"; done; \
