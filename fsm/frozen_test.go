@@ -41,7 +41,7 @@ var updateFrozen = flag.Bool("update-frozen", false, "write the frozen fixture s
 // frozen and the newest command version it holds. A release that adds a
 // command type or version extends buildFrozenLog and renames this constant, so
 // that the next -update-frozen adds a set beside the old ones.
-const frozenSet = "2026-11-v3"
+const frozenSet = "2026-11-v4"
 
 const frozenDir = "testdata/frozen"
 
@@ -700,6 +700,25 @@ func buildFrozenLog(z *freezer) int {
 	z.add(z.v3(61*mn, &Checkpoint{CompareIndex: cp, Digest: hex.EncodeToString(d[:])}), ok)
 	// A checkpoint inside a multi-command entry is refused.
 	z.add(multiEntry(z.v3(62*mn, &Checkpoint{}), z.v3(62*mn, &SetGroupWeight{Path: "science", Weight: 3})), refused, ok)
+
+	// Set v4 added job control: limits, holds, updates (an admin's
+	// priority), dependencies and terms at submission, requeues.
+	z.add(z.v3(63*mn, &SetLimits{Account: "chem", Limits: Limits{MaxRunningTasks: 4, MaxWalltime: 2 * time.Hour}}), ok)
+	z.add(z.v3(64*mn, &SetLimits{User: "bob", Limits: Limits{MaxJobs: 10}}), ok)
+	z.add(z.v3(65*mn, &SetLimits{Account: "nope", Limits: Limits{MaxJobs: 1}}), refused)
+	z.add(z.v3(66*mn, &HoldJob{JobID: 4, Hold: true}), ok)
+	z.add(z.v3(67*mn, &HoldJob{JobID: 4}), ok)
+	z.add(z.v3(68*mn, &HoldJob{JobID: 99, Hold: true}), refused) // no such job
+	name, nice, prio := "lat-2", 5, 10
+	z.add(z.v3(69*mn, &UpdateJob{JobID: 4, Name: &name, Nice: &nice, Priority: &prio}), ok)
+	z.add(z.v3(70*mn, &SubmitJob{Account: "chem", User: "bob", Name: "after", Demand: map[string]float64{"cpu": 1}, Tasks: 3, Walltime: 30 * mn,
+		Command: []string{"post"}, Dependency: "afterany:4", Begin: z.at(80 * mn), Throttle: 1, Nice: 3, Hold: true, DependencyViewer: "bob"}), ok)
+	z.add(z.v3(71*mn, &SubmitJob{Account: "chem", User: "bob", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: 30 * mn,
+		Command: []string{"x"}, Dependency: "afterok:3", DependencyViewer: "bob"}), refused) // job 3 is bio's: unseen
+	z.add(z.v3(72*mn, &Assign{Placements: []TaskPlacement{{JobID: 4, Task: 1, Node: "n2"}}}), ok)
+	z.add(z.v3(73*mn, &RequeueJob{JobID: 4}), ok)
+	z.add(z.v3(74*mn, &RequeueJob{JobID: 1}), refused)
+	z.add(z.v3(75*mn, &TaskEvents{Events: []TaskEvent{{JobID: 4, Task: 1, Attempt: 1, Kind: TaskExited, ExitCode: 143, Runtime: 3 * mn}}}), ok)
 	return snapshotAt
 }
 
