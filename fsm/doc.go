@@ -88,8 +88,15 @@
 //	settings_policies.go            the policies' own settings (ρ, FAWKES weighting)
 //	jobs.go, jobs_read.go           SubmitJob, CancelJob, holds
 //	jobs_fit.go                     the shapes known nodes could hold (CheckFit)
+//	jobs_nodes.go, jobs_exclusive.go  parallel jobs' shapes, whole nodes
+//	jobs_deps.go                    dependencies (afterok, singleton, ...)
+//	jobs_terms.go                   begin, throttle, nice, an admin's priority
+//	jobs_hold.go, jobs_update.go    HoldJob, UpdateJob
+//	jobs_requeue.go                 RequeueJob and the holds of reruns
+//	limits.go                       SetLimits: what accounts and users may run
 //	tasks.go, tasks_read.go         Assign, TaskEvents, attempts and charges
 //	nodes.go, nodes_read.go         NodeUp, NodeDown
+//	nodes_history.go                each node's last ups and downs
 //	tokens.go, tokens_read.go       the API tokens (CreateToken, RevokeToken)
 //	groups.go                       the account tree of hdrf and dff
 //	queues.go                       bpf's latency queues
