@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,17 @@ func TestSacctCells(t *testing.T) {
 	rows := acctRows(j, []*longfairv1.Task{{Index: 1, State: longfairv1.TaskState_TASK_STATE_RUNNING}}, time.Now())
 	if len(rows) != 2 || rows[0].id != "7_1" || rows[0].state != "RUNNING" || rows[1].id != "7_[0,2-3]" || rows[1].state != "PENDING" {
 		t.Fatalf("rows of a running array: %+v", rows)
+	}
+	// CPUEff: measured CPU seconds over cores × runtime; empty unmeasured.
+	cores, run, used := 2.0, 10*time.Second, 15.0
+	eff := fieldValue(t, "CPUEff")
+	job := &longfairv1.Job{Demand: map[string]float64{"cpu": cores}}
+	measuredRow := &acctRow{job: job, task: &longfairv1.Task{CpuSeconds: used, Runtime: durationpb.New(run)}}
+	if got, want := eff(measuredRow), fmt.Sprintf("%.1f%%", 100*used/(cores*run.Seconds())); got != want {
+		t.Errorf("CPUEff of a measured attempt: %q, want %q", got, want)
+	}
+	if got := eff(&acctRow{job: job, task: &longfairv1.Task{Runtime: durationpb.New(run)}}); got != "" {
+		t.Errorf("CPUEff of an attempt nothing measured: %q, want empty", got)
 	}
 	timedOut := &longfairv1.Task{State: longfairv1.TaskState_TASK_STATE_FAILED, ExitCode: 143, Runtime: durationpb.New(time.Minute)}
 	if got := taskState(&longfairv1.Job{Walltime: durationpb.New(time.Minute), State: longfairv1.JobState_JOB_STATE_FAILED}, timedOut); got != "TIMEOUT" {
@@ -146,4 +158,16 @@ func TestPeriodCuts(t *testing.T) {
 	if _, err := periodCuts("day", from, from.AddDate(5, 0, 0)); err == nil || !strings.Contains(err.Error(), "more than") {
 		t.Errorf("five years by day: %v", err)
 	}
+}
+
+// fieldValue is sacct's field name's cell function.
+func fieldValue(t *testing.T, name string) func(*acctRow) string {
+	t.Helper()
+	for _, f := range sacctFields() {
+		if f.name == name {
+			return f.value
+		}
+	}
+	t.Fatalf("sacct has no field %s", name)
+	return nil
 }
