@@ -400,16 +400,22 @@ func parseSacctTime(flagName, s string, now time.Time) (time.Time, error) {
 		}
 		return t, nil
 	}
-	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02", "01/02/06", "010206"} {
+	if t, ok := slurmDate(s, now.Location()); ok {
+		return t, nil
+	}
+	// sacct looks back: a clock time is today's.
+	if t, ok := slurmClockTime(s, now.Location()); ok {
+		return time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), t.Second(), 0, now.Location()), nil
+	}
+	// sacct's own short dates: MM/DD/YY and MMDDYY, or this year's MM/DD
+	// and MMDD.
+	for _, layout := range []string{"01/02/06", "010206"} {
 		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
 			return t, nil
 		}
 	}
-	for _, layout := range []string{"15:04:05", "15:04", "01/02", "0102"} {
+	for _, layout := range []string{"01/02", "0102"} {
 		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
-			if strings.Contains(layout, ":") {
-				return day.Add(time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute + time.Duration(t.Second())*time.Second), nil
-			}
 			return time.Date(now.Year(), t.Month(), t.Day(), 0, 0, 0, 0, now.Location()), nil
 		}
 	}
