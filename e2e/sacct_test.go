@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -115,6 +116,18 @@ while :; do sleep 0.1; done`, mark, ready))...)
 		}
 		if got := charges[fmt.Sprintf("job-%d.task-%d.", w.job, w.task)]; su != got || su <= 0 {
 			t.Errorf("line %s: sacct says %s SU, the ledger export charges %s", id, client.FormatSU(su), client.FormatSU(got))
+		}
+	}
+
+	// --output json carries the same cells, keyed by field name.
+	var objs []map[string]string
+	js := c.cli(ctx, "sacct", "-j", fmt.Sprintf("%d,%d", ok, bad), "--output", "json", "--format", "JobID,State,SU")
+	if err := json.Unmarshal([]byte(js), &objs); err != nil || len(objs) != 2 {
+		t.Fatalf("sacct --output json: %v, %d objects:\n%s", err, len(objs), js)
+	}
+	for _, o := range objs {
+		if r := rows[o["JobID"]]; r == nil || o["State"] != r[1] || o["SU"] != r[7] {
+			t.Errorf("sacct --output json %v; -P printed %v", o, r)
 		}
 	}
 
