@@ -166,8 +166,8 @@ while :; do sleep 0.1; done`, mark, ready))...)
 	}
 }
 
-// Bad input to sacct is a usage error (exit 2) that names what was wrong
-// and what to give instead.
+// Bad input to sacct and squeue is a usage error (exit 2) that names what
+// was wrong and what to give instead.
 func TestSacctRefusesBadInput(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -182,10 +182,17 @@ func TestSacctRefusesBadInput(t *testing.T) {
 		{[]string{"--endtime", "2026-13-01"}, `"2026-13-01"`, "give"},
 		{[]string{"-s", "CD,BOGUS"}, `"BOGUS"`, "use PENDING"},
 		{[]string{"-S", "2026-11-02", "-E", "2026-11-01"}, "before --starttime", "give an end after the start"},
+		{[]string{"squeue", "-o", "%i %z"}, "%z is not a field", "use %i"},
+		{[]string{"squeue", "-o", "%.18"}, "ends inside a %-specifier", "end it with a letter"},
+		{[]string{"squeue", "-t", "BOGUS"}, `--states: "BOGUS"`, "PENDING"},
 	} {
-		code, out := c.cliFails(ctx, append([]string{"sacct"}, tc.args...)...)
+		args := tc.args
+		if args[0] != "squeue" {
+			args = append([]string{"sacct"}, args...)
+		}
+		code, out := c.cliFails(ctx, args...)
 		if code != 2 || !strings.Contains(out, tc.bad) || !strings.Contains(out, tc.remedy) {
-			t.Errorf("sacct %s: exit %d, want 2 with %s and %q:\n%s", strings.Join(tc.args, " "), code, tc.bad, tc.remedy, out)
+			t.Errorf("longfair %s: exit %d, want 2 with %s and %q:\n%s", strings.Join(args, " "), code, tc.bad, tc.remedy, out)
 		}
 	}
 }

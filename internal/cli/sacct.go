@@ -346,8 +346,9 @@ func parseSacctFormat(s string) ([]sacctColumn, error) {
 	return cols, nil
 }
 
-// parseSacctStates reads --state: names or codes, comma separated.
-func parseSacctStates(s string) (map[string]bool, error) {
+// parseSacctStates reads a state list (sacct --state, squeue --states,
+// named by option): names or codes, comma separated.
+func parseSacctStates(option, s string) (map[string]bool, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -363,7 +364,7 @@ func parseSacctStates(s string) (map[string]bool, error) {
 			p = full
 		}
 		if !known[p] {
-			return nil, Usagef("--state: %q is not a state: use PENDING (PD), RUNNING (R), COMPLETED (CD), FAILED (F), CANCELLED (CA), TIMEOUT (TO), NODE_FAIL (NF), OUT_OF_MEMORY (OOM) or REQUEUED (RQ)", p)
+			return nil, Usagef("--%s: %q is not a state: use PENDING (PD), RUNNING (R), COMPLETED (CD), FAILED (F), CANCELLED (CA), TIMEOUT (TO), NODE_FAIL (NF), OUT_OF_MEMORY (OOM) or REQUEUED (RQ)", option, p)
 		}
 		out[p] = true
 	}
@@ -489,7 +490,7 @@ func sacctCommand() func(args []string, stdout, stderr io.Writer) error {
 		if q.columns, err = parseSacctFormat(format); err != nil {
 			return err
 		}
-		if q.states, err = parseSacctStates(states); err != nil {
+		if q.states, err = parseSacctStates("state", states); err != nil {
 			return err
 		}
 		if jobs != "" {

@@ -20,11 +20,11 @@ func TestSacctFormatAndStates(t *testing.T) {
 			t.Errorf("--format %q was accepted", bad)
 		}
 	}
-	st, err := parseSacctStates("cd,F,timeout")
+	st, err := parseSacctStates("state", "cd,F,timeout")
 	if err != nil || !st["COMPLETED"] || !st["FAILED"] || !st["TIMEOUT"] || len(st) != 3 {
 		t.Fatalf("parseSacctStates: %v, %v", st, err)
 	}
-	if _, err := parseSacctStates("CD,BOGUS"); err == nil || !strings.Contains(err.Error(), "BOGUS") {
+	if _, err := parseSacctStates("state", "CD,BOGUS"); err == nil || !strings.Contains(err.Error(), "--state: \"BOGUS\"") {
 		t.Errorf("an unknown state: %v", err)
 	}
 }
