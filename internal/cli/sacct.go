@@ -436,6 +436,18 @@ type sacctQuery struct {
 	outputShape string
 }
 
+// jobInRange reports whether job j can have a line in [start, end]: not
+// when it was submitted after the end or ended before the start (a job
+// ends after every attempt of it). ListJobs has no time filter, so this
+// spares a ListTasks call for each of a user's older jobs.
+func (q *sacctQuery) jobInRange(j *longfairv1.Job) bool {
+	if t := j.GetSubmittedAt(); t != nil && t.AsTime().After(q.end) {
+		return false
+	}
+	t := j.GetEndedAt()
+	return t == nil || !t.AsTime().Before(q.start)
+}
+
 // overlaps reports whether row r was eligible or ran during [start, end].
 func (q *sacctQuery) overlaps(r *acctRow) bool {
 	if t := r.job.GetSubmittedAt(); t != nil && t.AsTime().After(q.end) {
@@ -559,7 +571,7 @@ func (q *sacctQuery) collect(ctx context.Context, c *client.Client, now time.Tim
 	}
 	var out []acctRow
 	for _, j := range jobs {
-		if q.acct != "" && j.GetAccount() != q.acct || q.user != "" && j.GetUser() != q.user {
+		if q.acct != "" && j.GetAccount() != q.acct || q.user != "" && j.GetUser() != q.user || !q.jobInRange(j) {
 			continue
 		}
 		list := c.AllTasks

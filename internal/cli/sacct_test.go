@@ -8,6 +8,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 func TestSacctFormatAndStates(t *testing.T) {
@@ -26,6 +27,31 @@ func TestSacctFormatAndStates(t *testing.T) {
 	}
 	if _, err := parseSacctStates("state", "CD,BOGUS"); err == nil || !strings.Contains(err.Error(), "--state: \"BOGUS\"") {
 		t.Errorf("an unknown state: %v", err)
+	}
+}
+
+func TestSacctJobInRange(t *testing.T) {
+	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.Local)
+	q := sacctQuery{start: start, end: start.Add(12 * time.Hour)}
+	before, during, after := start.Add(-time.Hour), start.Add(time.Hour), q.end.Add(time.Hour)
+	for _, tc := range []struct {
+		name           string
+		submitted, end time.Time
+		want           bool
+	}{
+		{"ended before the range", before.Add(-time.Hour), before, false},
+		{"ran into the range", before, during, true},
+		{"still running", before, time.Time{}, true},
+		{"submitted after the range", after, time.Time{}, false},
+		{"ended at the start", before, start, true},
+	} {
+		j := &longfairv1.Job{SubmittedAt: timestamppb.New(tc.submitted)}
+		if !tc.end.IsZero() {
+			j.EndedAt = timestamppb.New(tc.end)
+		}
+		if got := q.jobInRange(j); got != tc.want {
+			t.Errorf("a job %s: jobInRange %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 
