@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,7 +29,17 @@ func TestSacctAgreesWithTheLedgerExport(t *testing.T) {
 	ok := c.cliSubmit(ctx, append(base, "--cpu", "2", "--mem", "1G", "--", "sleep 1")...)
 	bad := c.cliSubmit(ctx, append(base, "--cpu", "1", "--", "exit 3")...)
 	array := c.cliSubmit(ctx, append(base, "--cpu", "1", "--array", "3", "--", "true")...)
-	c.waitEnded(ctx, ok, bad, array)
+	// requeued runs twice: its first attempt is stopped by a requeue (it
+	// exits 128+SIGTERM), its second succeeds; both are charged.
+	dir := t.TempDir()
+	mark, ready := filepath.Join(dir, "mark"), filepath.Join(dir, "ready")
+	requeued := c.cliSubmit(ctx, append(base, "--cpu", "1", "--", fmt.Sprintf(`if [ -e %[1]s ]; then exit 0; fi
+trap 'exit 143' TERM
+touch %[1]s %[2]s
+while :; do sleep 0.1; done`, mark, ready))...)
+	waitFile(ctx, t, ready)
+	c.cli(ctx, "requeue", fmt.Sprint(requeued))
+	c.waitEnded(ctx, ok, bad, array, requeued)
 
 	out := c.cli(ctx, "sacct", "-S", start, "-P", "--format", "JobID,State,ExitCode,Elapsed,AllocCPUS,ReqMem,MaxRSS,SU")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -59,6 +70,7 @@ func TestSacctAgreesWithTheLedgerExport(t *testing.T) {
 		fmt.Sprintf("%d_0", array): {array, 0, "COMPLETED", "0:0", "1", "0", "00:00:00"},
 		fmt.Sprintf("%d_1", array): {array, 1, "COMPLETED", "0:0", "1", "0", "00:00:00"},
 		fmt.Sprintf("%d_2", array): {array, 2, "COMPLETED", "0:0", "1", "0", "00:00:00"},
+		fmt.Sprint(requeued):       {requeued, 0, "COMPLETED", "0:0", "1", "0", "00:00:00"},
 	}
 	if len(rows) != len(want) {
 		t.Errorf("sacct listed %d lines, want %d:\n%s", len(rows), len(want), out)
@@ -106,10 +118,114 @@ func TestSacctAgreesWithTheLedgerExport(t *testing.T) {
 			t.Errorf("line %s: sacct says %s SU, the ledger export charges %s", id, client.FormatSU(su), client.FormatSU(got))
 		}
 	}
+
+	// --output json carries the same cells, keyed by field name.
+	var objs []map[string]string
+	js := c.cli(ctx, "sacct", "-j", fmt.Sprintf("%d,%d", ok, bad), "--output", "json", "--format", "JobID,State,SU")
+	if err := json.Unmarshal([]byte(js), &objs); err != nil || len(objs) != 2 {
+		t.Fatalf("sacct --output json: %v, %d objects:\n%s", err, len(objs), js)
+	}
+	for _, o := range objs {
+		if r := rows[o["JobID"]]; r == nil || o["State"] != r[1] || o["SU"] != r[7] {
+			t.Errorf("sacct --output json %v; -P printed %v", o, r)
+		}
+	}
+
+	// Per attempt (-D): the requeued task's two attempts, each with the
+	// charge the export holds for that attempt; -X keeps the job line alone.
+	out = c.cli(ctx, "sacct", "-D", "-P", "-n", "-j", fmt.Sprint(requeued), "--format", "JobID,Attempt,State,ExitCode,SU")
+	attempts := strings.Split(strings.TrimSpace(out), "\n")
+	wantAttempts := [][]string{{"1", "REQUEUED", "0:15"}, {"2", "COMPLETED", "0:0"}}
+	if len(attempts) != len(wantAttempts) {
+		t.Fatalf("sacct -D -j %d printed %d lines, want one per attempt (%d):\n%s", requeued, len(attempts), len(wantAttempts), out)
+	}
+	perAttempt := exportedAttemptCharges(t, exportFile)
+	var sum int64
+	for i, l := range attempts {
+		f := strings.Split(l, "|")
+		if len(f) != 5 || f[0] != fmt.Sprint(requeued) || !slices.Equal(f[1:4], wantAttempts[i]) {
+			t.Errorf("sacct -D line %q; want JobID %d, attempt, state and exit code %v", l, requeued, wantAttempts[i])
+			continue
+		}
+		su, err := client.ParseSU(f[4])
+		if err != nil {
+			t.Fatalf("sacct -D line %q: SU: %v", l, err)
+		}
+		sum += su
+		key := fmt.Sprintf("job-%d.task-0.attempt-%s", requeued, f[1])
+		if got := perAttempt[key]; su != got || su <= 0 {
+			t.Errorf("attempt %s: sacct says %s SU, the ledger export charges %s", f[1], client.FormatSU(su), client.FormatSU(got))
+		}
+	}
+	if total := charges[fmt.Sprintf("job-%d.task-0.", requeued)]; sum != total {
+		t.Errorf("the attempts' SU add up to %s, the job's charges to %s", client.FormatSU(sum), client.FormatSU(total))
+	}
+	out = c.cli(ctx, "sacct", "-D", "-X", "-P", "-n", "-j", fmt.Sprint(requeued), "--format", "JobID,Attempt")
+	if got := strings.TrimSpace(out); got != fmt.Sprintf("%d|2", requeued) {
+		t.Errorf("sacct -D -X printed %q, want the latest attempt alone", got)
+	}
 }
 
-// exportedCharges sums a CSV ledger export's charges by task ("job-J.task-T.").
-func exportedCharges(t *testing.T, path string) map[string]int64 {
+// Bad input to sacct and squeue is a usage error (exit 2) that names what
+// was wrong and what to give instead.
+func TestSacctRefusesBadInput(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, _, _ := startOneWorker(ctx, t, "chem")
+	for _, tc := range []struct {
+		args        []string
+		bad, remedy string
+	}{
+		{[]string{"--format", "JobID,Nope"}, `"Nope"`, "use JobID"},
+		{[]string{"--format", "JobName%x"}, `"x"`, "JobName%30"},
+		{[]string{"-S", "yesterday-ish"}, `"yesterday-ish"`, "give 2026-11-01"},
+		{[]string{"--endtime", "2026-13-01"}, `"2026-13-01"`, "give"},
+		{[]string{"-s", "CD,BOGUS"}, `"BOGUS"`, "use PENDING"},
+		{[]string{"-S", "2026-11-02", "-E", "2026-11-01"}, "before --starttime", "give an end after the start"},
+		{[]string{"squeue", "-o", "%i %z"}, "%z is not a field", "use %i"},
+		{[]string{"squeue", "-o", "%.18"}, "ends inside a %-specifier", "end it with a letter"},
+		{[]string{"squeue", "-t", "BOGUS"}, `--states: "BOGUS"`, "PENDING"},
+	} {
+		args := tc.args
+		if args[0] != "squeue" {
+			args = append([]string{"sacct"}, args...)
+		}
+		code, out := c.cliFails(ctx, args...)
+		if code != 2 || !strings.Contains(out, tc.bad) || !strings.Contains(out, tc.remedy) {
+			t.Errorf("longfair %s: exit %d, want 2 with %s and %q:\n%s", strings.Join(args, " "), code, tc.bad, tc.remedy, out)
+		}
+	}
+}
+
+// exportedAttemptCharges sums a CSV ledger export's charges by attempt
+// ("job-J.task-T.attempt-A").
+func exportedAttemptCharges(t *testing.T, path string) map[string]int64 {
+	t.Helper()
+	recs := readExport(t, path)
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	out := map[string]int64{}
+	for _, r := range recs[1:] {
+		if r[col["KIND"]] != "charge" {
+			continue
+		}
+		var job, task, attempt uint64
+		if _, err := fmt.Sscanf(r[col["ID"]], "job-%d.task-%d.attempt-%d", &job, &task, &attempt); err != nil {
+			t.Fatalf("export charge id %q: %v", r[col["ID"]], err)
+		}
+		su, err := client.ParseSU(r[col["AMOUNT_SU"]])
+		if err != nil {
+			t.Fatalf("export charge %s amount %q: %v", r[col["ID"]], r[col["AMOUNT_SU"]], err)
+		}
+		out[fmt.Sprintf("job-%d.task-%d.attempt-%d", job, task, attempt)] += su
+	}
+	return out
+}
+
+// readExport reads a CSV ledger export, header first.
+func readExport(t *testing.T, path string) [][]string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -120,6 +236,13 @@ func exportedCharges(t *testing.T, path string) map[string]int64 {
 	if err != nil || len(recs) < 2 {
 		t.Fatalf("ledger export: %d records, %v", len(recs), err)
 	}
+	return recs
+}
+
+// exportedCharges sums a CSV ledger export's charges by task ("job-J.task-T.").
+func exportedCharges(t *testing.T, path string) map[string]int64 {
+	t.Helper()
+	recs := readExport(t, path)
 	col := map[string]int{}
 	for i, h := range recs[0] {
 		col[h] = i
@@ -176,5 +299,7 @@ func TestSqueueShowsWhyJobsWait(t *testing.T) {
 	if code, out := c.cliFails(ctx, "squeue", "-t", "CD"); code != 2 || !strings.Contains(out, "sacct") {
 		t.Errorf("squeue -t CD: exit %d:\n%s", code, out)
 	}
-	c.cli(ctx, "cancel", fmt.Sprint(runner), fmt.Sprint(held), fmt.Sprint(dep), fmt.Sprint(array))
+	// dep first: once runner is cancelled, dep's afterok can never be met
+	// and the cluster fails it, leaving nothing to cancel.
+	c.cli(ctx, "cancel", fmt.Sprint(dep), fmt.Sprint(held), fmt.Sprint(array), fmt.Sprint(runner))
 }

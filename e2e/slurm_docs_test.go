@@ -32,7 +32,7 @@ type slurmShell struct {
 func newSlurmShell(t *testing.T, c *cluster, account, user string) *slurmShell {
 	t.Helper()
 	bin := t.TempDir()
-	for _, name := range []string{"sbatch", "scancel"} {
+	for _, name := range []string{"sbatch", "scancel", "sacct", "squeue"} {
 		if err := os.Symlink(binary, filepath.Join(bin, name)); err != nil {
 			t.Fatal(err)
 		}

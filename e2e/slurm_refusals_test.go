@@ -104,6 +104,16 @@ func TestSbatchRefusesBadInputHoldingNothing(t *testing.T) {
 	if _, err := longfairv1.NewJobsClient(conn).GetJob(testcluster.As(ctx, secrets["ann"]), &longfairv1.GetJobRequest{JobId: bobs}); err == nil {
 		t.Fatalf("ann reads bob's job %d", bobs)
 	}
+	// Nor do sacct and squeue show it to her: the server lists a user's
+	// own accounts' jobs alone, and -j on bob's job is refused.
+	for _, cmd := range [][]string{{"sacct", "-n", "-P", "-S", "now-1hour", "--format", "JobID"}, {"squeue", "-h", "-o", "%i"}} {
+		if got := strings.TrimSpace(ann.run(ctx, t, cmd[0], cmd[1:]...)); got != fmt.Sprint(anns) {
+			t.Errorf("ann's %s printed %q, want her job %d alone", strings.Join(cmd, " "), got, anns)
+		}
+	}
+	if _, out := ann.refused(ctx, t, "sacct", "-P", "-j", fmt.Sprint(bobs), "--format", "JobID,Account"); strings.Contains(out, fmt.Sprintf("%d|", bobs)) {
+		t.Errorf("ann's sacct -j %d shows bob's job:\n%s", bobs, out)
+	}
 
 	// What a refusal must leave as it was.
 	state := func() string {

@@ -32,17 +32,35 @@ func parseBegin(s string, now time.Time) (time.Time, error) {
 		}
 		return now.Add(d), nil
 	}
-	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
-			return t, nil
-		}
+	if t, ok := slurmDate(s, now.Location()); ok {
+		return t, nil
 	}
-	for _, layout := range []string{"15:04:05", "15:04"} {
-		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
-			return nextClock(now, t.Hour(), t.Minute(), t.Second()), nil
-		}
+	if t, ok := slurmClockTime(s, now.Location()); ok {
+		return nextClock(now, t.Hour(), t.Minute(), t.Second()), nil
 	}
 	return time.Time{}, bad
+}
+
+// slurmDate reads the dated forms every Slurm time option takes
+// (sbatch --begin, sacct --starttime): YYYY-MM-DD[THH:MM[:SS]] in loc.
+func slurmDate(s string, loc *time.Location) (time.Time, bool) {
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// slurmClockTime reads HH:MM[:SS]; which day it falls on is the caller's
+// choice (--begin looks ahead, --starttime back).
+func slurmClockTime(s string, loc *time.Location) (time.Time, bool) {
+	for _, layout := range []string{"15:04:05", "15:04"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // slurmOffset reads the N[unit] of now+N[unit], or a Go duration.

@@ -31,10 +31,12 @@ const sacctHelpText = `Usage: longfair sacct [flags]
 Accounting for jobs, as Slurm's sacct shows it: a line per job, or per
 array element (12_3) once it has run; the elements that have not run are
 one line (12_[4-9]). With --duplicates, every attempt of a task, the
-earlier ones (stopped by a requeue, or lost with their node) first.
+earlier ones (stopped by a requeue, or lost with their node) first;
+--allocations keeps one line per job or element even with --duplicates.
 Users see their own accounts' jobs, admins all. SU is what the line was
-charged; MaxRSS and TotalCPU are what the confined worker measured (empty
-when it measured nothing).
+charged: a job's or element's line, every run of it (a requeued task
+pays for each); an attempt's line, that run. MaxRSS, TotalCPU and CPUEff
+are what the confined worker measured (empty when it measured nothing).
 
 Jobs are listed when they overlap --starttime..--endtime (default: from
 midnight today, unless --jobs names them) and match every other filter.
@@ -58,6 +60,9 @@ type acctRow struct {
 	id    string
 	state string
 	now   time.Time
+	// su is what the line was charged: its attempt's charge, or, on the
+	// line that stands for a task without --duplicates, every attempt's.
+	su int64
 }
 
 // acctField is one --format field.
@@ -100,6 +105,17 @@ func sacctFields() []acctField {
 			}
 			return ""
 		}},
+		// CPUEff is seff's "CPU Efficiency" as a field: TotalCPU over
+		// AllocCPUS × Elapsed, from the same helper job show uses.
+		{"CPUEff", 7, func(r *acctRow) string {
+			if r.task == nil {
+				return ""
+			}
+			if e := cpuEfficiency(r.job, r.task); e != "-" {
+				return e
+			}
+			return ""
+		}},
 		{"SU", 12, func(r *acctRow) string {
 			if r.task == nil {
 				if r.job.GetTasks() == 1 || strings.Contains(r.id, "[") {
@@ -107,7 +123,7 @@ func sacctFields() []acctField {
 				}
 				return fmtSU(r.job.GetChargedMicroSu())
 			}
-			return fmtSU(r.task.GetChargedMicroSu())
+			return fmtSU(r.su)
 		}},
 		{"Attempt", 7, func(r *acctRow) string {
 			if r.task == nil {
@@ -260,7 +276,7 @@ func acctRows(j *longfairv1.Job, tasks []*longfairv1.Task, now time.Time) []acct
 			rid = fmt.Sprintf("%s_%d", id, t.GetIndex())
 		}
 		ran[t.GetIndex()] = true
-		rows = append(rows, acctRow{job: j, task: t, id: rid, state: taskState(j, t), now: now})
+		rows = append(rows, acctRow{job: j, task: t, id: rid, state: taskState(j, t), now: now, su: t.GetChargedMicroSu()})
 	}
 	var never []int64
 	for i := range j.GetTasks() {
@@ -330,8 +346,9 @@ func parseSacctFormat(s string) ([]sacctColumn, error) {
 	return cols, nil
 }
 
-// parseSacctStates reads --state: names or codes, comma separated.
-func parseSacctStates(s string) (map[string]bool, error) {
+// parseSacctStates reads a state list (sacct --state, squeue --states,
+// named by option): names or codes, comma separated.
+func parseSacctStates(option, s string) (map[string]bool, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -347,7 +364,7 @@ func parseSacctStates(s string) (map[string]bool, error) {
 			p = full
 		}
 		if !known[p] {
-			return nil, Usagef("--state: %q is not a state: use PENDING (PD), RUNNING (R), COMPLETED (CD), FAILED (F), CANCELLED (CA), TIMEOUT (TO), NODE_FAIL (NF), OUT_OF_MEMORY (OOM) or REQUEUED (RQ)", p)
+			return nil, Usagef("--%s: %q is not a state: use PENDING (PD), RUNNING (R), COMPLETED (CD), FAILED (F), CANCELLED (CA), TIMEOUT (TO), NODE_FAIL (NF), OUT_OF_MEMORY (OOM) or REQUEUED (RQ)", option, p)
 		}
 		out[p] = true
 	}
@@ -384,16 +401,22 @@ func parseSacctTime(flagName, s string, now time.Time) (time.Time, error) {
 		}
 		return t, nil
 	}
-	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02", "01/02/06", "010206"} {
+	if t, ok := slurmDate(s, now.Location()); ok {
+		return t, nil
+	}
+	// sacct looks back: a clock time is today's.
+	if t, ok := slurmClockTime(s, now.Location()); ok {
+		return time.Date(now.Year(), now.Month(), now.Day(), t.Hour(), t.Minute(), t.Second(), 0, now.Location()), nil
+	}
+	// sacct's own short dates: MM/DD/YY and MMDDYY, or this year's MM/DD
+	// and MMDD.
+	for _, layout := range []string{"01/02/06", "010206"} {
 		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
 			return t, nil
 		}
 	}
-	for _, layout := range []string{"15:04:05", "15:04", "01/02", "0102"} {
+	for _, layout := range []string{"01/02", "0102"} {
 		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
-			if strings.Contains(layout, ":") {
-				return day.Add(time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute + time.Duration(t.Second())*time.Second), nil
-			}
 			return time.Date(now.Year(), t.Month(), t.Day(), 0, 0, 0, 0, now.Location()), nil
 		}
 	}
@@ -411,6 +434,18 @@ type sacctQuery struct {
 	parsable    string // "", "p" (trailing |) or "P"
 	noHeader    bool
 	outputShape string
+}
+
+// jobInRange reports whether job j can have a line in [start, end]: not
+// when it was submitted after the end or ended before the start (a job
+// ends after every attempt of it). ListJobs has no time filter, so this
+// spares a ListTasks call for each of a user's older jobs.
+func (q *sacctQuery) jobInRange(j *longfairv1.Job) bool {
+	if t := j.GetSubmittedAt(); t != nil && t.AsTime().After(q.end) {
+		return false
+	}
+	t := j.GetEndedAt()
+	return t == nil || !t.AsTime().Before(q.start)
 }
 
 // overlaps reports whether row r was eligible or ran during [start, end].
@@ -447,7 +482,7 @@ func sacctCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&states, "s", "", "short for --state")
 		fs.StringVar(&jobs, "jobs", "", "only these `job ids`, comma separated")
 		fs.StringVar(&jobs, "j", "", "short for --jobs")
-		fs.BoolVar(&allocations, "allocations", false, "jobs only, no steps (longfair has no steps: every line is a job or an element)")
+		fs.BoolVar(&allocations, "allocations", false, "one line per job or array element, never its earlier attempts (overrides --duplicates)")
 		fs.BoolVar(&allocations, "X", false, "short for --allocations")
 		fs.BoolVar(&q.duplicates, "duplicates", false, "every attempt of a task, not only the latest")
 		fs.BoolVar(&q.duplicates, "D", false, "short for --duplicates")
@@ -467,7 +502,7 @@ func sacctCommand() func(args []string, stdout, stderr io.Writer) error {
 		if q.columns, err = parseSacctFormat(format); err != nil {
 			return err
 		}
-		if q.states, err = parseSacctStates(states); err != nil {
+		if q.states, err = parseSacctStates("state", states); err != nil {
 			return err
 		}
 		if jobs != "" {
@@ -492,6 +527,8 @@ func sacctCommand() func(args []string, stdout, stderr io.Writer) error {
 		if q.end.Before(q.start) {
 			return Usagef("--endtime %s is before --starttime %s: give an end after the start", q.end.Format(time.DateTime), q.start.Format(time.DateTime))
 		}
+		// Attempts are sacct's steps here: -X, jobs only, drops them.
+		q.duplicates = q.duplicates && !allocations
 		switch {
 		case p2:
 			q.parsable = "P"
@@ -532,9 +569,9 @@ func (q *sacctQuery) collect(ctx context.Context, c *client.Client, now time.Tim
 		}
 		slices.Reverse(jobs)
 	}
-	var rows []acctRow
+	var out []acctRow
 	for _, j := range jobs {
-		if q.acct != "" && j.GetAccount() != q.acct || q.user != "" && j.GetUser() != q.user {
+		if q.acct != "" && j.GetAccount() != q.acct || q.user != "" && j.GetUser() != q.user || !q.jobInRange(j) {
 			continue
 		}
 		list := c.AllTasks
@@ -548,13 +585,42 @@ func (q *sacctQuery) collect(ctx context.Context, c *client.Client, now time.Tim
 			}
 			tasks = append(tasks, t)
 		}
-		for _, r := range acctRows(j, tasks, now) {
+		rows := acctRows(j, tasks, now)
+		if !q.duplicates {
+			if err := chargeEveryAttempt(ctx, c, j, tasks, rows); err != nil {
+				return nil, err
+			}
+		}
+		for _, r := range rows {
 			if q.overlaps(&r) && (q.states == nil || q.states[r.state]) {
-				rows = append(rows, r)
+				out = append(out, r)
 			}
 		}
 	}
-	return rows, nil
+	return out, nil
+}
+
+// chargeEveryAttempt sets the SU of the lines that stand for tasks run
+// more than once (requeued, or lost with their node) to the sum of all
+// their attempts' charges: the ledger charged each run, and a line per
+// job must add up to what the job cost. Only such jobs' attempts are read.
+func chargeEveryAttempt(ctx context.Context, c *client.Client, j *longfairv1.Job, latest []*longfairv1.Task, rows []acctRow) error {
+	if !slices.ContainsFunc(latest, func(t *longfairv1.Task) bool { return t.GetAttempt() > 1 }) {
+		return nil
+	}
+	total := map[int64]int64{}
+	for t, err := range c.AllAttempts(ctx, j.GetId()) {
+		if err != nil {
+			return fmt.Errorf("job %d: attempts: %w", j.GetId(), err)
+		}
+		total[t.GetIndex()] += t.GetChargedMicroSu()
+	}
+	for i := range rows {
+		if rows[i].task != nil {
+			rows[i].su = total[rows[i].task.GetIndex()]
+		}
+	}
+	return nil
 }
 
 // write prints rows as sacct does: columns of fixed width (longer values

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 func TestSacctFormatAndStates(t *testing.T) {
@@ -19,12 +21,37 @@ func TestSacctFormatAndStates(t *testing.T) {
 			t.Errorf("--format %q was accepted", bad)
 		}
 	}
-	st, err := parseSacctStates("cd,F,timeout")
+	st, err := parseSacctStates("state", "cd,F,timeout")
 	if err != nil || !st["COMPLETED"] || !st["FAILED"] || !st["TIMEOUT"] || len(st) != 3 {
 		t.Fatalf("parseSacctStates: %v, %v", st, err)
 	}
-	if _, err := parseSacctStates("CD,BOGUS"); err == nil || !strings.Contains(err.Error(), "BOGUS") {
+	if _, err := parseSacctStates("state", "CD,BOGUS"); err == nil || !strings.Contains(err.Error(), "--state: \"BOGUS\"") {
 		t.Errorf("an unknown state: %v", err)
+	}
+}
+
+func TestSacctJobInRange(t *testing.T) {
+	start := time.Date(2026, 11, 25, 0, 0, 0, 0, time.Local)
+	q := sacctQuery{start: start, end: start.Add(12 * time.Hour)}
+	before, during, after := start.Add(-time.Hour), start.Add(time.Hour), q.end.Add(time.Hour)
+	for _, tc := range []struct {
+		name           string
+		submitted, end time.Time
+		want           bool
+	}{
+		{"ended before the range", before.Add(-time.Hour), before, false},
+		{"ran into the range", before, during, true},
+		{"still running", before, time.Time{}, true},
+		{"submitted after the range", after, time.Time{}, false},
+		{"ended at the start", before, start, true},
+	} {
+		j := &longfairv1.Job{SubmittedAt: timestamppb.New(tc.submitted)}
+		if !tc.end.IsZero() {
+			j.EndedAt = timestamppb.New(tc.end)
+		}
+		if got := q.jobInRange(j); got != tc.want {
+			t.Errorf("a job %s: jobInRange %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 
@@ -72,6 +99,17 @@ func TestSacctCells(t *testing.T) {
 	rows := acctRows(j, []*longfairv1.Task{{Index: 1, State: longfairv1.TaskState_TASK_STATE_RUNNING}}, time.Now())
 	if len(rows) != 2 || rows[0].id != "7_1" || rows[0].state != "RUNNING" || rows[1].id != "7_[0,2-3]" || rows[1].state != "PENDING" {
 		t.Fatalf("rows of a running array: %+v", rows)
+	}
+	// CPUEff: measured CPU seconds over cores × runtime; empty unmeasured.
+	cores, run, used := 2.0, 10*time.Second, 15.0
+	eff := fieldValue(t, "CPUEff")
+	job := &longfairv1.Job{Demand: map[string]float64{"cpu": cores}}
+	measuredRow := &acctRow{job: job, task: &longfairv1.Task{CpuSeconds: used, Runtime: durationpb.New(run)}}
+	if got, want := eff(measuredRow), fmt.Sprintf("%.1f%%", 100*used/(cores*run.Seconds())); got != want {
+		t.Errorf("CPUEff of a measured attempt: %q, want %q", got, want)
+	}
+	if got := eff(&acctRow{job: job, task: &longfairv1.Task{Runtime: durationpb.New(run)}}); got != "" {
+		t.Errorf("CPUEff of an attempt nothing measured: %q, want empty", got)
 	}
 	timedOut := &longfairv1.Task{State: longfairv1.TaskState_TASK_STATE_FAILED, ExitCode: 143, Runtime: durationpb.New(time.Minute)}
 	if got := taskState(&longfairv1.Job{Walltime: durationpb.New(time.Minute), State: longfairv1.JobState_JOB_STATE_FAILED}, timedOut); got != "TIMEOUT" {
@@ -146,4 +184,16 @@ func TestPeriodCuts(t *testing.T) {
 	if _, err := periodCuts("day", from, from.AddDate(5, 0, 0)); err == nil || !strings.Contains(err.Error(), "more than") {
 		t.Errorf("five years by day: %v", err)
 	}
+}
+
+// fieldValue is sacct's field name's cell function.
+func fieldValue(t *testing.T, name string) func(*acctRow) string {
+	t.Helper()
+	for _, f := range sacctFields() {
+		if f.name == name {
+			return f.value
+		}
+	}
+	t.Fatalf("sacct has no field %s", name)
+	return nil
 }

@@ -228,7 +228,7 @@ func squeueCommand() func(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		want, err := parseSacctStates(states)
+		want, err := parseSacctStates("states", states)
 		if err != nil {
 			return err
 		}
