@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/longfair/longfair/ledger"
@@ -41,9 +42,12 @@ func (b *batch) recordTransition(nd *nodeState, tr NodeTransition) error {
 	nd.history = h
 	v, err := json.Marshal(h)
 	if err != nil {
-		return err
+		return fmt.Errorf("encode node %s's history: %w", nd.rec.ID, err)
 	}
-	return b.bucket(bucketHistory).Put(nodeHistoryKey(nd.rec.ID), v)
+	if err := b.bucket(bucketHistory).Put(nodeHistoryKey(nd.rec.ID), v); err != nil {
+		return fmt.Errorf("store node %s's history: %w", nd.rec.ID, err)
+	}
+	return nil
 }
 
 // loadNodeHistory reads every known node's history.

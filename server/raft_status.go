@@ -20,12 +20,15 @@ const peerStatusWait = time.Second
 
 // raftStatus is this server's own view of the Raft group.
 func (s *Server) raftStatus() *longfairv1.RaftStatus {
+	// Applied is read before commit: both only grow, so the row never
+	// shows more applied than committed.
+	applied := s.raft.AppliedIndex()
 	st := &longfairv1.RaftStatus{
 		Id:           s.cfg.NodeID,
 		State:        strings.ToLower(s.raft.State().String()),
 		Term:         s.raft.CurrentTerm(),
+		AppliedIndex: applied,
 		CommitIndex:  s.raft.CommitIndex(),
-		AppliedIndex: s.raft.AppliedIndex(),
 		LastLogIndex: s.raft.LastIndex(),
 	}
 	if s.raft.State() != raft.Leader {
