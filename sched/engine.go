@@ -162,7 +162,7 @@ func (e *Engine) prepare(v *View) error {
 		e.capacity.Add(v.Nodes[i].Capacity)
 	}
 	e.fleet.reset(e.caps)
-	if err := e.index.Reset(v.Settings.Placement, e.caps, e.frees); err != nil {
+	if err := e.index.Update(v.Settings.Placement, e.caps, e.frees); err != nil {
 		return fmt.Errorf("building the node index: %w", err)
 	}
 	e.view = v
