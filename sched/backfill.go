@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -507,7 +506,11 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 			r.ordered = append(r.ordered, i)
 		}
 	}
-	slices.SortStableFunc(r.ordered, func(x, y int) int { return cmp.Compare(r.fitAt[x], r.fitAt[y]) })
+	// The nodes that hold it soonest, lowest index on ties, are the first
+	// need of r.ordered, which is in index order: earliest returns as soon
+	// as need nodes hold the job, so either exactly need have a time, or
+	// more hold it now and all have the same one. No sort by time is
+	// needed, and the nodes are in index order already.
 	if !r.made {
 		r.slot = resize(r.slot, n)
 		for i := range r.slot {
@@ -517,7 +520,6 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 	}
 	from := len(r.nodes)
 	r.nodes = append(r.nodes, r.ordered[:need]...)
-	slices.Sort(r.nodes[from:])
 	end, ends := at.Add(job.Walltime), job.Walltime > 0
 	r.jobs = append(r.jobs, reservedJob{account: a, job: jobIndex, at: at, from: from, to: len(r.nodes), end: end, ends: ends})
 	r.real, r.spare = slices.Grow(r.real, need*k)[:len(r.nodes)*k], slices.Grow(r.spare, need*k)[:len(r.nodes)*k]
