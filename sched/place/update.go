@@ -40,18 +40,19 @@ func (x *Index) Update(s Strategy, capacity, free []ledger.Vector) error {
 			return err
 		}
 	}
-	moved := false
+	raised := false
 	for v, f := range free {
 		nf := x.nodeFree[v*k : v*k+k]
 		if sameBits(nf, f) {
 			continue
 		}
-		copy(nf, f)
+		if copyRaising(nf, f) {
+			raised = true
+		}
 		x.regroup(v)
-		moved = true
 	}
-	if moved {
-		// Some vectors rose: the tree's bounds must catch up now (Restore).
+	if raised {
+		// The tree's bounds must catch up with vectors that rose (Restore).
 		x.syncTree()
 	}
 	return nil
