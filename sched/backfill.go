@@ -564,6 +564,9 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 		// Gone by a reservation's T, the task takes nothing from its
 		// reserved share: only the node's true free vector changes, and
 		// the mask follows it.
+		if !e.mayHoldBefore(job, d, end) {
+			return false
+		}
 		unmasked := false
 		for s, node := range r.nodes {
 			if int(r.slot[node]) == s && r.endsBeforeSome(node, end) {
@@ -604,6 +607,33 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 		return true
 	}
 	return false
+}
+
+// mayHoldBefore reports whether a parallel task of job (per-node demand
+// d, ending at end) may fit with the reserved nodes it ends before
+// unmasked: false only when it surely does not, because fewer than
+// job.Nodes nodes hold d then (claimFree places such a gang exactly when
+// that many do; see there), or no reserved node would be unmasked. It
+// changes nothing, so a gang that cannot fit costs no masks undone and
+// redone.
+func (e *Engine) mayHoldBefore(job *Job, d ledger.Vector, end ledger.Time) bool {
+	r := &e.resv
+	e.zero = resize(e.zero, len(d))
+	clear(e.zero)
+	if job.Exclusive || ledger.Vector(e.zero).Fits(d) {
+		return true
+	}
+	need, unmasked := job.Nodes, false
+	for i, n := 0, e.index.Len(); i < n; i++ {
+		free := e.index.Free(i)
+		if r.slot[i] >= 0 && r.endsBeforeSome(i, end) {
+			free, unmasked = e.allowed(i, end), true
+		}
+		if free.Fits(d) {
+			need--
+		}
+	}
+	return unmasked && need <= 0
 }
 
 // Reservation is the reservation a pass made, if any.
