@@ -48,6 +48,8 @@ type Index struct {
 	// and current says there was one: Update compares against them.
 	caps    []float64
 	current bool
+	// moved is Update's scratch: the nodes whose free vector changed.
+	moved []int32
 	// searched and visited count searches and the tree nodes they visited
 	// since the last layout (arrange.go); layouts counts layouts.
 	searched, visited, layouts int

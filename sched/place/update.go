@@ -22,52 +22,39 @@ import (
 // heaps, which Update only adds to, have grown well past the node count.
 func (x *Index) Update(s Strategy, capacity, free []ledger.Vector) error {
 	kd, err := kindOf(s)
-	if err != nil || !x.current || kd != x.kind || len(capacity) != x.n || len(free) != x.n || x.overgrown() || !x.sameCapacity(capacity) {
+	if err != nil || !x.current || kd != x.kind || len(capacity) != x.n || len(free) != x.n || x.overgrown() {
 		return x.Reset(s, capacity, free)
 	}
 	k := x.k
 	// Check first, change after: a bad vector leaves the index as it was.
 	// A vector equal to the index's, bit for bit, was checked before or
 	// came from Take or Restore.
+	x.moved = x.moved[:0]
 	for v, f := range free {
-		if len(f) != k {
-			return x.Reset(s, capacity, free) // reports it
+		c := capacity[v]
+		if len(c) != k || len(f) != k || !sameBits(x.caps[v*k:v*k+k], c) {
+			return x.Reset(s, capacity, free) // other nodes, or a bad vector: Reset reports it
 		}
 		if sameBits(x.nodeFree[v*k:v*k+k], f) {
 			continue
 		}
-		if err := validateFree(v, capacity[v], f); err != nil {
+		if err := validateFree(v, c, f); err != nil {
 			return err
 		}
+		x.moved = append(x.moved, int32(v))
 	}
 	raised := false
-	for v, f := range free {
-		nf := x.nodeFree[v*k : v*k+k]
-		if sameBits(nf, f) {
-			continue
-		}
-		if copyRaising(nf, f) {
+	for _, v := range x.moved {
+		if copyRaising(x.nodeFree[int(v)*k:int(v)*k+k], free[v]) {
 			raised = true
 		}
-		x.regroup(v)
+		x.regroup(int(v))
 	}
 	if raised {
 		// The tree's bounds must catch up with vectors that rose (Restore).
 		x.syncTree()
 	}
 	return nil
-}
-
-// sameCapacity reports whether capacity equals, bit for bit, what the
-// index was last Reset with.
-func (x *Index) sameCapacity(capacity []ledger.Vector) bool {
-	k := x.k
-	for v, c := range capacity {
-		if len(c) != k || !sameBits(x.caps[v*k:v*k+k], c) {
-			return false
-		}
-	}
-	return true
 }
 
 // overgrown reports whether the groups of twins or their heaps have grown
