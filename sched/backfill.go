@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -507,7 +506,11 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 			r.ordered = append(r.ordered, i)
 		}
 	}
-	slices.SortStableFunc(r.ordered, func(x, y int) int { return cmp.Compare(r.fitAt[x], r.fitAt[y]) })
+	// The nodes that hold it soonest, lowest index on ties, are the first
+	// need of r.ordered, which is in index order: earliest returns as soon
+	// as need nodes hold the job, so either exactly need have a time, or
+	// more hold it now and all have the same one. No sort by time is
+	// needed, and the nodes are in index order already.
 	if !r.made {
 		r.slot = resize(r.slot, n)
 		for i := range r.slot {
@@ -517,7 +520,6 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 	}
 	from := len(r.nodes)
 	r.nodes = append(r.nodes, r.ordered[:need]...)
-	slices.Sort(r.nodes[from:])
 	end, ends := at.Add(job.Walltime), job.Walltime > 0
 	r.jobs = append(r.jobs, reservedJob{account: a, job: jobIndex, at: at, from: from, to: len(r.nodes), end: end, ends: ends})
 	r.real, r.spare = slices.Grow(r.real, need*k)[:len(r.nodes)*k], slices.Grow(r.spare, need*k)[:len(r.nodes)*k]
@@ -562,6 +564,9 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 		// Gone by a reservation's T, the task takes nothing from its
 		// reserved share: only the node's true free vector changes, and
 		// the mask follows it.
+		if !e.mayHoldBefore(job, d, end) {
+			return false
+		}
 		unmasked := false
 		for s, node := range r.nodes {
 			if int(r.slot[node]) == s && r.endsBeforeSome(node, end) {
@@ -602,6 +607,33 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 		return true
 	}
 	return false
+}
+
+// mayHoldBefore reports whether a parallel task of job (per-node demand
+// d, ending at end) may fit with the reserved nodes it ends before
+// unmasked: false only when it surely does not, because fewer than
+// job.Nodes nodes hold d then (claimFree places such a gang exactly when
+// that many do; see there), or no reserved node would be unmasked. It
+// changes nothing, so a gang that cannot fit costs no masks undone and
+// redone.
+func (e *Engine) mayHoldBefore(job *Job, d ledger.Vector, end ledger.Time) bool {
+	r := &e.resv
+	e.zero = resize(e.zero, len(d))
+	clear(e.zero)
+	if job.Exclusive || ledger.Vector(e.zero).Fits(d) {
+		return true
+	}
+	need, unmasked := job.Nodes, false
+	for i, n := 0, e.index.Len(); i < n; i++ {
+		free := e.index.Free(i)
+		if r.slot[i] >= 0 && r.endsBeforeSome(i, end) {
+			free, unmasked = e.allowed(i, end), true
+		}
+		if free.Fits(d) {
+			need--
+		}
+	}
+	return unmasked && need <= 0
 }
 
 // Reservation is the reservation a pass made, if any.

@@ -96,7 +96,7 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 	if len(v.Nodes) == 0 || len(v.Accounts) == 0 {
 		return e.out, nil
 	}
-	if err := e.prepare(v); err != nil {
+	if err := e.preparePass(v); err != nil {
 		return nil, err
 	}
 	if e.policy.prepare != nil {
@@ -152,7 +152,15 @@ func (e *Engine) fit(a int, job *Job) bool {
 
 // prepare sets up the pass: the node index, each account's fairness state
 // projected to the end of the quantum, and the ranked candidates.
-func (e *Engine) prepare(v *View) error {
+// Every account's fairness state is set, even an account with nothing to
+// place (explain ranks by it); Schedule's preparePass skips those.
+func (e *Engine) prepare(v *View) error { return e.prepareWith(v, true) }
+
+// preparePass is prepare for a pass, which may skip the fairness state of
+// accounts with nothing to place.
+func (e *Engine) preparePass(v *View) error { return e.prepareWith(v, false) }
+
+func (e *Engine) prepareWith(v *View, all bool) error {
 	n := len(v.Resources)
 	e.caps, e.frees = resize(e.caps, len(v.Nodes)), resize(e.frees, len(v.Nodes))
 	e.capacity = resize(e.capacity, n)
@@ -162,7 +170,7 @@ func (e *Engine) prepare(v *View) error {
 		e.capacity.Add(v.Nodes[i].Capacity)
 	}
 	e.fleet.reset(e.caps)
-	if err := e.index.Reset(v.Settings.Placement, e.caps, e.frees); err != nil {
+	if err := e.index.Update(v.Settings.Placement, e.caps, e.frees); err != nil {
 		return fmt.Errorf("building the node index: %w", err)
 	}
 	e.view = v
@@ -183,10 +191,21 @@ func (e *Engine) prepare(v *View) error {
 	e.cursor = resize(e.cursor, len(v.Accounts))
 	e.share = nil // the policy's prepare sets partitions (static, fawkes)
 	e.heap.reset(len(v.Accounts))
+	// A pass with the policy's key alone (no pass or prepare of its own)
+	// reads an account's fairness state only while the account has a job
+	// to place: the others' is left stale, not copied. Explain reads every
+	// account's.
+	lean := !all && e.policy.pass == nil && e.policy.prepare == nil
 	for a := range v.Accounts {
 		acct := &v.Accounts[a]
 		f := &e.fair[a]
 		f.weight = weights[a]
+		if lean {
+			if first := nextJob(acct.Queue, 0, &e.fleet); first == len(acct.Queue) {
+				e.cursor[a] = cursor{job: first}
+				continue
+			}
+		}
 		f.running = copyInto(f.running, acct.Running)
 		f.usage = copyInto(f.usage, acct.Usage)
 		f.usage.AddScaled(acct.Running, quantum)

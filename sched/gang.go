@@ -76,6 +76,13 @@ func (e *Engine) claimFree(job *Job) bool {
 	e.saved = e.saved[:0]
 	e.zero = resize(e.zero, k)
 	clear(e.zero)
+	if !job.Exclusive && !ledger.Vector(e.zero).Fits(d) && !e.enoughHold(d, job.Nodes) {
+		// Each search below returns a node d fits and masks it, which d
+		// then no longer fits: the gang is placed exactly when job.Nodes
+		// nodes hold d now. Counting them first spares a gang that does
+		// not fit its searches and the masks it would undo.
+		return false
+	}
 	for len(e.claimed) < job.Nodes {
 		n, ok := e.bestFor(job, d)
 		if !ok {
@@ -95,6 +102,18 @@ func (e *Engine) claimFree(job *Job) bool {
 		e.index.Restore(n, left)
 	}
 	return true
+}
+
+// enoughHold reports whether at least need nodes of the index hold d.
+func (e *Engine) enoughHold(d ledger.Vector, need int) bool {
+	for i, n := 0, e.index.Len(); i < n; i++ {
+		if e.index.Free(i).Fits(d) {
+			if need--; need <= 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // claimFrom is claim for a job whose head node the caller has already

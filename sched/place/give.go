@@ -27,12 +27,25 @@ func (x *Index) Restore(node int, free ledger.Vector) {
 		// valid upper bounds, which is all a search needs.
 		return
 	}
-	copy(x.nodeFree[node*x.k:node*x.k+x.k], free)
+	raised := copyRaising(x.nodeFree[node*x.k:node*x.k+x.k], free)
 	x.regroup(node)
 	// Takes only lower free vectors, so the tree's bounds may lag behind
 	// them (they stay upper bounds, and Best reads the root's before it
-	// syncs). A restore raises one: the bounds must catch up now.
-	x.syncTree()
+	// syncs). A restore that raises one must bring the bounds up now; one
+	// that only lowers (a mask) leaves them to catch up as a Take does.
+	if raised {
+		x.syncTree()
+	}
+}
+
+// copyRaising copies src into dst and reports whether any entry rose.
+func copyRaising(dst, src []float64) bool {
+	raised := false
+	for j, q := range src {
+		raised = raised || !(q <= dst[j])
+		dst[j] = q
+	}
+	return raised
 }
 
 // sameBits reports whether a and b (of one length) are equal bit for bit.

@@ -44,6 +44,12 @@ type Index struct {
 	// nodeFree holds the free vectors in node order, k each: the index's
 	// own copy, which Take changes first and then copies to the node's leaf.
 	nodeFree []float64
+	// caps holds the capacities of the last Reset in node order, k each,
+	// and current says there was one: Update compares against them.
+	caps    []float64
+	current bool
+	// moved is Update's scratch: the nodes whose free vector changed.
+	moved []int32
 	// searched and visited count searches and the tree nodes they visited
 	// since the last layout (arrange.go); layouts counts layouts.
 	searched, visited, layouts int

@@ -50,7 +50,7 @@ func (x *Index) Reset(s Strategy, capacity, free []ledger.Vector) error {
 	if n > 0 {
 		k = len(capacity[0])
 	}
-	if err := validateNodes(k, capacity, free); err != nil {
+	if err := validateNodes(k, capacity, free, 0); err != nil {
 		return err
 	}
 	// x.scale is scratch: filling it before the checks pass changes no answer.
@@ -72,8 +72,10 @@ func (x *Index) Reset(s Strategy, capacity, free []ledger.Vector) error {
 	x.weight = grow(x.weight, k)
 	x.floor = grow(x.floor, k)
 	x.nodeFree = grow(x.nodeFree, n*k)
+	x.caps = grow(x.caps, n*k)
 	for v, f := range free {
 		copy(x.nodeFree[v*k:v*k+k], f)
+		copy(x.caps[v*k:v*k+k], capacity[v])
 	}
 	x.reserve()
 	x.resetTwins()
@@ -84,21 +86,24 @@ func (x *Index) Reset(s Strategy, capacity, free []ledger.Vector) error {
 	x.hot.reset(k)
 	x.layout(x.order)
 	x.takes = 0
+	x.current = true
 	return nil
 }
 
 // validateNodes checks every vector before anything is changed, so a bad
 // input leaves the index as it was.
-func validateNodes(k int, capacity, free []ledger.Vector) error {
-	for i := range capacity {
-		if err := capacity[i].Validate(k); err != nil {
+// Node numbers in its errors start at base.
+func validateNodes(k int, capacity, free []ledger.Vector, base int) error {
+	for at := range capacity {
+		i := at + base
+		if err := capacity[at].Validate(k); err != nil {
 			return fmt.Errorf("node %d capacity: %w (every vector must list the same resources in the same order as node 0's capacity)", i, err)
 		}
-		if len(free[i]) != k {
-			return fmt.Errorf("node %d free vector has %d entries, its capacity has %d: list the same resources in the same order", i, len(free[i]), k)
+		if len(free[at]) != k {
+			return fmt.Errorf("node %d free vector has %d entries, its capacity has %d: list the same resources in the same order", i, len(free[at]), k)
 		}
-		for j, f := range free[i] {
-			c := capacity[i][j]
+		for j, f := range free[at] {
+			c := capacity[at][j]
 			slack := residue * max(1, c)
 			switch {
 			case math.IsNaN(f) || math.IsInf(f, 0):
