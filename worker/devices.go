@@ -188,6 +188,15 @@ func (ag *Agent) acquireDevices(ctx context.Context, demand map[string]float64) 
 	return held, nil
 }
 
+// releaseHeld returns the devices attempt a holds, once.
+func (ag *Agent) releaseHeld(a *attempt) {
+	ag.tasks.mu.Lock()
+	held := a.devices
+	a.devices = heldDevices{}
+	ag.tasks.mu.Unlock()
+	ag.releaseDevices(held)
+}
+
 // releaseDevices returns what acquireDevices took.
 func (ag *Agent) releaseDevices(held heldDevices) {
 	for i := range held {

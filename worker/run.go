@@ -52,10 +52,10 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 		ag.lose(a, err)
 		return
 	}
-	defer ag.releaseDevices(idx)
 	ag.tasks.mu.Lock()
 	a.devices = idx
 	ag.tasks.mu.Unlock()
+	defer ag.releaseHeld(a)
 
 	l, err := launchFor(a.asg, ag.asRoot, ag.baseEnv)
 	if err != nil {
@@ -196,6 +196,9 @@ func (ag *Agent) lose(a *attempt, err error) {
 // report queues an attempt's last event for the leader, marks it ended
 // and tells the observer how it ended.
 func (ag *Agent) report(a *attempt, ev *longfairv1.TaskEvent, code int32, runtime time.Duration) {
+	// Its devices are free before the leader hears it ended: a task the
+	// leader places next on them must not wait for them, nor get others.
+	ag.releaseHeld(a)
 	ag.tasks.event(a, ev)
 	ag.tasks.ended(a)
 	if o := ag.cfg.Observer; o != nil {
