@@ -200,6 +200,17 @@ func TestSacctRefusesBadInput(t *testing.T) {
 // exportedAttemptCharges sums a CSV ledger export's charges by attempt
 // ("job-J.task-T.attempt-A").
 func exportedAttemptCharges(t *testing.T, path string) map[string]int64 {
+	return exportedChargesBy(t, path, func(id string) string { return id })
+}
+
+// exportedCharges sums a CSV ledger export's charges by task ("job-J.task-T.").
+func exportedCharges(t *testing.T, path string) map[string]int64 {
+	return exportedChargesBy(t, path, func(id string) string { return id[:strings.Index(id, ".attempt-")+1] })
+}
+
+// exportedChargesBy sums a CSV ledger export's charges by key(charge id);
+// every charge id must name its job, task and attempt.
+func exportedChargesBy(t *testing.T, path string, key func(id string) string) map[string]int64 {
 	t.Helper()
 	recs := readExport(t, path)
 	col := map[string]int{}
@@ -211,15 +222,16 @@ func exportedAttemptCharges(t *testing.T, path string) map[string]int64 {
 		if r[col["KIND"]] != "charge" {
 			continue
 		}
+		id := r[col["ID"]]
 		var job, task, attempt uint64
-		if _, err := fmt.Sscanf(r[col["ID"]], "job-%d.task-%d.attempt-%d", &job, &task, &attempt); err != nil {
-			t.Fatalf("export charge id %q: %v", r[col["ID"]], err)
+		if _, err := fmt.Sscanf(id, "job-%d.task-%d.attempt-%d", &job, &task, &attempt); err != nil {
+			t.Fatalf("export charge id %q: %v", id, err)
 		}
 		su, err := client.ParseSU(r[col["AMOUNT_SU"]])
 		if err != nil {
-			t.Fatalf("export charge %s amount %q: %v", r[col["ID"]], r[col["AMOUNT_SU"]], err)
+			t.Fatalf("export charge %s amount %q: %v", id, r[col["AMOUNT_SU"]], err)
 		}
-		out[fmt.Sprintf("job-%d.task-%d.attempt-%d", job, task, attempt)] += su
+		out[key(id)] += su
 	}
 	return out
 }
@@ -237,30 +249,6 @@ func readExport(t *testing.T, path string) [][]string {
 		t.Fatalf("ledger export: %d records, %v", len(recs), err)
 	}
 	return recs
-}
-
-// exportedCharges sums a CSV ledger export's charges by task ("job-J.task-T.").
-func exportedCharges(t *testing.T, path string) map[string]int64 {
-	t.Helper()
-	recs := readExport(t, path)
-	col := map[string]int{}
-	for i, h := range recs[0] {
-		col[h] = i
-	}
-	out := map[string]int64{}
-	for _, r := range recs[1:] {
-		if r[col["KIND"]] != "charge" {
-			continue
-		}
-		id := r[col["ID"]]
-		task := id[:strings.Index(id, ".attempt-")+1]
-		su, err := client.ParseSU(r[col["AMOUNT_SU"]])
-		if err != nil {
-			t.Fatalf("export charge %s amount %q: %v", id, r[col["AMOUNT_SU"]], err)
-		}
-		out[task] += su
-	}
-	return out
 }
 
 // `longfair squeue` on a real worker: a running job shows its node, a

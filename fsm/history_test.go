@@ -25,6 +25,29 @@ func historyRun(h *harness) {
 	}
 }
 
+// replicaAndRestored are two more FSMs that should hold a's state: one
+// that applied a's log in batches of the given sizes, one restored from
+// a's snapshot.
+func replicaAndRestored(t *testing.T, a *harness, batches []int) (replica, restored *harness) {
+	t.Helper()
+	replica = newHarness(t)
+	replay(t, replica.f, a.log, batches)
+	snap, err := a.f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		t.Fatal(err)
+	}
+	snap.Release()
+	restored = newHarness(t)
+	if err := restored.f.Restore(sink.reader()); err != nil {
+		t.Fatal(err)
+	}
+	return replica, restored
+}
+
 func TestHistoryIsBoundedDeterministicAndInTheSnapshot(t *testing.T) {
 	a := newHarness(t)
 	historyRun(a)
@@ -75,21 +98,7 @@ func TestHistoryIsBoundedDeterministicAndInTheSnapshot(t *testing.T) {
 
 	// Another replica, applying the same log in other batch sizes, holds
 	// the same history; so does a server restored from a snapshot.
-	b := newHarness(t)
-	replay(t, b.f, a.log, []int{7, 1, 64})
-	snap, err := a.f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &memSink{}
-	if err := snap.Persist(sink); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
-	c := newHarness(t)
-	if err := c.f.Restore(sink.reader()); err != nil {
-		t.Fatal(err)
-	}
+	b, c := replicaAndRestored(t, a, []int{7, 1, 64})
 	for r := range historyTiers {
 		want, _ := a.f.History(HistoryResolution(r), 0, end, nil)
 		for name, f := range map[string]*FSM{"replica": b.f, "restored": c.f} {

@@ -47,21 +47,7 @@ func TestNodeHistoryRecordsUpsAndDowns(t *testing.T) {
 	}
 
 	// A replica applying the same log, and a restored snapshot, hold it.
-	b := newHarness(t)
-	replay(t, b.f, h.log, []int{3, 1, 50})
-	snap, err := h.f.Snapshot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sink := &memSink{}
-	if err := snap.Persist(sink); err != nil {
-		t.Fatal(err)
-	}
-	snap.Release()
-	c := newHarness(t)
-	if err := c.f.Restore(sink.reader()); err != nil {
-		t.Fatal(err)
-	}
+	b, c := replicaAndRestored(t, h, []int{3, 1, 50})
 	for name, f := range map[string]*FSM{"replica": b.f, "restored": c.f} {
 		if !reflect.DeepEqual(history(f), got) {
 			t.Errorf("the %s's history differs: %+v", name, history(f))
