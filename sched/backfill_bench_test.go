@@ -106,7 +106,7 @@ func BenchmarkReservationPlanning(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		if err := eng.prepare(v); err != nil {
+		if err := eng.prepare(v, false); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -96,7 +96,7 @@ func (e *Engine) Schedule(v *View) ([]Placement, error) {
 	if len(v.Nodes) == 0 || len(v.Accounts) == 0 {
 		return e.out, nil
 	}
-	if err := e.preparePass(v); err != nil {
+	if err := e.prepare(v, false); err != nil {
 		return nil, err
 	}
 	if e.policy.prepare != nil {
@@ -151,16 +151,10 @@ func (e *Engine) fit(a int, job *Job) bool {
 }
 
 // prepare sets up the pass: the node index, each account's fairness state
-// projected to the end of the quantum, and the ranked candidates.
-// Every account's fairness state is set, even an account with nothing to
-// place (explain ranks by it); Schedule's preparePass skips those.
-func (e *Engine) prepare(v *View) error { return e.prepareWith(v, true) }
-
-// preparePass is prepare for a pass, which may skip the fairness state of
-// accounts with nothing to place.
-func (e *Engine) preparePass(v *View) error { return e.prepareWith(v, false) }
-
-func (e *Engine) prepareWith(v *View, all bool) error {
+// projected to the end of the quantum, and the ranked candidates. With
+// all, every account's fairness state is set, even an account with
+// nothing to place (explain ranks by it); a pass may skip those.
+func (e *Engine) prepare(v *View, all bool) error {
 	n := len(v.Resources)
 	e.caps, e.frees = resize(e.caps, len(v.Nodes)), resize(e.frees, len(v.Nodes))
 	e.capacity = resize(e.capacity, n)

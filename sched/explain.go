@@ -137,7 +137,7 @@ func (e *Engine) Explain(v *View, id uint64) (*Explanation, error) {
 	if acct < 0 {
 		return nil, fmt.Errorf("job %d has no pending task to explain", id)
 	}
-	if err := e.prepare(v); err != nil {
+	if err := e.prepare(v, true); err != nil {
 		return nil, err
 	}
 	a := &v.Accounts[acct]

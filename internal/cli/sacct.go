@@ -551,23 +551,9 @@ func sacctCommand() func(args []string, stdout, stderr io.Writer) error {
 // collect reads the jobs q selects and lays out their lines, oldest job
 // first, as sacct lists them.
 func (q *sacctQuery) collect(ctx context.Context, c *client.Client, now time.Time) ([]acctRow, error) {
-	var jobs []*longfairv1.Job
-	if len(q.jobs) > 0 {
-		for _, id := range q.jobs {
-			j, err := c.Job(ctx, id)
-			if err != nil {
-				return nil, fmt.Errorf("job %d: %w", id, err)
-			}
-			jobs = append(jobs, j)
-		}
-	} else {
-		for j, err := range c.AllJobs(ctx, &longfairv1.ListJobsRequest{Account: q.acct, User: q.user}) {
-			if err != nil {
-				return nil, err
-			}
-			jobs = append(jobs, j)
-		}
-		slices.Reverse(jobs)
+	jobs, err := oldestFirst(ctx, c, q.jobs, &longfairv1.ListJobsRequest{Account: q.acct, User: q.user})
+	if err != nil {
+		return nil, err
 	}
 	var out []acctRow
 	for _, j := range jobs {
@@ -621,6 +607,30 @@ func chargeEveryAttempt(ctx context.Context, c *client.Client, j *longfairv1.Job
 		}
 	}
 	return nil
+}
+
+// oldestFirst reads the jobs named by ids, in that order, or else every
+// job list matches, oldest first, as sacct and squeue list them.
+func oldestFirst(ctx context.Context, c *client.Client, ids []uint64, list *longfairv1.ListJobsRequest) ([]*longfairv1.Job, error) {
+	var jobs []*longfairv1.Job
+	if len(ids) > 0 {
+		for _, id := range ids {
+			j, err := c.Job(ctx, id)
+			if err != nil {
+				return nil, fmt.Errorf("job %d: %w", id, err)
+			}
+			jobs = append(jobs, j)
+		}
+		return jobs, nil
+	}
+	for j, err := range c.AllJobs(ctx, list) {
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, j)
+	}
+	slices.Reverse(jobs)
+	return jobs, nil
 }
 
 // write prints rows as sacct does: columns of fixed width (longer values

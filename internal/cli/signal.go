@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
@@ -52,7 +51,7 @@ func signalCommand() func(args []string, stdout, stderr io.Writer) error {
 			}
 			sent = append(sent, r)
 			if f.output == "" || f.output == "table" {
-				fmt.Fprintf(out.stdout, "job %d: SIG%s sent to %d running task(s): %s\n", id, core.SignalName(int(r.GetSignal())), len(r.GetTasks()), joinInts(r.GetTasks()))
+				fmt.Fprintf(out.stdout, "job %d: SIG%s sent to %d running task(s): %s\n", id, core.SignalName(int(r.GetSignal())), len(r.GetTasks()), indexRanges(r.GetTasks()))
 			}
 		}
 		if f.output == "json" {
@@ -60,13 +59,4 @@ func signalCommand() func(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	})
-}
-
-// joinInts lists task indexes as "0,1,5".
-func joinInts(xs []int64) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
 }

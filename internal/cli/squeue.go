@@ -269,26 +269,10 @@ func squeueCommand() func(args []string, stdout, stderr io.Writer) error {
 // queueRows reads the pending and running jobs, oldest first, and lays
 // out their lines, asking the scheduler why pending ones wait.
 func queueRows(ctx context.Context, c *client.Client, account, user string, ids []uint64, now time.Time) ([]queueRow, error) {
-	var jobs []*longfairv1.Job
-	if len(ids) > 0 {
-		for _, id := range ids {
-			j, err := c.Job(ctx, id)
-			if err != nil {
-				return nil, fmt.Errorf("job %d: %w", id, err)
-			}
-			jobs = append(jobs, j)
-		}
-	} else {
-		active := []longfairv1.JobState{longfairv1.JobState_JOB_STATE_PENDING, longfairv1.JobState_JOB_STATE_RUNNING}
-		for j, err := range c.AllJobs(ctx, &longfairv1.ListJobsRequest{Account: account, User: user, States: active}) {
-			if err != nil {
-				return nil, err
-			}
-			jobs = append(jobs, j)
-		}
-		for i, k := 0, len(jobs)-1; i < k; i, k = i+1, k-1 {
-			jobs[i], jobs[k] = jobs[k], jobs[i]
-		}
+	active := []longfairv1.JobState{longfairv1.JobState_JOB_STATE_PENDING, longfairv1.JobState_JOB_STATE_RUNNING}
+	jobs, err := oldestFirst(ctx, c, ids, &longfairv1.ListJobsRequest{Account: account, User: user, States: active})
+	if err != nil {
+		return nil, err
 	}
 	var rows []queueRow
 	explained := 0
