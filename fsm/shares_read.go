@@ -51,10 +51,18 @@ type FawkesJob struct {
 }
 
 // FawkesInput returns the accounts as FAWKES weighting samples them at now.
+// Under any other policy it carries the policy and time alone: the leader
+// samples every second whatever the policy, to see a switch to fawkes, and
+// copying every job that has not ended (100,000 pending is a normal queue)
+// each time would cost a core's tenth and hold the state's read lock,
+// behind which writes and then every other read wait.
 func (f *FSM) FawkesInput(now ledger.Time) FawkesInput {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	st := f.st
+	if st.settings.Policy != sched.Fawkes {
+		return FawkesInput{Now: max(now, st.now), Policy: st.settings.Policy}
+	}
 	n := len(st.settings.Resources)
 	in := FawkesInput{
 		Now: max(now, st.now), Policy: st.settings.Policy, Config: st.settings.Fawkes.config(),

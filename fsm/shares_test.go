@@ -146,3 +146,30 @@ func TestPolicyCommandsReplicate(t *testing.T) {
 			len(other.Groups()), len(other.LatencyQueues(h.now)), other.Shares())
 	}
 }
+
+// The leader samples FawkesInput every second whatever the policy. Under
+// fawkes it carries every account's unfinished jobs; under any other
+// policy it carries the policy alone, so that a big queue is not copied
+// each second for nothing.
+func TestFawkesInputCopiesJobsOnlyUnderFawkes(t *testing.T) {
+	h := treeHarness(t)
+	h.ok(&CreateUser{Name: "ann", Accounts: []string{"phys", "chem"}})
+	for _, a := range []string{"phys", "chem"} {
+		h.ok(&Grant{ID: "g-" + a, Account: a, Amount: 1000 * ledger.MicroPerSU})
+		h.ok(&SubmitJob{Account: a, User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 3, Walltime: time.Hour, Command: []string{"x"}})
+	}
+	jobs := func(in FawkesInput) (n int) {
+		for _, a := range in.Accounts {
+			n += len(a.Jobs)
+		}
+		return n
+	}
+	h.ok(&UpdateSettings{Policy: strp("fawkes")})
+	if in := h.f.FawkesInput(h.now); in.Policy != sched.Fawkes || jobs(in) != 2 || len(in.Accounts) != 3 {
+		t.Fatalf("under fawkes: policy %v, %d accounts, %d jobs; want fawkes, 3, 2", in.Policy, len(in.Accounts), jobs(in))
+	}
+	h.ok(&UpdateSettings{Policy: strp("hmrf")})
+	if in := h.f.FawkesInput(h.now); in.Policy != sched.HMRF || len(in.Accounts) != 0 || in.Now < h.now {
+		t.Fatalf("under hmrf: policy %v, %d accounts, now %v; want hmrf, none, ≥ %v", in.Policy, len(in.Accounts), in.Now, h.now)
+	}
+}
