@@ -111,8 +111,10 @@
 // numbers, versions), rules.go (shape rules by entry version), multi.go
 // (multi-command entries), batch.go (one bbolt transaction per batch),
 // state.go and store.go (the in-memory state and its bbolt encoding),
-// snapshot.go, view.go (the scheduler's view), weights.go, usage.go,
-// watch.go, errors.go (domain kinds).
+// snapshot.go, view.go (the scheduler's view), weights.go, usage.go
+// (usage reports) and usage_index.go (the ended attempts by end time, which
+// they read instead of the whole history), watch.go, errors.go (domain
+// kinds).
 //
 // Stored records are JSON with a deterministic encoding (struct fields in
 // order, no maps), which keeps the bbolt contents of two replicas

@@ -163,8 +163,10 @@ func openStoreUnguarded(path string, out **bolt.DB) (*state, error) {
 			}
 		}
 		var err error
-		st, err = loadState(tx)
-		return err
+		if st, err = loadState(tx); err != nil {
+			return err
+		}
+		return buildEndedIndex(tx, st.applied)
 	})
 	if errors.Is(err, boltcheck.ErrCorrupt) {
 		return nil, err

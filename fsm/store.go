@@ -39,7 +39,7 @@ var allBuckets = [][]byte{
 	bucketMeta, bucketSettings, bucketAccounts, bucketUsers, bucketGrants, bucketJournal,
 	bucketJobs, bucketJobsAccount, bucketJobsUser, bucketRequests, bucketTasks, bucketNodes,
 	bucketFairness, bucketJobsActive, bucketTasksActive, bucketTokens,
-	bucketGroups, bucketQueues, bucketShares, bucketHistory,
+	bucketGroups, bucketQueues, bucketShares, bucketHistory, bucketTasksEnded,
 }
 
 // Keys of the meta bucket.

@@ -275,7 +275,8 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 	return PlacedTask{JobID: j.ID, Task: p.Task, Attempt: attempt, Node: p.Node, Nodes: slices.Clone(a.Nodes)}, "", nil
 }
 
-// saveAttempt writes an attempt and keeps the active-attempts index in step.
+// saveAttempt writes an attempt and keeps the indexes of active and ended
+// attempts in step.
 func (b *batch) saveAttempt(a *attemptRecord) error {
 	key := taskKey(a.Job, a.Task, a.Attempt)
 	if err := putJSON(b.bucket(bucketTasks), key, a); err != nil {
@@ -284,7 +285,10 @@ func (b *batch) saveAttempt(a *attemptRecord) error {
 	if a.State.active() {
 		return b.bucket(bucketTasksActive).Put(key, nil)
 	}
-	return b.bucket(bucketTasksActive).Delete(key)
+	if err := b.bucket(bucketTasksActive).Delete(key); err != nil {
+		return err
+	}
+	return indexEnded(b.bucket(bucketTasksEnded), a)
 }
 
 // taskEvents applies TaskEvents; the result is an *EventsResult.

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -90,45 +91,33 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 	err := f.view(func(rs readSnap, tx *bolt.Tx) error {
 		n := len(rs.resources)
 		now := max(q.Now, rs.now)
-		type acc struct {
-			row   UsageRow
-			usage ledger.Vector
-		}
 		type groupKey struct {
 			period int
 			key    string
 		}
-		groups := make(map[groupKey]*acc)
-		err := tx.Bucket(bucketTasks).ForEach(func(_, v []byte) error {
-			var a attemptRecord
-			if err := jsonUnmarshal(v, &a); err != nil {
-				return err
-			}
+		groups := make(map[groupKey]*usageGroup)
+		visit := func(a *attemptRecord, attempt []byte) {
 			if q.Account != "" && a.Account != q.Account {
-				return nil
+				return
 			}
-			start := a.AssignedAt
-			if a.StartedAt != 0 {
-				start = a.StartedAt
-			}
-			end := a.EndedAt
+			start, end := a.heldFrom(), a.EndedAt
 			if a.State.active() {
 				end = now
 			}
 			lo, hi := max(start, q.From), min(end, q.To)
 			charged := !a.State.active() && a.EndedAt >= q.From && a.EndedAt < q.To
 			if hi <= lo && !charged {
-				return nil
+				return
 			}
 			key := a.Account
 			if q.ByUser {
 				key = a.User
 			}
-			group := func(p int) *acc {
+			group := func(p int) *usageGroup {
 				k := groupKey{p, key}
 				g := groups[k]
 				if g == nil {
-					g = &acc{row: UsageRow{Period: periods[p], Key: key}, usage: ledger.NewVector(n)}
+					g = &usageGroup{row: UsageRow{Period: periods[p], Key: key}, usage: ledger.NewVector(n)}
 					groups[k] = g
 				}
 				return g
@@ -151,12 +140,49 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 				}
 				g.row.Charged += a.Charged
 				g.row.Ended++
-				g.row.add(usageOf(&a, rs.resources))
+				g.add(usageOf(a, rs.resources), attempt)
 			}
-			return nil
-		})
-		if err != nil {
-			return err
+		}
+		// The attempts still holding resources, then the ended ones that
+		// can overlap the range (usage_index.go): those that ended from
+		// From on, until To plus the longest any attempt ever held.
+		tasks := tx.Bucket(bucketTasks)
+		c := tx.Bucket(bucketTasksActive).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			var a attemptRecord
+			if ok, err := getJSON(tasks, k, &a); err != nil || !ok {
+				return fmt.Errorf("active attempt %x: missing or unreadable record (%v): the state file is damaged; restore a snapshot", k, err)
+			}
+			if a.State.active() {
+				visit(&a, k)
+			}
+		}
+		idx := tx.Bucket(bucketTasksEnded)
+		if idx.Get(keyEndedBuilt) == nil {
+			return fmt.Errorf("the index of ended attempts is missing: the state file is damaged; restore a snapshot")
+		}
+		until := q.To
+		if span := ledger.Time(endedMaxSpan(idx)); until < math.MaxInt64-span {
+			until += span
+		} else {
+			until = math.MaxInt64
+		}
+		ic := idx.Cursor()
+		var a attemptRecord
+		for k, v := ic.Seek(u64(uint64(max(q.From, 0)))); k != nil; k, v = ic.Next() {
+			if len(k) != endedKeyLen {
+				continue
+			}
+			if ledger.Time(readU64(k[:8])) >= until {
+				break
+			}
+			ok, err := decodeEnded(k, v, q.Account, &a)
+			if err != nil {
+				return err
+			}
+			if ok {
+				visit(&a, k[8:])
+			}
 		}
 		keys := make([]groupKey, 0, len(groups))
 		for k := range groups {
@@ -176,6 +202,33 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 		return nil
 	})
 	return rows, err
+}
+
+// usageGroup is one row of a usage report being summed.
+type usageGroup struct {
+	row   UsageRow
+	usage ledger.Vector
+	// peakAttempt is the key of the attempt whose peak memory the row
+	// shows, in the tasks bucket.
+	peakAttempt []byte
+}
+
+// add counts one ended attempt's measurement into the row (UsageRow.add).
+// Of attempts with the same peak, the row shows the first one's request
+// in key order, whatever order they are read in.
+func (g *usageGroup) add(u AttemptUsage, attempt []byte) {
+	if u.Measured && u.PeakMemBytes > 0 && u.PeakMemBytes == g.row.PeakMemBytes {
+		if bytes.Compare(attempt, g.peakAttempt) < 0 {
+			g.row.PeakMemRequested, g.peakAttempt = u.MemRequested, slices.Clone(attempt)
+		}
+		g.row.add(AttemptUsage{Measured: true, CPUSeconds: u.CPUSeconds, CPUAllocated: u.CPUAllocated})
+		return
+	}
+	peak := g.row.PeakMemBytes
+	g.row.add(u)
+	if g.row.PeakMemBytes != peak {
+		g.peakAttempt = slices.Clone(attempt)
+	}
 }
 
 // AttemptUsage is one ended attempt's measured usage beside what it was
@@ -223,8 +276,9 @@ func usageOf(a *attemptRecord, resources []string) AttemptUsage {
 // could check, while the largest peak is the maximum of the export's
 // PEAK_MEM_BYTES column over the same charge lines. Pairing it with the
 // same attempt's request (not the largest request of any attempt) keeps
-// "P of R" about one attempt, as seff shows it. Ties keep the first
-// attempt in key order, so the report does not depend on map order.
+// "P of R" about one attempt, as seff shows it. Of equal peaks the row
+// keeps the first attempt's in key order (usageGroup.add), so the report
+// does not depend on the order it reads attempts in.
 func (r *UsageRow) add(u AttemptUsage) {
 	if !u.Measured {
 		return

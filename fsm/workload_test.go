@@ -78,6 +78,9 @@ func (w *workload) step() {
 			case x < 6:
 				ev := TaskEvent{JobID: a.Job, Task: a.Task, Attempt: a.Attempt, Kind: TaskExited,
 					ExitCode: int32(r.IntN(5) / 4), Runtime: time.Duration(r.IntN(7200)) * time.Second}
+				if r.IntN(2) == 0 { // a confined worker measured it; peaks often tie
+					ev.CPUSeconds, ev.PeakMemBytes = float64(r.IntN(4000)), int64(1+r.IntN(3))<<30
+				}
 				events = append(events, ev, ev) // duplicate report
 			case x < 7:
 				events = append(events, TaskEvent{JobID: a.Job, Task: a.Task, Attempt: a.Attempt, Kind: TaskLost})
