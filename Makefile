@@ -9,8 +9,12 @@ STATICCHECK_VERSION := v0.6.1
 
 .PHONY: build run test bench lint proto clean tools deps dashboard-assets fuzz lin
 
+# build makes bin/longfair, every command with the daemons, and
+# bin/longfair-client, the user and admin commands alone, which start
+# faster: the one for login nodes and the sbatch/squeue/sacct/scancel links.
 build:
 	$(GO) build -o $(BIN) ./cmd/longfair
+	$(GO) build -o $(BIN)-client ./cmd/longfair-client
 
 # run starts a local cluster (3 servers, 3 workers) with a competing demo
 # workload and prints the fairness table as it changes; Ctrl-C stops it.

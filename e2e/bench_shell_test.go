@@ -15,8 +15,9 @@ import (
 
 // BenchmarkShellSubmit measures what a researcher's shell loop feels
 // (issue 15): the wall time of one `longfair submit -- true` to an idle
-// 3-server cluster, and jobs per second from one shell and from 8 shells
-// at once. Where Debian's slurm-wlm is installed it starts a one-node
+// 3-server cluster with the client binary (longfair-client, the one for
+// login nodes), beside the full binary's in turn (ms/submit-full), and
+// the client's jobs per second from one shell and from 8 shells at once. Where Debian's slurm-wlm is installed it starts a one-node
 // Slurm on loopback beside it (scripts/slurm-loopback, which it stops
 // after) and measures `sbatch --wrap true` the same way in the same run,
 // reporting the ratios: ≥ 2 means longfair submits at least twice as
@@ -31,22 +32,30 @@ func BenchmarkShellSubmit(b *testing.B) {
 		addrs = append(addrs, s.GRPC)
 	}
 	env := append(os.Environ(), client.EnvAddr+"="+strings.Join(addrs, ","))
-	longfair := func() *exec.Cmd {
-		cmd := exec.Command(binary, "submit", "--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m", "--", "true")
-		cmd.Env = env
-		return cmd
+	submit := func(bin string) func() *exec.Cmd {
+		return func() *exec.Cmd {
+			cmd := exec.Command(bin, "submit", "--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m", "--", "true")
+			cmd.Env = env
+			return cmd
+		}
 	}
+	full, slim := submit(binary), submit(clientBinary)
 	// One call first: a failing command should fail the benchmark, not
 	// be timed.
-	if out, err := longfair().CombinedOutput(); err != nil {
-		b.Fatalf("longfair submit: %v\n%s", err, out)
+	for _, cmd := range []func() *exec.Cmd{full, slim} {
+		if out, err := cmd().CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", cmd(), err, out)
+		}
 	}
 	sbatch := startSlurm(b)
 
 	b.ResetTimer()
-	perCall := timeCalls(b, b.N, 1, longfair)
-	rate8 := float64(8*b.N) / timeCalls(b, b.N, 8, longfair).Seconds()
+	// In turns, so that both see the same load on the machine.
+	fullCall := timeCalls(b, b.N, 1, full)
+	perCall := timeCalls(b, b.N, 1, slim)
+	rate8 := float64(8*b.N) / timeCalls(b, b.N, 8, slim).Seconds()
 	b.StopTimer()
+	b.ReportMetric(float64(fullCall.Microseconds())/1000/float64(b.N), "ms/submit-full")
 	b.ReportMetric(float64(perCall.Microseconds())/1000/float64(b.N), "ms/submit")
 	b.ReportMetric(float64(b.N)/perCall.Seconds(), "jobs/s-1shell")
 	b.ReportMetric(rate8, "jobs/s-8shells")

@@ -21,8 +21,8 @@ import (
 
 // slurmShell is a directory holding the scripts of testdata/slurm, where
 // the scripts write their output, and the environment a Slurm user's
-// shell would have: `sbatch` and `scancel` on PATH (links to the
-// longfair binary, which is them when run under their names), the
+// shell would have: `sbatch` and `scancel` on PATH (links to the client
+// binary, longfair-client, which is them when run under their names), the
 // cluster's address and the user and account to submit as.
 type slurmShell struct {
 	dir, bin string
@@ -33,7 +33,7 @@ func newSlurmShell(t *testing.T, c *cluster, account, user string) *slurmShell {
 	t.Helper()
 	bin := t.TempDir()
 	for _, name := range []string{"sbatch", "scancel", "sacct", "squeue"} {
-		if err := os.Symlink(binary, filepath.Join(bin, name)); err != nil {
+		if err := os.Symlink(clientBinary, filepath.Join(bin, name)); err != nil {
 			t.Fatal(err)
 		}
 	}

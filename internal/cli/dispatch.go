@@ -20,6 +20,17 @@ type Command struct {
 	Group *cmdGroup
 }
 
+// FullBinaryOnly reports whether name is one of the commands cmd/longfair
+// adds to Commands (the daemons, the dev cluster, the simulator): the
+// client binary (cmd/longfair-client) says where they are.
+func FullBinaryOnly(name string) bool {
+	switch name {
+	case "server", "worker", "dev", "sim":
+		return true
+	}
+	return false
+}
+
 // Commands are the user and admin commands, which call the cluster through
 // package client; the binary adds the daemons and the simulator
 // (cmd/longfair).
@@ -124,6 +135,10 @@ func Dispatch(cmds map[string]Command, args []string, stdout, stderr io.Writer) 
 		return 0
 	}
 	if _, ok := cmds[args[0]]; !ok && !isCobraBuiltin(args[0]) {
+		if FullBinaryOnly(args[0]) {
+			fmt.Fprintf(stderr, "longfair: %q is not in this binary, which has the user and admin commands alone (longfair-client): run it with the full longfair binary\n", args[0])
+			return 2
+		}
 		fmt.Fprintf(stderr, "longfair: unknown command %q; run 'longfair help' for the list\n", args[0])
 		return 2
 	}

@@ -425,30 +425,32 @@ func TestPurePackagesNeverReadTheClock(t *testing.T) {
 }
 
 // TestUserCommandsLinkNoDaemon: the user and admin commands
-// (internal/cli) call the cluster through package client only; they link
-// no server, worker, FSM, engine or simulator code, nor Raft, gossip,
-// Prometheus or bbolt, so that a client binary can be built from them
-// alone (cmd/longfair adds the daemons, the
-// dev cluster and the simulator).
+// (internal/cli) and the client binary made of them alone
+// (cmd/longfair-client) call the cluster through package client only; they
+// link no server, worker, FSM, engine or simulator code, nor Raft, gossip,
+// Prometheus or bbolt, so that the client starts without their size and
+// package inits (cmd/longfair adds the daemons, the dev cluster and the
+// simulator).
 func TestUserCommandsLinkNoDaemon(t *testing.T) {
 	pkgs := packages(t)
-	from := module + "/internal/cli"
-	if pkgs[from] == nil {
-		t.Fatalf("go list found no %s", from)
-	}
-	for _, d := range deps(pkgs, from) {
-		for _, heavy := range []string{"github.com/hashicorp/raft", "github.com/hashicorp/memberlist", "github.com/prometheus/", "go.etcd.io/bbolt"} {
-			if strings.HasPrefix(d, heavy) {
-				t.Errorf("internal/cli links %s (%s): a client starts in milliseconds only without consensus, gossip, metrics and storage code", d, chain(pkgs, from, d))
+	for _, from := range []string{module + "/internal/cli", module + "/cmd/longfair-client"} {
+		if pkgs[from] == nil {
+			t.Fatalf("go list found no %s", from)
+		}
+		for _, d := range deps(pkgs, from) {
+			for _, heavy := range []string{"github.com/hashicorp/raft", "github.com/hashicorp/memberlist", "github.com/prometheus/", "go.etcd.io/bbolt"} {
+				if strings.HasPrefix(d, heavy) {
+					t.Errorf("%s links %s (%s): a client starts in milliseconds only without consensus, gossip, metrics and storage code", from, d, chain(pkgs, from, d))
+				}
 			}
-		}
-		rel, ok := ours(d)
-		if !ok {
-			continue
-		}
-		for _, banned := range []string{"server", "worker", "fsm", "sched", "sim", "internal/testcluster", "internal/cli/daemon", "internal/cli/dev", "internal/cli/simulate"} {
-			if rel == banned || strings.HasPrefix(rel, banned+"/") {
-				t.Errorf("internal/cli links %s (%s): the user commands reach the cluster through package client; a command that runs a daemon or the simulator is a sub-package that cmd/longfair adds", rel, chain(pkgs, from, d))
+			rel, ok := ours(d)
+			if !ok {
+				continue
+			}
+			for _, banned := range []string{"server", "worker", "fsm", "sched", "sim", "internal/testcluster", "internal/cli/daemon", "internal/cli/dev", "internal/cli/simulate"} {
+				if rel == banned || strings.HasPrefix(rel, banned+"/") {
+					t.Errorf("%s links %s (%s): the user commands reach the cluster through package client; a command that runs a daemon or the simulator is a sub-package that cmd/longfair adds", from, rel, chain(pkgs, from, d))
+				}
 			}
 		}
 	}

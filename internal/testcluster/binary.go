@@ -11,20 +11,24 @@ import (
 
 // Build builds the longfair binary (this module's cmd/longfair) into dir
 // and returns its path, for tests that run real processes.
-func Build(dir string) (string, error) {
+func Build(dir string) (string, error) { return BuildCommand(dir, "longfair") }
+
+// BuildCommand builds this module's cmd/NAME into dir and returns its
+// path: longfair, or longfair-client (the user commands alone).
+func BuildCommand(dir, name string) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		return "", fmt.Errorf("the go tool is not on PATH; cannot build the longfair binary: %w", err)
+		return "", fmt.Errorf("the go tool is not on PATH; cannot build the %s binary: %w", name, err)
 	}
 	root, err := shareddata.ModuleRoot()
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "longfair")
-	build := exec.Command(goBin, "build", "-o", bin, "./cmd/longfair")
+	bin := filepath.Join(dir, name)
+	build := exec.Command(goBin, "build", "-o", bin, "./cmd/"+name)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/longfair: %w\n%s", err, out)
+		return "", fmt.Errorf("go build ./cmd/%s: %w\n%s", name, err, out)
 	}
 	return bin, nil
 }
