@@ -107,7 +107,8 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 	snap.Release()
 
-	target := newWorkload(t, 99).run(50).f // a different, non-empty state
+	th := newWorkload(t, 99).run(50) // a different, non-empty state
+	target := th.f
 	if err := target.Restore(sink.reader()); err != nil {
 		t.Fatal(err)
 	}
@@ -128,6 +129,15 @@ func TestSnapshotRestore(t *testing.T) {
 	rep, err := target.Verify()
 	if err != nil || rep.Entries == 0 {
 		t.Fatalf("journal of the restored FSM does not verify: %v (%d entries)", err, rep.Entries)
+	}
+	// The restored state, and what was applied on it, is the state file
+	// in the data dir: a restart reads it back.
+	want = digestOf(t, target)
+	if err := target.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := digestOf(t, openFSM(t, th.dir)); got != want {
+		t.Fatal("after a restart the restored FSM's state differs from what it held")
 	}
 }
 
