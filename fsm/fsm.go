@@ -27,6 +27,16 @@ type Options struct {
 	Dir string
 	// Logger receives the FSM's log lines; nil discards them.
 	Logger *slog.Logger
+	// RebuiltFromLog says that a Raft log and its snapshots hold every
+	// entry this FSM applies, on disk, and that raft restores the latest
+	// snapshot and replays the log into an FSM that is behind them (the
+	// server sees to it: server.New). The FSM then commits without
+	// syncing the disk, so a write waits for the log's syncs alone; in
+	// exchange a state file that was not closed cleanly — a crash, or the
+	// machine losing power, which can leave it stale or torn — is not
+	// trusted: Open discards it and starts empty, to be rebuilt from the
+	// log. A clean Close syncs the file and records that it did.
+	RebuiltFromLog bool
 	// noSync skips fsync on commit. Only tests set it: they check logic,
 	// not durability, and would otherwise spend their time waiting on disks.
 	noSync bool
@@ -85,14 +95,25 @@ func Open(opts Options) (*FSM, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	f := &FSM{log: logger, dir: opts.Dir, path: filepath.Join(opts.Dir, FileName), noSync: opts.noSync, noHistory: opts.noHistory, integ: newIntegrity(logger)}
+	noSync := opts.noSync || opts.RebuiltFromLog
+	f := &FSM{log: logger, dir: opts.Dir, path: filepath.Join(opts.Dir, FileName), noSync: noSync, noHistory: opts.noHistory, integ: newIntegrity(logger)}
+	if opts.RebuiltFromLog {
+		if err := f.discardUnclean(); err != nil {
+			return nil, err
+		}
+	}
 	db, st, err := openStore(f.path)
 	if err != nil {
 		return nil, err
 	}
-	db.NoSync = opts.noSync
+	db.NoSync = noSync
 	f.db, f.st = db, st
-	f.checkShutdownDigest()
+	if err := f.checkShutdownDigest(); err != nil {
+		// Without its removal on disk, a crash could leave the record
+		// vouching for commits that never reached the disk.
+		db.Close()
+		return nil, err
+	}
 	f.log.Info("fsm opened", "path", f.path, "applied_index", st.applied, "active_jobs", len(st.jobs), "journal_entries", st.su.Len())
 	return f, nil
 }
@@ -185,7 +206,13 @@ func (f *FSM) Close() error {
 		return nil
 	}
 	if f.broken == nil {
-		f.recordShutdownDigest()
+		// Unsynced commits reach the disk before the record that says the
+		// file is whole (Options.RebuiltFromLog).
+		if err := f.db.Sync(); err != nil {
+			f.log.Warn("fsm: could not sync the state file at shutdown; the next start rebuilds it from the log", "err", err)
+		} else {
+			f.recordShutdownDigest()
+		}
 	}
 	err := f.db.Close()
 	f.db = nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -338,36 +339,68 @@ func (f *FSM) recordShutdownDigest() {
 	}
 }
 
+// discardUnclean removes a state file that was not closed cleanly (it has
+// no shutdown record): with Options.RebuiltFromLog its last commits may
+// not have reached the disk, so it is rebuilt from the log rather than
+// trusted (and rather than refused as damaged, which a torn file could
+// be).
+func (f *FSM) discardUnclean() error {
+	if _, err := os.Stat(f.path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, shutdownFile)); err == nil {
+		return nil
+	}
+	f.log.Warn("fsm: the state file was not closed cleanly (a crash or a power loss) and its last commits skipped the disk sync; discarding it: raft restores the latest snapshot and replays the log after it", "path", f.path)
+	if err := os.Remove(f.path); err != nil {
+		return fmt.Errorf("fsm: discard the state file that was not closed cleanly: %w", err)
+	}
+	if err := syncDir(f.dir); err != nil {
+		return fmt.Errorf("fsm: discard the state file that was not closed cleanly: %w", err)
+	}
+	return nil
+}
+
 // checkShutdownDigest is the start-up check of a state file that a clean
 // shutdown left: if nothing was applied since, its digest must be the one
 // recorded then. A file changed while the server was stopped marks the
 // replica diverged before it serves anything. After a crash there is no
 // record for the state found, and the periodic check compares it.
-func (f *FSM) checkShutdownDigest() {
+func (f *FSM) checkShutdownDigest() error {
 	path := filepath.Join(f.dir, shutdownFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return
+		return nil
 	}
 	// A record is used once: a later crash must not leave one that seems
-	// to describe newer state.
-	if err := os.Remove(path); err != nil {
+	// to describe newer state. Its removal is synced before any commit
+	// that skips the disk sync (Options.RebuiltFromLog) could be lost
+	// with it.
+	err = os.Remove(path)
+	if err == nil {
+		err = syncDir(f.dir)
+	}
+	if err != nil {
+		if f.noSync {
+			return fmt.Errorf("fsm: remove the shutdown digest record %s: %w", path, err)
+		}
 		f.log.Warn("fsm: could not remove the shutdown digest record", "path", path, "err", err)
 	}
 	var rec shutdownRecord
 	if err := json.Unmarshal(data, &rec); err != nil || rec.Applied != f.st.applied {
-		return
+		return nil
 	}
 	want, err := ParseDigest(rec.Digest)
 	if err != nil {
-		return
+		return nil
 	}
 	got, err := f.Digest()
 	if err != nil || got == want {
-		return
+		return nil
 	}
 	d := &Divergence{Index: f.st.applied, Local: got, Other: want, WhileStopped: true}
 	f.integ.diverged.Store(d)
 	f.log.Error("fsm: STATE CHANGED WHILE STOPPED: the state file's digest differs from the one recorded at shutdown; this server serves no reads until restored",
 		"path", f.path, "applied_index", f.st.applied, "digest", fmt.Sprintf("%x", got), "recorded", rec.Digest, "remedy", DamagedStateRemedy)
+	return nil
 }

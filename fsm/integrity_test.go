@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -362,4 +364,66 @@ func TestStateChangedWhileStoppedIsFoundAtStart(t *testing.T) {
 	if d == nil || !d.WhileStopped || d.Index != applied || !strings.Contains(d.Error(), "while it was stopped") {
 		t.Fatalf("the edited FSM's divergence is %v; want one saying its file changed while stopped, at index %d", d, applied)
 	}
+}
+
+// With RebuiltFromLog (the servers' FSM, which skips disk syncs), a state
+// file that was closed cleanly is kept, and one that was not — no shutdown
+// record, as after a crash; torn, as after a power loss — is discarded
+// and the FSM starts empty, for raft to rebuild from its snapshot and log.
+// Without it (every commit synced) such a file is kept.
+func TestUncleanStateIsDiscardedOnlyWhenRebuiltFromLog(t *testing.T) {
+	h := newWorkload(t, 8).run(200)
+	applied, _ := h.f.AppliedIndex()
+	want := digestOf(t, h.f)
+	if err := h.f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	open := func(rebuilt bool) *FSM {
+		t.Helper()
+		f, err := Open(Options{Dir: h.dir, RebuiltFromLog: rebuilt})
+		if err != nil {
+			t.Fatalf("open (RebuiltFromLog %v): %v", rebuilt, err)
+		}
+		return f
+	}
+	record := filepath.Join(h.dir, shutdownFile)
+
+	f := open(true) // closed cleanly: kept
+	if got, _ := f.AppliedIndex(); got != applied || digestOf(t, f) != want {
+		t.Fatalf("a cleanly closed state reopened at index %d (want %d) or with another digest", got, applied)
+	}
+	if _, err := os.Stat(record); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the shutdown record is still there while the FSM runs: %v", err)
+	}
+	f.Close()
+	os.Remove(record) // as if it had crashed
+	f = open(false)
+	if got, _ := f.AppliedIndex(); got != applied {
+		t.Fatalf("with synced commits, a state without shutdown record reopened at index %d, want %d", got, applied)
+	}
+	f.Close()
+	os.Remove(record)
+	f = open(true)
+	if got, _ := f.AppliedIndex(); got != 0 {
+		t.Fatalf("without a shutdown record the state was trusted (index %d)", got)
+	}
+	f.Close()
+
+	// A torn file is discarded too, not refused as damaged.
+	os.Remove(record)
+	data, err := os.ReadFile(filepath.Join(h.dir, FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(data) / 3; i < len(data)/3+8192 && i < len(data); i++ {
+		data[i] ^= 0x5a
+	}
+	if err := os.WriteFile(filepath.Join(h.dir, FileName), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f = open(true)
+	if got, _ := f.AppliedIndex(); got != 0 {
+		t.Fatalf("a torn state file reopened at index %d", got)
+	}
+	f.Close()
 }

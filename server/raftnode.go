@@ -111,8 +111,23 @@ func (st *raftStores) hasState() (bool, error) {
 
 func (st *raftStores) close() error { return st.bolt.Close() }
 
-// raftConfig builds hashicorp/raft's configuration from ours.
-func raftConfig(cfg Config, notify chan<- bool, logger *slog.Logger) *raft.Config {
+// latestSnapshot is the index of the newest snapshot in the store, 0 when
+// there is none.
+func (st *raftStores) latestSnapshot() (uint64, error) {
+	snaps, err := st.snaps.List()
+	if err != nil {
+		return 0, fmt.Errorf("list raft snapshots: %w", err)
+	}
+	if len(snaps) == 0 {
+		return 0, nil
+	}
+	return snaps[0].Index, nil
+}
+
+// raftConfig builds hashicorp/raft's configuration from ours. restore
+// says whether raft must restore the latest snapshot into the FSM at start
+// (the FSM is behind it: server.New).
+func raftConfig(cfg Config, notify chan<- bool, restore bool, logger *slog.Logger) *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.NodeID)
 	rc.HeartbeatTimeout = time.Duration(cfg.Raft.HeartbeatTimeout)
@@ -125,8 +140,10 @@ func raftConfig(cfg Config, notify chan<- bool, logger *slog.Logger) *raft.Confi
 	rc.TrailingLogs = cfg.Raft.TrailingLogs
 	// The FSM keeps its state in its own bbolt file together with the
 	// last applied index, so a restart resumes from there instead of
-	// loading the latest snapshot and replaying the log after it.
-	rc.NoSnapshotRestoreOnStart = true
+	// loading the latest snapshot and replaying the log after it — unless
+	// the FSM is behind the snapshot, as after a crash, when it starts
+	// empty (fsm.Options.RebuiltFromLog).
+	rc.NoSnapshotRestoreOnStart = !restore
 	rc.NotifyCh = notify
 	// Let proposals queue up for the leader loop instead of each handing
 	// its entry over in turn, so one disk sync covers more of them.

@@ -3,9 +3,12 @@ package server_test
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/longfair/longfair/fsm"
 	"github.com/longfair/longfair/internal/testcluster"
 	"github.com/longfair/longfair/server"
 
@@ -70,6 +73,56 @@ func TestRestartKeepsStateWithoutReplayingTheLog(t *testing.T) {
 
 	c.Start(idx)
 	c.WaitConverged(ctx)
+	checkAcked(ctx, t, c, c.Server(idx), w)
+}
+
+// TestRestartAfterACrashRebuildsTheStateFromTheLog: the FSM commits
+// without syncing the disk (fsm.Options.RebuiltFromLog), so a server whose
+// state file was not closed cleanly — here it has no shutdown record and
+// is torn, as a power loss can leave it — must not trust it: it starts
+// empty, raft restores the latest snapshot and replays the log after it,
+// and the server ends with every acknowledged write and the same state as
+// the others.
+func TestRestartAfterACrashRebuildsTheStateFromTheLog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := testcluster.NewWith(t, 3, func(cfg *server.Config) { cfg.Raft.TrailingLogs = 2 })
+	w := &ackedWrites{jobs: map[uint64]string{}}
+	w.account, w.user = setupAccount(ctx, t, c, "bio")
+	writeSome(ctx, t, c, w, 10, "before")
+	for _, s := range c.Running() {
+		if err := s.Raft().Snapshot().Error(); err != nil {
+			t.Fatalf("snapshot on %s: %v", s.NodeID(), err)
+		}
+	}
+	writeSome(ctx, t, c, w, 5, "after-snapshot")
+	c.WaitConverged(ctx)
+	f := c.Follower(ctx)
+	idx := c.Index(f)
+	c.Stop(idx)
+
+	// What a crash leaves: no shutdown record, and a file whose last
+	// writes did not all reach the disk.
+	dir := filepath.Join(c.ServerConfig(idx).DataDir, "fsm")
+	if err := os.Remove(filepath.Join(dir, fsm.FileName+".shutdown-digest")); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, fsm.FileName)
+	data, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(data[len(data)/2:])
+	if err := os.WriteFile(state, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeSome(ctx, t, c, w, 5, "while-down")
+
+	c.Start(idx)
+	c.WaitConverged(ctx)
+	if got, want := c.Server(idx).AppliedIndex(), c.Running()[0].AppliedIndex(); got != want {
+		t.Fatalf("restarted server applied %d, the others %d", got, want)
+	}
 	checkAcked(ctx, t, c, c.Server(idx), w)
 }
 

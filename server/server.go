@@ -33,6 +33,9 @@ type Server struct {
 	fsm      *fsm.FSM
 	stores   *raftStores
 	hadState bool // the data dir held Raft state when the server opened it
+	// restoreOnStart: the FSM was behind the latest snapshot when the
+	// server opened it, so raft restores the snapshot at start.
+	restoreOnStart bool
 
 	raft      *raft.Raft
 	transport *raft.NetworkTransport
@@ -100,12 +103,25 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		stores.close()
 		return nil, err
 	}
-	f, err := fsm.Open(fsm.Options{Dir: filepath.Join(cfg.DataDir, "fsm"), Logger: logger.With("component", "fsm")})
+	// The FSM commits without syncing the disk: the Raft log holds every
+	// entry durably, and an FSM that was not closed cleanly starts empty
+	// and is rebuilt from the latest snapshot and the log after it.
+	f, err := fsm.Open(fsm.Options{Dir: filepath.Join(cfg.DataDir, "fsm"), Logger: logger.With("component", "fsm"), RebuiltFromLog: true})
 	if err != nil {
 		stores.close()
 		return nil, fmt.Errorf("open state in %s: %w", cfg.DataDir, err)
 	}
-	s := &Server{cfg: cfg, logger: logger, fsm: f, stores: stores, hadState: had, fwd: newForwarder(), failed: make(chan error, 1)}
+	latest, err := stores.latestSnapshot()
+	if err != nil {
+		f.Close()
+		stores.close()
+		return nil, err
+	}
+	applied, _ := f.AppliedIndex()
+	s := &Server{cfg: cfg, logger: logger, fsm: f, stores: stores, hadState: had, restoreOnStart: applied < latest, fwd: newForwarder(), failed: make(chan error, 1)}
+	if s.restoreOnStart {
+		logger.Warn("the state is behind the latest snapshot; raft restores it and replays the log after it", "applied_index", applied, "snapshot_index", latest)
+	}
 	if s.metrics, err = newServerMetrics(s); err != nil {
 		f.Close()
 		stores.close()
@@ -167,7 +183,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	notify := make(chan bool, 16)
-	s.raft, err = raft.NewRaft(raftConfig(s.cfg, notify, s.logger), s.fsm, s.stores.logs, s.stores.bolt, s.stores.snaps, s.transport)
+	s.raft, err = raft.NewRaft(raftConfig(s.cfg, notify, s.restoreOnStart, s.logger), s.fsm, s.stores.logs, s.stores.bolt, s.stores.snaps, s.transport)
 	if err != nil {
 		return fmt.Errorf("start raft: %w", err)
 	}
