@@ -210,13 +210,17 @@ func (c *cluster) account(ctx context.Context, name string) (account, user strin
 }
 
 // submit submits a job array of shell text, idempotently under rid.
-func (c *cluster) submit(ctx context.Context, account, user, rid string, tasks int64, demand map[string]float64, walltime time.Duration, script string) uint64 {
+func (c *cluster) submit(ctx context.Context, account, user, rid string, tasks int64, demand map[string]float64, walltime time.Duration, script string, opts ...func(*longfairv1.SubmitJobRequest)) uint64 {
 	c.t.Helper()
+	req := &longfairv1.SubmitJobRequest{
+		Account: account, User: user, Name: rid, Demand: demand, Tasks: tasks,
+		Walltime: durationpb.New(walltime), Command: []string{script}, RequestId: rid,
+	}
+	for _, o := range opts {
+		o(req)
+	}
 	resp, err := do(ctx, c, func(ctx context.Context, conn *grpc.ClientConn) (*longfairv1.SubmitJobResponse, error) {
-		return longfairv1.NewJobsClient(conn).SubmitJob(ctx, &longfairv1.SubmitJobRequest{
-			Account: account, User: user, Name: rid, Demand: demand, Tasks: tasks,
-			Walltime: durationpb.New(walltime), Command: []string{script}, RequestId: rid,
-		})
+		return longfairv1.NewJobsClient(conn).SubmitJob(ctx, req)
 	})
 	must(c.t, err, "submit %s", rid)
 	return resp.GetJob().GetId()

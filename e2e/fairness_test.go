@@ -8,8 +8,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // fairness reads the fairness report, by account.
@@ -55,8 +57,17 @@ func TestLiveFairnessHMRFConverges(t *testing.T) {
 		t.Fatalf("policy %q, want the default hmrf", p)
 	}
 	demand := map[string]float64{"cpu": 1, "mem": 1 << 30}
-	c.submit(ctx, alpha, alphaUser, "alpha-backlog", 400, demand, time.Minute, "sleep 0.1")
-	c.submit(ctx, beta, betaUser, "beta-backlog", 200, demand, time.Minute, "sleep 0.3")
+	// Both arrays become eligible at the same instant, so that neither
+	// starts with a head start of the time between the two submissions
+	// (a second on a loaded machine, a tenth of the usage this test sums).
+	begin := timestamppb.New(time.Now().Add(2 * time.Second))
+	at := func(r *longfairv1.SubmitJobRequest) { r.Begin = begin }
+	c.submit(ctx, alpha, alphaUser, "alpha-backlog", 400, demand, time.Minute, "sleep 0.1", at)
+	c.submit(ctx, beta, betaUser, "beta-backlog", 200, demand, time.Minute, "sleep 0.3", at)
+	testcluster.WaitFor(ctx, t, "both arrays running", func() bool {
+		f := c.fairness(ctx)
+		return f[alpha].GetRunningTasks() > 0 && f[beta].GetRunningTasks() > 0
+	})
 
 	var ratio, lastAlpha, lastBeta float64
 	deadline := time.Now().Add(12 * time.Second)
