@@ -92,18 +92,10 @@ func (f *FSM) Journal(account string, after uint64, limit int) (entries []ledger
 func (f *FSM) Verify() (ledger.VerifyReport, error) {
 	var report ledger.VerifyReport
 	err := f.view(func(rs readSnap, tx *bolt.Tx) error {
-		var entries []ledger.JournalEntry
-		if err := tx.Bucket(bucketJournal).ForEach(func(k, v []byte) error {
-			var e ledger.JournalEntry
-			if err := e.UnmarshalBinary(v); err != nil {
-				return &ledger.VerifyError{Seq: readU64(k), Position: len(entries), Problem: err.Error()}
-			}
-			entries = append(entries, e)
-			return nil
-		}); err != nil {
+		entries, err := storedJournal(tx)
+		if err != nil {
 			return err
 		}
-		var err error
 		report, err = ledger.Verify(entries)
 		if err != nil {
 			return err

@@ -265,21 +265,8 @@ func (s *state) loadActive(tx *bolt.Tx, n int) error {
 // loadBooks rebuilds the SU book from the journal and restores the
 // fairness book.
 func (s *state) loadBooks(tx *bolt.Tx) error {
-	// Sized from the last entry's sequence number (entries are keyed by
-	// it, from 1): growing a slice of millions of entries by appending
-	// copied it over and over, most of a restore's time.
-	var entries []ledger.JournalEntry
-	if k, _ := tx.Bucket(bucketJournal).Cursor().Last(); len(k) == 8 {
-		entries = make([]ledger.JournalEntry, 0, min(readU64(k), 1<<28))
-	}
-	if err := tx.Bucket(bucketJournal).ForEach(func(k, v []byte) error {
-		var e ledger.JournalEntry
-		if err := e.UnmarshalBinary(v); err != nil {
-			return fmt.Errorf("entry %d: %w", readU64(k), err)
-		}
-		entries = append(entries, e)
-		return nil
-	}); err != nil {
+	entries, err := storedJournal(tx)
+	if err != nil {
 		return fmt.Errorf("SU journal: %w", err)
 	}
 	su, err := ledger.RebuildSUBook(entries)
@@ -314,6 +301,27 @@ func (s *state) loadBooks(tx *bolt.Tx) error {
 	}
 	s.fair = fair
 	return nil
+}
+
+// storedJournal decodes the SU journal as stored, in order; an entry that
+// does not decode is a *ledger.VerifyError naming it. The slice is sized
+// from the last entry's sequence number (entries are keyed by it, from 1):
+// growing a slice of millions of entries by appending copied it over and
+// over, most of a restore's and of a verification's time.
+func storedJournal(tx *bolt.Tx) ([]ledger.JournalEntry, error) {
+	var entries []ledger.JournalEntry
+	if k, _ := tx.Bucket(bucketJournal).Cursor().Last(); len(k) == 8 {
+		entries = make([]ledger.JournalEntry, 0, min(readU64(k), 1<<28))
+	}
+	err := tx.Bucket(bucketJournal).ForEach(func(k, v []byte) error {
+		var e ledger.JournalEntry
+		if err := e.UnmarshalBinary(v); err != nil {
+			return &ledger.VerifyError{Seq: readU64(k), Position: len(entries), Problem: err.Error()}
+		}
+		entries = append(entries, e)
+		return nil
+	})
+	return entries, err
 }
 
 // fairAccountPrefix starts the keys of the fairness book's accounts.
