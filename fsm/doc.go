@@ -4,7 +4,12 @@
 // State lives in a bbolt file in the data directory. Each batch of committed
 // entries is applied in one bbolt transaction that also records the last
 // applied index, so a server restarted with raft's NoSnapshotRestoreOnStart
-// skips what it already applied instead of replaying it. A snapshot is a
+// skips what it already applied instead of replaying it. The servers open
+// it with Options.RebuiltFromLog: those transactions skip the disk sync
+// (the Raft log already holds every entry on disk), a clean Close syncs
+// the file and leaves a record saying so, and a file without one (a crash,
+// a power loss) is discarded at Open, for raft to restore the latest
+// snapshot and replay the log into the empty FSM. A snapshot is a
 // consistent bbolt read; a restore writes the snapshot to a temporary file,
 // syncs it, swaps it in atomically and rebuilds the in-memory caches.
 //

@@ -235,9 +235,11 @@ func fsyncLatency(b *testing.B, dir string, n int) time.Duration {
 // committed by a 3-server group over loopback, from one client sending
 // one at a time (light load: nothing to batch), beside one fsync on the
 // same file system measured in the same run, in turns. Goal: ≤ 3 fsyncs.
-// A commit needs the leader's and a follower's log fsync (in parallel),
-// the round trip between them, and the leader's state machine commit
-// (one more fsync) before it answers.
+// A commit needs the leader's log append, then a follower's (hashicorp/raft
+// writes the leader's before it sends), each a bbolt commit of two disk
+// syncs, the round trip between them, and the leader's state machine
+// commit, which syncs nothing (fsm.Options.RebuiltFromLog). Here the three
+// servers share one disk and two cores.
 func BenchmarkCommitLatencyAtLightLoad(b *testing.B) {
 	ctx := context.Background()
 	c := testcluster.New(b, 3)
