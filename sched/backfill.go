@@ -125,6 +125,12 @@ type reservation struct {
 	slot        []int32
 	at          []ledger.Time
 	real, spare []float64
+	// mask, at a node's first entry, is what the index is to show of the
+	// node (maskReserved); pending says the index does not show the masks
+	// yet (backfill_masks.go), and eager that it always does at once.
+	mask    []float64
+	pending bool
+	eager   bool
 	// events are what the pass's placements give back, and when;
 	// viewReleases says the view's nodes list any.
 	events       []releaseEvent
@@ -135,7 +141,6 @@ type reservation struct {
 	fitAt   []ledger.Time
 	merged  []releaseEvent
 	ordered []int
-	masked  ledger.Vector
 	allowed ledger.Vector
 	zero    ledger.Vector
 }
@@ -166,7 +171,8 @@ func (e *Engine) resetBackfill() {
 	r := &e.resv
 	r.made, e.halted = false, false
 	r.jobs, r.nodes, r.at, r.next = r.jobs[:0], r.nodes[:0], r.at[:0], r.next[:0]
-	r.real, r.spare = r.real[:0], r.spare[:0]
+	r.real, r.spare, r.mask = r.real[:0], r.spare[:0], r.mask[:0]
+	r.pending = false
 	r.events = r.events[:0]
 	r.viewReleases = false
 	if e.backfilling() {
@@ -309,25 +315,6 @@ func (e *Engine) endOf(job *Job) (ledger.Time, bool) {
 		return 0, false
 	}
 	return e.view.Now.Add(job.Walltime), true
-}
-
-// maskReserved sets reserved node's free vector in the index to the
-// least of its true free vector and every reservation's spare on it
-// (none below zero): what a task that may run at all their starts can use.
-func (e *Engine) maskReserved(node int) {
-	r := &e.resv
-	k := len(e.capacity)
-	first := int(r.slot[node])
-	r.masked = copyInto(r.masked, r.real[first*k:first*k+k])
-	for s := first; s >= 0; s = int(r.next[s]) {
-		for j, q := range r.spare[s*k : s*k+k] {
-			r.masked[j] = min(r.masked[j], q)
-		}
-	}
-	for j := range r.masked {
-		r.masked[j] = max(r.masked[j], 0)
-	}
-	e.index.Restore(node, r.masked)
 }
 
 // earliest is the earliest time, not before the view's, at which enough
@@ -517,12 +504,16 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 			r.slot[i] = -1
 		}
 		r.made = true
+		// The masks reach the index only when a search needs them
+		// (applyMasks): most passes search no more after reserving.
+		r.pending = !r.eager
 	}
 	from := len(r.nodes)
 	r.nodes = append(r.nodes, r.ordered[:need]...)
 	end, ends := at.Add(job.Walltime), job.Walltime > 0
 	r.jobs = append(r.jobs, reservedJob{account: a, job: jobIndex, at: at, from: from, to: len(r.nodes), end: end, ends: ends})
 	r.real, r.spare = slices.Grow(r.real, need*k)[:len(r.nodes)*k], slices.Grow(r.spare, need*k)[:len(r.nodes)*k]
+	r.mask = slices.Grow(r.mask, need*k)[:len(r.nodes)*k]
 	for s := from; s < len(r.nodes); s++ {
 		node := r.nodes[s]
 		r.at = append(r.at, at)
@@ -567,6 +558,9 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 		if !e.mayHoldBefore(job, d, end) {
 			return false
 		}
+		// The unmasking below and claimFree's search work on the index
+		// as it shows the masks.
+		e.applyMasks()
 		unmasked := false
 		for s, node := range r.nodes {
 			if int(r.slot[node]) == s && r.endsBeforeSome(node, end) {
@@ -625,7 +619,7 @@ func (e *Engine) mayHoldBefore(job *Job, d ledger.Vector, end ledger.Time) bool 
 	}
 	need, unmasked := job.Nodes, false
 	for i, n := 0, e.index.Len(); i < n; i++ {
-		free := e.index.Free(i)
+		free := e.freeNow(i)
 		if r.slot[i] >= 0 && r.endsBeforeSome(i, end) {
 			free, unmasked = e.allowed(i, end), true
 		}

@@ -60,6 +60,9 @@ func (e *Engine) claimFree(job *Job) bool {
 	d := job.nodeDemand()
 	e.claimed = e.claimed[:0]
 	if job.Nodes <= 1 {
+		if !e.mayFitMasked(job, d) {
+			return false
+		}
 		n, ok := e.bestFor(job, d)
 		if !ok {
 			return false
@@ -107,7 +110,7 @@ func (e *Engine) claimFree(job *Job) bool {
 // enoughHold reports whether at least need nodes of the index hold d.
 func (e *Engine) enoughHold(d ledger.Vector, need int) bool {
 	for i, n := 0, e.index.Len(); i < n; i++ {
-		if e.index.Free(i).Fits(d) {
+		if e.freeNow(i).Fits(d) {
 			if need--; need <= 0 {
 				return true
 			}
@@ -127,6 +130,7 @@ func (e *Engine) claimFrom(job *Job, node int) bool {
 			return false
 		}
 	} else {
+		e.applyMasks() // the node was found before: Take must see its mask
 		e.index.Take(node, job.Demand)
 		e.claimed = append(e.claimed[:0], node)
 	}
