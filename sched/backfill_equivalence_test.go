@@ -142,7 +142,7 @@ func comparePassSequences(t *testing.T, seed uint64, iters int, reference func(*
 // Masks written into the index only when a search needs them
 // (backfill_masks.go) place exactly as masks written at once.
 func TestLazyMasksPlaceAsEagerMasks(t *testing.T) {
-	reserved := comparePassSequences(t, 41, 600, func(e *Engine) { e.resv.eager = true })
+	reserved := comparePassSequences(t, 41, 600, func(e *Engine) { e.resv.straight = true })
 	if reserved < 500 {
 		t.Fatalf("only %d passes reserved: the masks were barely exercised", reserved)
 	}

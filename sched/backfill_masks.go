@@ -17,7 +17,7 @@ import "github.com/longfair/longfair/ledger"
 // reserved node's vector from before the reservation, which nothing
 // reads: every read of a reserved node goes through its mask (freeNow)
 // or its true vector (r.real). Every search sees the masked index, so the
-// placements are those of masking at once (eager, which the tests
+// placements are those of masking at once (straight, which the tests
 // compare against).
 
 // maskReserved computes reserved node's mask: the least of its true free
@@ -79,10 +79,5 @@ func (e *Engine) mayFitMasked(job *Job, d ledger.Vector) bool {
 	if !e.resv.pending || job.Exclusive {
 		return true
 	}
-	for i, n := 0, e.index.Len(); i < n; i++ {
-		if e.freeNow(i).Fits(d) {
-			return true
-		}
-	}
-	return false
+	return e.holding(d, 0, false) > 0
 }

@@ -68,6 +68,7 @@ func (e *Engine) claimFree(job *Job) bool {
 			return false
 		}
 		e.index.Take(n, d)
+		e.resv.version++
 		e.claimed = append(e.claimed, n)
 		return true
 	}
@@ -104,19 +105,13 @@ func (e *Engine) claimFree(job *Job) bool {
 		left.Sub(d)
 		e.index.Restore(n, left)
 	}
+	e.resv.version++
 	return true
 }
 
 // enoughHold reports whether at least need nodes of the index hold d.
 func (e *Engine) enoughHold(d ledger.Vector, need int) bool {
-	for i, n := 0, e.index.Len(); i < n; i++ {
-		if e.freeNow(i).Fits(d) {
-			if need--; need <= 0 {
-				return true
-			}
-		}
-	}
-	return false
+	return e.holding(d, 0, false) >= need
 }
 
 // claimFrom is claim for a job whose head node the caller has already
@@ -132,6 +127,7 @@ func (e *Engine) claimFrom(job *Job, node int) bool {
 	} else {
 		e.applyMasks() // the node was found before: Take must see its mask
 		e.index.Take(node, job.Demand)
+		e.resv.version++
 		e.claimed = append(e.claimed[:0], node)
 	}
 	e.notePlaced(job)

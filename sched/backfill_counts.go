@@ -1,0 +1,88 @@
+package sched
+
+import "github.com/longfair/longfair/ledger"
+
+// Counts of the nodes that hold a demand. A gang is placed exactly when
+// enough nodes hold its per-node demand (claimFree), so a pass counts
+// them before it searches, and under backfill counts them again with
+// the reserved nodes a short task may use (mayHoldBefore): a scan of
+// every node for each account whose head is tried. After a reservation
+// most of those tries fail and change nothing, and the heads of a log's
+// jobs share a few per-node demands, so the same count was taken again
+// and again. It is remembered until a placement, a reservation or an
+// unmasking changes what is counted (reservation.version moves on).
+
+// heldCount is how many nodes hold the demand at countD[at:at+k] with
+// the reservations in before unmasked (bit j: the j-th reservation).
+type heldCount struct {
+	at     int
+	before uint64
+	nodes  int
+}
+
+// holding is how many nodes hold d as a search would see them now or,
+// with unmask, as claimBeforeReservation unmasks them for a task ending
+// at end: each reserved node it ends before a reservation's start on
+// shows what allowed leaves the task.
+func (e *Engine) holding(d ledger.Vector, end ledger.Time, unmask bool) int {
+	r := &e.resv
+	before, keyed := uint64(0), !r.straight
+	if unmask {
+		before, keyed = r.endsBeforeSet(end)
+		keyed = keyed && !r.straight
+	}
+	if keyed {
+		if r.countsAt != r.version {
+			r.counts, r.countD, r.countsAt = r.counts[:0], r.countD[:0], r.version
+		}
+		for _, c := range r.counts {
+			if c.before == before && sameVector(r.countD[c.at:c.at+len(d)], d) {
+				return c.nodes
+			}
+		}
+	}
+	nodes := 0
+	for i, n := 0, e.index.Len(); i < n; i++ {
+		free := e.freeNow(i)
+		if unmask && r.slot[i] >= 0 && r.endsBeforeSome(i, end) {
+			free = e.allowed(i, end)
+		}
+		if free.Fits(d) {
+			nodes++
+		}
+	}
+	if keyed {
+		r.counts = append(r.counts, heldCount{at: len(r.countD), before: before, nodes: nodes})
+		r.countD = append(r.countD, d...)
+	}
+	return nodes
+}
+
+// endsBeforeAny reports whether a task ending at end ends before some
+// reservation's start: whether claimBeforeReservation would unmask a
+// node for it.
+func (r *reservation) endsBeforeAny(end ledger.Time) bool {
+	for i := range r.jobs {
+		if end <= r.jobs[i].at {
+			return true
+		}
+	}
+	return false
+}
+
+// endsBeforeSet is the set of reservations a task ending at end ends
+// before the start of, bit j for the j-th, and false when there are too
+// many for the bits: which reserved nodes are unmasked for the task, and
+// to what, depends on that set alone.
+func (r *reservation) endsBeforeSet(end ledger.Time) (uint64, bool) {
+	if len(r.jobs) > 64 {
+		return 0, false
+	}
+	var set uint64
+	for i := range r.jobs {
+		if end <= r.jobs[i].at {
+			set |= 1 << i
+		}
+	}
+	return set, true
+}
