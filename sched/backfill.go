@@ -138,7 +138,7 @@ type reservation struct {
 	version, countsAt uint64
 	// straight makes the pass take the straightforward paths the speed-ups
 	// must match (the tests set it): masks written at once, counts never
-	// remembered.
+	// remembered, every node of a gang masked while it is claimed.
 	straight bool
 	// events are what the pass's placements give back, and when;
 	// viewReleases says the view's nodes list any.

@@ -140,10 +140,12 @@ func comparePassSequences(t *testing.T, seed uint64, iters int, reference func(*
 }
 
 // Masks written into the index only when a search needs them
-// (backfill_masks.go) place exactly as masks written at once.
-func TestLazyMasksPlaceAsEagerMasks(t *testing.T) {
+// (backfill_masks.go), counts of the nodes that hold a demand remembered
+// (backfill_counts.go) and a gang's nodes set to what they keep as they
+// are chosen (claimFree) place exactly as the straightforward paths.
+func TestBackfillPlacesAsTheStraightforwardPaths(t *testing.T) {
 	reserved := comparePassSequences(t, 41, 600, func(e *Engine) { e.resv.straight = true })
 	if reserved < 500 {
-		t.Fatalf("only %d passes reserved: the masks were barely exercised", reserved)
+		t.Fatalf("only %d passes reserved: backfill was barely exercised", reserved)
 	}
 }

@@ -41,6 +41,10 @@ type Engine struct {
 	// vectors they had before, the nodes of the pass's gang placements.
 	claimed, gangNodes []int
 	saved, zero        []float64
+	// left and settled are claimFree's scratch: a chosen node's vector
+	// less the demand, and whether the node was set to it at once.
+	left    ledger.Vector
+	settled []bool
 	// view is the pass's view; resv its reservation, and halted says a
 	// pass without backfill has met a job that cannot start (backfill.go).
 	view   *View

@@ -72,12 +72,15 @@ func (e *Engine) claimFree(job *Job) bool {
 		e.claimed = append(e.claimed, n)
 		return true
 	}
-	// Each node is masked (its free vector set to zero) once chosen, so
-	// the next search finds another one; at the end every node is set to
-	// what it had less the per-node demand — the very arithmetic Take does
-	// — or, when the gang does not fit, back to what it had.
+	// Each node once chosen is set to what it had less the per-node
+	// demand — the very arithmetic Take does — when d no longer fits
+	// that, so that the next search finds another node: a search returns
+	// only nodes d fits, whatever the others hold. Otherwise (a node
+	// holding d twice, an exclusive job) it is masked (set to zero) and
+	// set to that at the end. When the gang does not fit, every node goes
+	// back to what it had.
 	k := len(d)
-	e.saved = e.saved[:0]
+	e.saved, e.settled = e.saved[:0], e.settled[:0]
 	e.zero = resize(e.zero, k)
 	clear(e.zero)
 	if !job.Exclusive && !ledger.Vector(e.zero).Fits(d) && !e.enoughHold(d, job.Nodes) {
@@ -97,10 +100,21 @@ func (e *Engine) claimFree(job *Job) bool {
 			return false
 		}
 		e.saved = append(e.saved, e.index.Free(n)...)
-		e.index.Restore(n, e.zero)
+		e.left = copyInto(e.left, e.index.Free(n))
+		e.left.Sub(d)
+		settled := !job.Exclusive && !e.left.Fits(d) && !e.resv.straight
+		if settled {
+			e.index.Restore(n, e.left)
+		} else {
+			e.index.Restore(n, e.zero)
+		}
+		e.settled = append(e.settled, settled)
 		e.claimed = append(e.claimed, n)
 	}
 	for i, n := range e.claimed {
+		if e.settled[i] {
+			continue
+		}
 		left := ledger.Vector(e.saved[i*k : i*k+k])
 		left.Sub(d)
 		e.index.Restore(n, left)
