@@ -150,7 +150,7 @@ type reservation struct {
 	fitAt   []ledger.Time
 	ordered []int
 	cands   []fitKey
-	evs     []nodeEvent
+	evs     []Release
 	evStart []int32
 	evOrder []int32
 	walk    ledger.Vector

@@ -41,11 +41,20 @@ func (e *Engine) holding(d ledger.Vector, end ledger.Time, unmask bool) int {
 			}
 		}
 	}
-	nodes := 0
+	// A node shows the index's vector, or a reserved node its pending
+	// mask (the index shows the mask once written, or what
+	// claimBeforeReservation unmasked for its claim) or, with unmask,
+	// what allowed leaves the task.
+	nodes, k := 0, len(e.capacity)
 	for i, n := 0, e.index.Len(); i < n; i++ {
-		free := e.freeNow(i)
-		if unmask && r.slot[i] >= 0 && r.endsBeforeSome(i, end) {
-			free = e.allowed(i, end)
+		free := e.index.Free(i)
+		if r.made && r.slot[i] >= 0 {
+			switch first := int(r.slot[i]); {
+			case unmask && r.endsBeforeSome(i, end):
+				free = e.allowed(i, end)
+			case r.pending:
+				free = r.mask[first*k : first*k+k]
+			}
 		}
 		if free.Fits(d) {
 			nodes++

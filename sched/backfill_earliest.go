@@ -12,12 +12,6 @@ import "github.com/longfair/longfair/ledger"
 // compares it with the merge), at a fraction of the cost, with no list of
 // all releases built and no heap.
 
-// nodeEvent is a release on the node earliest is looking at.
-type nodeEvent struct {
-	at   ledger.Time
-	free ledger.Vector
-}
-
 // fitKey is when node came to hold the job, and at which of its events
 // (nodeEvents' order).
 type fitKey struct {
@@ -61,7 +55,7 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	fits := 0
 	for i := range n {
 		r.fitAt[i] = -1
-		if r.reservedNode(i) {
+		if r.made && r.slot[i] >= 0 {
 			continue // an earlier reservation's: not before its job ends
 		}
 		if e.holdsOn(job, i, e.index.Free(i)) {
@@ -100,9 +94,10 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		f := r.walk
 		copy(f, e.baseFree(i))
 		for j, ev := range evs {
-			f.Add(ev.free)
-			if (!gated || ev.at >= from) && e.holdsOn(job, i, f) {
-				r.cands = append(r.cands, fitKey{at: ev.at, node: i, event: j})
+			f.Add(ev.Free)
+			at := max(ev.At, now)
+			if (!gated || at >= from) && e.holdsOn(job, i, f) {
+				r.cands = append(r.cands, fitKey{at: at, node: i, event: j})
 				break
 			}
 		}
@@ -129,11 +124,11 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		case i == stop.node:
 			upTo = stop.event + 1
 		case i < stop.node:
-			for upTo < len(evs) && evs[upTo].at <= stop.at {
+			for upTo < len(evs) && max(evs[upTo].At, now) <= stop.at {
 				upTo++
 			}
 		default:
-			for upTo < len(evs) && evs[upTo].at < stop.at {
+			for upTo < len(evs) && max(evs[upTo].At, now) < stop.at {
 				upTo++
 			}
 		}
@@ -143,7 +138,7 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		f := ledger.Vector(r.free[i*k : i*k+k])
 		copy(f, e.baseFree(i))
 		for _, ev := range evs[:upTo] {
-			f.Add(ev.free)
+			f.Add(ev.Free)
 		}
 		r.copied[i] = true
 	}
@@ -176,34 +171,37 @@ func (e *Engine) groupEvents() {
 	r.evStart[0] = 0
 }
 
-// nodeEvents is what node gets back and when, in time order, equal times
-// in the order listed: the view's releases (none before now), the pass's
-// own placements' (groupEvents), and for a node an earlier reservation
-// holds, nothing at the time its reserved jobs end, so that the node is
-// looked at then. The slice is valid until the next call.
-func (e *Engine) nodeEvents(node int) []nodeEvent {
+// nodeEvents is what node gets back and when, in time order (a release
+// due before now counts at now), equal times in the order listed: the
+// view's releases, the pass's own placements' (groupEvents), and for a
+// node an earlier reservation holds, nothing at the time its reserved
+// jobs end, so that the node is looked at then. A node with only the
+// view's releases, listed in time order, gets them as they are; the
+// slice is valid until the next call.
+func (e *Engine) nodeEvents(node int) []Release {
 	r := &e.resv
 	now := e.view.Now
-	evs := r.evs[:0]
-	for _, rel := range e.view.Nodes[node].Releases {
-		evs = append(evs, nodeEvent{at: max(rel.At, now), free: rel.Free})
+	rels := e.view.Nodes[node].Releases
+	own := len(r.events) > 0 && r.evStart[node] < r.evStart[node+1]
+	if !own && !r.reservedNode(node) && releasesInOrder(rels) {
+		return rels
 	}
-	if len(r.events) > 0 {
+	evs := append(r.evs[:0], rels...)
+	if own {
 		for _, x := range r.evOrder[r.evStart[node]:r.evStart[node+1]] {
-			evs = append(evs, nodeEvent{at: r.events[x].at, free: r.events[x].free})
+			evs = append(evs, Release{At: r.events[x].at, Free: r.events[x].free})
 		}
 	}
 	if r.reservedNode(node) {
 		if from, ok := r.freeFrom(node); ok {
 			r.zero = resize(r.zero, len(e.capacity))
 			clear(r.zero)
-			evs = append(evs, nodeEvent{at: max(from, now), free: r.zero})
+			evs = append(evs, Release{At: max(from, now), Free: r.zero})
 		}
 	}
-	// A stable insertion sort by time: a node has few events, often in
-	// order already.
+	// A stable insertion sort by time: a node has few events.
 	for i := 1; i < len(evs); i++ {
-		for j := i; j > 0 && evs[j].at < evs[j-1].at; j-- {
+		for j := i; j > 0 && max(evs[j].At, now) < max(evs[j-1].At, now); j-- {
 			evs[j], evs[j-1] = evs[j-1], evs[j]
 		}
 	}
@@ -211,10 +209,31 @@ func (e *Engine) nodeEvents(node int) []nodeEvent {
 	return evs
 }
 
+// releasesInOrder reports whether rels are listed in time order.
+func releasesInOrder(rels []Release) bool {
+	for i := 1; i < len(rels); i++ {
+		if rels[i].At < rels[i-1].At {
+			return false
+		}
+	}
+	return true
+}
+
 // nthKey returns the m-th (from 0) of keys in fitKey order, reordering
 // keys: a quickselect, linear on average. Keys differ in their nodes, so
 // the answer does not depend on how it is found.
 func nthKey(keys []fitKey, m int) fitKey {
+	if m == len(keys)-1 || m == 0 {
+		// The last or the first: one pass (common: a wide job needs
+		// every node that comes to hold it).
+		x := keys[0]
+		for _, y := range keys[1:] {
+			if y.before(x) == (m == 0) {
+				x = y
+			}
+		}
+		return x
+	}
 	lo, hi := 0, len(keys)-1
 	for lo < hi {
 		mid := lo + (hi-lo)/2

@@ -15,7 +15,7 @@ import "github.com/longfair/longfair/ledger"
 // change, and written into the index only before its first search
 // (applyMasks, from bestFor and claimFrom). Until then the index shows a
 // reserved node's vector from before the reservation, which nothing
-// reads: every read of a reserved node goes through its mask (freeNow)
+// reads: every read of a reserved node goes through its mask (holding)
 // or its true vector (r.real). Every search sees the masked index, so the
 // placements are those of masking at once (straight, which the tests
 // compare against).
@@ -56,19 +56,6 @@ func (e *Engine) applyMasks() {
 			e.index.Restore(node, r.mask[s*k:s*k+k])
 		}
 	}
-}
-
-// freeNow is node's free vector as a search would see it: the index's,
-// or a reserved node's pending mask. (Once written, the index shows the
-// mask, or what claimBeforeReservation unmasked for its claim.)
-func (e *Engine) freeNow(node int) ledger.Vector {
-	r := &e.resv
-	if r.pending && r.slot[node] >= 0 {
-		k := len(e.capacity)
-		first := int(r.slot[node])
-		return ledger.Vector(r.mask[first*k : first*k+k])
-	}
-	return e.index.Free(node)
 }
 
 // mayFitMasked reports whether a one-node task of job (demand d) may fit

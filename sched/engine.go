@@ -161,13 +161,18 @@ func (e *Engine) fit(a int, job *Job) bool {
 func (e *Engine) prepare(v *View, all bool) error {
 	n := len(v.Resources)
 	e.caps, e.frees = resize(e.caps, len(v.Nodes)), resize(e.frees, len(v.Nodes))
-	e.capacity = resize(e.capacity, n)
-	clear(e.capacity)
 	for i := range v.Nodes {
 		e.caps[i], e.frees[i] = v.Nodes[i].Capacity, v.Nodes[i].Free
-		e.capacity.Add(v.Nodes[i].Capacity)
 	}
-	e.fleet.reset(e.caps)
+	if !e.fleet.reset(e.caps) || len(e.capacity) != n || len(v.Nodes) == 0 {
+		// The sum of the capacities, unless they are those of the last
+		// pass bit for bit: then it is the last pass's sum.
+		e.capacity = resize(e.capacity, n)
+		clear(e.capacity)
+		for i := range v.Nodes {
+			e.capacity.Add(v.Nodes[i].Capacity)
+		}
+	}
 	if err := e.index.Update(v.Settings.Placement, e.caps, e.frees); err != nil {
 		return fmt.Errorf("building the node index: %w", err)
 	}
@@ -182,34 +187,38 @@ func (e *Engine) prepare(v *View, all bool) error {
 		}
 		e.policy = row
 	}
-	e.normWeights = normalizedWeights(e.normWeights, v.Accounts)
-	weights := e.normWeights
+	// A pass with the policy's key alone (no pass or prepare of its own)
+	// reads an account's fairness state only while the account has a job
+	// to place: the others' is left stale, not copied, and their weights
+	// are not normalized. Explain reads every account's.
+	lean := !all && e.policy.pass == nil && e.policy.prepare == nil
+	total := totalWeight(v.Accounts)
+	if !lean {
+		e.normWeights = normalizedWeights(e.normWeights, v.Accounts)
+	}
 	quantum := v.Settings.Quantum.Seconds()
 	e.fair = resize(e.fair, len(v.Accounts))
 	e.cursor = resize(e.cursor, len(v.Accounts))
 	e.share = nil // the policy's prepare sets partitions (static, fawkes)
 	e.heap.reset(len(v.Accounts))
-	// A pass with the policy's key alone (no pass or prepare of its own)
-	// reads an account's fairness state only while the account has a job
-	// to place: the others' is left stale, not copied. Explain reads every
-	// account's.
-	lean := !all && e.policy.pass == nil && e.policy.prepare == nil
 	for a := range v.Accounts {
 		acct := &v.Accounts[a]
 		f := &e.fair[a]
-		f.weight = weights[a]
+		first := nextJob(acct.Queue, 0, &e.fleet)
 		if lean {
-			if first := nextJob(acct.Queue, 0, &e.fleet); first == len(acct.Queue) {
+			if first == len(acct.Queue) {
 				e.cursor[a] = cursor{job: first}
 				continue
 			}
+			f.weight = normalizedWeight(acct.Weight, total, len(v.Accounts))
+		} else {
+			f.weight = e.normWeights[a]
 		}
 		f.running = copyInto(f.running, acct.Running)
 		f.usage = copyInto(f.usage, acct.Usage)
 		f.usage.AddScaled(acct.Running, quantum)
 		f.baseline = copyInto(f.baseline, acct.Baseline)
 		f.baseline.AddScaled(acct.BaselineRate, quantum)
-		first := nextJob(acct.Queue, 0, &e.fleet)
 		e.cursor[a] = cursor{job: first}
 		if first == len(acct.Queue) {
 			continue
@@ -286,16 +295,21 @@ func normalizedWeights(w []float64, accts []Account) []float64 {
 	total := totalWeight(accts)
 	w = resize(w, len(accts))
 	for i := range accts {
-		switch {
-		case total <= 0:
-			w[i] = 1 / float64(len(accts))
-		case accts[i].Weight <= 0:
-			w[i] = zeroWeight
-		default:
-			w[i] = accts[i].Weight / total
-		}
+		w[i] = normalizedWeight(accts[i].Weight, total, len(accts))
 	}
 	return w
+}
+
+// normalizedWeight is one account's normalized weight (normalizedWeights):
+// w among n accounts whose weights sum to total.
+func normalizedWeight(w, total float64, n int) float64 {
+	switch {
+	case total <= 0:
+		return 1 / float64(n)
+	case w <= 0:
+		return zeroWeight
+	}
+	return w / total
 }
 
 // totalWeight is Σw over the accounts.

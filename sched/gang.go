@@ -182,8 +182,8 @@ type fleet struct {
 }
 
 // reset makes the fleet the nodes whose capacities are caps (kept, not
-// copied).
-func (fl *fleet) reset(caps []ledger.Vector) {
+// copied), and reports whether they are the last reset's, bit for bit.
+func (fl *fleet) reset(caps []ledger.Vector) bool {
 	fl.caps = caps
 	if fl.lastOK && fl.sameAsLast(caps) {
 		// Classes point into caps, which may be new memory for the same
@@ -191,7 +191,7 @@ func (fl *fleet) reset(caps []ledger.Vector) {
 		for i := range fl.classes {
 			fl.classes[i].capacity = caps[fl.classes[i].first]
 		}
-		return
+		return true
 	}
 	fl.shapes, fl.counted = fl.shapes[:0], false
 	fl.last = fl.last[:0]
@@ -211,6 +211,7 @@ func (fl *fleet) reset(caps []ledger.Vector) {
 		}
 		fl.shapes = fl.shapes.Add(c)
 	}
+	return false
 }
 
 // sameAsLast reports whether caps are the capacities of the last reset,
