@@ -32,14 +32,32 @@ func (r *replay) arrive(j int) bool {
 	if job.Nodes > 1 {
 		q.Nodes, q.PerNode = job.Nodes, job.PerNode
 	}
-	va.Queue = append(va.Queue, q)
 	acct := &r.accts[a]
+	r.enqueue(acct, va, q)
 	acct.active = append(acct.active, j)
 	acct.pending += job.Tasks
 	r.pending += job.Tasks
 	r.touch(a)
 	r.noteWork(a) // fawkes_discrimination.go
 	return true
+}
+
+// enqueue appends q to the account's queue in the view. The queue is a
+// window of acct.queue that passes move forward as its head jobs start
+// (pass), so appending at the window's end alone would reallocate and
+// copy the queue whenever the window reached the end of its memory; it
+// moves back to the front of acct.queue instead when that is at most half
+// full. The engine keeps nothing of the view between passes.
+func (r *replay) enqueue(acct *acctState, va *sched.Account, q sched.Job) {
+	full := len(va.Queue) == cap(va.Queue)
+	if full && 2*len(va.Queue) < cap(acct.queue) {
+		va.Queue = acct.queue[:copy(acct.queue, va.Queue)]
+		full = false
+	}
+	va.Queue = append(va.Queue, q)
+	if full { // new memory
+		acct.queue = va.Queue[:cap(va.Queue)]
+	}
 }
 
 // complete applies a group of tasks ending.

@@ -92,6 +92,7 @@ type acctState struct {
 	share        ledger.Vector          // static partition R·w/Σw
 	rate         ledger.Vector          // baseline rate last given to the book (and the view)
 	active       []int                  // arrived, unfinished jobs in arrival order (finished ones removed lazily)
+	queue        []sched.Job            // the memory the view's queue is a window of (enqueue)
 	activeDead   int
 	runningTasks int
 	pending      int
