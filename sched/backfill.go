@@ -150,6 +150,7 @@ type reservation struct {
 	fitAt   []ledger.Time
 	ordered []int
 	cands   []fitKey
+	times   []int64
 	evs     []Release
 	evStart []int32
 	evOrder []int32

@@ -1,6 +1,10 @@
 package sched
 
-import "github.com/longfair/longfair/ledger"
+import (
+	"slices"
+
+	"github.com/longfair/longfair/ledger"
+)
 
 // The reservation's time. A node comes to hold a job at the first of its
 // own releases (in time order) after which its free vector holds the
@@ -52,13 +56,15 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	r.copied = resize(r.copied, n)
 	clear(r.copied)
 	r.ordered = r.ordered[:0]
+	// holdsOn, spelled out in the loops below.
+	d, exclusive := job.nodeDemand(), job.Exclusive
 	fits := 0
 	for i := range n {
 		r.fitAt[i] = -1
 		if r.made && r.slot[i] >= 0 {
 			continue // an earlier reservation's: not before its job ends
 		}
-		if e.holdsOn(job, i, e.index.Free(i)) {
+		if e.index.Free(i).Fits(d) && (!exclusive || sameVector(e.fleet.caps[i], d)) {
 			r.fitAt[i] = now
 			fits++
 		}
@@ -96,7 +102,7 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		for j, ev := range evs {
 			f.Add(ev.Free)
 			at := max(ev.At, now)
-			if (!gated || at >= from) && e.holdsOn(job, i, f) {
+			if (!gated || at >= from) && f.Fits(d) && (!exclusive || sameVector(e.fleet.caps[i], d)) {
 				r.cands = append(r.cands, fitKey{at: at, node: i, event: j})
 				break
 			}
@@ -106,7 +112,7 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	if len(r.cands) < m {
 		return 0, false
 	}
-	stop := nthKey(r.cands, m-1)
+	stop := e.needthKey(m)
 	for _, c := range r.cands {
 		if !stop.before(c) {
 			r.fitAt[c.node] = c.at
@@ -219,44 +225,65 @@ func releasesInOrder(rels []Release) bool {
 	return true
 }
 
-// nthKey returns the m-th (from 0) of keys in fitKey order, reordering
-// keys: a quickselect, linear on average. Keys differ in their nodes, so
-// the answer does not depend on how it is found.
-func nthKey(keys []fitKey, m int) fitKey {
-	if m == len(keys)-1 || m == 0 {
-		// The last or the first: one pass (common: a wide job needs
-		// every node that comes to hold it).
-		x := keys[0]
-		for _, y := range keys[1:] {
-			if y.before(x) == (m == 0) {
-				x = y
+// needthKey is the m-th (from 1) of r.cands in fitKey order: the m-th
+// smallest time (nthTime), then among the candidates at that time, which
+// r.cands lists in node order, the one that makes m.
+func (e *Engine) needthKey(m int) fitKey {
+	r := &e.resv
+	r.times = r.times[:0]
+	for _, c := range r.cands {
+		r.times = append(r.times, int64(c.at))
+	}
+	at := ledger.Time(nthTime(r.times, m-1))
+	for _, c := range r.cands {
+		if c.at < at {
+			m--
+		}
+	}
+	var stop fitKey
+	for _, c := range r.cands {
+		if c.at == at {
+			if stop, m = c, m-1; m == 0 {
+				break
 			}
 		}
-		return x
 	}
-	lo, hi := 0, len(keys)-1
+	return stop
+}
+
+// nthTime returns the m-th (from 0) smallest of times, reordering them: a
+// quickselect, linear on average; the first and the last in one pass
+// (common: a wide job needs every node that comes to hold it).
+func nthTime(times []int64, m int) int64 {
+	switch m {
+	case 0:
+		return slices.Min(times)
+	case len(times) - 1:
+		return slices.Max(times)
+	}
+	lo, hi := 0, len(times)-1
 	for lo < hi {
 		mid := lo + (hi-lo)/2
-		if keys[mid].before(keys[lo]) {
-			keys[mid], keys[lo] = keys[lo], keys[mid]
+		if times[mid] < times[lo] {
+			times[mid], times[lo] = times[lo], times[mid]
 		}
-		if keys[hi].before(keys[lo]) {
-			keys[hi], keys[lo] = keys[lo], keys[hi]
+		if times[hi] < times[lo] {
+			times[hi], times[lo] = times[lo], times[hi]
 		}
-		if keys[hi].before(keys[mid]) {
-			keys[hi], keys[mid] = keys[mid], keys[hi]
+		if times[hi] < times[mid] {
+			times[hi], times[mid] = times[mid], times[hi]
 		}
-		p := keys[mid]
+		p := times[mid]
 		i, j := lo, hi
 		for i <= j {
-			for keys[i].before(p) {
+			for times[i] < p {
 				i++
 			}
-			for p.before(keys[j]) {
+			for p < times[j] {
 				j--
 			}
 			if i <= j {
-				keys[i], keys[j] = keys[j], keys[i]
+				times[i], times[j] = times[j], times[i]
 				i++
 				j--
 			}
@@ -267,10 +294,10 @@ func nthKey(keys []fitKey, m int) fitKey {
 		case m >= i:
 			lo = i
 		default:
-			return keys[m]
+			return times[m]
 		}
 	}
-	return keys[m]
+	return times[m]
 }
 
 // freeAt is node's free vector at the time earliest found: its copy in

@@ -168,15 +168,15 @@ func sameBits(a, b ledger.Vector) bool {
 	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }
 
-// nthKey returns what sorting would put at each place.
-func TestNthKeyIsTheSortedKey(t *testing.T) {
+// needthKey and nthTime return what sorting would put at each place.
+func TestNeedthKeyIsTheSortedKey(t *testing.T) {
 	r := rand.New(rand.NewPCG(53, 54))
+	e := NewEngine()
 	for range 2000 {
 		keys := make([]fitKey, 1+r.IntN(40))
 		for i := range keys {
-			keys[i] = fitKey{at: ledger.Time(r.IntN(5)), node: i}
+			keys[i] = fitKey{at: ledger.Time(r.IntN(5)), node: 2*i + r.IntN(2), event: r.IntN(3)}
 		}
-		r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
 		sorted := slices.Clone(keys)
 		slices.SortFunc(sorted, func(x, y fitKey) int {
 			if x.before(y) {
@@ -184,9 +184,18 @@ func TestNthKeyIsTheSortedKey(t *testing.T) {
 			}
 			return 1
 		})
-		m := r.IntN(len(keys))
-		if got := nthKey(keys, m); got != sorted[m] {
-			t.Fatalf("nthKey(%d) = %v, sorted %v", m, got, sorted)
+		m := 1 + r.IntN(len(keys))
+		e.resv.cands = keys // in node order, as earliest lists them
+		if got := e.needthKey(m); got != sorted[m-1] {
+			t.Fatalf("needthKey(%d) = %v, sorted %v", m, got, sorted)
+		}
+		times := make([]int64, len(keys))
+		for i := range times {
+			times[i] = int64(r.IntN(6))
+		}
+		want := slices.Sorted(slices.Values(times))
+		if got := nthTime(times, m-1); got != want[m-1] {
+			t.Fatalf("nthTime(%d) = %d, sorted %v", m-1, got, want)
 		}
 	}
 }

@@ -162,7 +162,13 @@ func (e *Engine) prepare(v *View, all bool) error {
 	n := len(v.Resources)
 	e.caps, e.frees = resize(e.caps, len(v.Nodes)), resize(e.frees, len(v.Nodes))
 	for i := range v.Nodes {
-		e.caps[i], e.frees[i] = v.Nodes[i].Capacity, v.Nodes[i].Free
+		// Stored only when they are other vectors than the last pass's:
+		// a store of a pointer costs a write barrier while the collector
+		// runs, and the caller's vectors are mostly the same from pass to
+		// pass.
+		if nd := &v.Nodes[i]; !sameMemory(e.caps[i], nd.Capacity) || !sameMemory(e.frees[i], nd.Free) {
+			e.caps[i], e.frees[i] = nd.Capacity, nd.Free
+		}
 	}
 	if !e.fleet.reset(e.caps) || len(e.capacity) != n || len(v.Nodes) == 0 {
 		// The sum of the capacities, unless they are those of the last
@@ -203,6 +209,10 @@ func (e *Engine) prepare(v *View, all bool) error {
 	e.heap.reset(len(v.Accounts))
 	for a := range v.Accounts {
 		acct := &v.Accounts[a]
+		if lean && len(acct.Queue) == 0 {
+			e.cursor[a] = cursor{}
+			continue
+		}
 		f := &e.fair[a]
 		first := nextJob(acct.Queue, 0, &e.fleet)
 		if lean {
@@ -324,6 +334,11 @@ func totalWeight(accts []Account) float64 {
 // zeroWeight stands in for the normalized weight of an account that
 // contributes nothing.
 const zeroWeight = 1e-9
+
+// sameMemory reports whether a and b are the same vector in memory.
+func sameMemory(a, b ledger.Vector) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
 
 func copyInto(dst, src ledger.Vector) ledger.Vector {
 	dst = resize(dst, len(src))
