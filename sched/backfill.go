@@ -154,7 +154,7 @@ type reservation struct {
 	evs     []Release
 	evStart []int32
 	evOrder []int32
-	walk    ledger.Vector
+	walked  []int32
 	allowed ledger.Vector
 	zero    ledger.Vector
 }

@@ -56,17 +56,47 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	r.copied = resize(r.copied, n)
 	clear(r.copied)
 	r.ordered = r.ordered[:0]
-	// holdsOn, spelled out in the loops below.
+	// holdsOn, spelled out in the loop below.
 	d, exclusive := job.nodeDemand(), job.Exclusive
+	e.groupEvents()
+	r.free = resize(r.free, n*k)
+	r.walked = resize(r.walked, n)
+	r.cands = r.cands[:0]
 	fits := 0
 	for i := range n {
-		r.fitAt[i] = -1
-		if r.made && r.slot[i] >= 0 {
-			continue // an earlier reservation's: not before its job ends
-		}
-		if e.index.Free(i).Fits(d) && (!exclusive || sameVector(e.fleet.caps[i], d)) {
+		r.fitAt[i], r.walked[i] = -1, 0
+		// A node an earlier reservation holds holds the job only from
+		// when the jobs reserved on it end; the others may hold it now.
+		from, gated := ledger.Time(0), r.made && r.slot[i] >= 0
+		base := e.index.Free(i)
+		if gated {
+			first := int(r.slot[i])
+			base = r.real[first*k : first*k+k]
+			var ok bool
+			if from, ok = r.freeFrom(i); !ok {
+				continue // they may run on and on
+			}
+		} else if base.Fits(d) && (!exclusive || sameVector(e.fleet.caps[i], d)) {
 			r.fitAt[i] = now
 			fits++
+			continue
+		}
+		evs := e.nodeEvents(i)
+		if len(evs) == 0 {
+			continue
+		}
+		// The walk leaves the node's vector in r.free, for freeAt if the
+		// node is chosen.
+		f := ledger.Vector(r.free[i*k : i*k+k])
+		copy(f, base)
+		for j, ev := range evs {
+			f.Add(ev.Free)
+			at := max(ev.At, now)
+			if (!gated || at >= from) && f.Fits(d) && (!exclusive || sameVector(e.fleet.caps[i], d)) {
+				r.cands = append(r.cands, fitKey{at: at, node: i, event: j})
+				r.walked[i] = int32(j + 1)
+				break
+			}
 		}
 	}
 	if fits >= need {
@@ -76,37 +106,6 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 			}
 		}
 		return now, true
-	}
-	e.groupEvents()
-	r.cands = r.cands[:0]
-	r.walk = resize(r.walk, k)
-	for i := range n {
-		if r.fitAt[i] >= 0 {
-			continue
-		}
-		evs := e.nodeEvents(i)
-		if len(evs) == 0 {
-			continue
-		}
-		// A node an earlier reservation holds holds the job only from when
-		// the jobs reserved on it end.
-		from, gated := ledger.Time(0), r.reservedNode(i)
-		if gated {
-			var ok bool
-			if from, ok = r.freeFrom(i); !ok {
-				continue // they may run on and on
-			}
-		}
-		f := r.walk
-		copy(f, e.baseFree(i))
-		for j, ev := range evs {
-			f.Add(ev.Free)
-			at := max(ev.At, now)
-			if (!gated || at >= from) && f.Fits(d) && (!exclusive || sameVector(e.fleet.caps[i], d)) {
-				r.cands = append(r.cands, fitKey{at: at, node: i, event: j})
-				break
-			}
-		}
 	}
 	m := need - fits
 	if len(r.cands) < m {
@@ -118,7 +117,6 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 			r.fitAt[c.node] = c.at
 		}
 	}
-	r.free = resize(r.free, n*k)
 	for i := range n {
 		if r.fitAt[i] < 0 {
 			continue
@@ -141,9 +139,14 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 		if upTo == 0 {
 			continue
 		}
+		// A node that came to hold the job has its events up to the one
+		// that made it in r.free already (upTo is at least that many).
 		f := ledger.Vector(r.free[i*k : i*k+k])
-		copy(f, e.baseFree(i))
-		for _, ev := range evs[:upTo] {
+		from := int(r.walked[i])
+		if from == 0 {
+			copy(f, e.baseFree(i))
+		}
+		for _, ev := range evs[from:upTo] {
 			f.Add(ev.Free)
 		}
 		r.copied[i] = true
@@ -186,14 +189,22 @@ func (e *Engine) groupEvents() {
 // slice is valid until the next call.
 func (e *Engine) nodeEvents(node int) []Release {
 	r := &e.resv
-	now := e.view.Now
 	rels := e.view.Nodes[node].Releases
 	own := len(r.events) > 0 && r.evStart[node] < r.evStart[node+1]
 	if !own && !r.reservedNode(node) && releasesInOrder(rels) {
 		return rels
 	}
+	return e.mergeEvents(node)
+}
+
+// mergeEvents is nodeEvents for a node with more than the view's
+// releases, or with releases listed out of time order.
+func (e *Engine) mergeEvents(node int) []Release {
+	r := &e.resv
+	now := e.view.Now
+	rels := e.view.Nodes[node].Releases
 	evs := append(r.evs[:0], rels...)
-	if own {
+	if len(r.events) > 0 && r.evStart[node] < r.evStart[node+1] {
 		for _, x := range r.evOrder[r.evStart[node]:r.evStart[node+1]] {
 			evs = append(evs, Release{At: r.events[x].at, Free: r.events[x].free})
 		}
