@@ -479,7 +479,7 @@ func (e *Engine) mayHoldBefore(job *Job, d ledger.Vector, end ledger.Time) bool 
 	if !e.resv.endsBeforeAny(end) {
 		return false
 	}
-	return e.holding(d, end, true) >= job.Nodes
+	return e.holding(d, end, true, job.Nodes)
 }
 
 // Reservation is the reservation a pass made, if any.

@@ -66,5 +66,5 @@ func (e *Engine) mayFitMasked(job *Job, d ledger.Vector) bool {
 	if !e.resv.pending || job.Exclusive {
 		return true
 	}
-	return e.holding(d, 0, false) > 0
+	return e.holding(d, 0, false, 1)
 }

@@ -12,20 +12,23 @@ import (
 // (so a pass allocates next to nothing); it holds no state that affects the
 // outcome, and one Engine must not run two passes at once.
 type Engine struct {
-	index       place.Index
-	capacity    ledger.Vector
-	fair        []fairness
-	cursor      []cursor
-	share       []ledger.Vector // static partitions, only for Static
-	within      ledger.Vector   // scratch for the static partition check
-	heap        rankHeap
-	caps        []ledger.Vector
-	frees       []ledger.Vector
-	out         []Placement
-	members     []int       // scratch: the heap's accounts (passfill.go)
-	normWeights []float64   // scratch: the accounts' normalized weights
-	knob        knobScratch // qknobler (qknobler.go)
-	bpf         bpfScratch  // bpf and sp (bpf.go)
+	index place.Index
+	// indexCurrent says the last Update of the index succeeded, so it
+	// holds the capacities fleet last saw (prepare).
+	indexCurrent bool
+	capacity     ledger.Vector
+	fair         []fairness
+	cursor       []cursor
+	share        []ledger.Vector // static partitions, only for Static
+	within       ledger.Vector   // scratch for the static partition check
+	heap         rankHeap
+	caps         []ledger.Vector
+	frees        []ledger.Vector
+	out          []Placement
+	members      []int       // scratch: the heap's accounts (passfill.go)
+	normWeights  []float64   // scratch: the accounts' normalized weights
+	knob         knobScratch // qknobler (qknobler.go)
+	bpf          bpfScratch  // bpf and sp (bpf.go)
 
 	// tree is the account tree of hdrf and dff (tree.go).
 	tree tree
@@ -170,7 +173,8 @@ func (e *Engine) prepare(v *View, all bool) error {
 			e.caps[i], e.frees[i] = nd.Capacity, nd.Free
 		}
 	}
-	if !e.fleet.reset(e.caps) || len(e.capacity) != n || len(v.Nodes) == 0 {
+	sameCaps := e.fleet.reset(e.caps)
+	if !sameCaps || len(e.capacity) != n || len(v.Nodes) == 0 {
 		// The sum of the capacities, unless they are those of the last
 		// pass bit for bit: then it is the last pass's sum.
 		e.capacity = resize(e.capacity, n)
@@ -179,9 +183,17 @@ func (e *Engine) prepare(v *View, all bool) error {
 			e.capacity.Add(v.Nodes[i].Capacity)
 		}
 	}
-	if err := e.index.Update(v.Settings.Placement, e.caps, e.frees); err != nil {
+	// The index need not compare the capacities again when they are the
+	// last pass's and that pass's Update succeeded (it holds them then).
+	update := e.index.Update
+	if sameCaps && e.indexCurrent {
+		update = e.index.UpdateFree
+	}
+	e.indexCurrent = false
+	if err := update(v.Settings.Placement, e.caps, e.frees); err != nil {
 		return fmt.Errorf("building the node index: %w", err)
 	}
+	e.indexCurrent = true
 	e.view = v
 	e.resetBackfill()
 	if e.policy.name == "" || e.policy.name != v.Settings.Policy {

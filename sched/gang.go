@@ -125,7 +125,7 @@ func (e *Engine) claimFree(job *Job) bool {
 
 // enoughHold reports whether at least need nodes of the index hold d.
 func (e *Engine) enoughHold(d ledger.Vector, need int) bool {
-	return e.holding(d, 0, false) >= need
+	return e.holding(d, 0, false, need)
 }
 
 // claimFrom is claim for a job whose head node the caller has already
