@@ -13,11 +13,14 @@ import "github.com/longfair/longfair/ledger"
 // unmasking changes what is counted (reservation.version moves on).
 
 // heldCount is how many nodes hold the demand at countD[at:at+k] with
-// the reservations in before unmasked (bit j: the j-th reservation).
+// the reservations in before unmasked (bit j: the j-th reservation), or,
+// unless complete, at least how many: a count stops once it has found as
+// many as it was asked for.
 type heldCount struct {
-	at     int
-	before uint64
-	nodes  int
+	at       int
+	before   uint64
+	nodes    int
+	complete bool
 }
 
 // holding reports whether at least need nodes hold d as a search would
@@ -31,13 +34,18 @@ func (e *Engine) holding(d ledger.Vector, end ledger.Time, unmask bool, need int
 		before, keyed = r.endsBeforeSet(end)
 		keyed = keyed && !r.straight
 	}
+	memo := -1
 	if keyed {
 		if r.countsAt != r.version {
 			r.counts, r.countD, r.countsAt = r.counts[:0], r.countD[:0], r.version
 		}
-		for _, c := range r.counts {
+		for x, c := range r.counts {
 			if c.before == before && sameVector(r.countD[c.at:c.at+len(d)], d) {
-				return c.nodes >= need
+				if c.complete || c.nodes >= need {
+					return c.nodes >= need
+				}
+				memo = x // counted for fewer: count again
+				break
 			}
 		}
 	}
@@ -45,10 +53,9 @@ func (e *Engine) holding(d ledger.Vector, end ledger.Time, unmask bool, need int
 	// mask (the index shows the mask once written, or what
 	// claimBeforeReservation unmasked for its claim) or, with unmask,
 	// what allowed leaves the task.
-	// The count is taken in full, not stopped at need: a count is asked
-	// for again mostly after tries that failed, and then in full.
-	nodes, k := 0, len(e.capacity)
-	for i, n := 0, e.index.Len(); i < n; i++ {
+	nodes, k, n := 0, len(e.capacity), e.index.Len()
+	i := 0
+	for ; i < n && nodes < need; i++ {
 		free := e.index.Free(i)
 		if r.made && r.slot[i] >= 0 {
 			switch first := int(r.slot[i]); {
@@ -62,8 +69,14 @@ func (e *Engine) holding(d ledger.Vector, end ledger.Time, unmask bool, need int
 			nodes++
 		}
 	}
-	if keyed {
-		r.counts = append(r.counts, heldCount{at: len(r.countD), before: before, nodes: nodes})
+	c := heldCount{before: before, nodes: nodes, complete: i == n}
+	switch {
+	case memo >= 0:
+		c.at = r.counts[memo].at
+		r.counts[memo] = c
+	case keyed:
+		c.at = len(r.countD)
+		r.counts = append(r.counts, c)
 		r.countD = append(r.countD, d...)
 	}
 	return nodes >= need
