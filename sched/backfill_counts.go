@@ -55,13 +55,23 @@ func (e *Engine) holding(d ledger.Vector, end ledger.Time, unmask bool, need int
 	// what allowed leaves the task.
 	nodes, k, n := 0, len(e.capacity), e.index.Len()
 	i := 0
+	if !r.made {
+		// No reservation: the index's vectors alone, in the tightest
+		// loop (a pass without backfill counts here for every gang).
+		for ; i < n && nodes < need; i++ {
+			if e.index.Free(i).Fits(d) {
+				nodes++
+			}
+		}
+	}
+	slot, pending := r.slot, r.pending
 	for ; i < n && nodes < need; i++ {
 		free := e.index.Free(i)
-		if r.made && r.slot[i] >= 0 {
-			switch first := int(r.slot[i]); {
+		if slot[i] >= 0 {
+			switch first := int(slot[i]); {
 			case unmask && r.endsBeforeSome(i, end):
 				free = e.allowed(i, end)
-			case r.pending:
+			case pending:
 				free = r.mask[first*k : first*k+k]
 			}
 		}
