@@ -34,7 +34,7 @@ func (r *replay) arrive(j int) bool {
 	}
 	acct := &r.accts[a]
 	r.enqueue(acct, va, q)
-	acct.active = append(acct.active, j)
+	acct.active, acct.activeMem = appendToWindow(acct.active, acct.activeMem, j)
 	acct.pending += job.Tasks
 	r.pending += job.Tasks
 	r.touch(a)
@@ -42,22 +42,29 @@ func (r *replay) arrive(j int) bool {
 	return true
 }
 
-// enqueue appends q to the account's queue in the view. The queue is a
-// window of acct.queue that passes move forward as its head jobs start
-// (pass), so appending at the window's end alone would reallocate and
-// copy the queue whenever the window reached the end of its memory; it
-// moves back to the front of acct.queue instead when that is at most half
-// full. The engine keeps nothing of the view between passes.
+// enqueue appends q to the account's queue in the view, a window of
+// acct.queue that passes move forward as its head jobs start (pass). The
+// engine keeps nothing of the view between passes.
 func (r *replay) enqueue(acct *acctState, va *sched.Account, q sched.Job) {
-	full := len(va.Queue) == cap(va.Queue)
-	if full && 2*len(va.Queue) < cap(acct.queue) {
-		va.Queue = acct.queue[:copy(acct.queue, va.Queue)]
+	va.Queue, acct.queue = appendToWindow(va.Queue, acct.queue, q)
+}
+
+// appendToWindow appends x to window, a window of mem whose front is
+// dropped as it is used up, and returns both. Appending at the window's
+// end alone would reallocate and copy the window whenever it reached the
+// end of mem; it moves back to the front of mem instead when mem is at
+// most half full.
+func appendToWindow[T any](window, mem []T, x T) ([]T, []T) {
+	full := len(window) == cap(window)
+	if full && 2*len(window) < cap(mem) {
+		window = mem[:copy(mem, window)]
 		full = false
 	}
-	va.Queue = append(va.Queue, q)
+	window = append(window, x)
 	if full { // new memory
-		acct.queue = va.Queue[:cap(va.Queue)]
+		mem = window[:cap(window)]
 	}
+	return window, mem
 }
 
 // complete applies a group of tasks ending.

@@ -381,7 +381,8 @@ func (r *replay) baselineRate(a int) ledger.Vector {
 		}
 	}
 	r.active = groups
-	return ledger.NonSharingRate(acct.share, groups)
+	r.rate = ledger.NonSharingRateInto(r.rate, r.room, acct.share, groups)
+	return r.rate
 }
 
 // compactActive drops finished jobs from the account's active list: from
@@ -393,7 +394,9 @@ func (r *replay) compactActive(acct *acctState) {
 		acct.activeDead--
 	}
 	if acct.activeDead > 16 && 2*acct.activeDead > len(acct.active) {
-		live := acct.active[:0:0]
+		// Compacted to the front of its memory: the window starts there
+		// or later, so no job is overwritten before it is read.
+		live := acct.activeMem[:0]
 		for _, j := range acct.active {
 			if !done(j) {
 				live = append(live, j)

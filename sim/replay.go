@@ -63,6 +63,7 @@ type replay struct {
 	newHeads    []int // accounts whose empty queue got a job at this time
 	scaled      ledger.Vector
 	sum         ledger.Vector
+	rate, room  ledger.Vector // baselineRate's result and scratch
 	active      []ledger.TaskGroup
 
 	sampler sampler
@@ -93,6 +94,7 @@ type acctState struct {
 	rate         ledger.Vector          // baseline rate last given to the book (and the view)
 	active       []int                  // arrived, unfinished jobs in arrival order (finished ones removed lazily)
 	queue        []sched.Job            // the memory the view's queue is a window of (enqueue)
+	activeMem    []int                  // the memory active is a window of
 	activeDead   int
 	runningTasks int
 	pending      int
@@ -136,6 +138,8 @@ func newReplay(w *Workload, cfg Config) *replay {
 		groupIndex:  map[uint64]int{},
 		scaled:      ledger.NewVector(n),
 		sum:         ledger.NewVector(n),
+		rate:        ledger.NewVector(n),
+		room:        ledger.NewVector(n),
 		backfill:    reserves(cfg.Settings.Backfill),
 		holdsBack:   reserves(cfg.Settings.Backfill) || cfg.Settings.Backfill == sched.BackfillNone,
 		capFree:     cfg.Settings.Policy.CapFree(),
