@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -423,9 +424,11 @@ func (r *replay) classify() {
 	var key []byte
 	for j := range r.w.Jobs {
 		job := &r.w.Jobs[j]
-		key = fmt.Appendf(key[:0], "%d:", max(job.Nodes, 1))
+		// Eight bytes for the node count, then eight per quantity: a
+		// key per shape, without formatting a million jobs.
+		key = binary.LittleEndian.AppendUint64(key[:0], uint64(max(job.Nodes, 1)))
 		for _, x := range job.nodeDemand() {
-			key = fmt.Appendf(key, "%x,", math.Float64bits(x))
+			key = binary.LittleEndian.AppendUint64(key, math.Float64bits(x))
 		}
 		fits, seen := fitsMemo[string(key)]
 		if !seen {

@@ -187,6 +187,7 @@ func newReplay(w *Workload, cfg Config) *replay {
 // linkJobs orders independent jobs by submission, records who waits for
 // whom, and groups stages into user-visible jobs.
 func (r *replay) linkJobs() {
+	r.order = make([]int, 0, len(r.w.Jobs))
 	for i := range r.w.Jobs {
 		j := &r.w.Jobs[i]
 		js := &r.jobs[i]
