@@ -355,6 +355,9 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 	}
 	n, k := e.index.Len(), len(e.capacity)
 	d, need := job.nodeDemand(), max(job.Nodes, 1)
+	// The pass's first reservation carries the counts taken before it
+	// over (carryCounts), rather than have them all taken again.
+	carry := !r.made && r.countsAt == r.version && !r.straight
 	if !r.made {
 		r.slot = resize(r.slot, n)
 		for i := range r.slot {
@@ -390,6 +393,9 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 			r.next[last] = int32(s)
 		}
 		e.maskReserved(node)
+	}
+	if carry {
+		e.carryCounts()
 	}
 }
 

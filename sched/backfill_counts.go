@@ -92,6 +92,35 @@ func (e *Engine) holding(d ledger.Vector, end ledger.Time, unmask bool, need int
 	return nodes >= need
 }
 
+// carryCounts brings the counts taken before the pass's first
+// reservation up to date with it, which changed only what its nodes show:
+// their masks rather than their true free vectors (r.real, what the index
+// showed). A count that stopped short is dropped.
+func (e *Engine) carryCounts() {
+	r := &e.resv
+	k := len(e.capacity)
+	kept := r.counts[:0]
+	for _, c := range r.counts {
+		if !c.complete || c.before != 0 {
+			continue
+		}
+		d := ledger.Vector(r.countD[c.at : c.at+k])
+		for s, node := range r.nodes {
+			if int(r.slot[node]) != s {
+				continue
+			}
+			if ledger.Vector(r.real[s*k : s*k+k]).Fits(d) {
+				c.nodes--
+			}
+			if ledger.Vector(r.mask[s*k : s*k+k]).Fits(d) {
+				c.nodes++
+			}
+		}
+		kept = append(kept, c)
+	}
+	r.counts, r.countsAt = kept, r.version
+}
+
 // endsBeforeAny reports whether a task ending at end ends before some
 // reservation's start: whether claimBeforeReservation would unmask a
 // node for it.
