@@ -61,7 +61,7 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 	e.groupEvents()
 	r.free = resize(r.free, n*k)
 	r.walked = resize(r.walked, n)
-	r.cands = r.cands[:0]
+	r.cands, r.times = r.cands[:0], r.times[:0]
 	fits := 0
 	for i := range n {
 		r.fitAt[i], r.walked[i] = -1, 0
@@ -94,6 +94,7 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 			at := max(ev.At, now)
 			if (!gated || at >= from) && f.Fits(d) && (!exclusive || sameVector(e.fleet.caps[i], d)) {
 				r.cands = append(r.cands, fitKey{at: at, node: i, event: j})
+				r.times = append(r.times, int64(at))
 				r.walked[i] = int32(j + 1)
 				break
 			}
@@ -237,14 +238,11 @@ func releasesInOrder(rels []Release) bool {
 }
 
 // needthKey is the m-th (from 1) of r.cands in fitKey order: the m-th
-// smallest time (nthTime), then among the candidates at that time, which
-// r.cands lists in node order, the one that makes m.
+// smallest time (nthTime over r.times, the candidates' times), then among
+// the candidates at that time, which r.cands lists in node order, the one
+// that makes m.
 func (e *Engine) needthKey(m int) fitKey {
 	r := &e.resv
-	r.times = r.times[:0]
-	for _, c := range r.cands {
-		r.times = append(r.times, int64(c.at))
-	}
 	at := ledger.Time(nthTime(r.times, m-1))
 	for _, c := range r.cands {
 		if c.at < at {

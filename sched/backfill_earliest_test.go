@@ -186,6 +186,10 @@ func TestNeedthKeyIsTheSortedKey(t *testing.T) {
 		})
 		m := 1 + r.IntN(len(keys))
 		e.resv.cands = keys // in node order, as earliest lists them
+		e.resv.times = e.resv.times[:0]
+		for _, c := range keys {
+			e.resv.times = append(e.resv.times, int64(c.at))
+		}
 		if got := e.needthKey(m); got != sorted[m-1] {
 			t.Fatalf("needthKey(%d) = %v, sorted %v", m, got, sorted)
 		}
