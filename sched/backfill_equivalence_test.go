@@ -20,27 +20,12 @@ import (
 // resources coming back in up to 3 releases, walltimes from none to two
 // hours, and EASY or conservative backfill with 1 to 4 reservations.
 func backfillSequenceView(r *rand.Rand, iter int) *View {
-	policy := Policies()[iter%len(Policies())]
-	placement := []PlacementStrategy{Affinity, BestFit, Spread}[iter%3]
-	v := gangView(r, policy, placement)
-	v.Settings.Backfill = BackfillEASY
-	if iter%2 == 1 {
-		v.Settings.Backfill, v.Settings.Reservations = BackfillConservative, 1+r.IntN(4)
-	}
+	v := backfillGangView(r, iter)
 	for i := range v.Nodes {
 		if r.IntN(4) == 0 {
 			v.Nodes[i].Free = v.Nodes[i].Capacity.Clone()
 		}
-		used := v.Nodes[i].Capacity.Clone()
-		used.Sub(v.Nodes[i].Free)
-		for range 1 + r.IntN(3) {
-			part := used.Clone()
-			for k := range part {
-				part[k] = float64(r.IntN(int(used[k]) + 1))
-			}
-			used.Sub(part)
-			v.Nodes[i].Releases = append(v.Nodes[i].Releases, Release{At: v.Now.Add(time.Duration(r.IntN(7200)) * time.Second), Free: part})
-		}
+		listReleases(r, &v.Nodes[i], v.Now)
 	}
 	for a := range v.Accounts {
 		for j := range v.Accounts[a].Queue {
