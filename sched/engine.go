@@ -26,6 +26,7 @@ type Engine struct {
 	frees        []ledger.Vector
 	out          []Placement
 	members      []int       // scratch: the heap's accounts (passfill.go)
+	withWork     []int       // scratch: the accounts prepare sets up
 	normWeights  []float64   // scratch: the accounts' normalized weights
 	knob         knobScratch // qknobler (qknobler.go)
 	bpf          bpfScratch  // bpf and sp (bpf.go)
@@ -210,21 +211,29 @@ func (e *Engine) prepare(v *View, all bool) error {
 	// to place: the others' is left stale, not copied, and their weights
 	// are not normalized. Explain reads every account's.
 	lean := !all && e.policy.pass == nil && e.policy.prepare == nil
-	total := totalWeight(v.Accounts)
-	if !lean {
-		e.normWeights = normalizedWeights(e.normWeights, v.Accounts)
-	}
 	quantum := v.Settings.Quantum.Seconds()
 	e.fair = resize(e.fair, len(v.Accounts))
 	e.cursor = resize(e.cursor, len(v.Accounts))
 	e.share = nil // the policy's prepare sets partitions (static, fawkes)
 	e.heap.reset(len(v.Accounts))
+	// The accounts to set up: in a lean pass those with a queue, found in
+	// the loop that sums the weights (totalWeight's sum, in its order).
+	e.withWork = e.withWork[:0]
+	total := 0.0
 	for a := range v.Accounts {
 		acct := &v.Accounts[a]
+		total += acct.Weight
 		if lean && len(acct.Queue) == 0 {
 			e.cursor[a] = cursor{}
 			continue
 		}
+		e.withWork = append(e.withWork, a)
+	}
+	if !lean {
+		e.normWeights = normalizedWeights(e.normWeights, v.Accounts)
+	}
+	for _, a := range e.withWork {
+		acct := &v.Accounts[a]
 		f := &e.fair[a]
 		first := nextJob(acct.Queue, 0, &e.fleet)
 		if lean {
