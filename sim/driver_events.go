@@ -191,6 +191,9 @@ func (r *replay) jobDone(j int) {
 		slowdown, _ := fawkes.Slowdown(completion, root.ideal)
 		rootAcct.slowdownSum += max(1, slowdown)
 	}
+	if r.deps == nil {
+		return
+	}
 	for _, d := range r.deps[j] {
 		r.events.push(event{at: r.now.Add(r.w.Jobs[d].After.Delay), job: int32(d), kind: evArrive})
 	}

@@ -19,7 +19,7 @@ type replay struct {
 
 	jobs      []jobState
 	accts     []acctState
-	deps      [][]int // jobs submitted when job i completes
+	deps      [][]int // jobs submitted when job i completes; nil while no job waits for another
 	nodeTasks []int   // tasks running per node
 	unsched   []Unschedulable
 	// completions is each user-visible job's completion time, -1 until it
@@ -128,7 +128,6 @@ func newReplay(w *Workload, cfg Config) *replay {
 		capacity:    w.Capacity(),
 		jobs:        make([]jobState, len(w.Jobs)),
 		accts:       make([]acctState, len(w.Accounts)),
-		deps:        make([][]int, len(w.Jobs)),
 		nodeTasks:   make([]int, len(w.Nodes)),
 		running:     ledger.NewVector(n),
 		used:        ledger.NewVector(n),
@@ -195,6 +194,11 @@ func (r *replay) linkJobs() {
 		if j.After == nil {
 			r.order = append(r.order, i)
 		} else {
+			if r.deps == nil {
+				// Only now: a log without dependencies (most) would
+				// have the collector scan a slice per job for nothing.
+				r.deps = make([][]int, len(r.w.Jobs))
+			}
 			r.deps[j.After.Job] = append(r.deps[j.After.Job], i)
 			if j.After.Continues {
 				js.root = r.jobs[j.After.Job].root
