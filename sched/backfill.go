@@ -384,7 +384,16 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 		spare.Sub(d)
 		if first := r.slot[node]; first < 0 {
 			r.slot[node] = int32(s)
-			copy(r.real[s*k:s*k+k], e.index.Free(node))
+			trueFree := r.real[s*k : s*k+k]
+			copy(trueFree, e.index.Free(node))
+			if r.pending {
+				// maskReserved for a node with this one entry, spelled
+				// out (the same arithmetic): most reserved nodes.
+				for j, q := range spare {
+					r.mask[s*k+j] = max(min(trueFree[j], q), 0)
+				}
+				continue
+			}
 		} else {
 			last := int(first)
 			for r.next[last] >= 0 {

@@ -81,7 +81,12 @@ func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
 			fits++
 			continue
 		}
-		evs := e.nodeEvents(i)
+		// nodeEvents, its common case spelled out: the view's releases,
+		// in time order, and nothing else for the node.
+		evs := e.view.Nodes[i].Releases
+		if gated || len(r.events) > 0 && r.evStart[i] < r.evStart[i+1] || !releasesInOrder(evs) {
+			evs = e.mergeEvents(i)
+		}
 		if len(evs) == 0 {
 			continue
 		}
