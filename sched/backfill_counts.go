@@ -58,11 +58,7 @@ func (e *Engine) holding(d ledger.Vector, end ledger.Time, unmask bool, need int
 	if !r.made {
 		// No reservation: the index's vectors alone, in the tightest
 		// loop (a pass without backfill counts here for every gang).
-		for ; i < n && nodes < need; i++ {
-			if e.index.Free(i).Fits(d) {
-				nodes++
-			}
-		}
+		nodes, i = e.countFree(d, need)
 	}
 	slot, pending := r.slot, r.pending
 	for ; i < n && nodes < need; i++ {
@@ -90,6 +86,20 @@ func (e *Engine) holding(d ledger.Vector, end ledger.Time, unmask bool, need int
 		r.countD = append(r.countD, d...)
 	}
 	return nodes >= need
+}
+
+// countFree counts the nodes whose vector in the index holds d, up to
+// need, and returns the count and how many nodes it looked at.
+func (e *Engine) countFree(d ledger.Vector, need int) (int, int) {
+	nodes, n := 0, e.index.Len()
+	for i := range n {
+		if e.index.Free(i).Fits(d) {
+			if nodes++; nodes >= need {
+				return nodes, i + 1
+			}
+		}
+	}
+	return nodes, n
 }
 
 // carryCounts brings the counts taken before the pass's first
