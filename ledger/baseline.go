@@ -27,8 +27,15 @@ func Share(capacity Vector, weight, totalWeight float64) Vector {
 // paper's formula 2; the task-granular form is what reproduces the paper's
 // Example 4 (β_A = 1.375 at t2).
 func NonSharingRate(share Vector, active []TaskGroup) Vector {
-	rate := NewVector(len(share))
-	room := share.Clone()
+	return NonSharingRateInto(NewVector(len(share)), NewVector(len(share)), share, active)
+}
+
+// NonSharingRateInto is NonSharingRate written into rate, with room as
+// scratch (both as long as share): for a caller that computes it at every
+// step of a replay and keeps the memory.
+func NonSharingRateInto(rate, room, share Vector, active []TaskGroup) Vector {
+	clear(rate)
+	copy(room, share)
 	for _, g := range active {
 		if g.Count <= 0 {
 			continue

@@ -125,17 +125,36 @@ type reservation struct {
 	slot        []int32
 	at          []ledger.Time
 	real, spare []float64
+	// mask, at a node's first entry, is what the index is to show of the
+	// node (maskReserved); pending says the index does not show the masks
+	// yet (backfill_masks.go).
+	mask    []float64
+	pending bool
+	// counts remembers how many nodes hold a demand (backfill_counts.go)
+	// while version, which every change to what they count moves on, is
+	// countsAt; countD holds their demands.
+	counts            []heldCount
+	countD            []float64
+	version, countsAt uint64
+	// straight makes the pass take the straightforward paths the speed-ups
+	// must match (the tests set it): masks written at once, counts never
+	// remembered, every node of a gang masked while it is claimed.
+	straight bool
 	// events are what the pass's placements give back, and when;
 	// viewReleases says the view's nodes list any.
 	events       []releaseEvent
 	viewReleases bool
-	// Scratch for earliest, reserve and the masks.
+	// Scratch for earliest (backfill_earliest.go), reserve and the masks.
 	free    []float64
 	copied  []bool
 	fitAt   []ledger.Time
-	merged  []releaseEvent
 	ordered []int
-	masked  ledger.Vector
+	cands   []fitKey
+	times   []int64
+	evs     []Release
+	evStart []int32
+	evOrder []int32
+	walked  []int32
 	allowed ledger.Vector
 	zero    ledger.Vector
 }
@@ -157,8 +176,6 @@ type releaseEvent struct {
 	at   ledger.Time
 	node int
 	free ledger.Vector
-	// seq is the event's place in earliest's merged list.
-	seq int
 }
 
 // resetBackfill readies the pass's backfill state.
@@ -166,7 +183,9 @@ func (e *Engine) resetBackfill() {
 	r := &e.resv
 	r.made, e.halted = false, false
 	r.jobs, r.nodes, r.at, r.next = r.jobs[:0], r.nodes[:0], r.at[:0], r.next[:0]
-	r.real, r.spare = r.real[:0], r.spare[:0]
+	r.real, r.spare, r.mask = r.real[:0], r.spare[:0], r.mask[:0]
+	r.pending = false
+	r.version++
 	r.events = r.events[:0]
 	r.viewReleases = false
 	if e.backfilling() {
@@ -216,6 +235,7 @@ func (e *Engine) notePlaced(job *Job) {
 // every reservation on it whose start the task may run past.
 func (e *Engine) takeReserved(node int, d ledger.Vector, end ledger.Time, ends bool) {
 	r := &e.resv
+	r.version++
 	k := len(d)
 	first := int(r.slot[node])
 	ledger.Vector(r.real[first*k : first*k+k]).Sub(d)
@@ -311,171 +331,6 @@ func (e *Engine) endOf(job *Job) (ledger.Time, bool) {
 	return e.view.Now.Add(job.Walltime), true
 }
 
-// maskReserved sets reserved node's free vector in the index to the
-// least of its true free vector and every reservation's spare on it
-// (none below zero): what a task that may run at all their starts can use.
-func (e *Engine) maskReserved(node int) {
-	r := &e.resv
-	k := len(e.capacity)
-	first := int(r.slot[node])
-	r.masked = copyInto(r.masked, r.real[first*k:first*k+k])
-	for s := first; s >= 0; s = int(r.next[s]) {
-		for j, q := range r.spare[s*k : s*k+k] {
-			r.masked[j] = min(r.masked[j], q)
-		}
-	}
-	for j := range r.masked {
-		r.masked[j] = max(r.masked[j], 0)
-	}
-	e.index.Restore(node, r.masked)
-}
-
-// earliest is the earliest time, not before the view's, at which enough
-// nodes hold a task of job — one node, or job.Nodes distinct ones — from
-// what the index has free now and what running tasks give back at their
-// latest ends (the view's releases and the pass's own placements), and
-// whether there is one. It leaves each node's free vector at that time
-// for freeAt and in r.fitAt when each node came to hold the task (-1:
-// never by then).
-func (e *Engine) earliest(job *Job) (ledger.Time, bool) {
-	r := &e.resv
-	n, k := e.index.Len(), len(e.capacity)
-	need := max(job.Nodes, 1)
-	now := e.view.Now
-	r.fitAt = resize(r.fitAt, n)
-	r.copied = resize(r.copied, n)
-	clear(r.copied)
-	fits := 0
-	for i := range n {
-		r.fitAt[i] = -1
-		if r.reservedNode(i) {
-			continue // an earlier reservation's: not before its job ends
-		}
-		if e.holdsOn(job, i, e.index.Free(i)) {
-			r.fitAt[i] = now
-			fits++
-		}
-	}
-	if fits >= need {
-		return now, true
-	}
-	// A node's free vector is copied into r.free only when a release
-	// reaches it: most nodes' never change before the reserved time, and
-	// copying every node's first is most of a search's cost.
-	r.free = resize(r.free, n*k)
-	r.merged = r.merged[:0]
-	for i := range e.view.Nodes {
-		for _, rel := range e.view.Nodes[i].Releases {
-			r.merged = append(r.merged, releaseEvent{at: max(rel.At, now), node: i, free: rel.Free})
-		}
-	}
-	r.merged = append(r.merged, r.events...)
-	if r.made {
-		// A node an earlier reservation holds may come to hold the job
-		// once the jobs reserved on it end: a release of nothing then
-		// makes earliest look at it.
-		r.zero = resize(r.zero, k)
-		clear(r.zero)
-		for s, node := range r.nodes {
-			if int(r.slot[node]) != s {
-				continue
-			}
-			if from, ok := r.freeFrom(node); ok {
-				r.merged = append(r.merged, releaseEvent{at: max(from, now), node: node, free: r.zero})
-			}
-		}
-	}
-	// The events are taken in (time, node) order, equal ones in the order
-	// listed (a stable sort's), but lazily: a heap on (time, node, place
-	// in the list) yields them in that order and stops where enough nodes
-	// hold the job, usually long before the last release.
-	for i := range r.merged {
-		r.merged[i].seq = i
-	}
-	h := r.merged
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		siftDownRelease(h, i)
-	}
-	for len(h) > 0 {
-		ev := h[0]
-		last := len(h) - 1
-		h[0] = h[last]
-		h = h[:last]
-		siftDownRelease(h, 0)
-		f := ledger.Vector(r.free[ev.node*k : ev.node*k+k])
-		if !r.copied[ev.node] {
-			copy(f, e.baseFree(ev.node))
-			r.copied[ev.node] = true
-		}
-		f.Add(ev.free)
-		if r.reservedNode(ev.node) {
-			if from, ok := r.freeFrom(ev.node); !ok || ev.at < from {
-				continue // the node's reserved jobs may still run
-			}
-		}
-		if r.fitAt[ev.node] < 0 && e.holdsOn(job, ev.node, f) {
-			r.fitAt[ev.node] = ev.at
-			if fits++; fits == need {
-				return ev.at, true
-			}
-		}
-	}
-	return 0, false
-}
-
-// freeAt is node's free vector at the time earliest found: its copy in
-// r.free if a release reached it, else what it has free now.
-func (e *Engine) freeAt(node int) ledger.Vector {
-	r := &e.resv
-	if node < len(r.copied) && r.copied[node] {
-		k := len(e.capacity)
-		return ledger.Vector(r.free[node*k : node*k+k])
-	}
-	return e.baseFree(node)
-}
-
-// baseFree is what node has free now: its true free vector if reserved
-// (the index holds its mask), else the index's.
-func (e *Engine) baseFree(node int) ledger.Vector {
-	r := &e.resv
-	if r.reservedNode(node) {
-		k := len(e.capacity)
-		first := int(r.slot[node])
-		return ledger.Vector(r.real[first*k : first*k+k])
-	}
-	return e.index.Free(node)
-}
-
-// releaseBefore orders release events by time, then node, then their
-// place in the list they were merged into.
-func releaseBefore(x, y *releaseEvent) bool {
-	if x.at != y.at {
-		return x.at < y.at
-	}
-	if x.node != y.node {
-		return x.node < y.node
-	}
-	return x.seq < y.seq
-}
-
-// siftDownRelease restores the min-heap h (by releaseBefore) below i.
-func siftDownRelease(h []releaseEvent, i int) {
-	for {
-		c := 2*i + 1
-		if c >= len(h) {
-			return
-		}
-		if c+1 < len(h) && releaseBefore(&h[c+1], &h[c]) {
-			c++
-		}
-		if !releaseBefore(&h[c], &h[i]) {
-			return
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
-}
-
 // reserve makes a reservation for job, account a's queue entry at index
 // jobIndex, which does not fit the free nodes now, while the pass may
 // make one more: the earliest time enough nodes no earlier reservation
@@ -500,29 +355,26 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 	}
 	n, k := e.index.Len(), len(e.capacity)
 	d, need := job.nodeDemand(), max(job.Nodes, 1)
-	r.ordered = r.ordered[:0]
-	for i := range n {
-		if r.fitAt[i] >= 0 {
-			r.ordered = append(r.ordered, i)
-		}
-	}
-	// The nodes that hold it soonest, lowest index on ties, are the first
-	// need of r.ordered, which is in index order: earliest returns as soon
-	// as need nodes hold the job, so either exactly need have a time, or
-	// more hold it now and all have the same one. No sort by time is
-	// needed, and the nodes are in index order already.
+	// The pass's first reservation carries the counts taken before it
+	// over (carryCounts), rather than have them all taken again.
+	carry := !r.made && r.countsAt == r.version && !r.straight
 	if !r.made {
 		r.slot = resize(r.slot, n)
 		for i := range r.slot {
 			r.slot[i] = -1
 		}
 		r.made = true
+		// The masks reach the index only when a search needs them
+		// (applyMasks): most passes search no more after reserving.
+		r.pending = !r.straight
 	}
 	from := len(r.nodes)
-	r.nodes = append(r.nodes, r.ordered[:need]...)
+	r.nodes = append(r.nodes, r.ordered...)
 	end, ends := at.Add(job.Walltime), job.Walltime > 0
+	r.version++
 	r.jobs = append(r.jobs, reservedJob{account: a, job: jobIndex, at: at, from: from, to: len(r.nodes), end: end, ends: ends})
 	r.real, r.spare = slices.Grow(r.real, need*k)[:len(r.nodes)*k], slices.Grow(r.spare, need*k)[:len(r.nodes)*k]
+	r.mask = slices.Grow(r.mask, need*k)[:len(r.nodes)*k]
 	for s := from; s < len(r.nodes); s++ {
 		node := r.nodes[s]
 		r.at = append(r.at, at)
@@ -532,7 +384,16 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 		spare.Sub(d)
 		if first := r.slot[node]; first < 0 {
 			r.slot[node] = int32(s)
-			copy(r.real[s*k:s*k+k], e.index.Free(node))
+			trueFree := r.real[s*k : s*k+k]
+			copy(trueFree, e.index.Free(node))
+			if r.pending {
+				// maskReserved for a node with this one entry, spelled
+				// out (the same arithmetic): most reserved nodes.
+				for j, q := range spare {
+					r.mask[s*k+j] = max(min(trueFree[j], q), 0)
+				}
+				continue
+			}
 		} else {
 			last := int(first)
 			for r.next[last] >= 0 {
@@ -541,6 +402,9 @@ func (e *Engine) reserve(a, jobIndex int, job *Job) {
 			r.next[last] = int32(s)
 		}
 		e.maskReserved(node)
+	}
+	if carry {
+		e.carryCounts()
 	}
 }
 
@@ -567,6 +431,9 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 		if !e.mayHoldBefore(job, d, end) {
 			return false
 		}
+		// The unmasking below and claimFree's search work on the index
+		// as it shows the masks.
+		e.applyMasks()
 		unmasked := false
 		for s, node := range r.nodes {
 			if int(r.slot[node]) == s && r.endsBeforeSome(node, end) {
@@ -577,6 +444,7 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 		if !unmasked {
 			return false
 		}
+		r.version++ // counts of the masked nodes no longer hold
 		ok := e.claimFree(job)
 		if ok {
 			for _, n := range e.claimed {
@@ -591,6 +459,7 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 				e.maskReserved(node)
 			}
 		}
+		r.version++
 		return ok
 	}
 	for s, node := range r.nodes {
@@ -613,27 +482,19 @@ func (e *Engine) claimBeforeReservation(job *Job) bool {
 // d, ending at end) may fit with the reserved nodes it ends before
 // unmasked: false only when it surely does not, because fewer than
 // job.Nodes nodes hold d then (claimFree places such a gang exactly when
-// that many do; see there), or no reserved node would be unmasked. It
-// changes nothing, so a gang that cannot fit costs no masks undone and
-// redone.
+// that many do; see there), or no reserved node would be unmasked (the
+// task ends before no reservation's start). It changes nothing, so a gang
+// that cannot fit costs no masks undone and redone.
 func (e *Engine) mayHoldBefore(job *Job, d ledger.Vector, end ledger.Time) bool {
-	r := &e.resv
 	e.zero = resize(e.zero, len(d))
 	clear(e.zero)
 	if job.Exclusive || ledger.Vector(e.zero).Fits(d) {
 		return true
 	}
-	need, unmasked := job.Nodes, false
-	for i, n := 0, e.index.Len(); i < n; i++ {
-		free := e.index.Free(i)
-		if r.slot[i] >= 0 && r.endsBeforeSome(i, end) {
-			free, unmasked = e.allowed(i, end), true
-		}
-		if free.Fits(d) {
-			need--
-		}
+	if !e.resv.endsBeforeAny(end) {
+		return false
 	}
-	return unmasked && need <= 0
+	return e.holding(d, end, true, job.Nodes)
 }
 
 // Reservation is the reservation a pass made, if any.

@@ -93,25 +93,10 @@ func TestBackfillNeverDelaysTheReservation(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	reserved, several, shared := 0, 0, 0
 	for iter := range 1200 {
-		policy := Policies()[iter%len(Policies())]
-		placement := []PlacementStrategy{Affinity, BestFit, Spread}[iter%3]
-		v := gangView(r, policy, placement)
-		v.Settings.Backfill = BackfillEASY
-		if iter%2 == 1 {
-			v.Settings.Backfill, v.Settings.Reservations = BackfillConservative, 1+r.IntN(4)
-		}
+		v := backfillGangView(r, iter)
+		policy := v.Settings.Policy
 		for i := range v.Nodes {
-			used := v.Nodes[i].Capacity.Clone()
-			used.Sub(v.Nodes[i].Free)
-			// What is in use comes back in up to 3 releases.
-			for range 1 + r.IntN(3) {
-				part := used.Clone()
-				for k := range part {
-					part[k] = float64(r.IntN(int(used[k]) + 1))
-				}
-				used.Sub(part)
-				v.Nodes[i].Releases = append(v.Nodes[i].Releases, Release{At: v.Now.Add(time.Duration(r.IntN(7200)) * time.Second), Free: part})
-			}
+			listReleases(r, &v.Nodes[i], v.Now)
 		}
 		for a := range v.Accounts {
 			for j := range v.Accounts[a].Queue {
@@ -162,6 +147,33 @@ func TestBackfillNeverDelaysTheReservation(t *testing.T) {
 		t.Fatalf("only %d of 1200 passes reserved, %d more than once: the property was barely exercised", reserved, several)
 	}
 	t.Logf("%d passes reserved, %d more than once; %d nodes held by two reservations in turn", reserved, several, shared)
+}
+
+// backfillGangView is gangView under iteration iter's policy and
+// placement strategy, with EASY backfill, or on odd iterations
+// conservative backfill with 1 to 4 reservations.
+func backfillGangView(r *rand.Rand, iter int) *View {
+	v := gangView(r, Policies()[iter%len(Policies())], []PlacementStrategy{Affinity, BestFit, Spread}[iter%3])
+	v.Settings.Backfill = BackfillEASY
+	if iter%2 == 1 {
+		v.Settings.Backfill, v.Settings.Reservations = BackfillConservative, 1+r.IntN(4)
+	}
+	return v
+}
+
+// listReleases lists what node nd has in use coming back in up to 3
+// releases, within two hours of now.
+func listReleases(r *rand.Rand, nd *Node, now ledger.Time) {
+	used := nd.Capacity.Clone()
+	used.Sub(nd.Free)
+	for range 1 + r.IntN(3) {
+		part := used.Clone()
+		for k := range part {
+			part[k] = float64(r.IntN(int(used[k]) + 1))
+		}
+		used.Sub(part)
+		nd.Releases = append(nd.Releases, Release{At: now.Add(time.Duration(r.IntN(7200)) * time.Second), Free: part})
+	}
 }
 
 // checkReservationKept fails the test unless every node of res has the

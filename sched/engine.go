@@ -12,20 +12,24 @@ import (
 // (so a pass allocates next to nothing); it holds no state that affects the
 // outcome, and one Engine must not run two passes at once.
 type Engine struct {
-	index       place.Index
-	capacity    ledger.Vector
-	fair        []fairness
-	cursor      []cursor
-	share       []ledger.Vector // static partitions, only for Static
-	within      ledger.Vector   // scratch for the static partition check
-	heap        rankHeap
-	caps        []ledger.Vector
-	frees       []ledger.Vector
-	out         []Placement
-	members     []int       // scratch: the heap's accounts (passfill.go)
-	normWeights []float64   // scratch: the accounts' normalized weights
-	knob        knobScratch // qknobler (qknobler.go)
-	bpf         bpfScratch  // bpf and sp (bpf.go)
+	index place.Index
+	// indexCurrent says the last Update of the index succeeded, so it
+	// holds the capacities fleet last saw (prepare).
+	indexCurrent bool
+	capacity     ledger.Vector
+	fair         []fairness
+	cursor       []cursor
+	share        []ledger.Vector // static partitions, only for Static
+	within       ledger.Vector   // scratch for the static partition check
+	heap         rankHeap
+	caps         []ledger.Vector
+	frees        []ledger.Vector
+	out          []Placement
+	members      []int       // scratch: the heap's accounts (passfill.go)
+	withWork     []int       // scratch: the accounts prepare sets up
+	normWeights  []float64   // scratch: the accounts' normalized weights
+	knob         knobScratch // qknobler (qknobler.go)
+	bpf          bpfScratch  // bpf and sp (bpf.go)
 
 	// tree is the account tree of hdrf and dff (tree.go).
 	tree tree
@@ -41,6 +45,10 @@ type Engine struct {
 	// vectors they had before, the nodes of the pass's gang placements.
 	claimed, gangNodes []int
 	saved, zero        []float64
+	// left and settled are claimFree's scratch: a chosen node's vector
+	// less the demand, and whether the node was set to it at once.
+	left    ledger.Vector
+	settled []bool
 	// view is the pass's view; resv its reservation, and halted says a
 	// pass without backfill has met a job that cannot start (backfill.go).
 	view   *View
@@ -157,16 +165,36 @@ func (e *Engine) fit(a int, job *Job) bool {
 func (e *Engine) prepare(v *View, all bool) error {
 	n := len(v.Resources)
 	e.caps, e.frees = resize(e.caps, len(v.Nodes)), resize(e.frees, len(v.Nodes))
-	e.capacity = resize(e.capacity, n)
-	clear(e.capacity)
 	for i := range v.Nodes {
-		e.caps[i], e.frees[i] = v.Nodes[i].Capacity, v.Nodes[i].Free
-		e.capacity.Add(v.Nodes[i].Capacity)
+		// Stored only when they are other vectors than the last pass's:
+		// a store of a pointer costs a write barrier while the collector
+		// runs, and the caller's vectors are mostly the same from pass to
+		// pass.
+		if nd := &v.Nodes[i]; !sameMemory(e.caps[i], nd.Capacity) || !sameMemory(e.frees[i], nd.Free) {
+			e.caps[i], e.frees[i] = nd.Capacity, nd.Free
+		}
 	}
-	e.fleet.reset(e.caps)
-	if err := e.index.Update(v.Settings.Placement, e.caps, e.frees); err != nil {
+	sameCaps := e.fleet.reset(e.caps)
+	if !sameCaps || len(e.capacity) != n || len(v.Nodes) == 0 {
+		// The sum of the capacities, unless they are those of the last
+		// pass bit for bit: then it is the last pass's sum.
+		e.capacity = resize(e.capacity, n)
+		clear(e.capacity)
+		for i := range v.Nodes {
+			e.capacity.Add(v.Nodes[i].Capacity)
+		}
+	}
+	// The index need not compare the capacities again when they are the
+	// last pass's and that pass's Update succeeded (it holds them then).
+	update := e.index.Update
+	if sameCaps && e.indexCurrent {
+		update = e.index.UpdateFree
+	}
+	e.indexCurrent = false
+	if err := update(v.Settings.Placement, e.caps, e.frees); err != nil {
 		return fmt.Errorf("building the node index: %w", err)
 	}
+	e.indexCurrent = true
 	e.view = v
 	e.resetBackfill()
 	if e.policy.name == "" || e.policy.name != v.Settings.Policy {
@@ -178,34 +206,50 @@ func (e *Engine) prepare(v *View, all bool) error {
 		}
 		e.policy = row
 	}
-	e.normWeights = normalizedWeights(e.normWeights, v.Accounts)
-	weights := e.normWeights
+	// A pass with the policy's key alone (no pass or prepare of its own)
+	// reads an account's fairness state only while the account has a job
+	// to place: the others' is left stale, not copied, and their weights
+	// are not normalized. Explain reads every account's.
+	lean := !all && e.policy.pass == nil && e.policy.prepare == nil
 	quantum := v.Settings.Quantum.Seconds()
 	e.fair = resize(e.fair, len(v.Accounts))
 	e.cursor = resize(e.cursor, len(v.Accounts))
 	e.share = nil // the policy's prepare sets partitions (static, fawkes)
 	e.heap.reset(len(v.Accounts))
-	// A pass with the policy's key alone (no pass or prepare of its own)
-	// reads an account's fairness state only while the account has a job
-	// to place: the others' is left stale, not copied. Explain reads every
-	// account's.
-	lean := !all && e.policy.pass == nil && e.policy.prepare == nil
+	// The accounts to set up: in a lean pass those with a queue, found in
+	// the loop that sums the weights (totalWeight's sum, in its order).
+	e.withWork = e.withWork[:0]
+	total := 0.0
 	for a := range v.Accounts {
 		acct := &v.Accounts[a]
+		total += acct.Weight
+		if lean && len(acct.Queue) == 0 {
+			e.cursor[a] = cursor{}
+			continue
+		}
+		e.withWork = append(e.withWork, a)
+	}
+	if !lean {
+		e.normWeights = normalizedWeights(e.normWeights, v.Accounts)
+	}
+	for _, a := range e.withWork {
+		acct := &v.Accounts[a]
 		f := &e.fair[a]
-		f.weight = weights[a]
+		first := nextJob(acct.Queue, 0, &e.fleet)
 		if lean {
-			if first := nextJob(acct.Queue, 0, &e.fleet); first == len(acct.Queue) {
+			if first == len(acct.Queue) {
 				e.cursor[a] = cursor{job: first}
 				continue
 			}
+			f.weight = normalizedWeight(acct.Weight, total, len(v.Accounts))
+		} else {
+			f.weight = e.normWeights[a]
 		}
 		f.running = copyInto(f.running, acct.Running)
 		f.usage = copyInto(f.usage, acct.Usage)
 		f.usage.AddScaled(acct.Running, quantum)
 		f.baseline = copyInto(f.baseline, acct.Baseline)
 		f.baseline.AddScaled(acct.BaselineRate, quantum)
-		first := nextJob(acct.Queue, 0, &e.fleet)
 		e.cursor[a] = cursor{job: first}
 		if first == len(acct.Queue) {
 			continue
@@ -282,16 +326,21 @@ func normalizedWeights(w []float64, accts []Account) []float64 {
 	total := totalWeight(accts)
 	w = resize(w, len(accts))
 	for i := range accts {
-		switch {
-		case total <= 0:
-			w[i] = 1 / float64(len(accts))
-		case accts[i].Weight <= 0:
-			w[i] = zeroWeight
-		default:
-			w[i] = accts[i].Weight / total
-		}
+		w[i] = normalizedWeight(accts[i].Weight, total, len(accts))
 	}
 	return w
+}
+
+// normalizedWeight is one account's normalized weight (normalizedWeights):
+// w among n accounts whose weights sum to total.
+func normalizedWeight(w, total float64, n int) float64 {
+	switch {
+	case total <= 0:
+		return 1 / float64(n)
+	case w <= 0:
+		return zeroWeight
+	}
+	return w / total
 }
 
 // totalWeight is Σw over the accounts.
@@ -306,6 +355,11 @@ func totalWeight(accts []Account) float64 {
 // zeroWeight stands in for the normalized weight of an account that
 // contributes nothing.
 const zeroWeight = 1e-9
+
+// sameMemory reports whether a and b are the same vector in memory.
+func sameMemory(a, b ledger.Vector) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
 
 func copyInto(dst, src ledger.Vector) ledger.Vector {
 	dst = resize(dst, len(src))

@@ -16,6 +16,7 @@ import "github.com/longfair/longfair/ledger"
 
 // bestFor is the node claim takes next for job's per-node demand d.
 func (e *Engine) bestFor(job *Job, d ledger.Vector) (int, bool) {
+	e.applyMasks()
 	if job.Exclusive {
 		return e.index.Idle(d, e.fleet.caps)
 	}

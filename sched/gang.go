@@ -60,20 +60,27 @@ func (e *Engine) claimFree(job *Job) bool {
 	d := job.nodeDemand()
 	e.claimed = e.claimed[:0]
 	if job.Nodes <= 1 {
+		if !e.mayFitMasked(job, d) {
+			return false
+		}
 		n, ok := e.bestFor(job, d)
 		if !ok {
 			return false
 		}
 		e.index.Take(n, d)
+		e.resv.version++
 		e.claimed = append(e.claimed, n)
 		return true
 	}
-	// Each node is masked (its free vector set to zero) once chosen, so
-	// the next search finds another one; at the end every node is set to
-	// what it had less the per-node demand — the very arithmetic Take does
-	// — or, when the gang does not fit, back to what it had.
+	// Each node once chosen is set to what it had less the per-node
+	// demand — the very arithmetic Take does — when d no longer fits
+	// that, so that the next search finds another node: a search returns
+	// only nodes d fits, whatever the others hold. Otherwise (a node
+	// holding d twice, an exclusive job) it is masked (set to zero) and
+	// set to that at the end. When the gang does not fit, every node goes
+	// back to what it had.
 	k := len(d)
-	e.saved = e.saved[:0]
+	e.saved, e.settled = e.saved[:0], e.settled[:0]
 	e.zero = resize(e.zero, k)
 	clear(e.zero)
 	if !job.Exclusive && !ledger.Vector(e.zero).Fits(d) && !e.enoughHold(d, job.Nodes) {
@@ -93,27 +100,32 @@ func (e *Engine) claimFree(job *Job) bool {
 			return false
 		}
 		e.saved = append(e.saved, e.index.Free(n)...)
-		e.index.Restore(n, e.zero)
+		e.left = copyInto(e.left, e.index.Free(n))
+		e.left.Sub(d)
+		settled := !job.Exclusive && !e.left.Fits(d) && !e.resv.straight
+		if settled {
+			e.index.Restore(n, e.left)
+		} else {
+			e.index.Restore(n, e.zero)
+		}
+		e.settled = append(e.settled, settled)
 		e.claimed = append(e.claimed, n)
 	}
 	for i, n := range e.claimed {
+		if e.settled[i] {
+			continue
+		}
 		left := ledger.Vector(e.saved[i*k : i*k+k])
 		left.Sub(d)
 		e.index.Restore(n, left)
 	}
+	e.resv.version++
 	return true
 }
 
 // enoughHold reports whether at least need nodes of the index hold d.
 func (e *Engine) enoughHold(d ledger.Vector, need int) bool {
-	for i, n := 0, e.index.Len(); i < n; i++ {
-		if e.index.Free(i).Fits(d) {
-			if need--; need <= 0 {
-				return true
-			}
-		}
-	}
-	return false
+	return e.holding(d, 0, false, need)
 }
 
 // claimFrom is claim for a job whose head node the caller has already
@@ -127,7 +139,9 @@ func (e *Engine) claimFrom(job *Job, node int) bool {
 			return false
 		}
 	} else {
+		e.applyMasks() // the node was found before: Take must see its mask
 		e.index.Take(node, job.Demand)
+		e.resv.version++
 		e.claimed = append(e.claimed[:0], node)
 	}
 	e.notePlaced(job)
@@ -168,8 +182,8 @@ type fleet struct {
 }
 
 // reset makes the fleet the nodes whose capacities are caps (kept, not
-// copied).
-func (fl *fleet) reset(caps []ledger.Vector) {
+// copied), and reports whether they are the last reset's, bit for bit.
+func (fl *fleet) reset(caps []ledger.Vector) bool {
 	fl.caps = caps
 	if fl.lastOK && fl.sameAsLast(caps) {
 		// Classes point into caps, which may be new memory for the same
@@ -177,7 +191,7 @@ func (fl *fleet) reset(caps []ledger.Vector) {
 		for i := range fl.classes {
 			fl.classes[i].capacity = caps[fl.classes[i].first]
 		}
-		return
+		return true
 	}
 	fl.shapes, fl.counted = fl.shapes[:0], false
 	fl.last = fl.last[:0]
@@ -197,6 +211,7 @@ func (fl *fleet) reset(caps []ledger.Vector) {
 		}
 		fl.shapes = fl.shapes.Add(c)
 	}
+	return false
 }
 
 // sameAsLast reports whether caps are the capacities of the last reset,

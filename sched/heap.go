@@ -11,9 +11,18 @@ type rankHeap struct {
 
 func (h *rankHeap) reset(accounts int) {
 	h.keys = resize(h.keys, accounts)
-	h.pos = resize(h.pos, accounts)
-	for i := range h.pos {
-		h.pos[i] = -1
+	if len(h.pos) == accounts {
+		// Only the accounts still in the heap have a position (push,
+		// swap and remove keep it so): a pass's heap is mostly empty at
+		// its end, and most accounts were never in it.
+		for _, a := range h.items {
+			h.pos[a] = -1
+		}
+	} else {
+		h.pos = resize(h.pos, accounts)
+		for i := range h.pos {
+			h.pos[i] = -1
+		}
 	}
 	h.items = h.items[:0]
 }

@@ -32,14 +32,39 @@ func (r *replay) arrive(j int) bool {
 	if job.Nodes > 1 {
 		q.Nodes, q.PerNode = job.Nodes, job.PerNode
 	}
-	va.Queue = append(va.Queue, q)
 	acct := &r.accts[a]
-	acct.active = append(acct.active, j)
+	r.enqueue(acct, va, q)
+	acct.active, acct.activeMem = appendToWindow(acct.active, acct.activeMem, j)
 	acct.pending += job.Tasks
 	r.pending += job.Tasks
 	r.touch(a)
 	r.noteWork(a) // fawkes_discrimination.go
 	return true
+}
+
+// enqueue appends q to the account's queue in the view, a window of
+// acct.queue that passes move forward as its head jobs start (pass). The
+// engine keeps nothing of the view between passes.
+func (r *replay) enqueue(acct *acctState, va *sched.Account, q sched.Job) {
+	va.Queue, acct.queue = appendToWindow(va.Queue, acct.queue, q)
+}
+
+// appendToWindow appends x to window, a window of mem whose front is
+// dropped as it is used up, and returns both. Appending at the window's
+// end alone would reallocate and copy the window whenever it reached the
+// end of mem; it moves back to the front of mem instead when mem is at
+// most half full.
+func appendToWindow[T any](window, mem []T, x T) ([]T, []T) {
+	full := len(window) == cap(window)
+	if full && 2*len(window) < cap(mem) {
+		window = mem[:copy(mem, window)]
+		full = false
+	}
+	window = append(window, x)
+	if full { // new memory
+		mem = window[:cap(window)]
+	}
+	return window, mem
 }
 
 // complete applies a group of tasks ending.
@@ -165,6 +190,9 @@ func (r *replay) jobDone(j int) {
 		rootAcct.completionSum += completion.Seconds()
 		slowdown, _ := fawkes.Slowdown(completion, root.ideal)
 		rootAcct.slowdownSum += max(1, slowdown)
+	}
+	if r.deps == nil {
+		return
 	}
 	for _, d := range r.deps[j] {
 		r.events.push(event{at: r.now.Add(r.w.Jobs[d].After.Delay), job: int32(d), kind: evArrive})

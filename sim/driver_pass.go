@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -381,7 +382,8 @@ func (r *replay) baselineRate(a int) ledger.Vector {
 		}
 	}
 	r.active = groups
-	return ledger.NonSharingRate(acct.share, groups)
+	r.rate = ledger.NonSharingRateInto(r.rate, r.room, acct.share, groups)
+	return r.rate
 }
 
 // compactActive drops finished jobs from the account's active list: from
@@ -393,7 +395,9 @@ func (r *replay) compactActive(acct *acctState) {
 		acct.activeDead--
 	}
 	if acct.activeDead > 16 && 2*acct.activeDead > len(acct.active) {
-		live := acct.active[:0:0]
+		// Compacted to the front of its memory: the window starts there
+		// or later, so no job is overwritten before it is read.
+		live := acct.activeMem[:0]
 		for _, j := range acct.active {
 			if !done(j) {
 				live = append(live, j)
@@ -420,9 +424,11 @@ func (r *replay) classify() {
 	var key []byte
 	for j := range r.w.Jobs {
 		job := &r.w.Jobs[j]
-		key = fmt.Appendf(key[:0], "%d:", max(job.Nodes, 1))
+		// Eight bytes for the node count, then eight per quantity: a
+		// key per shape, without formatting a million jobs.
+		key = binary.LittleEndian.AppendUint64(key[:0], uint64(max(job.Nodes, 1)))
 		for _, x := range job.nodeDemand() {
-			key = fmt.Appendf(key, "%x,", math.Float64bits(x))
+			key = binary.LittleEndian.AppendUint64(key, math.Float64bits(x))
 		}
 		fits, seen := fitsMemo[string(key)]
 		if !seen {

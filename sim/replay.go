@@ -19,7 +19,7 @@ type replay struct {
 
 	jobs      []jobState
 	accts     []acctState
-	deps      [][]int // jobs submitted when job i completes
+	deps      [][]int // jobs submitted when job i completes; nil while no job waits for another
 	nodeTasks []int   // tasks running per node
 	unsched   []Unschedulable
 	// completions is each user-visible job's completion time, -1 until it
@@ -63,6 +63,7 @@ type replay struct {
 	newHeads    []int // accounts whose empty queue got a job at this time
 	scaled      ledger.Vector
 	sum         ledger.Vector
+	rate, room  ledger.Vector // baselineRate's result and scratch
 	active      []ledger.TaskGroup
 
 	sampler sampler
@@ -92,6 +93,8 @@ type acctState struct {
 	share        ledger.Vector          // static partition R·w/Σw
 	rate         ledger.Vector          // baseline rate last given to the book (and the view)
 	active       []int                  // arrived, unfinished jobs in arrival order (finished ones removed lazily)
+	queue        []sched.Job            // the memory the view's queue is a window of (enqueue)
+	activeMem    []int                  // the memory active is a window of
 	activeDead   int
 	runningTasks int
 	pending      int
@@ -125,7 +128,6 @@ func newReplay(w *Workload, cfg Config) *replay {
 		capacity:    w.Capacity(),
 		jobs:        make([]jobState, len(w.Jobs)),
 		accts:       make([]acctState, len(w.Accounts)),
-		deps:        make([][]int, len(w.Jobs)),
 		nodeTasks:   make([]int, len(w.Nodes)),
 		running:     ledger.NewVector(n),
 		used:        ledger.NewVector(n),
@@ -135,6 +137,8 @@ func newReplay(w *Workload, cfg Config) *replay {
 		groupIndex:  map[uint64]int{},
 		scaled:      ledger.NewVector(n),
 		sum:         ledger.NewVector(n),
+		rate:        ledger.NewVector(n),
+		room:        ledger.NewVector(n),
 		backfill:    reserves(cfg.Settings.Backfill),
 		holdsBack:   reserves(cfg.Settings.Backfill) || cfg.Settings.Backfill == sched.BackfillNone,
 		capFree:     cfg.Settings.Policy.CapFree(),
@@ -182,6 +186,7 @@ func newReplay(w *Workload, cfg Config) *replay {
 // linkJobs orders independent jobs by submission, records who waits for
 // whom, and groups stages into user-visible jobs.
 func (r *replay) linkJobs() {
+	r.order = make([]int, 0, len(r.w.Jobs))
 	for i := range r.w.Jobs {
 		j := &r.w.Jobs[i]
 		js := &r.jobs[i]
@@ -189,6 +194,11 @@ func (r *replay) linkJobs() {
 		if j.After == nil {
 			r.order = append(r.order, i)
 		} else {
+			if r.deps == nil {
+				// Only now: a log without dependencies (most) would
+				// have the collector scan a slice per job for nothing.
+				r.deps = make([][]int, len(r.w.Jobs))
+			}
 			r.deps[j.After.Job] = append(r.deps[j.After.Job], i)
 			if j.After.Continues {
 				js.root = r.jobs[j.After.Job].root

@@ -30,8 +30,14 @@ type twins struct {
 	// indices. A node that left the group stays until it reaches the top.
 	heaps []heapRegion
 	arena []int32
-	// group is each node's group.
+	// group is each node's group. left is, for each node, a group whose
+	// heap still holds an entry of the node's, which it left (-1: none
+	// known): a node that goes back to that group takes up that entry
+	// again rather than adding one. Nodes that move between the same two
+	// or three groups, task after task, so leave the heaps the size of the
+	// groups rather than growing them with entries to drop.
 	group  []int32
+	left   []int32
 	groups int
 	// slotOf is each group's leaf slot in the search tree, -1 while it has
 	// none (it has no members, or a Take just gave it its first).
@@ -53,18 +59,27 @@ func (x *Index) resetTwins() {
 	tw := &x.twins
 	tw.groups = 0
 	tw.arena = tw.arena[:0]
-	tw.group = grow(tw.group, x.n)
+	tw.group, tw.left = grow(tw.group, x.n), grow(tw.left, x.n)
 	tw.rehash(max(64, 4*x.n))
 	for v := range x.n {
-		tw.group[v] = -1
+		tw.group[v], tw.left[v] = -1, -1
 		x.joinTwins(v, x.twinGroup(x.Free(v)))
 	}
 }
 
 // joinTwins puts node v in group g, which must differ from its group.
+// Its entry in its group's heap stays there (representative drops it
+// when it reaches the top) and is the one it takes up again if it comes
+// back, unless it has been dropped by then.
 func (x *Index) joinTwins(v int, g int32) {
 	tw := &x.twins
+	from := tw.group[v]
 	tw.group[v] = g
+	back := tw.left[v] == g
+	tw.left[v] = from
+	if back {
+		return // its entry in g's heap is its again
+	}
 	r := &tw.heaps[g]
 	if r.len == r.size { // move the heap to the end of the arena, doubled
 		size := max(2*r.size, 1)
@@ -96,6 +111,9 @@ func (x *Index) representative(g int32) int32 {
 	r := &tw.heaps[g]
 	h := tw.arena[r.at : r.at+r.len]
 	for len(h) > 0 && tw.group[h[0]] != g { // it left the group: drop it
+		if tw.left[h[0]] == g {
+			tw.left[h[0]] = -1 // none to take up again (another copy of it there is forgotten)
+		}
 		h[0] = h[len(h)-1]
 		h = h[:len(h)-1]
 		for i := 0; ; { // sift down

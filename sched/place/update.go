@@ -21,6 +21,20 @@ import (
 // to a Reset when the nodes differ, and when groups of twins or their
 // heaps, which Update only adds to, have grown well past the node count.
 func (x *Index) Update(s Strategy, capacity, free []ledger.Vector) error {
+	return x.update(s, capacity, free, true)
+}
+
+// UpdateFree is Update for a caller that knows capacity to be, bit for
+// bit, what the index was last given by a Reset or an Update that
+// succeeded: it does not compare the capacities again. The engine's pass
+// compares them once for its own use (sched's fleet) and lets the index
+// rely on that.
+func (x *Index) UpdateFree(s Strategy, capacity, free []ledger.Vector) error {
+	return x.update(s, capacity, free, false)
+}
+
+// update is Update, comparing the capacities when compare.
+func (x *Index) update(s Strategy, capacity, free []ledger.Vector, compare bool) error {
 	kd, err := kindOf(s)
 	if err != nil || !x.current || kd != x.kind || len(capacity) != x.n || len(free) != x.n || x.overgrown() {
 		return x.Reset(s, capacity, free)
@@ -32,7 +46,7 @@ func (x *Index) Update(s Strategy, capacity, free []ledger.Vector) error {
 	x.moved = x.moved[:0]
 	for v, f := range free {
 		c := capacity[v]
-		if len(c) != k || len(f) != k || !sameBits(x.caps[v*k:v*k+k], c) {
+		if len(c) != k || len(f) != k || compare && !sameBits(x.caps[v*k:v*k+k], c) {
 			return x.Reset(s, capacity, free) // other nodes, or a bad vector: Reset reports it
 		}
 		if sameBits(x.nodeFree[v*k:v*k+k], f) {
