@@ -113,11 +113,15 @@ lint:
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.6.2
 GRPC_GATEWAY_VERSION       := v2.33.0
+# vtprotobuf's last release predates the protohelpers package its runtime
+# and generator share now; both are pinned to the same commit.
+VTPROTO_VERSION            := v0.6.1-0.20240319094008-0393e58bdf10
 PROTO_PLUGINS              := $(CURDIR)/bin/protoc-plugins
 proto:
 	GOBIN=$(PROTO_PLUGINS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(PROTO_PLUGINS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	GOBIN=$(PROTO_PLUGINS) $(GO) install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION)
+	GOBIN=$(PROTO_PLUGINS) $(GO) install github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@$(VTPROTO_VERSION)
 	GOBIN=$(PROTO_PLUGINS) $(GO) install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION)
 	PROTO_PLUGINS=$(PROTO_PLUGINS) api/generate.sh api
 

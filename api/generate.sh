@@ -2,7 +2,8 @@
 # generate.sh OUT writes the code generated from api/longfair/v1/*.proto
 # under OUT (the api folder itself for `make proto`; a scratch folder for
 # the test that checks the committed code is current): the Go messages and
-# gRPC stubs, the JSON/HTTP gateway and its OpenAPI document. Run it from
+# gRPC stubs, their generated binary codec (vtprotobuf), the JSON/HTTP
+# gateway and its OpenAPI document. Run it from
 # the repository root with PROTO_PLUGINS naming the folder of the pinned
 # plugins (`make proto` installs them there).
 set -eu
@@ -14,8 +15,10 @@ exec protoc -I api -I /usr/include \
 	--plugin=protoc-gen-go-grpc="$plugins/protoc-gen-go-grpc" \
 	--plugin=protoc-gen-grpc-gateway="$plugins/protoc-gen-grpc-gateway" \
 	--plugin=protoc-gen-openapiv2="$plugins/protoc-gen-openapiv2" \
+	--plugin=protoc-gen-go-vtproto="$plugins/protoc-gen-go-vtproto" \
 	--go_out="$out" --go_opt=paths=source_relative \
 	--go-grpc_out="$out" --go-grpc_opt=paths=source_relative \
+	--go-vtproto_out="$out" --go-vtproto_opt=paths=source_relative,features=marshal+unmarshal+size \
 	--grpc-gateway_out="$out" --grpc-gateway_opt=paths=source_relative \
 	--grpc-gateway_opt=grpc_api_configuration=api/longfair/v1/http.yaml \
 	--openapiv2_out="$out/longfair/v1" \

@@ -187,7 +187,7 @@ func (c *Client) add(addr string) error {
 	if creds == nil {
 		creds = insecure.NewCredentials()
 	}
-	dial := []grpc.DialOption{grpc.WithTransportCredentials(creds),
+	dial := []grpc.DialOption{grpc.WithTransportCredentials(creds), longfairv1.CodecDialOption(),
 		// Servers allow pings this often (server.go's enforcement policy).
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true})}
 	if c.opts.token != "" {

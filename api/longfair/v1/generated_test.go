@@ -23,7 +23,7 @@ func TestGeneratedCodeIsCurrent(t *testing.T) {
 	if _, err := exec.LookPath("protoc"); err != nil {
 		t.Skip("protoc is not installed (Debian: apt-get install protobuf-compiler)")
 	}
-	for _, p := range []string{"protoc-gen-go", "protoc-gen-go-grpc", "protoc-gen-grpc-gateway", "protoc-gen-openapiv2"} {
+	for _, p := range []string{"protoc-gen-go", "protoc-gen-go-grpc", "protoc-gen-go-vtproto", "protoc-gen-grpc-gateway", "protoc-gen-openapiv2"} {
 		if _, err := os.Stat(filepath.Join(plugins, p)); err != nil {
 			t.Skipf("%s is not in bin/protoc-plugins: run `make proto` once to install the pinned plugins", p)
 		}
