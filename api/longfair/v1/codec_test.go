@@ -1,8 +1,12 @@
 package longfairv1
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/mem"
@@ -94,5 +98,21 @@ func BenchmarkCodecFairnessReport(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// The gateway's JSON is runtime.JSONPb's, byte for byte, for a message
+// that grows and shrinks between answers (the size hint) and for a value
+// that is not a message.
+func TestJSONMarshalerWritesWhatJSONPbWrites(t *testing.T) {
+	opts := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
+	ref := &runtime.JSONPb{MarshalOptions: opts}
+	m := &jsonMarshaler{JSONPb: runtime.JSONPb{MarshalOptions: opts}}
+	for _, v := range []any{fairnessReport(50), fairnessReport(3), fairnessReport(200), &Job{}, map[string]int{"a": 1}, "text"} {
+		want, werr := ref.Marshal(v)
+		got, err := m.Marshal(v)
+		if (err != nil) != (werr != nil) || !bytes.Equal(got, want) {
+			t.Fatalf("%T: %q (%v), JSONPb writes %q (%v)", v, got, err, want, werr)
+		}
 	}
 }
