@@ -62,87 +62,13 @@ type UsageRow struct {
 // holds its resources from when it started (or was placed, if no start was
 // reported) until it ended, or until q.Now while it still runs.
 func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
-	if q.To <= q.From {
-		return nil, invalid("usage range [%s, %s) is empty: give a from time before the to time", formatTime(q.From), formatTime(q.To))
-	}
-	// periods[i] starts period i; period i ends where i+1 starts, the last
-	// at To.
-	periods := append([]ledger.Time{q.From}, q.Split...)
-	for i := 1; i < len(periods); i++ {
-		if periods[i] <= periods[i-1] || periods[i] >= q.To {
-			return nil, invalid("usage period cut %s is not after %s and before %s: give increasing times inside the range", formatTime(periods[i]), formatTime(periods[i-1]), formatTime(q.To))
-		}
-	}
-	periodEnd := func(i int) ledger.Time {
-		if i+1 < len(periods) {
-			return periods[i+1]
-		}
-		return q.To
-	}
-	// periodOf is the period holding t (From ≤ t < To).
-	periodOf := func(t ledger.Time) int {
-		i, found := slices.BinarySearch(periods, t)
-		if !found {
-			i--
-		}
-		return i
+	periods, err := usagePeriods(q)
+	if err != nil {
+		return nil, err
 	}
 	var rows []UsageRow
-	err := f.view(func(rs readSnap, tx *bolt.Tx) error {
-		n := len(rs.resources)
-		now := max(q.Now, rs.now)
-		type groupKey struct {
-			period int
-			key    string
-		}
-		groups := make(map[groupKey]*usageGroup)
-		visit := func(a *attemptRecord, attempt []byte) {
-			if q.Account != "" && a.Account != q.Account {
-				return
-			}
-			start, end := a.heldFrom(), a.EndedAt
-			if a.State.active() {
-				end = now
-			}
-			lo, hi := max(start, q.From), min(end, q.To)
-			charged := !a.State.active() && a.EndedAt >= q.From && a.EndedAt < q.To
-			if hi <= lo && !charged {
-				return
-			}
-			key := a.Account
-			if q.ByUser {
-				key = a.User
-			}
-			group := func(p int) *usageGroup {
-				k := groupKey{p, key}
-				g := groups[k]
-				if g == nil {
-					g = &usageGroup{row: UsageRow{Period: periods[p], Key: key}, usage: ledger.NewVector(n)}
-					groups[k] = g
-				}
-				return g
-			}
-			// The attempt counts in every period it held resources in,
-			// and its charge in the one it ended in.
-			if hi > lo {
-				for p := periodOf(lo); p < len(periods) && periods[p] < hi; p++ {
-					g := group(p)
-					g.row.Attempts++
-					span := min(hi, periodEnd(p)).Sub(max(lo, periods[p]))
-					g.row.Runtime += span
-					g.usage.AddScaled(pad(a.Demand, n), span.Seconds())
-				}
-			}
-			if charged {
-				g := group(periodOf(a.EndedAt))
-				if hi <= lo || periodOf(a.EndedAt) != periodOf(max(hi-1, lo)) {
-					g.row.Attempts++ // ended here without running here
-				}
-				g.row.Charged += a.Charged
-				g.row.Ended++
-				g.add(usageOf(a, rs.resources), attempt)
-			}
-		}
+	err = f.view(func(rs readSnap, tx *bolt.Tx) error {
+		sum := newUsageSum(q, periods, rs)
 		// The attempts still holding resources, then the ended ones that
 		// can overlap the range (usage_index.go): those that ended from
 		// From on, until To plus the longest any attempt ever held.
@@ -154,7 +80,7 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 				return fmt.Errorf("active attempt %x: missing or unreadable record (%v): the state file is damaged; restore a snapshot", k, err)
 			}
 			if a.State.active() {
-				visit(&a, k)
+				sum.add(&a, k)
 			}
 		}
 		idx := tx.Bucket(bucketTasksEnded)
@@ -181,27 +107,135 @@ func (f *FSM) Usage(q UsageQuery) ([]UsageRow, error) {
 				return err
 			}
 			if ok {
-				visit(&a, k[8:])
+				sum.add(&a, k[8:])
 			}
 		}
-		keys := make([]groupKey, 0, len(groups))
-		for k := range groups {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, func(x, y groupKey) int {
-			if x.period != y.period {
-				return x.period - y.period
-			}
-			return strings.Compare(x.key, y.key)
-		})
-		for _, k := range keys {
-			g := groups[k]
-			g.row.Usage = named(rs.resources, g.usage)
-			rows = append(rows, g.row)
-		}
+		rows = sum.rows()
 		return nil
 	})
 	return rows, err
+}
+
+// usagePeriods checks q's range and cuts and returns where its periods
+// begin: periods[i] starts period i, which ends where i+1 starts, the last
+// at To.
+func usagePeriods(q UsageQuery) ([]ledger.Time, error) {
+	if q.To <= q.From {
+		return nil, invalid("usage range [%s, %s) is empty: give a from time before the to time", formatTime(q.From), formatTime(q.To))
+	}
+	periods := append([]ledger.Time{q.From}, q.Split...)
+	for i := 1; i < len(periods); i++ {
+		if periods[i] <= periods[i-1] || periods[i] >= q.To {
+			return nil, invalid("usage period cut %s is not after %s and before %s: give increasing times inside the range", formatTime(periods[i]), formatTime(periods[i-1]), formatTime(q.To))
+		}
+	}
+	return periods, nil
+}
+
+// usageSum sums a usage report's rows from attempts added in any order.
+type usageSum struct {
+	q         UsageQuery
+	periods   []ledger.Time
+	resources []string
+	now       ledger.Time
+	groups    map[usageKey]*usageGroup
+}
+
+type usageKey struct {
+	period int
+	key    string
+}
+
+func newUsageSum(q UsageQuery, periods []ledger.Time, rs readSnap) *usageSum {
+	return &usageSum{q: q, periods: periods, resources: rs.resources, now: max(q.Now, rs.now), groups: make(map[usageKey]*usageGroup)}
+}
+
+// periodEnd is where period i ends.
+func (s *usageSum) periodEnd(i int) ledger.Time {
+	if i+1 < len(s.periods) {
+		return s.periods[i+1]
+	}
+	return s.q.To
+}
+
+// periodOf is the period holding t (From ≤ t < To).
+func (s *usageSum) periodOf(t ledger.Time) int {
+	i, found := slices.BinarySearch(s.periods, t)
+	if !found {
+		i--
+	}
+	return i
+}
+
+func (s *usageSum) group(p int, key string) *usageGroup {
+	k := usageKey{p, key}
+	g := s.groups[k]
+	if g == nil {
+		g = &usageGroup{row: UsageRow{Period: s.periods[p], Key: key}, usage: ledger.NewVector(len(s.resources))}
+		s.groups[k] = g
+	}
+	return g
+}
+
+// add counts attempt a, whose key in the tasks bucket is attempt: in every
+// period it held resources in, and its charge in the one it ended in.
+func (s *usageSum) add(a *attemptRecord, attempt []byte) {
+	q := s.q
+	if q.Account != "" && a.Account != q.Account {
+		return
+	}
+	end := a.EndedAt
+	if a.State.active() {
+		end = s.now
+	}
+	lo, hi := max(a.heldFrom(), q.From), min(end, q.To)
+	charged := !a.State.active() && a.EndedAt >= q.From && a.EndedAt < q.To
+	if hi <= lo && !charged {
+		return
+	}
+	key := a.Account
+	if q.ByUser {
+		key = a.User
+	}
+	if hi > lo {
+		for p := s.periodOf(lo); p < len(s.periods) && s.periods[p] < hi; p++ {
+			g := s.group(p, key)
+			g.row.Attempts++
+			span := min(hi, s.periodEnd(p)).Sub(max(lo, s.periods[p]))
+			g.row.Runtime += span
+			g.usage.AddScaled(pad(a.Demand, len(s.resources)), span.Seconds())
+		}
+	}
+	if charged {
+		g := s.group(s.periodOf(a.EndedAt), key)
+		if hi <= lo || s.periodOf(a.EndedAt) != s.periodOf(max(hi-1, lo)) {
+			g.row.Attempts++ // ended here without running here
+		}
+		g.row.Charged += a.Charged
+		g.row.Ended++
+		g.add(usageOf(a, s.resources), attempt)
+	}
+}
+
+// rows are the sums, by period, then key.
+func (s *usageSum) rows() []UsageRow {
+	keys := make([]usageKey, 0, len(s.groups))
+	for k := range s.groups {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y usageKey) int {
+		if x.period != y.period {
+			return x.period - y.period
+		}
+		return strings.Compare(x.key, y.key)
+	})
+	rows := make([]UsageRow, 0, len(keys))
+	for _, k := range keys {
+		g := s.groups[k]
+		g.row.Usage = named(s.resources, g.usage)
+		rows = append(rows, g.row)
+	}
+	return rows
 }
 
 // usageGroup is one row of a usage report being summed.
@@ -217,17 +251,13 @@ type usageGroup struct {
 // Of attempts with the same peak, the row shows the first one's request
 // in key order, whatever order they are read in.
 func (g *usageGroup) add(u AttemptUsage, attempt []byte) {
-	if u.Measured && u.PeakMemBytes > 0 && u.PeakMemBytes == g.row.PeakMemBytes {
-		if bytes.Compare(attempt, g.peakAttempt) < 0 {
-			g.row.PeakMemRequested, g.peakAttempt = u.MemRequested, slices.Clone(attempt)
-		}
-		g.row.add(AttemptUsage{Measured: true, CPUSeconds: u.CPUSeconds, CPUAllocated: u.CPUAllocated})
-		return
-	}
 	peak := g.row.PeakMemBytes
 	g.row.add(u)
-	if g.row.PeakMemBytes != peak {
+	switch {
+	case g.row.PeakMemBytes != peak:
 		g.peakAttempt = slices.Clone(attempt)
+	case u.Measured && peak > 0 && u.PeakMemBytes == peak && bytes.Compare(attempt, g.peakAttempt) < 0:
+		g.row.PeakMemRequested, g.peakAttempt = u.MemRequested, slices.Clone(attempt)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -166,122 +165,48 @@ func compareUsageRows(t *testing.T, q UsageQuery, got, want []UsageRow) {
 }
 
 // usageByScan is the usage report as Usage computed it before the index
-// of ended attempts: by decoding every attempt of the history. Ties of
-// peak memory keep the first attempt in key order, as Usage does.
+// of ended attempts: from every attempt of the history, in key order. Only
+// where the attempts come from differs from Usage, which is what the
+// comparison checks (and, through the order, that a row does not depend
+// on it).
 func usageByScan(f *FSM, q UsageQuery) ([]UsageRow, error) {
-	if q.To <= q.From {
-		return nil, invalid("usage range [%s, %s) is empty: give a from time before the to time", formatTime(q.From), formatTime(q.To))
-	}
-	// periods[i] starts period i; period i ends where i+1 starts, the last
-	// at To.
-	periods := append([]ledger.Time{q.From}, q.Split...)
-	for i := 1; i < len(periods); i++ {
-		if periods[i] <= periods[i-1] || periods[i] >= q.To {
-			return nil, invalid("usage period cut %s is not after %s and before %s: give increasing times inside the range", formatTime(periods[i]), formatTime(periods[i-1]), formatTime(q.To))
-		}
-	}
-	periodEnd := func(i int) ledger.Time {
-		if i+1 < len(periods) {
-			return periods[i+1]
-		}
-		return q.To
-	}
-	// periodOf is the period holding t (From ≤ t < To).
-	periodOf := func(t ledger.Time) int {
-		i, found := slices.BinarySearch(periods, t)
-		if !found {
-			i--
-		}
-		return i
+	periods, err := usagePeriods(q)
+	if err != nil {
+		return nil, err
 	}
 	var rows []UsageRow
-	err := f.view(func(rs readSnap, tx *bolt.Tx) error {
-		n := len(rs.resources)
-		now := max(q.Now, rs.now)
-		type acc struct {
-			row   UsageRow
-			usage ledger.Vector
-		}
-		type groupKey struct {
-			period int
-			key    string
-		}
-		groups := make(map[groupKey]*acc)
-		err := tx.Bucket(bucketTasks).ForEach(func(_, v []byte) error {
+	err = f.view(func(rs readSnap, tx *bolt.Tx) error {
+		sum := newUsageSum(q, periods, rs)
+		if err := tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
 			var a attemptRecord
 			if err := jsonUnmarshal(v, &a); err != nil {
 				return err
 			}
-			if q.Account != "" && a.Account != q.Account {
-				return nil
-			}
-			start := a.AssignedAt
-			if a.StartedAt != 0 {
-				start = a.StartedAt
-			}
-			end := a.EndedAt
-			if a.State.active() {
-				end = now
-			}
-			lo, hi := max(start, q.From), min(end, q.To)
-			charged := !a.State.active() && a.EndedAt >= q.From && a.EndedAt < q.To
-			if hi <= lo && !charged {
-				return nil
-			}
-			key := a.Account
-			if q.ByUser {
-				key = a.User
-			}
-			group := func(p int) *acc {
-				k := groupKey{p, key}
-				g := groups[k]
-				if g == nil {
-					g = &acc{row: UsageRow{Period: periods[p], Key: key}, usage: ledger.NewVector(n)}
-					groups[k] = g
-				}
-				return g
-			}
-			// The attempt counts in every period it held resources in,
-			// and its charge in the one it ended in.
-			if hi > lo {
-				for p := periodOf(lo); p < len(periods) && periods[p] < hi; p++ {
-					g := group(p)
-					g.row.Attempts++
-					span := min(hi, periodEnd(p)).Sub(max(lo, periods[p]))
-					g.row.Runtime += span
-					g.usage.AddScaled(pad(a.Demand, n), span.Seconds())
-				}
-			}
-			if charged {
-				g := group(periodOf(a.EndedAt))
-				if hi <= lo || periodOf(a.EndedAt) != periodOf(max(hi-1, lo)) {
-					g.row.Attempts++ // ended here without running here
-				}
-				g.row.Charged += a.Charged
-				g.row.Ended++
-				g.row.add(usageOf(&a, rs.resources))
-			}
+			sum.add(&a, k)
 			return nil
-		})
-		if err != nil {
+		}); err != nil {
 			return err
 		}
-		keys := make([]groupKey, 0, len(groups))
-		for k := range groups {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, func(x, y groupKey) int {
-			if x.period != y.period {
-				return x.period - y.period
-			}
-			return strings.Compare(x.key, y.key)
-		})
-		for _, k := range keys {
-			g := groups[k]
-			g.row.Usage = named(rs.resources, g.usage)
-			rows = append(rows, g.row)
-		}
+		rows = sum.rows()
 		return nil
 	})
 	return rows, err
+}
+
+// Of two attempts with the same peak memory, a row shows the request of
+// the first in key order, whichever is added first.
+func TestUsageTiesShowTheFirstAttemptsRequestInKeyOrder(t *testing.T) {
+	first, second := taskKey(1, 0, 1), taskKey(2, 0, 1)
+	a := AttemptUsage{Measured: true, PeakMemBytes: 4 << 30, MemRequested: 8 << 30}
+	b := AttemptUsage{Measured: true, PeakMemBytes: 4 << 30, MemRequested: 16 << 30}
+	for name, order := range map[string][2]int{"in key order": {0, 1}, "reversed": {1, 0}} {
+		var g usageGroup
+		keys, usages := [2][]byte{first, second}, [2]AttemptUsage{a, b}
+		for _, i := range order {
+			g.add(usages[i], keys[i])
+		}
+		if g.row.PeakMemBytes != a.PeakMemBytes || g.row.PeakMemRequested != a.MemRequested || g.row.Measured != 2 {
+			t.Errorf("%s: peak %d of %d over %d measured; want %d of %d over 2", name, g.row.PeakMemBytes, g.row.PeakMemRequested, g.row.Measured, a.PeakMemBytes, a.MemRequested)
+		}
+	}
 }
