@@ -45,7 +45,7 @@
 // seconds, which only stops placements there; its running attempts are
 // lost and requeued only WorkerLossTimeout after the leader last heard the
 // worker (or after the leader's own term began, when it never did). By
-// then the worker has fenced them — each attempt's supervisor kills it
+// then the worker has fenced them — the worker's task supervisor kills it
 // when the worker's lease, renewed only by heartbeats this leader answers,
 // has run out — since the hello check (workers_conn.go) refuses a worker
 // whose fence timeout plus kill grace is not at least fenceMargin shorter.

@@ -57,10 +57,13 @@ type Agent struct {
 	// renewed (monoNow): FenceTimeout after the last moment the leader
 	// surely heard this worker (renewLease).
 	lease atomic.Int64
-	// exe is the program supervisors run as (Config.Executable);
-	// clientExe the longfair program a parallel task's rsh agent runs
-	// (Config.ClientExecutable).
+	// exe is the program the task supervisor runs as
+	// (Config.Executable); clientExe the longfair program a parallel
+	// task's rsh agent runs (Config.ClientExecutable).
 	exe, clientExe string
+	// supervisors starts the attempts, each under the agent's task
+	// supervisor process (supervise.go).
+	supervisors *supervisors
 	// cgroupVersion is the cgroup version the attempts run under (1 or
 	// 2), or 0 on an unconfined worker (cgroup.go).
 	cgroupVersion int
@@ -117,6 +120,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 			return nil, fmt.Errorf("find this program to run task supervisors: %w (set the worker's Executable)", err)
 		}
 	}
+	ag.supervisors = newSupervisors(ag.exe, ag.lease.Load)
 	ag.clientExe = cfg.ClientExecutable
 	if ag.clientExe == "" {
 		// The real path, not /proc/self/exe: the task's agent script runs
@@ -258,6 +262,8 @@ func (ag *Agent) shutdown(ctx context.Context) error {
 		}
 		ag.cancelRun()
 	}
+	// The supervisor fences what may still run, and ends.
+	ag.supervisors.close()
 	if ag.gossip != nil {
 		if err := ag.gossip.leave(time.Second, !ag.refusedAsDuplicate.Load()); err != nil {
 			ag.log.Warn("leaving gossip pool", "error", err)
@@ -300,10 +306,7 @@ func (ag *Agent) renewLease(anchor int64) {
 			ag.log.Info("in contact with the leader again", "without_contact", gap.Round(time.Millisecond), "fence_timeout", ag.cfg.FenceTimeout)
 		}
 	}
-	for _, p := range ag.tasks.supervisors() {
-		// A supervisor whose task just ended has closed its pipe.
-		_ = p.renew(deadline)
-	}
+	ag.supervisors.renew(deadline)
 }
 
 // flush waits until the leader has acknowledged every event, while the

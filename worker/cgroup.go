@@ -27,7 +27,7 @@ const (
 // below what it takes a fork bomb to make the node unusable.
 const DefaultPidsLimit = 4096
 
-// cgroupSpec is the cgroup an attempt's supervisor creates for it, sent
+// cgroupSpec is the cgroup the supervisor creates for an attempt, sent
 // in its supervisorSpec.
 type cgroupSpec struct {
 	// Version is the cgroup version the agent found (1 or 2).

@@ -136,16 +136,22 @@ func TestRestartedWorkerKillsWhatAKilledSupervisorLeft(t *testing.T) {
 		Script: forkScript(pidFile, 50), Dir: dir, Walltime: time.Hour, KillGrace: time.Second,
 		Cgroup: &cgroupSpec{Version: ag.cgroupVersion, Path: attemptCgroup(cgroupParent(ag.cfg.NodeID), k), Pids: DefaultPidsLimit},
 	}
-	lease := func() int64 { return monoNow() + int64(time.Hour) }
-	proc, err := startSupervised(ag.exe, spec, lease, out, out)
+	ag.lease.Store(monoNow() + int64(time.Hour))
+	proc, err := ag.supervisors.start(spec, out, out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pids := readPIDs(t, pidFile, 50)
-	if err := proc.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := proc.p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_ = proc.cmd.Wait()
+	// Reaped by the agent's reader; not waited for as an agent would,
+	// which would kill the task's cgroup itself: this agent is "dead".
+	for deadline := time.Now().Add(10 * time.Second); !proc.p.isDead(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed supervisor was not reaped")
+		}
+	}
 	time.Sleep(100 * time.Millisecond)
 	alive := 0
 	for _, p := range pids {
@@ -173,9 +179,9 @@ func runConfined(t *testing.T, ag *Agent, k attemptKey, script string, spec cgro
 	}
 	defer out.Close()
 	spec.Version, spec.Path = ag.cgroupVersion, attemptCgroup(cgroupParent(ag.cfg.NodeID), k)
-	lease := func() int64 { return monoNow() + int64(time.Hour) }
+	ag.lease.Store(monoNow() + int64(time.Hour))
 	started := time.Now()
-	proc, err := startSupervised(ag.exe, supervisorSpec{Script: script, Dir: dir, Env: taskEnv(os.Environ()), Walltime: time.Minute, KillGrace: time.Second, Cgroup: &spec}, lease, out, out)
+	proc, err := ag.supervisors.start(supervisorSpec{Script: script, Dir: dir, Env: taskEnv(os.Environ()), Walltime: time.Minute, KillGrace: time.Second, Cgroup: &spec}, out, out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ type Config struct {
 	// KillGrace must be below the servers' worker_loss_timeout by their
 	// margin: the leader refuses a worker that fences too late.
 	FenceTimeout time.Duration
-	// Executable is the program each attempt's supervisor runs as (it
+	// Executable is the program the task supervisor runs as (it
 	// must call Supervise first in main); empty is this program
 	// (/proc/self/exe on Linux, so that an upgrade replacing the file does
 	// not change what running agents start).

@@ -51,25 +51,29 @@
 //
 // Fencing. A task must never run at the same time as its rerun elsewhere,
 // and a worker that is stopped (SIGSTOP), hung, cut off or killed cannot
-// be relied on to kill it. So each attempt runs under its own supervisor:
-// the worker's program started again (supervise.go; programs that run an
-// Agent call Supervise first in main), which owns the task's process
-// group, enforces the walltime, measures the runtime and holds a lease on
-// the monotonic clock. The agent numbers its heartbeats and the leader
-// echoes each; an echo proves the leader heard the worker after that
-// heartbeat was sent, and renews the lease of every supervisor to that
-// send time plus FenceTimeout. When the lease runs out, or the agent's
-// end of the control pipe closes (it died), the supervisor kills the
-// whole group (SIGTERM, then SIGKILL after KillGrace) and exits; the agent
-// reports the attempt lost with the runtime it had, which the ledger
-// charges if it still holds the attempt, and ignores otherwise. The
-// leader reruns the attempts of a silent worker only WorkerLossTimeout
-// after it last heard it, and refuses a worker whose FenceTimeout plus
-// KillGrace (sent in its hello) is not at least a second shorter (package
-// server: the timeline). The default fence timeout, 30 s, is far above a
-// leader failover: a worker went 1.3 s without an answered heartbeat when
-// its leader was killed, 2.1 s when it was stopped (SIGSTOP), on the
-// default Raft timings.
+// be relied on to kill it. So the attempts run under a supervisor: the
+// worker's program started again (supervise.go; programs that run an
+// Agent call Supervise first in main), once for the agent rather than
+// once per attempt, which starts each task's process group, enforces its
+// walltime, measures its runtime and holds a lease on the monotonic clock
+// for all of them. The agent numbers its heartbeats and the leader echoes
+// each; an echo proves the leader heard the worker after that heartbeat
+// was sent, and renews the lease to that send time plus FenceTimeout.
+// When the lease runs out, or the agent's end of the control pipe closes
+// (it died), the supervisor kills every task's group (SIGTERM, then
+// SIGKILL after KillGrace); once they are dead it ends when the agent is
+// gone, or goes on for the attempts the agent sends after it renewed the
+// lease. The agent reports a fenced attempt lost with the runtime it had,
+// which the ledger charges if it still holds the attempt, and ignores
+// otherwise. A supervisor that dies takes its tasks with it (their
+// shells have a parent-death signal); the agent reports them ended and
+// starts another for the next attempt. The leader reruns the attempts of
+// a silent worker only WorkerLossTimeout after it last heard it, and
+// refuses a worker whose FenceTimeout plus KillGrace (sent in its hello)
+// is not at least a second shorter (package server: the timeline). The
+// default fence timeout, 30 s, is far above a leader failover: a worker
+// went 1.3 s without an answered heartbeat when its leader was killed,
+// 2.1 s when it was stopped (SIGSTOP), on the default Raft timings.
 //
 // Containment (cgroup.go, cgroup_linux.go). A worker confines each
 // attempt to its own cgroup, /longfair/NODE/JOB.TASK.ATTEMPT from the
@@ -97,6 +101,6 @@
 // controller; on v2 the library's eBPF device filter, untested here as
 // this machine's v2 hierarchy has no controllers).
 //
-// The agent reads the clock (runtimes are measured by the supervisors)
+// The agent reads the clock (runtimes are measured by the supervisor)
 // and never touches the ledger itself.
 package worker

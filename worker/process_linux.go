@@ -2,6 +2,8 @@ package worker
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -28,7 +30,13 @@ func waitExit(pid int) {
 	}
 }
 
-// selfExe is what the agent runs as each attempt's supervisor: this very
+// selfExe is what the agent runs as its task supervisor: this very
 // program, even when its file was replaced or removed (an upgrade) while
 // the agent runs.
 func selfExe() (string, error) { return "/proc/self/exe", nil }
+
+// heldFilePath names a file this process holds open so that another
+// process of the same user (the task supervisor) opens that very file:
+// its descriptor under /proc, which no rename, symlink or hard link at
+// the file's name can redirect.
+func heldFilePath(f *os.File) string { return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), f.Fd()) }

@@ -17,6 +17,10 @@ const waitKeepsZombie = false
 
 func waitExit(int) {}
 
-// selfExe is what the agent runs as each attempt's supervisor: this
+// selfExe is what the agent runs as its task supervisor: this
 // program.
 func selfExe() (string, error) { return os.Executable() }
+
+// heldFilePath names a file this process holds open for another process
+// of the same user to open: its name, as there is no /proc here.
+func heldFilePath(f *os.File) string { return f.Name() }

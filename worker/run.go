@@ -94,9 +94,10 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 		ag.finish(a, 128+15, 0, nil)
 		return
 	}
-	// Not under the table's lock: starting a supervisor takes an exec,
-	// and lease renewals (renewLease) must not wait for it. A stop asked
-	// for meanwhile is passed on below.
+	// Not under the table's lock: starting a task takes an exec (and
+	// the supervisor's, for the first), and lease renewals (renewLease)
+	// must not wait for it. A stop asked for meanwhile is passed on
+	// below.
 	env := ag.env(a, idx, l.env)
 	parallel, err := ag.allocationEnv(a.asg, filepath.Dir(stdout.Name()), k)
 	if err != nil {
@@ -113,11 +114,11 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 		script = memberScript // allocation.go
 	}
 	started := time.Now()
-	proc, err := startSupervised(ag.exe, supervisorSpec{
+	proc, err := ag.supervisors.start(supervisorSpec{
 		Script: script, Dir: dir, Env: env, Cred: l.cred,
 		Walltime: a.asg.GetWalltime().AsDuration(), KillGrace: ag.cfg.KillGrace,
 		LockFile: supervisorLock(ag.cfg.WorkDir, k), Cgroup: ag.cgroupFor(a, idx),
-	}, ag.lease.Load, stdout, stderr)
+	}, stdout, stderr)
 	ag.tasks.mu.Lock()
 	if err == nil {
 		a.proc = proc
@@ -130,10 +131,6 @@ func (ag *Agent) run(a *attempt, startCtx context.Context) {
 	}
 	if stopping {
 		proc.stop(grace)
-	}
-	// A renewal sent while the supervisor was starting did not reach it.
-	if err := proc.renew(ag.lease.Load()); err != nil {
-		ag.log.Warn("cannot renew a task's lease", "job", k.job, "task", k.task, "attempt", k.attempt, "error", err)
 	}
 	if !member {
 		ag.tasks.event(a, &longfairv1.TaskEvent{Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED})

@@ -87,6 +87,7 @@ func (ag *Agent) Crash() {
 		if ag.cancelRun != nil {
 			ag.cancelRun()
 		}
+		ag.supervisors.close()
 		if ag.gossip != nil {
 			_ = ag.gossip.leave(0, false)
 		}

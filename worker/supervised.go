@@ -16,31 +16,112 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// supervised is the agent's handle on one attempt's supervisor
-// (supervise.go).
-type supervised struct {
-	cmd    *exec.Cmd
-	pgid   int
-	ctl    *os.File
-	status *json.Decoder
-	stFile *os.File
-	// cgroup is the attempt's cgroup, if it has one: the agent removes
-	// it, killing what is in it, when the supervisor dies first.
-	cgroup *cgroupSpec
-
-	// mu serialises writes to the control pipe.
-	mu sync.Mutex
+// supervisors is the agent's handle on its task supervisor process
+// (supervise.go): it starts one when the first attempt needs it, and
+// another when that one has died.
+type supervisors struct {
+	exe string
+	// mu orders the requests: a renewal and a new attempt's spec reach
+	// the supervisor in the order the agent made them, so an attempt's
+	// spec, which carries the lease current when it was sent, is never
+	// overtaken by an older renewal, nor misses a newer one.
+	mu  sync.Mutex
+	cur *supervisorProcess
+	// lease reads the agent's current lease (monoNow).
+	lease func() int64
 }
 
-// ctlWriteTimeout bounds a write to a supervisor's control pipe: a
+func newSupervisors(exe string, lease func() int64) *supervisors {
+	return &supervisors{exe: exe, lease: lease}
+}
+
+// supervisorProcess is one supervisor process.
+type supervisorProcess struct {
+	cmd *exec.Cmd
+	ctl *os.File
+	wmu sync.Mutex // one request at a time on ctl
+
+	mu sync.Mutex
+	// waiting holds the attempts whose end has not been read, by id.
+	waiting map[uint64]chan supervisorStatus
+	next    uint64
+	// dead is set once the status pipe closed: the supervisor is gone,
+	// and with it every task it ran.
+	dead bool
+}
+
+// errNoSupervisor: the supervisor ended before it said it started the task.
+var errNoSupervisor = errors.New("the task's supervisor ended before starting the task; the worker's program must call worker.Supervise first thing in main (and in TestMain for tests that run agents)")
+
+// ctlWriteTimeout bounds a write to the supervisor's control pipe: a
 // supervisor that does not read is stuck, and the agent must not be.
 const ctlWriteTimeout = time.Second
 
-// startSupervised starts a supervisor that runs spec's script under
-// /bin/sh -c in a new process group, its output going to the given files,
-// fenced at the lease (monoNow) lease returns once the supervisor runs,
-// unless it is renewed. It returns once the task has started.
-func startSupervised(exe string, spec supervisorSpec, lease func() int64, stdout, stderr *os.File) (*supervised, error) {
+// start has the supervisor run spec's script under /bin/sh -c in a new
+// process group, its output going to stdout and stderr (files the agent
+// holds open until the task has started), fenced when the agent's lease
+// runs out. It returns once the task has started.
+func (ss *supervisors) start(spec supervisorSpec, stdout, stderr *os.File) (*supervised, error) {
+	spec.Stdout, spec.Stderr = heldFilePath(stdout), heldFilePath(stderr)
+	ss.mu.Lock()
+	p := ss.cur
+	if p == nil || p.isDead() {
+		var err error
+		if p, err = startSupervisorProcess(ss.exe); err != nil {
+			ss.mu.Unlock()
+			return nil, err
+		}
+		ss.cur = p
+	}
+	id, ch := p.expect()
+	err := p.send(supervisorRequest{ID: id, Spec: &spec, supervisorControl: supervisorControl{Lease: ss.lease()}})
+	ss.mu.Unlock()
+	if err != nil {
+		p.forget(id)
+		p.broken()
+		return nil, fmt.Errorf("send the task to its supervisor: %w", err)
+	}
+	st, ok := <-ch
+	if !ok {
+		return nil, errNoSupervisor
+	}
+	if st.Error != "" {
+		return nil, fmt.Errorf("the supervisor could not start the task: %s", st.Error)
+	}
+	if st.Started <= 0 {
+		// Not what a supervisor says first; stop whatever it runs.
+		_ = p.send(supervisorRequest{ID: id, supervisorControl: supervisorControl{Stop: true}})
+		return nil, fmt.Errorf("the supervisor answered %+v instead of starting the task", st)
+	}
+	return &supervised{p: p, id: id, pgid: st.Started, status: ch, cgroup: spec.Cgroup}, nil
+}
+
+// renew extends the lease of every attempt to deadline (monoNow). A
+// supervisor that is gone has no lease to renew: its attempts' ends
+// are reported from their waits.
+func (ss *supervisors) renew(deadline int64) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if p := ss.cur; p != nil && !p.isDead() {
+		if err := p.send(supervisorRequest{supervisorControl: supervisorControl{Lease: deadline}}); err != nil {
+			p.broken()
+		}
+	}
+}
+
+// close closes the control pipe: the supervisor fences what still runs
+// and ends once its tasks have.
+func (ss *supervisors) close() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.cur != nil {
+		ss.cur.ctl.Close()
+	}
+}
+
+// startSupervisorProcess starts a supervisor: exe run again with
+// envSupervisor set.
+func startSupervisorProcess(exe string) (*supervisorProcess, error) {
 	ctlR, ctlW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("create the supervisor's control pipe: %w", err)
@@ -55,13 +136,15 @@ func startSupervised(exe string, spec supervisorSpec, lease func() int64, stdout
 	cmd.Args[0] = "longfair-task-supervisor"
 	cmd.Env = append(os.Environ(), envSupervisor+"=1")
 	cmd.Stdin = nil
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// What it says itself (not its tasks) goes where the agent's own
+	// output goes.
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	cmd.ExtraFiles = []*os.File{ctlR, stW}
 	// Its own process group: signals to the agent's group (a terminal's
 	// ^C, a service manager stopping the agent) reach the agent, which
-	// stops its tasks, not the supervisors, which would orphan them. No
+	// stops its tasks, not the supervisor, which would orphan them. No
 	// parent-death signal: a supervisor sees its agent die by its control
-	// pipe closing, and then fences its task.
+	// pipe closing, and then fences its tasks.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	ctlR.Close()
@@ -69,76 +152,119 @@ func startSupervised(exe string, spec supervisorSpec, lease func() int64, stdout
 	if err != nil {
 		ctlW.Close()
 		stR.Close()
-		return nil, fmt.Errorf("start the task's supervisor %s: %w", exe, err)
+		return nil, fmt.Errorf("start the task supervisor %s: %w", exe, err)
 	}
-	s := &supervised{cmd: cmd, ctl: ctlW, status: json.NewDecoder(stR), stFile: stR, cgroup: spec.Cgroup}
-	spec.Lease = lease()
-	if err := s.send(spec); err != nil {
-		s.abandon()
-		return nil, fmt.Errorf("send the task to its supervisor: %w", err)
-	}
-	st, err := readStatus(s.status, errNoSupervisor)
-	if err == nil && st.Error != "" {
-		err = fmt.Errorf("the supervisor could not start the task: %s", st.Error)
-	}
-	if err == nil && st.Started <= 0 {
-		err = fmt.Errorf("the supervisor answered %+v instead of starting the task", st)
-	}
-	if err != nil {
-		s.abandon()
-		return nil, err
-	}
-	s.pgid = st.Started
-	return s, nil
+	p := &supervisorProcess{cmd: cmd, ctl: ctlW, waiting: make(map[uint64]chan supervisorStatus)}
+	go p.readReports(stR)
+	return p, nil
 }
 
-// send writes one message on the control pipe.
-func (s *supervised) send(v any) error {
-	b, err := json.Marshal(v)
+// readReports passes each report to the attempt's waiter until the
+// supervisor is gone; then every waiter learns it (a closed channel).
+func (p *supervisorProcess) readReports(st *os.File) {
+	dec := json.NewDecoder(st)
+	for {
+		var r supervisorReport
+		if err := dec.Decode(&r); err != nil {
+			break
+		}
+		p.mu.Lock()
+		ch, ok := p.waiting[r.ID]
+		if r.Exited || r.Error != "" {
+			// Its last report.
+			delete(p.waiting, r.ID)
+		}
+		p.mu.Unlock()
+		if ok {
+			ch <- r.supervisorStatus // room for both of an attempt's reports
+		}
+	}
+	st.Close()
+	p.ctl.Close()
+	_ = p.cmd.Wait()
+	p.mu.Lock()
+	p.dead = true
+	for id, ch := range p.waiting {
+		close(ch)
+		delete(p.waiting, id)
+	}
+	p.mu.Unlock()
+}
+
+// expect makes a new attempt id and the channel its reports come on.
+func (p *supervisorProcess) expect() (uint64, chan supervisorStatus) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.next++
+	ch := make(chan supervisorStatus, 2)
+	if p.dead {
+		close(ch)
+	} else {
+		p.waiting[p.next] = ch
+	}
+	return p.next, ch
+}
+
+func (p *supervisorProcess) forget(id uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.waiting, id)
+}
+
+func (p *supervisorProcess) isDead() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.dead
+}
+
+// send writes one request on the control pipe.
+func (p *supervisorProcess) send(r supervisorRequest) error {
+	b, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_ = s.ctl.SetWriteDeadline(time.Now().Add(ctlWriteTimeout))
-	_, err = s.ctl.Write(append(b, '\n'))
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	_ = p.ctl.SetWriteDeadline(time.Now().Add(ctlWriteTimeout))
+	_, err = p.ctl.Write(append(b, '\n'))
 	return err
 }
 
-// renew extends the lease to deadline (monoNow). A supervisor that has
-// exited (its task is over: the pipe has no reader) or been reaped (the
-// pipe is closed) has no lease left to renew; wait reports how its
-// attempt ended, so that is not an error.
-func (s *supervised) renew(deadline int64) error {
-	err := s.send(supervisorControl{Lease: deadline})
-	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
-		return nil
-	}
-	return err
+// broken gives up on a supervisor that cannot be told: closing its
+// control pipe makes it fence its tasks and end, and the next attempt
+// starts another.
+func (p *supervisorProcess) broken() {
+	p.ctl.Close()
+	p.mu.Lock()
+	p.dead = true
+	p.mu.Unlock()
+}
+
+// supervised is the agent's handle on one attempt run by a supervisor.
+type supervised struct {
+	p      *supervisorProcess
+	id     uint64
+	pgid   int
+	status <-chan supervisorStatus
+	// cgroup is the attempt's cgroup, if it has one: the agent removes
+	// it, killing what is in it, when the supervisor dies first.
+	cgroup *cgroupSpec
+}
+
+// send passes an order about the attempt to its supervisor. One about an
+// attempt that has ended is ignored there.
+func (s *supervised) send(c supervisorControl) error {
+	return s.p.send(supervisorRequest{ID: s.id, supervisorControl: c})
 }
 
 // stop asks the task to end: SIGTERM, then SIGKILL after grace (at once
 // when grace is zero). It returns at once.
 func (s *supervised) stop(grace time.Duration) {
 	if err := s.send(supervisorControl{Stop: true, StopGrace: grace}); err != nil {
-		// A supervisor that cannot be told is killed: closing its
-		// control pipe makes it fence the task.
-		s.closeControl()
+		// A supervisor that cannot be told is given up on: it fences
+		// its tasks.
+		s.p.broken()
 	}
-}
-
-func (s *supervised) closeControl() {
-	s.mu.Lock()
-	s.ctl.Close()
-	s.mu.Unlock()
-}
-
-// abandon closes the pipes (the supervisor fences anything it started)
-// and reaps the supervisor.
-func (s *supervised) abandon() {
-	s.closeControl()
-	s.stFile.Close()
-	_ = s.cmd.Wait()
 }
 
 // exit is how an attempt ended, as its supervisor saw it.
@@ -152,17 +278,18 @@ type exit struct {
 	usage *usage
 }
 
-// wait waits until the task has ended and its supervisor has exited.
-// started is when the agent started the supervisor, for a supervisor that
-// dies without saying how long its task ran.
+// wait waits until the task has ended. started is when the agent asked
+// for it, for a supervisor that dies without saying how long its task
+// ran.
 func (s *supervised) wait(started time.Time) (exit, error) {
-	st, err := readStatus(s.status, fmt.Errorf("the task's supervisor died"))
-	if err == nil && !st.Exited {
+	st, ok := <-s.status
+	var err error
+	switch {
+	case !ok:
+		err = fmt.Errorf("the task's supervisor died")
+	case !st.Exited:
 		err = fmt.Errorf("the supervisor sent %+v instead of the task's end", st)
 	}
-	s.closeControl()
-	s.stFile.Close()
-	werr := s.cmd.Wait()
 	if err != nil {
 		// The supervisor is gone; its task's processes must not outlive
 		// it. Its shell died with it (parent-death signal), so the group
@@ -174,7 +301,7 @@ func (s *supervised) wait(started time.Time) (exit, error) {
 				err = errors.Join(err, cerr)
 			}
 		}
-		return exit{code: 128 + int32(syscall.SIGKILL), runtime: time.Since(started)}, fmt.Errorf("%w (%v)", err, werr)
+		return exit{code: 128 + int32(syscall.SIGKILL), runtime: time.Since(started)}, err
 	}
 	if st.Error != "" {
 		err = fmt.Errorf("the supervisor lost track of the task: %s", st.Error)

@@ -1,58 +1,70 @@
 package worker
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
 
-// A renewal that reaches a supervisor after its task has ended is not an
-// error: the attempt is over and needs no lease. The agent renews every
-// new supervisor once it has started, and a short task (`true`) is often
-// over by then; each such renewal used to log "cannot renew a task's
-// lease: write |1: broken pipe" (3,314 warnings in one run of
-// BenchmarkTaskStartsThroughTheWholePath).
-func TestRenewingAnEndedSupervisorIsNotAnError(t *testing.T) {
+// One supervisor process runs all of an agent's attempts: starting this
+// program for each attempt cost ten times a task's own start. Tasks at
+// once and one after another all run under the same supervisor.
+func TestOneSupervisorRunsEveryAttempt(t *testing.T) {
 	ag := newTestAgent(t, nil)
-	dir := t.TempDir()
-	out, err := os.Create(filepath.Join(dir, "out"))
-	if err != nil {
-		t.Fatal(err)
+	for task := range int64(6) {
+		ag.assign(asg(1, task, 1, "echo $PPID", time.Minute, nil))
 	}
-	defer out.Close()
-	lease := func() int64 { return monoNow() + int64(time.Hour) }
-	started := time.Now()
-	proc, err := startSupervised(ag.exe, supervisorSpec{Script: "exit 0", Dir: dir, Walltime: time.Minute, KillGrace: time.Second}, lease, out, out)
-	if err != nil {
-		t.Fatal(err)
+	for task := range int64(6) {
+		if code := waitEvent(t, ag, 1, task, 1, exited).GetExitCode(); code != 0 {
+			t.Fatalf("task %d exited %d", task, code)
+		}
 	}
-	// The renewal that races with a short task: its supervisor has exited
-	// (a zombie not yet reaped), so the pipe has no reader (EPIPE).
-	pid := proc.cmd.Process.Pid
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	ag.assign(asg(1, 6, 1, "echo $PPID", time.Minute, nil))
+	waitEvent(t, ag, 1, 6, 1, exited)
+	parents := map[string]bool{}
+	for task := range int64(7) {
+		b, err := os.ReadFile(outputPath(ag.cfg.WorkDir, attemptKey{1, task, 1}, longfairv1.OutputStream_OUTPUT_STREAM_STDOUT))
 		if err != nil {
-			t.Skipf("cannot see the supervisor's state in /proc: %v", err)
+			t.Fatal(err)
 		}
-		if fields := strings.Fields(string(stat)); len(fields) > 2 && fields[2] == "Z" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the supervisor of a task running `exit 0` did not exit")
+		parents[strings.TrimSpace(string(b))] = true
+	}
+	if len(parents) != 1 {
+		t.Fatalf("7 attempts ran under %d parent processes %v; want one supervisor", len(parents), parents)
+	}
+	for pid := range parents {
+		if pid == "" || pid == strconv.Itoa(os.Getpid()) {
+			t.Fatalf("the tasks' parent is %q, not a supervisor (the agent is %d)", pid, os.Getpid())
 		}
 	}
-	if err := proc.renew(lease()); err != nil {
-		t.Errorf("renewing the lease of a supervisor that has exited: %v", err)
+}
+
+// A supervisor that dies (killed) takes its running tasks with it; the
+// agent reports them ended, and the next attempt runs under a new
+// supervisor.
+func TestAgentOutlivesItsSupervisor(t *testing.T) {
+	ag := newTestAgent(t, nil)
+	child := filepath.Join(t.TempDir(), "child")
+	ag.assign(asg(1, 0, 1, "sleep 300 & echo $! > "+child+"; wait", time.Hour, nil))
+	pid := waitPID(t, child)
+	ag.supervisors.mu.Lock()
+	sup := ag.supervisors.cur
+	ag.supervisors.mu.Unlock()
+	if err := sup.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
 	}
-	// And once the agent has reaped it.
-	ex, err := proc.wait(started)
-	if err != nil || ex.code != 0 || ex.fenced != "" {
-		t.Fatalf("the task ended with %+v, %v; want exit 0", ex, err)
+	if code := waitEvent(t, ag, 1, 0, 1, exited).GetExitCode(); code != 128+int32(syscall.SIGKILL) {
+		t.Errorf("the task of a killed supervisor exited %d, want %d", code, 128+syscall.SIGKILL)
 	}
-	if err := proc.renew(lease()); err != nil {
-		t.Errorf("renewing the lease of a supervisor that was reaped: %v", err)
+	waitGone(t, pid)
+	ag.assign(asg(1, 1, 1, "exit 3", time.Minute, nil))
+	if code := waitEvent(t, ag, 1, 1, 1, exited).GetExitCode(); code != 3 {
+		t.Fatalf("the next attempt exited %d, want 3: it did not run under a new supervisor", code)
 	}
 }

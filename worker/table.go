@@ -214,19 +214,6 @@ func (t *table) running() []*attempt {
 	return out
 }
 
-// supervisors returns the supervisors of the attempts not yet ended.
-func (t *table) supervisors() []*supervised {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	var out []*supervised
-	for _, a := range t.attempts {
-		if a.proc != nil && !a.ended {
-			out = append(out, a.proc)
-		}
-	}
-	return out
-}
-
 // pendingEvents is how many events wait for an acknowledgement.
 func (t *table) pendingEvents() int {
 	t.mu.Lock()
