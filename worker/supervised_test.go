@@ -68,3 +68,43 @@ func TestAgentOutlivesItsSupervisor(t *testing.T) {
 		t.Fatalf("the next attempt exited %d, want 3: it did not run under a new supervisor", code)
 	}
 }
+
+// The supervisor (root, on a worker that runs tasks as their users)
+// writes a task's output into the very files the agent created, not
+// whatever is at their names when it opens them: a user who owns the
+// output directory could otherwise put a link to a file of root's there
+// and have the task's output written into it.
+func TestTaskOutputCannotBeRedirected(t *testing.T) {
+	ag := newTestAgent(t, nil)
+	dir := t.TempDir()
+	name := filepath.Join(dir, "out")
+	out, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(name, name+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, name); err != nil {
+		t.Fatal(err)
+	}
+	ag.lease.Store(monoNow() + int64(time.Hour))
+	proc, err := ag.supervisors.start(supervisorSpec{Script: "echo written", Dir: dir, Walltime: time.Minute, KillGrace: time.Second}, out, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex, err := proc.wait(time.Now()); err != nil || ex.code != 0 {
+		t.Fatalf("the task ended with %+v, %v", ex, err)
+	}
+	if b, _ := os.ReadFile(victim); len(b) != 0 {
+		t.Errorf("the task's output went to the file linked at its name: %q", b)
+	}
+	if b, _ := os.ReadFile(name + ".moved"); string(b) != "written\n" {
+		t.Errorf("the agent's output file holds %q, want the task's output", b)
+	}
+}
