@@ -101,14 +101,16 @@ func startSlurm(b *testing.B) func() *exec.Cmd {
 		b.Fatal(err)
 	}
 	dir := filepath.Join(b.TempDir(), "slurm")
-	if out, err := exec.Command(script, "start", dir).CombinedOutput(); err != nil {
-		b.Fatalf("start Slurm: %v\n%s", err, out)
-	}
+	// Stopped even when it did not start all the way: what did start
+	// must not outlive the benchmark.
 	b.Cleanup(func() {
 		if out, err := exec.Command(script, "stop", dir).CombinedOutput(); err != nil {
 			b.Errorf("stop Slurm: %v\n%s", err, out)
 		}
 	})
+	if out, err := exec.Command(script, "start", dir).CombinedOutput(); err != nil {
+		b.Fatalf("start Slurm: %v\n%s", err, out)
+	}
 	env := append(os.Environ(), "SLURM_CONF="+filepath.Join(dir, "slurm.conf"))
 	work := b.TempDir()
 	return func() *exec.Cmd {

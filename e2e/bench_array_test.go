@@ -1,0 +1,191 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
+	"github.com/longfair/longfair/client"
+)
+
+// BenchmarkArrayOnDev runs an array of `true` (10,000 tasks;
+// LONGFAIR_BENCH_ARRAY changes it) on `longfair dev` — three servers and
+// three workers, each its own process, as a user tries longfair — from
+// the submission to the end of its last task, as the servers recorded
+// them. Beside it, in the same run, what the machine can do at all: as
+// many `/bin/sh -c true` as the array, started directly with the cluster's
+// slots (12) at once (x-bare is the ratio; issue 15's goal is ≥ 0.8).
+// Where Debian's slurm-wlm is installed it starts a one-node Slurm on
+// loopback with the same number of CPUs (scripts/slurm-loopback) and runs
+// `sbatch --array --wrap true` (2,000 tasks; LONGFAIR_BENCH_SLURM_ARRAY)
+// to its end; x-slurm compares the tasks per second (goal ≥ 20).
+func BenchmarkArrayOnDev(b *testing.B) {
+	tasks := envInt(b, "LONGFAIR_BENCH_ARRAY", 10_000)
+	slurmTasks := envInt(b, "LONGFAIR_BENCH_SLURM_ARRAY", 2_000)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	env, stop := startDev(b)
+	defer stop()
+	c, err := client.New(strings.Split(env["LONGFAIR_ADDR"], ","), client.WithToken(env["LONGFAIR_TOKEN"]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	nodes, err := c.Operator().ListNodes(ctx, &longfairv1.ListNodesRequest{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	slots := 0
+	for _, n := range nodes.GetNodes() {
+		slots += int(n.GetCapacity()["cpu"])
+	}
+	if slots == 0 {
+		b.Fatalf("the dev cluster has no cpu slots: %v", nodes)
+	}
+
+	b.ResetTimer()
+	var span time.Duration
+	for i := range b.N {
+		resp, err := c.Jobs().SubmitJob(ctx, &longfairv1.SubmitJobRequest{
+			Account: env["LONGFAIR_ACCOUNT"], User: env["LONGFAIR_USER"], Name: fmt.Sprintf("array-%d", i),
+			Tasks: int64(tasks), Demand: map[string]float64{"cpu": 1}, Walltime: durationpb.New(5 * time.Minute), Command: []string{"true"},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		j := waitJobEnded(ctx, b, c, resp.GetJob().GetId())
+		if j.GetSucceededTasks() != int64(tasks) {
+			b.Fatalf("the array ended with %d of %d tasks succeeded: %v", j.GetSucceededTasks(), tasks, j)
+		}
+		span += j.GetEndedAt().AsTime().Sub(j.GetSubmittedAt().AsTime())
+	}
+	b.StopTimer()
+	rate := float64(b.N*tasks) / span.Seconds()
+	bare := bareExecRate(b, tasks, slots)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(float64(slots), "slots")
+	b.ReportMetric(rate, "tasks/s")
+	b.ReportMetric(bare, "bare-exec/s")
+	b.ReportMetric(rate/bare, "x-bare")
+	if slurm := slurmArrayRate(ctx, b, slurmTasks, slots); slurm > 0 {
+		b.ReportMetric(slurm, "slurm-tasks/s")
+		b.ReportMetric(rate/slurm, "x-slurm")
+	}
+}
+
+// startDev starts `longfair dev` in a temporary directory and returns the
+// exports of its dev.env, and how to stop it.
+func startDev(b *testing.B) (map[string]string, func()) {
+	dir := b.TempDir()
+	cmd := exec.Command(binary, "dev", "--dir", filepath.Join(dir, "cluster"))
+	out, err := os.Create(filepath.Join(dir, "dev.out"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LONGFAIR_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	stop := func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	deadline := time.After(2 * time.Minute)
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "cluster", "dev.env")); err == nil {
+			env := map[string]string{}
+			for _, line := range strings.Split(string(data), "\n") {
+				if k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok && strings.HasPrefix(line, "export ") {
+					env[k] = v
+				}
+			}
+			return env, stop
+		}
+		select {
+		case err := <-done:
+			log, _ := os.ReadFile(out.Name())
+			b.Fatalf("longfair dev exited before it was ready (%v):\n%s", err, log)
+		case <-deadline:
+			stop()
+			b.Fatal("longfair dev was not ready within 2 minutes")
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// waitJobEnded polls the job until it has ended.
+func waitJobEnded(ctx context.Context, b *testing.B, c *client.Client, id uint64) *longfairv1.Job {
+	for {
+		resp, err := c.Jobs().GetJob(ctx, &longfairv1.GetJobRequest{JobId: id})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if resp.GetEndedAt() != nil {
+			return resp
+		}
+		select {
+		case <-ctx.Done():
+			b.Fatalf("job %d did not end: %v", id, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// slurmArrayRate runs an array of n `true` on a one-node Slurm with slots
+// CPUs, started on loopback for it, and returns its tasks per second from
+// sbatch to the queue being empty; 0 without slurm-wlm.
+func slurmArrayRate(ctx context.Context, b *testing.B, n, slots int) float64 {
+	b.Setenv("SLURM_CPUS", strconv.Itoa(slots))
+	sbatch := startSlurm(b)
+	if sbatch == nil {
+		return 0
+	}
+	probe := sbatch()
+	start := time.Now()
+	cmd := exec.Command("sbatch", "--parsable", "--array", fmt.Sprintf("0-%d", n-1), "--wrap", "true", "--output", "/dev/null")
+	cmd.Env, cmd.Dir = probe.Env, probe.Dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("sbatch: %v\n%s", err, out)
+	}
+	id := strings.TrimSpace(string(out))
+	for {
+		q := exec.Command("squeue", "-h", "-r", "-j", id, "-o", "%i")
+		q.Env = probe.Env
+		out, err := q.Output()
+		if err != nil {
+			b.Fatalf("squeue: %v", err)
+		}
+		if len(strings.TrimSpace(string(out))) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			b.Fatalf("the Slurm array did not end: %v", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
