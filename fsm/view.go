@@ -20,11 +20,25 @@ import (
 // the job's never-placed tasks as one entry. Every entry carries the job id
 // and the task index it starts at, so a placement maps back to a task with
 // AssignFor.
-func (f *FSM) View(now ledger.Time) *sched.View {
+func (f *FSM) View(now ledger.Time) *sched.View { return f.ViewAfter(now, nil) }
+
+// ViewAfter is View as it will be once the task events ends have applied:
+// the attempts they end give back what they hold on their nodes, and their
+// accounts no longer hold it. The leader schedules on it while the events
+// are on their way through the log, so that a slot freed by a task's end
+// is filled by the entry after the end's (or the same one) rather than a
+// second commit later. Nothing else of the events is foreseen (a freed
+// throttle or dependency waits for their commit), which only makes the
+// view hold back; and Assign checks every placement against the state it
+// applies to, so a view that foresaw wrongly (the events were refused, or
+// the Assign overtook them) costs a dropped placement, never a node held
+// twice. Events that start, or name no active attempt, change nothing.
+func (f *FSM) ViewAfter(now ledger.Time, ends []TaskEvent) *sched.View {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	st := f.st
 	now = max(now, st.now)
+	back := st.givenBack(ends)
 	n := len(st.settings.Resources)
 	v := &sched.View{
 		Now:       now,
@@ -51,6 +65,9 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 		for _, id := range st.accountJobs[name] {
 			j := st.jobs[id]
 			a.Running.AddScaled(j.allocation(), float64(j.Running))
+			for _, e := range back.attempts[id] {
+				a.Running.Sub(pad(e.Demand, n))
+			}
 			if j.pending() == 0 {
 				continue
 			}
@@ -79,12 +96,48 @@ func (f *FSM) View(now ledger.Time) *sched.View {
 			continue
 		}
 		free := nd.free.Clone()
+		for k, x := range back.nodes[id] {
+			if k < len(free) && k < len(nd.rec.Capacity) {
+				free[k] = min(free[k]+x, nd.rec.Capacity[k])
+			}
+		}
 		for k := range free {
 			free[k] = max(free[k], 0)
 		}
-		v.Nodes = append(v.Nodes, sched.Node{ID: id, Capacity: nd.rec.Capacity.Clone(), Free: free, Releases: st.releases(nd)})
+		v.Nodes = append(v.Nodes, sched.Node{ID: id, Capacity: nd.rec.Capacity.Clone(), Free: free, Releases: st.releases(nd, back.ending)})
 	}
 	return v
+}
+
+// givenBack is what the ends among events give back: per node, and the
+// ending attempts by job and by task.
+type givenBack struct {
+	nodes    map[string]ledger.Vector
+	attempts map[uint64][]*attemptRecord
+	ending   map[taskID]bool
+}
+
+func (st *state) givenBack(events []TaskEvent) givenBack {
+	g := givenBack{}
+	for _, e := range events {
+		id := taskID{e.JobID, e.Task}
+		a, ok := st.running[id]
+		if e.Kind == TaskStarted || !ok || a.Attempt != e.Attempt || g.ending[id] {
+			continue
+		}
+		if g.ending == nil {
+			g.nodes, g.attempts, g.ending = map[string]ledger.Vector{}, map[uint64][]*attemptRecord{}, map[taskID]bool{}
+		}
+		g.ending[id] = true
+		g.attempts[e.JobID] = append(g.attempts[e.JobID], a)
+		for _, n := range a.allNodes() {
+			if g.nodes[n] == nil {
+				g.nodes[n] = ledger.NewVector(len(st.settings.Resources))
+			}
+			g.nodes[n].Add(pad(a.nodeDemand(), len(st.settings.Resources)))
+		}
+	}
+	return g
 }
 
 // waitingSince is the starvation clock: the last allocation, or the arrival
@@ -262,12 +315,12 @@ func isInf(x float64) bool { return x > 1.7976931348623157e308 }
 // releases are what the node's running attempts give back when they end
 // at the latest — started (or placed) plus their job's walltime — in task
 // order, for backfill's reservation (sched/backfill.go).
-func (s *state) releases(nd *nodeState) []sched.Release {
+func (s *state) releases(nd *nodeState, ending map[taskID]bool) []sched.Release {
 	out := make([]sched.Release, 0, len(nd.tasks))
 	for _, id := range sortedTaskIDs(nd.tasks) {
 		a := s.running[id]
 		j := s.jobs[id.job]
-		if a == nil || j == nil {
+		if a == nil || j == nil || ending[id] {
 			continue
 		}
 		from := a.AssignedAt

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -80,7 +81,19 @@ func (t *leaderTerm) commitEvents(batches []eventBatch) {
 			}
 		}
 	}
-	if len(cmd.Events) > 0 && !t.commitWithRetry(cmd) {
+	// A slot a task's end frees is scheduled while the end is on its way
+	// through the log (fsm.ViewAfter), so that the next task's Assign goes
+	// in the same entry or the one after, rather than a commit later.
+	var queued func()
+	if len(ended) > 0 {
+		queued = func() {
+			t.ending.add(cmd.Events)
+			kick(t.schedule)
+		}
+	}
+	committed := len(cmd.Events) == 0 || t.commitWithRetry(cmd, queued)
+	t.ending.remove(cmd.Events)
+	if !committed {
 		return
 	}
 	if len(ended) > 0 {
@@ -99,10 +112,10 @@ func (t *leaderTerm) commitEvents(batches []eventBatch) {
 // commitWithRetry commits cmd, retrying while this server leads and the
 // failure is one that can pass (a busy or changing leader). It reports
 // whether the events were handled: committed, or refused for good.
-func (t *leaderTerm) commitWithRetry(cmd *fsm.TaskEvents) bool {
+func (t *leaderTerm) commitWithRetry(cmd *fsm.TaskEvents, queued func()) bool {
 	wait := 20 * time.Millisecond
 	for {
-		res, err := proposeFor[*fsm.EventsResult](t.ctx, t.s, cmd)
+		res, err := proposeQueuedFor[*fsm.EventsResult](t.ctx, t.s, cmd, queued)
 		if err == nil {
 			if len(res.Ignored) > 0 {
 				t.log.Debug("the ledger ignored stale task events", "ignored", len(res.Ignored), "first_reason", res.Ignored[0].Reason)
@@ -126,4 +139,42 @@ func (t *leaderTerm) commitWithRetry(cmd *fsm.TaskEvents) bool {
 		}
 		wait = min(wait*2, time.Second)
 	}
+}
+
+// endingEvents are task events in flight to the log, by attempt.
+type endingEvents struct {
+	mu sync.Mutex
+	m  map[attemptKey]fsm.TaskEvent
+}
+
+func (e *endingEvents) add(events []fsm.TaskEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, ev := range events {
+		if ev.Kind == fsm.TaskStarted {
+			continue
+		}
+		if e.m == nil {
+			e.m = make(map[attemptKey]fsm.TaskEvent)
+		}
+		e.m[attemptKey{ev.JobID, ev.Task, ev.Attempt}] = ev
+	}
+}
+
+func (e *endingEvents) remove(events []fsm.TaskEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, ev := range events {
+		delete(e.m, attemptKey{ev.JobID, ev.Task, ev.Attempt})
+	}
+}
+
+func (e *endingEvents) list() []fsm.TaskEvent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]fsm.TaskEvent, 0, len(e.m))
+	for _, ev := range e.m {
+		out = append(out, ev)
+	}
+	return out
 }

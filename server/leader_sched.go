@@ -101,8 +101,9 @@ func (t *leaderTerm) pass(engine *sched.Engine) (again bool) {
 	return truncated || len(res.Dropped) > 0 && len(res.Accepted) > 0
 }
 
-// passView is the view a pass schedules on at now: the FSM's view with
-// only the nodes whose worker is ready, since only those can be told.
+// passView is the view a pass schedules on at now: the FSM's view, after
+// the task ends on their way to the log, with only the nodes whose worker
+// is ready, since only those can be told.
 // Jobs.ExplainJob explains over it too.
 func (t *leaderTerm) passView(now ledger.Time) *sched.View {
 	ready := t.readyConns()
@@ -110,7 +111,7 @@ func (t *leaderTerm) passView(now ledger.Time) *sched.View {
 	for _, c := range ready {
 		usable[c.node] = true
 	}
-	v := t.s.fsm.View(now)
+	v := t.s.fsm.ViewAfter(now, t.ending.list())
 	nodes := v.Nodes[:0]
 	for _, n := range v.Nodes {
 		if usable[n.ID] {

@@ -87,6 +87,9 @@ type leaderTerm struct {
 	warned map[string]string
 
 	jobs *jobSpecs
+	// ending are the task ends the event committer has queued for the
+	// log and not yet seen commit: passes schedule as if they had applied.
+	ending endingEvents
 
 	events   chan eventBatch
 	schedule chan struct{}

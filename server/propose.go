@@ -23,11 +23,17 @@ const defaultApplyTimeout = 10 * time.Second
 // must be on the leader (the interceptor forwards leader-only calls);
 // losing leadership on the way is reported as Unavailable.
 func (s *Server) propose(ctx context.Context, cmd fsm.Command) (any, error) {
+	return s.proposeQueued(ctx, cmd, nil)
+}
+
+// proposeQueued is propose, calling queued once cmd waits in the leader's
+// queue (groupCommit.commit).
+func (s *Server) proposeQueued(ctx context.Context, cmd fsm.Command, queued func()) (any, error) {
 	data, err := fsm.Encode(ledger.Time(time.Now().UnixNano()), cmd)
 	if err != nil {
 		return nil, statusError(err)
 	}
-	return s.proposals.commit(ctx, s, data)
+	return s.proposals.commit(ctx, s, data, queued)
 }
 
 // proposeFor proposes cmd and unpacks the FSM's result as a T; a refusal
@@ -35,8 +41,13 @@ func (s *Server) propose(ctx context.Context, cmd fsm.Command) (any, error) {
 // kind (statusError). The refusal reaches here through raft's
 // ApplyFuture.Response in this process: only the status travels on.
 func proposeFor[T any](ctx context.Context, s *Server, cmd fsm.Command) (T, error) {
+	return proposeQueuedFor[T](ctx, s, cmd, nil)
+}
+
+// proposeQueuedFor is proposeFor through proposeQueued.
+func proposeQueuedFor[T any](ctx context.Context, s *Server, cmd fsm.Command, queued func()) (T, error) {
 	var zero T
-	resp, err := s.propose(ctx, cmd)
+	resp, err := s.proposeQueued(ctx, cmd, queued)
 	if err != nil {
 		return zero, err
 	}

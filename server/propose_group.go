@@ -81,8 +81,11 @@ func (p *proposal) finish(resp any, err error) {
 }
 
 // commit proposes one encoded command through the group and returns the
-// FSM's answer for it (an *fsm.Result).
-func (g *groupCommit) commit(ctx context.Context, s *Server, data []byte) (any, error) {
+// FSM's answer for it (an *fsm.Result). queued, if not nil, is called once
+// the command is in the queue: a proposal made after that goes into the
+// same entry or a later one, and with one entry in flight (fewer than
+// groupEarly proposals waiting) also commits after it.
+func (g *groupCommit) commit(ctx context.Context, s *Server, data []byte, queued func()) (any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, status.FromContextError(err).Err()
 	}
@@ -95,6 +98,9 @@ func (g *groupCommit) commit(ctx context.Context, s *Server, data []byte) (any, 
 		g.flushers++
 	}
 	g.mu.Unlock()
+	if queued != nil {
+		queued()
+	}
 	if start {
 		go g.flush(s)
 	}
