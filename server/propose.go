@@ -17,17 +17,12 @@ import (
 // pipeline when the caller set no deadline.
 const defaultApplyTimeout = 10 * time.Second
 
-// propose stamps cmd with the leader's clock, commits it through Raft —
+// proposeQueued stamps cmd with the leader's clock, commits it through Raft —
 // in one entry with whatever other proposals are waiting (group commit,
 // propose_group.go) — and returns what the FSM answered for it. The caller
 // must be on the leader (the interceptor forwards leader-only calls);
-// losing leadership on the way is reported as Unavailable.
-func (s *Server) propose(ctx context.Context, cmd fsm.Command) (any, error) {
-	return s.proposeQueued(ctx, cmd, nil)
-}
-
-// proposeQueued is propose, calling queued once cmd waits in the leader's
-// queue (groupCommit.commit).
+// losing leadership on the way is reported as Unavailable. queued, if not
+// nil, is called once cmd waits in the leader's queue (groupCommit.commit).
 func (s *Server) proposeQueued(ctx context.Context, cmd fsm.Command, queued func()) (any, error) {
 	data, err := fsm.Encode(ledger.Time(time.Now().UnixNano()), cmd)
 	if err != nil {
