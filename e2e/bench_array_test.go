@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // BenchmarkArrayOnDev runs an array of `true` (10,000 tasks;
@@ -33,9 +33,17 @@ func BenchmarkArrayOnDev(b *testing.B) {
 	slurmTasks := envInt(b, "LONGFAIR_BENCH_SLURM_ARRAY", 2_000)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	env, stop := startDev(b)
-	defer stop()
-	c, err := client.New(strings.Split(env["LONGFAIR_ADDR"], ","), client.WithToken(env["LONGFAIR_TOKEN"]))
+	dir := b.TempDir()
+	dev, err := testcluster.StartDev(binary, filepath.Join(dir, "cluster"), filepath.Join(dir, "dev.out"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := dev.Interrupt(30 * time.Second); err != nil {
+			b.Error(err)
+		}
+	}()
+	c, err := client.New(strings.Split(dev.Getenv("LONGFAIR_ADDR"), ","), client.WithToken(dev.Getenv("LONGFAIR_TOKEN")))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +64,7 @@ func BenchmarkArrayOnDev(b *testing.B) {
 	var span time.Duration
 	for i := range b.N {
 		resp, err := c.Jobs().SubmitJob(ctx, &longfairv1.SubmitJobRequest{
-			Account: env["LONGFAIR_ACCOUNT"], User: env["LONGFAIR_USER"], Name: fmt.Sprintf("array-%d", i),
+			Account: dev.Getenv("LONGFAIR_ACCOUNT"), User: dev.Getenv("LONGFAIR_USER"), Name: fmt.Sprintf("array-%d", i),
 			Tasks: int64(tasks), Demand: map[string]float64{"cpu": 1}, Walltime: durationpb.New(5 * time.Minute), Command: []string{"true"},
 		})
 		if err != nil {
@@ -82,75 +90,19 @@ func BenchmarkArrayOnDev(b *testing.B) {
 	}
 }
 
-// startDev starts `longfair dev` in a temporary directory and returns the
-// exports of its dev.env, and how to stop it.
-func startDev(b *testing.B) (map[string]string, func()) {
-	dir := b.TempDir()
-	cmd := exec.Command(binary, "dev", "--dir", filepath.Join(dir, "cluster"))
-	out, err := os.Create(filepath.Join(dir, "dev.out"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer out.Close()
-	cmd.Stdout, cmd.Stderr = out, out
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "LONGFAIR_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	stop := func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}
-	deadline := time.After(2 * time.Minute)
-	for {
-		if data, err := os.ReadFile(filepath.Join(dir, "cluster", "dev.env")); err == nil {
-			env := map[string]string{}
-			for _, line := range strings.Split(string(data), "\n") {
-				if k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "="); ok && strings.HasPrefix(line, "export ") {
-					env[k] = v
-				}
-			}
-			return env, stop
-		}
-		select {
-		case err := <-done:
-			log, _ := os.ReadFile(out.Name())
-			b.Fatalf("longfair dev exited before it was ready (%v):\n%s", err, log)
-		case <-deadline:
-			stop()
-			b.Fatal("longfair dev was not ready within 2 minutes")
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// waitJobEnded polls the job until it has ended.
+// waitJobEnded polls the job until it has ended. Each look costs the
+// cluster being measured, hence the pause.
 func waitJobEnded(ctx context.Context, b *testing.B, c *client.Client, id uint64) *longfairv1.Job {
-	for {
-		resp, err := c.Jobs().GetJob(ctx, &longfairv1.GetJobRequest{JobId: id})
-		if err != nil {
+	var j *longfairv1.Job
+	testcluster.WaitFor(ctx, b, fmt.Sprintf("job %d to end", id), func() bool {
+		time.Sleep(100 * time.Millisecond)
+		var err error
+		if j, err = c.Jobs().GetJob(ctx, &longfairv1.GetJobRequest{JobId: id}); err != nil {
 			b.Fatal(err)
 		}
-		if resp.GetEndedAt() != nil {
-			return resp
-		}
-		select {
-		case <-ctx.Done():
-			b.Fatalf("job %d did not end: %v", id, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		return j.GetEndedAt() != nil
+	})
+	return j
 }
 
 // slurmArrayRate runs an array of n `true` on a one-node Slurm with slots
@@ -171,21 +123,15 @@ func slurmArrayRate(ctx context.Context, b *testing.B, n, slots int) float64 {
 		b.Fatalf("sbatch: %v\n%s", err, out)
 	}
 	id := strings.TrimSpace(string(out))
-	for {
+	testcluster.WaitFor(ctx, b, "the Slurm array to end", func() bool {
+		time.Sleep(100 * time.Millisecond)
 		q := exec.Command("squeue", "-h", "-r", "-j", id, "-o", "%i")
 		q.Env = probe.Env
 		out, err := q.Output()
 		if err != nil {
 			b.Fatalf("squeue: %v", err)
 		}
-		if len(strings.TrimSpace(string(out))) == 0 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			b.Fatalf("the Slurm array did not end: %v", ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+		return len(strings.TrimSpace(string(out))) == 0
+	})
 	return float64(n) / time.Since(start).Seconds()
 }

@@ -65,9 +65,6 @@ func (f *FSM) ViewAfter(now ledger.Time, ends []TaskEvent) *sched.View {
 		for _, id := range st.accountJobs[name] {
 			j := st.jobs[id]
 			a.Running.AddScaled(j.allocation(), float64(j.Running))
-			for _, e := range back.attempts[id] {
-				a.Running.Sub(pad(e.Demand, n))
-			}
 			if j.pending() == 0 {
 				continue
 			}
@@ -85,6 +82,9 @@ func (f *FSM) ViewAfter(now ledger.Time, ends []TaskEvent) *sched.View {
 				offered += e.Pending
 			}
 			limits.take(j, int64(offered))
+		}
+		if g, ok := back.accounts[name]; ok {
+			a.Running.Sub(g)
 		}
 		sortByNice(a.Queue, st.jobs)
 		a.WaitingSince = waitingSince(fa, oldestPending)
@@ -109,32 +109,35 @@ func (f *FSM) ViewAfter(now ledger.Time, ends []TaskEvent) *sched.View {
 	return v
 }
 
-// givenBack is what the ends among events give back: per node, and the
-// ending attempts by job and by task.
+// givenBack is what the ends among events give back, per node and per
+// account, and which tasks they end.
 type givenBack struct {
-	nodes    map[string]ledger.Vector
-	attempts map[uint64][]*attemptRecord
-	ending   map[taskID]bool
+	nodes, accounts map[string]ledger.Vector
+	ending          map[taskID]bool
 }
 
 func (st *state) givenBack(events []TaskEvent) givenBack {
-	g := givenBack{}
+	if len(events) == 0 {
+		return givenBack{}
+	}
+	n := len(st.settings.Resources)
+	g := givenBack{nodes: map[string]ledger.Vector{}, accounts: map[string]ledger.Vector{}, ending: map[taskID]bool{}}
+	add := func(m map[string]ledger.Vector, key string, v ledger.Vector) {
+		if m[key] == nil {
+			m[key] = ledger.NewVector(n)
+		}
+		m[key].Add(pad(v, n))
+	}
 	for _, e := range events {
 		id := taskID{e.JobID, e.Task}
 		a, ok := st.running[id]
 		if e.Kind == TaskStarted || !ok || a.Attempt != e.Attempt || g.ending[id] {
 			continue
 		}
-		if g.ending == nil {
-			g.nodes, g.attempts, g.ending = map[string]ledger.Vector{}, map[uint64][]*attemptRecord{}, map[taskID]bool{}
-		}
 		g.ending[id] = true
-		g.attempts[e.JobID] = append(g.attempts[e.JobID], a)
-		for _, n := range a.allNodes() {
-			if g.nodes[n] == nil {
-				g.nodes[n] = ledger.NewVector(len(st.settings.Resources))
-			}
-			g.nodes[n].Add(pad(a.nodeDemand(), len(st.settings.Resources)))
+		add(g.accounts, a.Account, a.Demand)
+		for _, node := range a.allNodes() {
+			add(g.nodes, node, a.nodeDemand())
 		}
 	}
 	return g

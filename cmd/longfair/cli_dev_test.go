@@ -48,11 +48,9 @@ func TestMain(m *testing.M) {
 
 // cliDev is the running 'longfair dev' and the binary that runs it.
 type cliDev struct {
-	root, bin, dir string
-	cmd            *exec.Cmd
-	done           chan error
-	env            []string
-	info           struct {
+	*testcluster.Dev
+	root, bin string
+	info      struct {
 		PID     int  `json:"pid"`
 		ACL     bool `json:"acl"`
 		Servers []struct {
@@ -86,46 +84,16 @@ func startCLIDev() (*cliDev, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &cliDev{root: root, bin: filepath.Join(root, "longfair"), dir: filepath.Join(root, "cluster"), done: make(chan error, 1)}
+	d := &cliDev{root: root, bin: filepath.Join(root, "longfair")}
 	if _, err := testcluster.Build(root); err != nil {
 		os.RemoveAll(root)
 		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(root, "dev.out"))
-	if err != nil {
+	if d.Dev, err = testcluster.StartDev(d.bin, filepath.Join(root, "cluster"), filepath.Join(root, "dev.out"), "--start-timeout", "90s"); err != nil {
+		os.RemoveAll(root)
 		return nil, err
 	}
-	defer logFile.Close()
-	d.cmd = exec.Command(d.bin, "dev", "--dir", d.dir, "--start-timeout", "90s")
-	d.cmd.Stdout, d.cmd.Stderr = logFile, logFile
-	d.cmd.Env = cleanEnv()
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { d.done <- d.cmd.Wait() }()
-	envPath := filepath.Join(d.dir, "dev.env")
-	deadline := time.After(120 * time.Second)
-	for {
-		if data, err := os.ReadFile(envPath); err == nil {
-			for _, line := range strings.Split(string(data), "\n") {
-				if kv, ok := strings.CutPrefix(line, "export "); ok {
-					d.env = append(d.env, kv)
-				}
-			}
-			break
-		}
-		select {
-		case err := <-d.done:
-			out, _ := os.ReadFile(filepath.Join(root, "dev.out"))
-			return nil, fmt.Errorf("longfair dev exited before it was ready (%v):\n%s", err, out)
-		case <-deadline:
-			d.stop()
-			out, _ := os.ReadFile(filepath.Join(root, "dev.out"))
-			return nil, fmt.Errorf("longfair dev was not ready within 2 minutes:\n%s", out)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	data, err := os.ReadFile(filepath.Join(d.dir, "dev.json"))
+	data, err := os.ReadFile(filepath.Join(d.Dir, "dev.json"))
 	if err != nil {
 		d.stop()
 		return nil, err
@@ -137,33 +105,13 @@ func startCLIDev() (*cliDev, error) {
 	return d, nil
 }
 
-// cleanEnv is the environment without LONGFAIR_ variables, so a
-// developer's own settings do not leak into the tests.
-func cleanEnv() []string {
-	var out []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "LONGFAIR_") {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
 // stop interrupts dev as Ctrl-C would, and checks that it and every
 // process it started are gone.
 func (d *cliDev) stop() error {
 	defer os.RemoveAll(d.root)
 	var errs []error
-	_ = d.cmd.Process.Signal(os.Interrupt)
-	select {
-	case err := <-d.done:
-		if err != nil {
-			errs = append(errs, fmt.Errorf("longfair dev exited with %v after Ctrl-C", err))
-		}
-	case <-time.After(90 * time.Second):
-		_ = d.cmd.Process.Kill()
-		<-d.done
-		errs = append(errs, errors.New("longfair dev did not exit within 90s of Ctrl-C"))
+	if err := d.Interrupt(90 * time.Second); err != nil {
+		errs = append(errs, err)
 	}
 	var pids []int
 	for _, s := range d.info.Servers {
@@ -177,12 +125,11 @@ func (d *cliDev) stop() error {
 			errs = append(errs, fmt.Errorf("process %d of the dev cluster is still running after dev exited", pid))
 		}
 	}
-	if _, err := os.Stat(filepath.Join(d.dir, "dev.env")); err == nil {
+	if _, err := os.Stat(filepath.Join(d.Dir, "dev.env")); err == nil {
 		errs = append(errs, errors.New("dev.env is still there after the cluster stopped"))
 	}
 	if len(errs) > 0 {
-		out, _ := os.ReadFile(filepath.Join(d.root, "dev.out"))
-		errs = append(errs, fmt.Errorf("dev output:\n%s", out))
+		errs = append(errs, fmt.Errorf("dev output:\n%s", d.Output()))
 	}
 	return errors.Join(errs...)
 }
@@ -200,7 +147,7 @@ func (d *cliDev) runEnv(t *testing.T, env []string, args ...string) (stdout, std
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, d.bin, args...)
-	cmd.Env = append(append(cleanEnv(), d.env...), env...)
+	cmd.Env = append(append(testcluster.CleanEnv(), d.Env...), env...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -354,7 +301,7 @@ func TestCLISubmitWatchCancel(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
 		watch := exec.CommandContext(ctx, d.bin, "job", "watch", id, "--interval", "100ms", "--output", "json")
-		watch.Env = append(cleanEnv(), d.env...)
+		watch.Env = append(testcluster.CleanEnv(), d.Env...)
 		stdout, err := watch.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
