@@ -118,7 +118,8 @@ func replayJournal(entries []JournalEntry) (*SUBook, error) {
 		if index != i {
 			return book, bad("this %v %q repeats entry %d, which the book would not have written twice: the entry was inserted", e.Kind, e.ID, index+1)
 		}
-		got := book.journal.at(i)
+		// The entry the book just wrote, its last.
+		got := book.journal.last()
 		problem := entryContentDiff(got, e)
 		if problem == "" && got.Hash != e.Hash {
 			problem = fmt.Sprintf("its hash %v does not match its content (%v): the entry or its hash was altered", e.Hash, got.Hash)

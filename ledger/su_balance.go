@@ -138,7 +138,7 @@ func (b *SUBook) JournalFrom(from uint64, limit int) []JournalEntry {
 	end := start + min(max(limit, 0), n-start)
 	out := make([]JournalEntry, 0, end-start)
 	for i := start; i < end; i++ {
-		out = append(out, b.journal.at(i).Clone())
+		out = append(out, b.journal.at(i))
 	}
 	return out
 }

@@ -102,7 +102,7 @@ func (b *SUBook) result(index int, err error) ([]JournalEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []JournalEntry{b.journal.at(index).Clone()}, nil
+	return []JournalEntry{b.journal.at(index)}, nil
 }
 
 func (b *SUBook) grant(id, account string, amount SU, expires Time, at Time) (int, error) {
@@ -259,14 +259,7 @@ func (b *SUBook) clamp(at Time) Time {
 
 // append numbers, chains and hashes e, adds it to the journal and returns
 // its index.
-func (b *SUBook) append(e JournalEntry) int {
-	e.Seq = b.nextSeq()
-	if last := b.journal.last(); last != nil {
-		e.PrevHash = last.Hash
-	}
-	e.Hash = e.ComputeHash()
-	return b.journal.append(e)
-}
+func (b *SUBook) append(e JournalEntry) int { return b.journal.append(e) }
 
 // maxSUNameBytes bounds ids and account names, which every journal entry
 // carries.
