@@ -275,7 +275,7 @@ func TestFreshTokenWorksOnEveryServer(t *testing.T) {
 // the first admin token once; until then every call is refused.
 func TestBootstrapRPCWorksOnce(t *testing.T) {
 	c := testcluster.Empty(t)
-	cfg := testcluster.Config(t.TempDir(), "s1")
+	cfg := testcluster.Config(c.Dir(), "s1")
 	cfg.Bootstrap = true
 	cfg.ACL.Enabled = true
 	c.Add(cfg)
@@ -320,7 +320,7 @@ func TestBootstrapRPCWorksOnce(t *testing.T) {
 // but tokens can still be made and WhoAmI still checks them.
 func TestACLDisabledLetsCallsThrough(t *testing.T) {
 	c := testcluster.Empty(t)
-	cfg := testcluster.Config(t.TempDir(), "s1")
+	cfg := testcluster.Config(c.Dir(), "s1")
 	cfg.Bootstrap = true
 	c.Add(cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -20,8 +20,8 @@ import (
 func TestManualPeerManagement(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	dir := t.TempDir()
 	c := testcluster.Empty(t)
+	dir := c.Dir()
 	first := testcluster.Config(dir, "m1")
 	first.Bootstrap = true
 	c.Add(first)

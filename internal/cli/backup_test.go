@@ -24,7 +24,7 @@ import (
 func startBackupGroup(ctx context.Context, t *testing.T, name string, n int) *testcluster.Cluster {
 	t.Helper()
 	c := testcluster.Empty(t)
-	dir := t.TempDir()
+	dir := c.Dir()
 	for i := range n {
 		cfg := testcluster.Config(dir, fmt.Sprintf("%s-%d", name, i+1))
 		if i == 0 {

@@ -57,6 +57,7 @@ type Cluster struct {
 	cfgs    []server.Config
 	servers []*server.Server // nil while stopped
 	conns   map[string]*grpc.ClientConn
+	dir     string // the servers' data dirs go under it
 }
 
 func Config(dir, id string) server.Config {
@@ -87,7 +88,7 @@ func New(tb testing.TB, n int) *Cluster {
 func NewWith(tb testing.TB, n int, tune func(*server.Config)) *Cluster {
 	tb.Helper()
 	c := Empty(tb)
-	dir := tb.TempDir()
+	dir := c.Dir()
 	for i := range n {
 		cfg := Config(dir, fmt.Sprintf("s%d", i+1))
 		cfg.BootstrapExpect = n
@@ -105,12 +106,20 @@ func NewWith(tb testing.TB, n int, tune func(*server.Config)) *Cluster {
 	return c
 }
 
-// Empty returns a cluster without servers; add them with add.
+// Empty returns a cluster without servers; add them with Add, their data
+// dirs under Dir.
 func Empty(tb testing.TB) *Cluster {
-	c := &Cluster{tb: tb, logger: Logger(tb), conns: make(map[string]*grpc.ClientConn)}
+	// The directory first: cleanups run last-registered first, so the
+	// servers stop (Close) before their data is removed.
+	dir := tb.TempDir()
+	c := &Cluster{tb: tb, logger: Logger(tb), conns: make(map[string]*grpc.ClientConn), dir: dir}
 	tb.Cleanup(c.Close)
 	return c
 }
+
+// Dir is a directory for the servers' data dirs, removed only after
+// Close has stopped them.
+func (c *Cluster) Dir() string { return c.dir }
 
 // Add starts a server with cfg and returns its index.
 func (c *Cluster) Add(cfg server.Config) int {
@@ -161,6 +170,14 @@ func (c *Cluster) Stop(i int) {
 func (c *Cluster) Close() {
 	for _, conn := range c.conns {
 		conn.Close()
+	}
+	for i, s := range c.servers {
+		// A server stopping without its data dir cannot write what a
+		// clean shutdown leaves (the state's digest record), so the test
+		// would not be stopping it as an operator does.
+		if _, err := os.Stat(c.cfgs[i].DataDir); s != nil && err != nil {
+			c.tb.Errorf("server %s's data dir is gone before the server stopped (remove it only after Close): %v", s.NodeID(), err)
+		}
 	}
 	for i := range c.servers {
 		c.Stop(i)
