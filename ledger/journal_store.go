@@ -82,7 +82,9 @@ func (s *journalStore) append(e JournalEntry) int {
 	}
 	sp := &s.spans[len(s.spans)-1]
 	*sp = append(*sp, journalSpan{chunk: uint32(len(s.chunks) - 1), off: uint32(off), len: uint32(len(*c) - off)})
-	s.tail = e.Clone()
+	// e is the book's own (its slices are made for it), so the tail can
+	// keep them.
+	s.tail = e
 	s.n++
 	return s.n - 1
 }
