@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -79,6 +80,11 @@ func BenchmarkDashboardAccountsData(b *testing.B) {
 	}
 	since := url.QueryEscape(time.Now().Add(-7 * 24 * time.Hour).UTC().Format(time.RFC3339))
 	var took []time.Duration
+	// What the requests allocate (server and client, one process) and how
+	// many collections they cause: the tail is the requests a
+	// collection's mark phase overlaps.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	b.ResetTimer()
 	for range 50 * b.N {
 		start := time.Now()
@@ -87,6 +93,9 @@ func BenchmarkDashboardAccountsData(b *testing.B) {
 		took = append(took, time.Since(start))
 	}
 	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(len(took))/(1<<20), "MiB-alloc/req")
+	b.ReportMetric(float64(after.NumGC-before.NumGC), "gc-cycles")
 	slices.Sort(took)
 	b.ReportMetric(ms(percentile(took, 0.5)), "p50_ms")
 	b.ReportMetric(ms(percentile(took, 0.99)), "p99_ms")
