@@ -26,6 +26,9 @@ const journalSpanChunk = 1 << 14
 // Reading an entry decodes it, which the book does only to answer a
 // retry, a listing or a verification; the last entry, which every append
 // reads, is kept decoded.
+//
+// An entry's prev_hash is the hash of the entry before it, so the store
+// leaves it out and puts it back when it reads the entry.
 type journalStore struct {
 	chunks [][]byte
 	spans  [][]journalSpan
@@ -33,17 +36,33 @@ type journalStore struct {
 	tail   JournalEntry // the last entry, decoded; valid when n > 0
 }
 
-// journalSpan is where one entry's encoding lies: chunks[chunk][off:off+len].
+// journalSpan is where one entry's encoding, less its prev_hash, lies:
+// chunks[chunk][off:off+len], the entry's hash its last bytes.
 type journalSpan struct{ chunk, off, len uint32 }
+
+func (s *journalStore) stored(i int) []byte {
+	sp := s.spans[i/journalSpanChunk][i%journalSpanChunk]
+	return s.chunks[sp.chunk][sp.off : sp.off+sp.len]
+}
 
 func (s *journalStore) len() int { return s.n }
 
 // at returns a copy of the entry at index i, which must be < len. The
 // copy shares nothing with the store.
 func (s *journalStore) at(i int) JournalEntry {
-	sp := s.spans[i/journalSpanChunk][i%journalSpanChunk]
+	const h = len(Hash{})
+	raw := s.stored(i)
+	var prev []byte
+	if i > 0 {
+		before := s.stored(i - 1)
+		prev = before[len(before)-h:]
+	} else {
+		prev = make([]byte, h)
+	}
+	enc := make([]byte, 0, len(raw)+h)
+	enc = append(append(append(enc, raw[:len(raw)-h]...), prev...), raw[len(raw)-h:]...)
 	var e JournalEntry
-	if err := e.UnmarshalBinary(s.chunks[sp.chunk][sp.off : sp.off+sp.len]); err != nil {
+	if err := e.UnmarshalBinary(enc); err != nil {
 		// Only the store writes these bytes, each the encoding of an
 		// entry; the encoding's round trip is fuzzed (journal_fuzz_test.go).
 		panic(fmt.Sprintf("ledger: journal entry %d does not decode from its own encoding: %v", i, err))
@@ -76,7 +95,8 @@ func (s *journalStore) append(e JournalEntry) int {
 	off := len(*c)
 	*c = e.appendBody(*c)
 	e.Hash = sha256.Sum256((*c)[off:])
-	*c = append(*c, e.Hash[:]...)
+	// The body ends with prev_hash: the hash takes its place.
+	*c = append((*c)[:len(*c)-len(e.PrevHash)], e.Hash[:]...)
 	if s.n%journalSpanChunk == 0 {
 		s.spans = append(s.spans, make([]journalSpan, 0, journalSpanChunk))
 	}

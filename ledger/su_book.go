@@ -34,8 +34,15 @@ type SUBook struct {
 	accounts map[string]*suAccount
 	grants   map[string]*suGrant
 	holds    map[string]*suHold
-	charges  map[string]int // charge id → index of its journal entry
-	issued   SU             // SU ever granted, over all accounts
+	// charges finds a charge's journal entry by its id, for retries. It
+	// is keyed by the id's 64-bit FNV-1a hash, which costs a fifth of
+	// keeping every id ever charged as a string; a hit is confirmed
+	// against the entry's id, and an id whose hash an earlier id already
+	// took is kept, whole, in chargeClashes.
+	charges       map[uint64]int
+	chargeClashes map[string]int
+	chargeKey     func(id string) uint64 // fnv1a; tests make ids clash
+	issued        SU                     // SU ever granted, over all accounts
 }
 
 // suHold is a job's pending debit.
@@ -54,10 +61,11 @@ func (h *suHold) remaining() SU { return h.amount - h.charged }
 // NewSUBook returns an empty book.
 func NewSUBook() *SUBook {
 	return &SUBook{
-		accounts: make(map[string]*suAccount),
-		grants:   make(map[string]*suGrant),
-		holds:    make(map[string]*suHold),
-		charges:  make(map[string]int),
+		accounts:  make(map[string]*suAccount),
+		grants:    make(map[string]*suGrant),
+		holds:     make(map[string]*suHold),
+		charges:   make(map[uint64]int),
+		chargeKey: fnv1a,
 	}
 }
 
@@ -187,8 +195,7 @@ func (b *SUBook) charge(holdID, chargeID string, amount SU, detail ChargeDetail,
 	if err := checkChargeDetail(chargeID, amount, detail); err != nil {
 		return 0, err
 	}
-	if i, ok := b.charges[chargeID]; ok {
-		orig := b.journal.at(i)
+	if i, orig, ok := b.findCharge(chargeID); ok {
 		if orig.HoldID != holdID || orig.Requested != amount || !sameChargeDetail(orig.Detail, detail) {
 			return 0, fmt.Errorf("%w: charge %q was already posted against hold %q for %v SU with different details; a retry must repeat it exactly, another task or attempt needs a new charge id",
 				ErrIDConflict, chargeID, orig.HoldID, orig.Requested)
@@ -213,8 +220,44 @@ func (b *SUBook) charge(holdID, chargeID string, amount SU, detail ChargeDetail,
 		Time: at, Kind: EntryCharge, ID: chargeID, HoldID: holdID, Account: h.account.name,
 		Amount: posted, Requested: amount, Funds: funds, Detail: detail.Clone(),
 	})
-	b.charges[chargeID] = i
+	b.addCharge(chargeID, i)
 	return i, nil
+}
+
+// findCharge returns the journal index and entry of charge id, if posted.
+func (b *SUBook) findCharge(id string) (int, JournalEntry, bool) {
+	i, ok := b.chargeClashes[id]
+	if !ok {
+		if i, ok = b.charges[b.chargeKey(id)]; !ok {
+			return 0, JournalEntry{}, false
+		}
+	}
+	e := b.journal.at(i)
+	return i, e, e.ID == id
+}
+
+func (b *SUBook) addCharge(id string, index int) {
+	key := b.chargeKey(id)
+	if _, taken := b.charges[key]; !taken {
+		b.charges[key] = index
+		return
+	}
+	if b.chargeClashes == nil {
+		b.chargeClashes = make(map[string]int)
+	}
+	b.chargeClashes[id] = index
+}
+
+// fnv1a is the 64-bit FNV-1a hash of a string (hash/fnv's, without the
+// allocation of writing a string to a hash.Hash).
+func fnv1a(id string) uint64 {
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for i := 0; i < len(id); i++ {
+		h ^= uint64(id[i])
+		h *= prime64
+	}
+	return h
 }
 
 func (b *SUBook) release(holdID string, at Time) (int, error) {
