@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -107,7 +108,7 @@ func Open(opts Options) (*FSM, error) {
 		return nil, err
 	}
 	db.NoSync = noSync
-	f.db, f.st = db, st
+	f.install(db, st)
 	if err := f.checkShutdownDigest(); err != nil {
 		// Without its removal on disk, a crash could leave the record
 		// vouching for commits that never reached the disk.
@@ -347,6 +348,7 @@ func (f *FSM) applyOnce(logs []*raft.Log, out []any, poisoned map[poisonKey]any)
 				if err := tx.Commit(); err != nil {
 					return -1, fmt.Errorf("commit before checkpoint %d: %w", l.Index, err)
 				}
+				f.st.su.KeepJournalIn(f.journalEntry)
 				applied = false
 			} else {
 				_ = tx.Rollback()
@@ -384,7 +386,33 @@ func (f *FSM) applyOnce(logs []*raft.Log, out []any, poisoned map[poisonKey]any)
 	if err := tx.Commit(); err != nil {
 		return -1, fmt.Errorf("commit: %w", err)
 	}
+	f.st.su.KeepJournalIn(f.journalEntry)
 	return -1, nil
+}
+
+// install makes st, loaded from db, the FSM's state. Its SU book does not
+// hold the journal entries the state file holds: it reads them back
+// through journalEntry, only to answer a retry.
+func (f *FSM) install(db *bolt.DB, st *state) {
+	f.db, f.st = db, st
+	st.su.KeepJournalIn(f.journalEntry)
+}
+
+// journalEntry reads SU journal entry seq as committed to the state file.
+// The SU book asks for entries it has let go of while the FSM applies a
+// batch, under f.mu: the read transaction it opens is closed before the
+// batch's write transaction goes on, which bbolt allows.
+func (f *FSM) journalEntry(seq uint64) ([]byte, error) {
+	var data []byte
+	err := f.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketJournal).Get(u64(seq))
+		if v == nil {
+			return fmt.Errorf("the state file has no journal entry %d", seq)
+		}
+		data = bytes.Clone(v)
+		return nil
+	})
+	return data, err
 }
 
 // reload rebuilds the caches from the last committed state, after a batch
@@ -393,7 +421,7 @@ func (f *FSM) reload() {
 	err := f.db.View(func(tx *bolt.Tx) error {
 		st, err := loadState(tx)
 		if err == nil {
-			f.st = st
+			f.install(f.db, st)
 		}
 		return err
 	})
@@ -421,7 +449,7 @@ func (f *FSM) fail(err error) {
 	if err := f.db.View(func(tx *bolt.Tx) error {
 		st, err := loadState(tx)
 		if err == nil {
-			f.st = st
+			f.install(f.db, st)
 		}
 		return err
 	}); err != nil {

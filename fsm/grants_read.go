@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"fmt"
 	"github.com/longfair/longfair/ledger"
 	bolt "go.etcd.io/bbolt"
 )
@@ -63,27 +64,32 @@ func (f *FSM) Balance(account string, at ledger.Time) (ledger.Balance, error) {
 
 // Journal returns up to limit journal entries with Seq > after; account, if
 // not empty, keeps only entries of that account. next is the Seq to pass as
-// after for the following page, 0 at the end.
-func (f *FSM) Journal(account string, after uint64, limit int) (entries []ledger.JournalEntry, next uint64) {
-	f.mu.RLock()
-	defer f.mu.RUnlock()
+// after for the following page, 0 at the end. It reads the journal from
+// the state file: the SU book does not hold it (install).
+func (f *FSM) Journal(account string, after uint64, limit int) (entries []ledger.JournalEntry, next uint64, err error) {
 	limit = pageLimit(limit)
-	for from := after + 1; ; {
-		page := f.st.su.JournalFrom(from, MaxPage)
-		if len(page) == 0 {
-			return entries, 0
-		}
-		for _, e := range page {
+	err = f.view(func(_ readSnap, tx *bolt.Tx) error {
+		c := tx.Bucket(bucketJournal).Cursor()
+		for k, v := c.Seek(u64(after + 1)); k != nil; k, v = c.Next() {
+			var e ledger.JournalEntry
+			if err := e.UnmarshalBinary(v); err != nil {
+				return fmt.Errorf("fsm: read SU journal entry %d: %w", readU64(k), err)
+			}
 			if account != "" && e.Account != account {
 				continue
 			}
 			if len(entries) == limit {
-				return entries, entries[len(entries)-1].Seq
+				next = entries[len(entries)-1].Seq
+				return nil
 			}
 			entries = append(entries, e)
 		}
-		from = page[len(page)-1].Seq + 1
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
 	}
+	return entries, next, nil
 }
 
 // Verify checks the journal as stored in bbolt: its hash chain, and every

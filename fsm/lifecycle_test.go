@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 	"time"
 
@@ -15,7 +16,10 @@ const su = ledger.MicroPerSU
 // charges returns the journal's charge entries.
 func charges(h *harness) []ledger.JournalEntry {
 	var out []ledger.JournalEntry
-	entries, _ := h.f.Journal("", 0, 0)
+	entries, _, err := h.f.Journal("", 0, 0)
+	if err != nil {
+		h.t.Fatal(err)
+	}
 	for _, e := range entries {
 		if e.Kind == ledger.EntryCharge {
 			out = append(out, e)
@@ -410,4 +414,46 @@ func TestOverflowingChargeBillsTheHold(t *testing.T) {
 	if _, err := h.f.Verify(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSUBookReadsCommittedEntriesFromTheStateFile: the FSM's SU book lets
+// go of the journal entries each commit stored, and a retry of one (here a
+// charge, which the FSM itself never repeats) is answered from the state
+// file with the entry as written, before and after a reopen.
+func TestSUBookReadsCommittedEntriesFromTheStateFile(t *testing.T) {
+	h := newHarness(t)
+	h.setup(100)
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 4}, Tasks: 1, Walltime: time.Hour, Command: []string{"x"}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
+	h.at(30 * time.Minute)
+	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 0, 30*time.Minute)}})
+	cs := charges(h)
+	if len(cs) != 1 {
+		t.Fatalf("charges = %+v, want one", cs)
+	}
+	want := cs[0]
+	retry := func() {
+		t.Helper()
+		h.f.mu.Lock()
+		defer h.f.mu.Unlock()
+		n := h.f.st.su.Len()
+		got, err := h.f.st.su.Charge(want.HoldID, want.ID, want.Requested, want.Detail, h.now)
+		if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+			t.Fatalf("a retried charge answered %+v, %v; want the stored entry %+v", got, err, want)
+		}
+		if h.f.st.su.Len() != n {
+			t.Fatal("a retried charge wrote an entry")
+		}
+	}
+	retry()
+	if err := h.f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(Options{Dir: h.dir, noSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.f = f
+	t.Cleanup(func() { f.Close() })
+	retry()
 }

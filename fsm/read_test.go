@@ -206,7 +206,10 @@ func TestPaging(t *testing.T) {
 	}
 	var seqs []uint64
 	for after := uint64(0); ; {
-		page, next := h.f.Journal("phys", after, 4)
+		page, next, err := h.f.Journal("phys", after, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, e := range page {
 			seqs = append(seqs, e.Seq)
 		}

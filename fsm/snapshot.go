@@ -88,7 +88,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return f.reopenAfter(fmt.Errorf("fsm: restore: %w", err))
 	}
 	db.NoSync = f.noSync
-	f.db, f.st = db, st
+	f.install(db, st)
 	f.aclGen.Add(1)
 	f.broken = nil
 	f.log.Info("fsm restored from snapshot", "applied_index", st.applied, "active_jobs", len(st.jobs))
@@ -105,7 +105,7 @@ func (f *FSM) reopenAfter(cause error) error {
 		return cause
 	}
 	db.NoSync = f.noSync
-	f.db, f.st = db, st
+	f.install(db, st)
 	f.aclGen.Add(1)
 	return cause
 }

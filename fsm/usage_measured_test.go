@@ -131,7 +131,10 @@ func TestUsageReportComparesRequestedWithMeasured(t *testing.T) {
 	// Reconciliation: the charge lines of the range, joined with their
 	// attempts' usage, add up to the account's row.
 	var ids []string
-	entries, _ := h.f.Journal("phys", 0, 0)
+	entries, _, err := h.f.Journal("phys", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var charges []ledger.JournalEntry
 	for _, e := range entries {
 		if e.Kind == ledger.EntryCharge {

@@ -98,7 +98,7 @@ func TestMaxRuleChargeInJournal(t *testing.T) {
 	if _, err := b.Charge("job1", "job1.0", cost, detail, 3); err != nil {
 		t.Fatal(err)
 	}
-	journal := b.Journal()
+	journal := mustRead(b.Journal())
 	if _, err := Verify(journal); err != nil {
 		t.Fatalf("verify: %v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,7 +44,7 @@ func TestJournalStoreReadsBackEveryEntry(t *testing.T) {
 	if got := book.Len(); got != len(written) {
 		t.Fatalf("the book holds %d entries, the operations returned %d", got, len(written))
 	}
-	journal := book.Journal()
+	journal := mustRead(book.Journal())
 	for i := range written {
 		if !reflect.DeepEqual(journal[i], written[i]) {
 			t.Fatalf("entry %d reads back as %+v, was written as %+v", i+1, journal[i], written[i])
@@ -107,5 +108,121 @@ func TestChargeIdsWhoseHashesClash(t *testing.T) {
 	}
 	if held := book.Balance("acct", 6).Held; held != 1e9-30 {
 		t.Fatalf("held %v after charges of 10 and 20 against a 1e9 hold; want %v", held, SU(1e9-30))
+	}
+}
+
+// mustRead returns a journal read from a book that holds it in memory,
+// which cannot fail.
+func mustRead(entries []JournalEntry, err error) []JournalEntry {
+	if err != nil {
+		panic(err)
+	}
+	return entries
+}
+
+// TestKeptJournalIsReadBackFromItsStore: a book that keeps its journal in
+// a store (as the FSM keeps it in its state file) holds none of the
+// entries stored, and still answers retries, listings and hold states
+// with exactly the entries it wrote; a store that fails to read is an
+// error, not a panic, and changes nothing.
+func TestKeptJournalIsReadBackFromItsStore(t *testing.T) {
+	stored := map[uint64][]byte{}
+	failing := false
+	read := func(seq uint64) ([]byte, error) {
+		if failing {
+			return nil, errors.New("disk on fire")
+		}
+		data, ok := stored[seq]
+		if !ok {
+			return nil, fmt.Errorf("no entry %d", seq)
+		}
+		return data, nil
+	}
+	book := NewSUBook()
+	var written []JournalEntry
+	// commit stores what an operation wrote and lets the book forget it,
+	// as the FSM does after each batch (here, after every other one).
+	ops := 0
+	keep := func(entries []JournalEntry, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			data, err := e.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored[e.Seq] = data
+		}
+		written = append(written, entries...)
+		if ops++; ops%2 == 0 {
+			book.KeepJournalIn(read)
+		}
+	}
+	keep(book.Grant("g", "acct", 1e15, 0, 1))
+	for i := range 3000 {
+		at := Time(2 + i)
+		hold := fmt.Sprintf("job-%d", i)
+		keep(book.Hold(hold, "acct", 1000, at))
+		detail := ChargeDetail{Runtime: time.Second, Resources: []string{"cpu"}, Demand: []float64{1}, Weights: []float64{0.5}}
+		cost, err := Cost(detail.Runtime, detail.Demand, detail.Weights, detail.Rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keep(book.Charge(hold, hold+"/0", cost, detail, at))
+		keep(book.Release(hold, at))
+	}
+	book.KeepJournalIn(read)
+	if held := book.journal.n - book.journal.base; held != 0 || len(book.journal.chunks) > 1 {
+		t.Fatalf("after forgetting, the book holds %d entries in %d chunks", held, len(book.journal.chunks))
+	}
+	journal, err := book.Journal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(journal, written) {
+		t.Fatal("the journal read back from the store differs from what the book wrote")
+	}
+	if _, err := Verify(journal); err != nil {
+		t.Fatal(err)
+	}
+	for _, retry := range []func() ([]JournalEntry, error){
+		func() ([]JournalEntry, error) { return book.Grant("g", "acct", 1e15, 0, 9999) },
+		func() ([]JournalEntry, error) { return book.Hold("job-7", "acct", 1000, 9999) },
+		func() ([]JournalEntry, error) {
+			return book.Charge("job-7", "job-7/0", written[2+3*7].Requested, written[2+3*7].Detail, 9999)
+		},
+		func() ([]JournalEntry, error) { return book.Release("job-7", 9999) },
+	} {
+		got, err := retry()
+		if err != nil || len(got) != 1 || !reflect.DeepEqual(got[0], written[got[0].Seq-1]) {
+			t.Fatalf("a retry answered %+v, %v; want its original entry", got, err)
+		}
+	}
+	if h, _ := book.HoldState("job-7"); !h.Released || h.Voided != written[3+3*7].Amount {
+		t.Fatalf("hold state %+v; want released, voiding %v", h, written[3+3*7].Amount)
+	}
+	// New entries after a forget chain on to the stored ones.
+	keep(book.Grant("g2", "acct", 5, 0, 9999))
+	if _, err := Verify(mustRead(book.Journal())); err != nil {
+		t.Fatalf("the journal with an entry after the forgotten ones: %v", err)
+	}
+
+	failing = true
+	n, balance := book.Len(), book.Balance("acct", 9999)
+	if _, err := book.Charge("job-7", "job-7/0", written[2+3*7].Requested, written[2+3*7].Detail, 9999); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("a retry the store cannot answer: %v, want its error", err)
+	}
+	if _, err := book.JournalFrom(1, 10); err == nil {
+		t.Fatal("a listing the store cannot answer succeeded")
+	}
+	if book.Len() != n || book.Balance("acct", 9999) != balance {
+		t.Fatal("a failed read changed the book")
+	}
+	failing = false
+	stored[5] = stored[6]
+	if _, err := book.JournalFrom(5, 1); err == nil || !strings.Contains(err.Error(), "holds entry 6") {
+		t.Fatalf("a store answering with the wrong entry: %v, want it refused", err)
 	}
 }

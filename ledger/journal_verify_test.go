@@ -51,7 +51,7 @@ func sampleJournal(tb testing.TB) []JournalEntry {
 			tb.Fatalf("step %d: %v", i, err)
 		}
 	}
-	return b.Journal()
+	return mustRead(b.Journal())
 }
 
 // cloneJournal deep-copies a journal so a test can tamper with it.
@@ -226,7 +226,7 @@ func TestVerifyHeadRevealsACutTail(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	j := b.Journal()
+	j := mustRead(b.Journal())
 	report, err := Verify(j[:2])
 	if err != nil {
 		t.Fatal(err)

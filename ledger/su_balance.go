@@ -92,7 +92,7 @@ func (b *SUBook) HoldState(id string) (HoldState, bool) {
 	}
 	s := HoldState{ID: h.id, Account: h.account.name, Amount: h.amount, Charged: h.charged, Released: h.released >= 0}
 	if s.Released {
-		s.Voided = b.journal.at(h.released).Amount
+		s.Voided = h.voided
 	} else {
 		s.Remaining = h.remaining()
 	}
@@ -124,11 +124,12 @@ func (b *SUBook) Head() (seq uint64, hash Hash) {
 func (b *SUBook) Len() int { return b.journal.len() }
 
 // Journal returns a copy of the whole journal.
-func (b *SUBook) Journal() []JournalEntry { return b.JournalFrom(1, b.journal.len()) }
+func (b *SUBook) Journal() ([]JournalEntry, error) { return b.JournalFrom(1, b.journal.len()) }
 
 // JournalFrom returns a copy of at most limit entries starting at sequence
-// number from (a page of the journal).
-func (b *SUBook) JournalFrom(from uint64, limit int) []JournalEntry {
+// number from (a page of the journal). Only a book that keeps its journal
+// elsewhere (KeepJournalIn) can fail to read it back.
+func (b *SUBook) JournalFrom(from uint64, limit int) ([]JournalEntry, error) {
 	// Entry Seq n sits at index n-1: the journal has no gaps.
 	n := b.journal.len()
 	start := n
@@ -138,7 +139,19 @@ func (b *SUBook) JournalFrom(from uint64, limit int) []JournalEntry {
 	end := start + min(max(limit, 0), n-start)
 	out := make([]JournalEntry, 0, end-start)
 	for i := start; i < end; i++ {
-		out = append(out, b.journal.at(i))
+		e, err := b.journal.at(i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
 	}
-	return out
+	return out, nil
 }
+
+// KeepJournalIn tells the book that every entry it has appended is stored
+// where read finds it by sequence number, so that it need not hold them:
+// it drops them from memory and reads them back through read when asked
+// (a retry's answer, a listing). Call it again whenever what the book
+// appended since has been stored: the FSM does after each commit. An
+// entry appended and not yet stored stays in memory until then.
+func (b *SUBook) KeepJournalIn(read func(seq uint64) ([]byte, error)) { b.journal.forget(read) }

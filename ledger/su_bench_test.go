@@ -91,7 +91,7 @@ func BenchmarkVerify(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	journal := book.Journal()
+	journal := mustRead(book.Journal())
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {

@@ -54,6 +54,7 @@ type suHold struct {
 	res      []suReservation
 	entry    int // index of the hold's journal entry
 	released int // index of the release entry, or -1 while open
+	voided   SU  // what the release gave back
 }
 
 func (h *suHold) remaining() SU { return h.amount - h.charged }
@@ -110,7 +111,11 @@ func (b *SUBook) result(index int, err error) ([]JournalEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []JournalEntry{b.journal.at(index)}, nil
+	e, err := b.journal.at(index)
+	if err != nil {
+		return nil, err
+	}
+	return []JournalEntry{e}, nil
 }
 
 func (b *SUBook) grant(id, account string, amount SU, expires Time, at Time) (int, error) {
@@ -195,7 +200,11 @@ func (b *SUBook) charge(holdID, chargeID string, amount SU, detail ChargeDetail,
 	if err := checkChargeDetail(chargeID, amount, detail); err != nil {
 		return 0, err
 	}
-	if i, orig, ok := b.findCharge(chargeID); ok {
+	i, orig, ok, err := b.findCharge(chargeID)
+	if err != nil {
+		return 0, err
+	}
+	if ok {
 		if orig.HoldID != holdID || orig.Requested != amount || !sameChargeDetail(orig.Detail, detail) {
 			return 0, fmt.Errorf("%w: charge %q was already posted against hold %q for %v SU with different details; a retry must repeat it exactly, another task or attempt needs a new charge id",
 				ErrIDConflict, chargeID, orig.HoldID, orig.Requested)
@@ -216,7 +225,7 @@ func (b *SUBook) charge(holdID, chargeID string, amount SU, detail ChargeDetail,
 	h.charged += posted
 	h.account.charged += posted
 	h.account.held -= posted
-	i := b.append(JournalEntry{
+	i = b.append(JournalEntry{
 		Time: at, Kind: EntryCharge, ID: chargeID, HoldID: holdID, Account: h.account.name,
 		Amount: posted, Requested: amount, Funds: funds, Detail: detail.Clone(),
 	})
@@ -225,15 +234,18 @@ func (b *SUBook) charge(holdID, chargeID string, amount SU, detail ChargeDetail,
 }
 
 // findCharge returns the journal index and entry of charge id, if posted.
-func (b *SUBook) findCharge(id string) (int, JournalEntry, bool) {
+func (b *SUBook) findCharge(id string) (int, JournalEntry, bool, error) {
 	i, ok := b.chargeClashes[id]
 	if !ok {
 		if i, ok = b.charges[b.chargeKey(id)]; !ok {
-			return 0, JournalEntry{}, false
+			return 0, JournalEntry{}, false, nil
 		}
 	}
-	e := b.journal.at(i)
-	return i, e, e.ID == id
+	e, err := b.journal.at(i)
+	if err != nil {
+		return 0, JournalEntry{}, false, err
+	}
+	return i, e, e.ID == id, nil
 }
 
 func (b *SUBook) addCharge(id string, index int) {
@@ -276,6 +288,7 @@ func (b *SUBook) release(holdID string, at Time) (int, error) {
 	funds := releaseReservations(h.res)
 	h.res = nil
 	h.account.held -= rest
+	h.voided = rest
 	h.released = b.append(JournalEntry{Time: at, Kind: EntryRelease, ID: holdID, HoldID: holdID, Account: h.account.name, Amount: rest, Funds: funds})
 	return h.released, nil
 }

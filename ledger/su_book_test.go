@@ -75,7 +75,7 @@ func TestHoldRefusedWithTheNumbers(t *testing.T) {
 	must(b.Grant("g1", "bio", wholeSU(100), 0, 0))
 	must(b.Hold("j1", "bio", wholeSU(70), 1))
 	must(b.Charge("j1", "c1", wholeSU(10), ChargeDetail{}, 2))
-	before := b.Journal()
+	before := mustRead(b.Journal())
 
 	_, err := b.Hold("j2", "bio", wholeSU(31), 3)
 	var ife *InsufficientFundsError
@@ -90,7 +90,7 @@ func TestHoldRefusedWithTheNumbers(t *testing.T) {
 			t.Errorf("refusal %q does not mention %q", err, s)
 		}
 	}
-	if !reflect.DeepEqual(b.Journal(), before) {
+	if !reflect.DeepEqual(mustRead(b.Journal()), before) {
 		t.Fatal("a refused hold changed the journal")
 	}
 	// Exactly what is available can be held.
@@ -119,7 +119,7 @@ func TestDuplicatesReturnTheOriginalAndWriteNothing(t *testing.T) {
 		}
 		first = append(first, e)
 	}
-	journal := b.Journal()
+	journal := mustRead(b.Journal())
 	balance := b.Balance("a", 5)
 	// Repeat every operation, later and in another order: same answers,
 	// nothing written, nothing charged twice.
@@ -132,7 +132,7 @@ func TestDuplicatesReturnTheOriginalAndWriteNothing(t *testing.T) {
 			t.Fatalf("repeat of operation %d returned %+v, want the original %+v", i, again, first[i])
 		}
 	}
-	if !reflect.DeepEqual(b.Journal(), journal) || b.Balance("a", 5) != balance {
+	if !reflect.DeepEqual(mustRead(b.Journal()), journal) || b.Balance("a", 5) != balance {
 		t.Fatal("repeated operations changed the book")
 	}
 	if balance.Charged != wholeSU(6) {
@@ -147,7 +147,7 @@ func TestSameIDDifferentContentIsAConflict(t *testing.T) {
 	must(b.Hold("h", "a", wholeSU(20), 2))
 	must(b.Charge("h", "c", wholeSU(5), ChargeDetail{}, 3))
 	must(b.Hold("h2", "a", wholeSU(1), 3))
-	journal := b.Journal()
+	journal := mustRead(b.Journal())
 	conflicts := map[string]func() ([]JournalEntry, error){
 		"grant amount":   func() ([]JournalEntry, error) { return b.Grant("g", "a", wholeSU(51), 0, 4) },
 		"grant account":  func() ([]JournalEntry, error) { return b.Grant("g", "b", wholeSU(50), 0, 4) },
@@ -164,7 +164,7 @@ func TestSameIDDifferentContentIsAConflict(t *testing.T) {
 			t.Errorf("%s: error %v; want ErrIDConflict telling to use a new id", name, err)
 		}
 	}
-	if !reflect.DeepEqual(b.Journal(), journal) {
+	if !reflect.DeepEqual(mustRead(b.Journal()), journal) {
 		t.Fatal("a conflicting operation changed the journal")
 	}
 }
@@ -258,7 +258,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 	b := NewSUBook()
 	must(b.Grant("g", "a", wholeSU(10), 0, 0))
 	must(b.Hold("h", "a", wholeSU(5), 1))
-	journal := b.Journal()
+	journal := mustRead(b.Journal())
 	long := strings.Repeat("x", 300)
 	detail := ChargeDetail{Runtime: time.Hour, Demand: Vector{1}, Weights: BillingWeights{2}}
 	cases := []struct {
@@ -293,7 +293,7 @@ func TestBadRequestsChangeNothing(t *testing.T) {
 			t.Errorf("%s: %v, %v; want %v", c.name, entries, err, c.err)
 		}
 	}
-	if !reflect.DeepEqual(b.Journal(), journal) {
+	if !reflect.DeepEqual(mustRead(b.Journal()), journal) {
 		t.Fatal("a bad request changed the journal")
 	}
 	wantSUBalance(t, b, "a", 2, Balance{Granted: wholeSU(10), Held: wholeSU(5), Available: wholeSU(5)})
@@ -310,10 +310,10 @@ func TestReturnedEntriesShareNothingWithTheBook(t *testing.T) {
 	e := must(b.Charge("h", "c", wholeSU(2), detail, 2))
 	detail.Demand[0], detail.Weights[0], detail.Resources[0] = 99, 99, "gpu"
 	e.Funds[0].Amount, e.Detail.Demand[0] = 1, 42
-	for _, j := range [][]JournalEntry{b.Journal(), b.JournalFrom(3, 1)} {
+	for _, j := range [][]JournalEntry{mustRead(b.Journal()), mustRead(b.JournalFrom(3, 1))} {
 		j[len(j)-1].Detail.Weights[0] = 7
 	}
-	if _, err := Verify(b.Journal()); err != nil {
+	if _, err := Verify(mustRead(b.Journal())); err != nil {
 		t.Fatalf("mutating returned entries or the caller's detail reached the book: %v", err)
 	}
 	if again := must(b.Charge("h", "c", wholeSU(2), ChargeDetail{Runtime: time.Hour, Demand: Vector{1}, Weights: BillingWeights{2}, Resources: []string{"cpu"}}, 3)); again.Seq != 3 {
@@ -327,20 +327,20 @@ func TestJournalPaging(t *testing.T) {
 	for i := range 10 {
 		must(b.Grant(string(rune('a'+i)), "x", wholeSU(1), 0, Time(i)))
 	}
-	page := b.JournalFrom(4, 3)
+	page := mustRead(b.JournalFrom(4, 3))
 	if len(page) != 3 || page[0].Seq != 4 || page[2].Seq != 6 {
 		t.Fatalf("page from 4 of 3 = %d entries starting %d", len(page), page[0].Seq)
 	}
-	if n := len(b.JournalFrom(9, 100)); n != 2 {
+	if n := len(mustRead(b.JournalFrom(9, 100))); n != 2 {
 		t.Fatalf("page past the end has %d entries, want 2", n)
 	}
-	if n := len(b.JournalFrom(0, 1<<62)); n != 10 {
+	if n := len(mustRead(b.JournalFrom(0, 1<<62))); n != 10 {
 		t.Fatalf("page from 0 has %d entries, want 10", n)
 	}
-	if n := len(b.JournalFrom(11, 5)) + len(b.JournalFrom(1, -1)); n != 0 {
+	if n := len(mustRead(b.JournalFrom(11, 5))) + len(mustRead(b.JournalFrom(1, -1))); n != 0 {
 		t.Fatalf("empty pages have %d entries", n)
 	}
-	if seq, h := b.Head(); seq != 10 || h != b.Journal()[9].Hash {
+	if seq, h := b.Head(); seq != 10 || h != mustRead(b.Journal())[9].Hash {
 		t.Fatalf("head = %d %v", seq, h)
 	}
 	if got := b.Accounts(); !reflect.DeepEqual(got, []string{"x"}) {

@@ -75,7 +75,7 @@ func TestConcurrentSubmissionsCannotOverdrawAHold(t *testing.T) {
 			t.Fatalf("hold %s of %v was refused but %v is still available at the end", r.HoldID, r.Cost, bal.Available)
 		}
 	}
-	if _, err := Verify(l.book.Journal()); err != nil {
+	if _, err := Verify(mustRead(l.book.Journal())); err != nil {
 		t.Fatal(err)
 	}
 }

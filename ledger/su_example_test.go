@@ -38,7 +38,12 @@ func ExampleSUBook() {
 	book.Release("job-1", 40)
 	fmt.Printf("%+v\n", book.Balance("chem", 40))
 
-	report, err := ledger.Verify(book.Journal())
+	journal, err := book.Journal()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	report, err := ledger.Verify(journal)
 	fmt.Println(report.Entries, "entries verify:", err == nil)
 	// Output:
 	// true

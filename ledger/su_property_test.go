@@ -408,7 +408,7 @@ func (s *suScenario) checkBalances() {
 // account's journal entries.
 func (s *suScenario) checkJournalSums() {
 	t := s.t
-	journal := s.book.Journal()
+	journal := mustRead(s.book.Journal())
 	sums := map[string]*Balance{}
 	for _, e := range journal {
 		b := sums[e.Account]
@@ -456,7 +456,7 @@ func TestSUBookAgreesWithModelOnRandomOperations(t *testing.T) {
 	for seed := range uint64(12) {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			book := runSUScenario(t, seed, 600)
-			journal := book.Journal()
+			journal := mustRead(book.Journal())
 			report, err := Verify(journal)
 			if err != nil {
 				t.Fatal(err)
@@ -470,7 +470,7 @@ func TestSUBookAgreesWithModelOnRandomOperations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(rebuilt.Journal(), journal) {
+			if !reflect.DeepEqual(mustRead(rebuilt.Journal()), journal) {
 				t.Fatal("the rebuilt book's journal differs")
 			}
 			// The rebuilt book continues exactly like the original.
@@ -482,7 +482,7 @@ func TestSUBookAgreesWithModelOnRandomOperations(t *testing.T) {
 					t.Fatal(i, err)
 				}
 			}
-			if a, b := book.Journal(), rebuilt.Journal(); !reflect.DeepEqual(a, b) {
+			if a, b := mustRead(book.Journal()), mustRead(rebuilt.Journal()); !reflect.DeepEqual(a, b) {
 				t.Fatal("the rebuilt book continued differently")
 			}
 		})
@@ -492,7 +492,7 @@ func TestSUBookAgreesWithModelOnRandomOperations(t *testing.T) {
 func TestSameOperationsGiveByteIdenticalJournals(t *testing.T) {
 	encode := func(b *SUBook) []byte {
 		var out []byte
-		for _, e := range b.Journal() {
+		for _, e := range mustRead(b.Journal()) {
 			data, err := e.MarshalBinary()
 			if err != nil {
 				t.Fatal(err)

@@ -216,7 +216,10 @@ func (fs *fuzzServer) verify(tb testing.TB) {
 	// order), it is charged at most once.
 	charged := map[string]bool{}
 	for after := uint64(0); ; {
-		page, next := fs.s.FSM().Journal("", after, 0)
+		page, next, err := fs.s.FSM().Journal("", after, 0)
+		if err != nil {
+			tb.Fatal(err)
+		}
 		for _, e := range page {
 			if e.Kind != ledger.EntryCharge {
 				continue

@@ -67,7 +67,10 @@ type journalDetail struct {
 }
 
 func (l *ledgerService) ListJournal(ctx context.Context, req *longfairv1.ListJournalRequest) (*longfairv1.ListJournalResponse, error) {
-	entries, next := l.s.fsm.Journal(req.GetAccount(), req.GetAfterSeq(), pageSize(req.GetPageSize()))
+	entries, next, err := l.s.fsm.Journal(req.GetAccount(), req.GetAfterSeq(), pageSize(req.GetPageSize()))
+	if err != nil {
+		return nil, err
+	}
 	var charges []string
 	for _, e := range entries {
 		if e.Kind == ledger.EntryCharge {

@@ -327,7 +327,10 @@ func TestReconcileResendsLosesAndKills(t *testing.T) {
 	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED {
 		t.Fatalf("job = %v", j)
 	}
-	entries, _ := leader.FSM().Journal(account, 0, 1000)
+	entries, _, err := leader.FSM().Journal(account, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
 	charges := map[string]int{}
 	var sum int64
 	for _, e := range entries {

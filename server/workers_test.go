@@ -385,7 +385,10 @@ func TestWorkersFollowANewLeader(t *testing.T) {
 		t.Fatalf("job = %v", j)
 	}
 	var charged int64
-	entries, _ := next.FSM().Journal(account, 0, 1000)
+	entries, _, err := next.FSM().Journal(account, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
 	for _, e := range entries {
 		if e.Kind == ledger.EntryCharge {

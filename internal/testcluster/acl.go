@@ -145,7 +145,10 @@ func Fingerprint(tb testing.TB, s *server.Server) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	journal, _ := f.Journal("", 0, 1000)
+	journal, _, err := f.Journal("", 0, 1000)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	tokens, _ := f.Tokens("", 0)
 	for _, a := range accounts {
 		fmt.Fprintf(&b, "account %s %v %v\n", a.Name, a.Weight, a.CreatedAt)
