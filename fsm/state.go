@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
@@ -265,11 +266,16 @@ func (s *state) loadActive(tx *bolt.Tx, n int) error {
 // loadBooks rebuilds the SU book from the journal and restores the
 // fairness book.
 func (s *state) loadBooks(tx *bolt.Tx) error {
-	entries, err := storedJournal(tx)
-	if err != nil {
-		return fmt.Errorf("SU journal: %w", err)
-	}
-	su, err := ledger.RebuildSUBook(entries)
+	// One entry decoded at a time, and the book lets go of them as it
+	// goes: the journal stays in the file (install points the book at it
+	// for good once the FSM has the file).
+	journal := tx.Bucket(bucketJournal)
+	su, err := ledger.RebuildSUBookFrom(storedEntries(journal), func(seq uint64) ([]byte, error) {
+		if v := journal.Get(u64(seq)); v != nil {
+			return bytes.Clone(v), nil
+		}
+		return nil, fmt.Errorf("the state file has no journal entry %d", seq)
+	})
 	if err != nil {
 		return fmt.Errorf("SU journal: %w", err)
 	}
@@ -322,6 +328,27 @@ func storedJournal(tx *bolt.Tx) ([]ledger.JournalEntry, error) {
 		return nil
 	})
 	return entries, err
+}
+
+// storedEntries yields the SU journal as stored, in order, one entry
+// decoded at a time; an entry that does not decode is a
+// *ledger.VerifyError naming it, and ends the sequence.
+func storedEntries(b *bolt.Bucket) iter.Seq2[ledger.JournalEntry, error] {
+	return func(yield func(ledger.JournalEntry, error) bool) {
+		c := b.Cursor()
+		pos := 0
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			var e ledger.JournalEntry
+			if err := e.UnmarshalBinary(v); err != nil {
+				yield(ledger.JournalEntry{}, &ledger.VerifyError{Seq: readU64(k), Position: pos, Problem: err.Error()})
+				return
+			}
+			if !yield(e, nil) {
+				return
+			}
+			pos++
+		}
+	}
 }
 
 // fairAccountPrefix starts the keys of the fairness book's accounts.

@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 )
 
@@ -84,9 +85,41 @@ func Verify(entries []JournalEntry) (VerifyReport, error) {
 // restart or a snapshot restore), verifying the journal on the way as Verify
 // does. The new book continues the chain where the journal ends.
 func RebuildSUBook(entries []JournalEntry) (*SUBook, error) {
-	book, err := replayJournal(entries)
-	if err != nil {
-		return nil, fmt.Errorf("rebuild SU book: %w", err)
+	return RebuildSUBookFrom(func(yield func(JournalEntry, error) bool) {
+		for _, e := range entries {
+			if !yield(e, nil) {
+				return
+			}
+		}
+	}, nil)
+}
+
+// rebuildKeepEvery is how many entries a rebuild replays between letting
+// go of them (RebuildSUBookFrom).
+const rebuildKeepEvery = 1 << 14
+
+// RebuildSUBookFrom is RebuildSUBook over a journal read one entry at a
+// time, in order; a read error ends it. With read non-nil the journal is
+// stored where read finds each entry by sequence number, and the book
+// keeps it there (KeepJournalIn) as it goes: a rebuild of a journal of
+// millions of entries then holds neither the journal nor its encoding in
+// memory at once.
+func RebuildSUBookFrom(entries iter.Seq2[JournalEntry, error], read func(seq uint64) ([]byte, error)) (*SUBook, error) {
+	book := NewSUBook()
+	i := 0
+	for e, err := range entries {
+		if err == nil {
+			_, err = replayNext(book, i, &e)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("rebuild SU book: %w", err)
+		}
+		if i++; read != nil && i%rebuildKeepEvery == 0 {
+			book.KeepJournalIn(read)
+		}
+	}
+	if read != nil {
+		book.KeepJournalIn(read)
 	}
 	return book, nil
 }
@@ -97,41 +130,55 @@ func RebuildSUBook(entries []JournalEntry) (*SUBook, error) {
 func replayJournal(entries []JournalEntry) (*SUBook, error) {
 	book := NewSUBook()
 	for i := range entries {
-		e := &entries[i]
-		bad := func(format string, args ...any) error {
-			return &VerifyError{Seq: uint64(i) + 1, Position: i, Problem: fmt.Sprintf(format, args...)}
-		}
-		if e.Seq != uint64(i)+1 {
-			return book, bad("found Seq %d here: an entry before it is missing, or entries were inserted or reordered", e.Seq)
-		}
-		var prev Hash
-		if i > 0 {
-			prev = entries[i-1].Hash
-		}
-		if e.PrevHash != prev {
-			return book, bad("its prev_hash %v is not the hash of the entry before it (%v): an entry was removed, inserted, reordered or changed", e.PrevHash, prev)
-		}
-		index, err := replayEntry(book, e)
-		if err != nil {
-			return book, bad("replaying this %v is refused (%v): the entry was altered or is out of place", e.Kind, err)
-		}
-		if index != i {
-			return book, bad("this %v %q repeats entry %d, which the book would not have written twice: the entry was inserted", e.Kind, e.ID, index+1)
-		}
-		// The entry the book just wrote, its last.
-		got := book.journal.last()
-		problem := entryContentDiff(got, e)
-		if problem == "" && got.Hash != e.Hash {
-			problem = fmt.Sprintf("its hash %v does not match its content (%v): the entry or its hash was altered", e.Hash, got.Hash)
-		}
-		if problem != "" {
+		altered, err := replayNext(book, i, &entries[i])
+		if altered {
 			// The book has applied the altered operation; rebuild it
 			// without it so the caller sees only the entries that verified.
 			book, _ = replayJournal(entries[:i])
-			return book, bad("%s", problem)
+		}
+		if err != nil {
+			return book, err
 		}
 	}
 	return book, nil
+}
+
+// replayNext applies e, the journal's entry at index i, to book, which
+// holds the entries before it, and checks that the book writes exactly e.
+// An entry that does not verify is a *VerifyError; altered says that the
+// book applied it nonetheless (its operation was valid, but the book would
+// have written other content).
+func replayNext(book *SUBook, i int, e *JournalEntry) (altered bool, err error) {
+	bad := func(format string, args ...any) error {
+		return &VerifyError{Seq: uint64(i) + 1, Position: i, Problem: fmt.Sprintf(format, args...)}
+	}
+	if e.Seq != uint64(i)+1 {
+		return false, bad("found Seq %d here: an entry before it is missing, or entries were inserted or reordered", e.Seq)
+	}
+	var prev Hash
+	if last := book.journal.last(); last != nil {
+		prev = last.Hash
+	}
+	if e.PrevHash != prev {
+		return false, bad("its prev_hash %v is not the hash of the entry before it (%v): an entry was removed, inserted, reordered or changed", e.PrevHash, prev)
+	}
+	index, err := replayEntry(book, e)
+	if err != nil {
+		return false, bad("replaying this %v is refused (%v): the entry was altered or is out of place", e.Kind, err)
+	}
+	if index != i {
+		return false, bad("this %v %q repeats entry %d, which the book would not have written twice: the entry was inserted", e.Kind, e.ID, index+1)
+	}
+	// The entry the book just wrote, its last.
+	got := book.journal.last()
+	problem := entryContentDiff(got, e)
+	if problem == "" && got.Hash != e.Hash {
+		problem = fmt.Sprintf("its hash %v does not match its content (%v): the entry or its hash was altered", e.Hash, got.Hash)
+	}
+	if problem != "" {
+		return true, bad("%s", problem)
+	}
+	return false, nil
 }
 
 // replayEntry performs the operation e records and returns the index of
