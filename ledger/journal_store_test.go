@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"iter"
 	"reflect"
 	"strings"
 	"testing"
@@ -224,5 +225,55 @@ func TestKeptJournalIsReadBackFromItsStore(t *testing.T) {
 	stored[5] = stored[6]
 	if _, err := book.JournalFrom(5, 1); err == nil || !strings.Contains(err.Error(), "holds entry 6") {
 		t.Fatalf("a store answering with the wrong entry: %v, want it refused", err)
+	}
+}
+
+// TestRebuildFromAStoreHoldsNothing: a book rebuilt from a journal read one
+// entry at a time, with the store to read it back from, ends holding none
+// of it, reads it back whole, and stops at the first entry it cannot read.
+func TestRebuildFromAStoreHoldsNothing(t *testing.T) {
+	book := NewSUBook()
+	mustRead(book.Grant("g", "acct", 1e15, 0, 1))
+	for i := range 2*rebuildKeepEvery/3 + 5 {
+		hold := fmt.Sprintf("job-%d", i)
+		mustRead(book.Hold(hold, "acct", 10, Time(2+i)))
+		mustRead(book.Charge(hold, hold+"/0", 3, ChargeDetail{}, Time(2+i)))
+		mustRead(book.Release(hold, Time(2+i)))
+	}
+	journal := mustRead(book.Journal())
+	stored := map[uint64][]byte{}
+	for _, e := range journal {
+		data, err := e.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored[e.Seq] = data
+	}
+	read := func(seq uint64) ([]byte, error) { return stored[seq], nil }
+	seq := func(fail int) iter.Seq2[JournalEntry, error] {
+		return func(yield func(JournalEntry, error) bool) {
+			for i, e := range journal {
+				if i == fail {
+					yield(JournalEntry{}, errors.New("unreadable"))
+					return
+				}
+				if !yield(e, nil) {
+					return
+				}
+			}
+		}
+	}
+	rebuilt, err := RebuildSUBookFrom(seq(-1), read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held := rebuilt.journal.n - rebuilt.journal.base; held != 0 {
+		t.Fatalf("the rebuilt book holds %d entries", held)
+	}
+	if !reflect.DeepEqual(mustRead(rebuilt.Journal()), journal) || rebuilt.Balance("acct", 1e9) != book.Balance("acct", 1e9) {
+		t.Fatal("the rebuilt book differs from the one it was rebuilt from")
+	}
+	if _, err := RebuildSUBookFrom(seq(100), read); err == nil || !strings.Contains(err.Error(), "unreadable") {
+		t.Fatalf("a journal that cannot be read: %v, want its error", err)
 	}
 }
