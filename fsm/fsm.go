@@ -1,7 +1,6 @@
 package fsm
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -405,12 +404,9 @@ func (f *FSM) install(db *bolt.DB, st *state) {
 func (f *FSM) journalEntry(seq uint64) ([]byte, error) {
 	var data []byte
 	err := f.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketJournal).Get(u64(seq))
-		if v == nil {
-			return fmt.Errorf("the state file has no journal entry %d", seq)
-		}
-		data = bytes.Clone(v)
-		return nil
+		var err error
+		data, err = journalReader(tx.Bucket(bucketJournal))(seq)
+		return err
 	})
 	return data, err
 }

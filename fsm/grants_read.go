@@ -98,16 +98,14 @@ func (f *FSM) Journal(account string, after uint64, limit int) (entries []ledger
 func (f *FSM) Verify() (ledger.VerifyReport, error) {
 	var report ledger.VerifyReport
 	err := f.view(func(rs readSnap, tx *bolt.Tx) error {
-		entries, err := storedJournal(tx)
-		if err != nil {
-			return err
-		}
-		report, err = ledger.Verify(entries)
+		journal := tx.Bucket(bucketJournal)
+		var err error
+		report, err = ledger.VerifyFrom(storedEntries(journal), journalReader(journal))
 		if err != nil {
 			return err
 		}
 		if rs.headSeq != report.LastSeq || rs.head != report.Head {
-			return &ledger.VerifyError{Seq: report.LastSeq + 1, Position: len(entries),
+			return &ledger.VerifyError{Seq: report.LastSeq + 1, Position: report.Entries,
 				Problem: "the stored journal ends before the live SU book's last entry: entries were removed from its end"}
 		}
 		return nil

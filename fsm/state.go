@@ -270,12 +270,7 @@ func (s *state) loadBooks(tx *bolt.Tx) error {
 	// goes: the journal stays in the file (install points the book at it
 	// for good once the FSM has the file).
 	journal := tx.Bucket(bucketJournal)
-	su, err := ledger.RebuildSUBookFrom(storedEntries(journal), func(seq uint64) ([]byte, error) {
-		if v := journal.Get(u64(seq)); v != nil {
-			return bytes.Clone(v), nil
-		}
-		return nil, fmt.Errorf("the state file has no journal entry %d", seq)
-	})
+	su, err := ledger.RebuildSUBookFrom(storedEntries(journal), journalReader(journal))
 	if err != nil {
 		return fmt.Errorf("SU journal: %w", err)
 	}
@@ -309,25 +304,16 @@ func (s *state) loadBooks(tx *bolt.Tx) error {
 	return nil
 }
 
-// storedJournal decodes the SU journal as stored, in order; an entry that
-// does not decode is a *ledger.VerifyError naming it. The slice is sized
-// from the last entry's sequence number (entries are keyed by it, from 1):
-// growing a slice of millions of entries by appending copied it over and
-// over, most of a restore's and of a verification's time.
-func storedJournal(tx *bolt.Tx) ([]ledger.JournalEntry, error) {
-	var entries []ledger.JournalEntry
-	if k, _ := tx.Bucket(bucketJournal).Cursor().Last(); len(k) == 8 {
-		entries = make([]ledger.JournalEntry, 0, min(readU64(k), 1<<28))
-	}
-	err := tx.Bucket(bucketJournal).ForEach(func(k, v []byte) error {
-		var e ledger.JournalEntry
-		if err := e.UnmarshalBinary(v); err != nil {
-			return &ledger.VerifyError{Seq: readU64(k), Position: len(entries), Problem: err.Error()}
+// journalReader reads SU journal entries back from b, by sequence
+// number, for an SU book that let go of them (ledger.SUBook.KeepJournalIn),
+// while b's transaction is open.
+func journalReader(b *bolt.Bucket) func(seq uint64) ([]byte, error) {
+	return func(seq uint64) ([]byte, error) {
+		if v := b.Get(u64(seq)); v != nil {
+			return bytes.Clone(v), nil
 		}
-		entries = append(entries, e)
-		return nil
-	})
-	return entries, err
+		return nil, fmt.Errorf("the state file has no journal entry %d", seq)
+	}
 }
 
 // storedEntries yields the SU journal as stored, in order, one entry

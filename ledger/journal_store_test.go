@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"iter"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,10 +229,10 @@ func TestKeptJournalIsReadBackFromItsStore(t *testing.T) {
 	}
 }
 
-// TestRebuildFromAStoreHoldsNothing: a book rebuilt from a journal read one
+// TestRebuildAndVerifyFromAStore: a book rebuilt from a journal read one
 // entry at a time, with the store to read it back from, ends holding none
 // of it, reads it back whole, and stops at the first entry it cannot read.
-func TestRebuildFromAStoreHoldsNothing(t *testing.T) {
+func TestRebuildAndVerifyFromAStore(t *testing.T) {
 	book := NewSUBook()
 	mustRead(book.Grant("g", "acct", 1e15, 0, 1))
 	for i := range 2*rebuildKeepEvery/3 + 5 {
@@ -275,5 +276,22 @@ func TestRebuildFromAStoreHoldsNothing(t *testing.T) {
 	}
 	if _, err := RebuildSUBookFrom(seq(100), read); err == nil || !strings.Contains(err.Error(), "unreadable") {
 		t.Fatalf("a journal that cannot be read: %v, want its error", err)
+	}
+	// Verification streams the same way, and agrees with the slice's.
+	want, err := Verify(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := VerifyFrom(seq(-1), read); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("streamed verification: %+v, %v; want %+v", got, err, want)
+	}
+	got, err := VerifyFrom(seq(100), read)
+	if err == nil || got.Entries != 100 {
+		t.Fatalf("a journal unreadable at entry 101: verified %d entries, %v; want 100 and its error", got.Entries, err)
+	}
+	altered := slices.Clone(journal)
+	altered[len(altered)-5].Amount++
+	if _, err := VerifyFrom(entrySeq(altered), read); !errors.Is(err, ErrJournalCorrupt) {
+		t.Fatalf("a journal with an altered entry past the first letting go: %v, want it found", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 )
 
 // ErrJournalCorrupt is wrapped by every error of Verify and RebuildSUBook.
@@ -66,32 +67,57 @@ type VerifyReport struct {
 // cut off its end, or a rule-abiding rewrite — is found by comparing the
 // report's LastSeq and Head with a head kept elsewhere (SUBook.Head).
 func Verify(entries []JournalEntry) (VerifyReport, error) {
-	book, err := replayJournal(entries)
-	good := entries[:book.Len()]
-	report := foldJournal(good)
-	if err != nil {
-		return report, err
+	return VerifyFrom(entrySeq(entries), nil)
+}
+
+// VerifyFrom is Verify over a journal read one entry at a time, in order;
+// a read error ends it, and is returned with the report of the entries
+// before it. With read non-nil the journal is stored where read finds each
+// entry by sequence number, and the replayed book keeps it there as it
+// goes (as RebuildSUBookFrom does), so a journal of millions of entries is
+// never in memory at once.
+func VerifyFrom(entries iter.Seq2[JournalEntry, error], read func(seq uint64) ([]byte, error)) (VerifyReport, error) {
+	book := NewSUBook()
+	fold := newJournalFold()
+	i := 0
+	for e, err := range entries {
+		if err == nil {
+			err = replayNext(book, i, &e)
+		}
+		if err != nil {
+			return fold.report(), err
+		}
+		fold.add(&e)
+		if i++; read != nil && i%rebuildKeepEvery == 0 {
+			book.KeepJournalIn(read)
+		}
 	}
+	report := fold.report()
 	for _, want := range report.Accounts {
 		if got := book.Balance(want.Account, report.At); got != want {
-			return report, &VerifyError{Seq: report.LastSeq, Position: len(good) - 1,
+			return report, &VerifyError{Seq: report.LastSeq, Position: report.Entries - 1,
 				Problem: fmt.Sprintf("account %q: the journal's entries add up to %+v but the replayed book holds %+v", want.Account, want, got)}
 		}
 	}
 	return report, nil
 }
 
-// RebuildSUBook rebuilds a book from its journal (the FSM does this after a
-// restart or a snapshot restore), verifying the journal on the way as Verify
-// does. The new book continues the chain where the journal ends.
-func RebuildSUBook(entries []JournalEntry) (*SUBook, error) {
-	return RebuildSUBookFrom(func(yield func(JournalEntry, error) bool) {
+// entrySeq yields entries, in order.
+func entrySeq(entries []JournalEntry) iter.Seq2[JournalEntry, error] {
+	return func(yield func(JournalEntry, error) bool) {
 		for _, e := range entries {
 			if !yield(e, nil) {
 				return
 			}
 		}
-	}, nil)
+	}
+}
+
+// RebuildSUBook rebuilds a book from its journal (the FSM does this after a
+// restart or a snapshot restore), verifying the journal on the way as Verify
+// does. The new book continues the chain where the journal ends.
+func RebuildSUBook(entries []JournalEntry) (*SUBook, error) {
+	return RebuildSUBookFrom(entrySeq(entries), nil)
 }
 
 // rebuildKeepEvery is how many entries a rebuild replays between letting
@@ -109,7 +135,7 @@ func RebuildSUBookFrom(entries iter.Seq2[JournalEntry, error], read func(seq uin
 	i := 0
 	for e, err := range entries {
 		if err == nil {
-			_, err = replayNext(book, i, &e)
+			err = replayNext(book, i, &e)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("rebuild SU book: %w", err)
@@ -124,50 +150,30 @@ func RebuildSUBookFrom(entries iter.Seq2[JournalEntry, error], read func(seq uin
 	return book, nil
 }
 
-// replayJournal applies every entry's operation to a fresh book, checking
-// the chain as it goes, and stops at the first entry that does not verify;
-// the book returned holds the entries before it.
-func replayJournal(entries []JournalEntry) (*SUBook, error) {
-	book := NewSUBook()
-	for i := range entries {
-		altered, err := replayNext(book, i, &entries[i])
-		if altered {
-			// The book has applied the altered operation; rebuild it
-			// without it so the caller sees only the entries that verified.
-			book, _ = replayJournal(entries[:i])
-		}
-		if err != nil {
-			return book, err
-		}
-	}
-	return book, nil
-}
-
 // replayNext applies e, the journal's entry at index i, to book, which
 // holds the entries before it, and checks that the book writes exactly e.
-// An entry that does not verify is a *VerifyError; altered says that the
-// book applied it nonetheless (its operation was valid, but the book would
-// have written other content).
-func replayNext(book *SUBook, i int, e *JournalEntry) (altered bool, err error) {
+// An entry that does not verify is a *VerifyError; the book may then have
+// applied it, so it is not to be used further.
+func replayNext(book *SUBook, i int, e *JournalEntry) error {
 	bad := func(format string, args ...any) error {
 		return &VerifyError{Seq: uint64(i) + 1, Position: i, Problem: fmt.Sprintf(format, args...)}
 	}
 	if e.Seq != uint64(i)+1 {
-		return false, bad("found Seq %d here: an entry before it is missing, or entries were inserted or reordered", e.Seq)
+		return bad("found Seq %d here: an entry before it is missing, or entries were inserted or reordered", e.Seq)
 	}
 	var prev Hash
 	if last := book.journal.last(); last != nil {
 		prev = last.Hash
 	}
 	if e.PrevHash != prev {
-		return false, bad("its prev_hash %v is not the hash of the entry before it (%v): an entry was removed, inserted, reordered or changed", e.PrevHash, prev)
+		return bad("its prev_hash %v is not the hash of the entry before it (%v): an entry was removed, inserted, reordered or changed", e.PrevHash, prev)
 	}
 	index, err := replayEntry(book, e)
 	if err != nil {
-		return false, bad("replaying this %v is refused (%v): the entry was altered or is out of place", e.Kind, err)
+		return bad("replaying this %v is refused (%v): the entry was altered or is out of place", e.Kind, err)
 	}
 	if index != i {
-		return false, bad("this %v %q repeats entry %d, which the book would not have written twice: the entry was inserted", e.Kind, e.ID, index+1)
+		return bad("this %v %q repeats entry %d, which the book would not have written twice: the entry was inserted", e.Kind, e.ID, index+1)
 	}
 	// The entry the book just wrote, its last.
 	got := book.journal.last()
@@ -176,9 +182,9 @@ func replayNext(book *SUBook, i int, e *JournalEntry) (altered bool, err error) 
 		problem = fmt.Sprintf("its hash %v does not match its content (%v): the entry or its hash was altered", e.Hash, got.Hash)
 	}
 	if problem != "" {
-		return true, bad("%s", problem)
+		return bad("%s", problem)
 	}
-	return false, nil
+	return nil
 }
 
 // replayEntry performs the operation e records and returns the index of
@@ -226,61 +232,73 @@ func entryContentDiff(got, rec *JournalEntry) string {
 	return "it records " + what + ": the entry was altered"
 }
 
-// foldJournal recomputes balances from the entries alone, independently of
-// the book's own bookkeeping: grants credit accounts, holds reserve the
-// funds they name, charges consume them, releases give them back.
-func foldJournal(entries []JournalEntry) VerifyReport {
-	type lot struct {
-		account            string
-		amount, used, held SU
-		expires            Time
+// journalFold recomputes balances from the entries alone, independently
+// of the book's own bookkeeping: grants credit accounts, holds reserve the
+// funds they name, charges consume them, releases give them back. It is
+// fed verified entries one at a time, in order.
+type journalFold struct {
+	lots     map[string]*foldLot
+	accounts map[string]*Balance
+	r        VerifyReport
+}
+
+type foldLot struct {
+	account            string
+	amount, used, held SU
+	expires            Time
+}
+
+func newJournalFold() *journalFold {
+	return &journalFold{lots: make(map[string]*foldLot), accounts: make(map[string]*Balance)}
+}
+
+func (f *journalFold) add(e *JournalEntry) {
+	a, ok := f.accounts[e.Account]
+	if !ok {
+		a = &Balance{Account: e.Account}
+		f.accounts[e.Account] = a
 	}
-	lots := make(map[string]*lot)
-	accounts := make(map[string]*Balance)
-	acct := func(name string) *Balance {
-		if a, ok := accounts[name]; ok {
-			return a
+	r := &f.r
+	switch e.Kind {
+	case EntryGrant:
+		f.lots[e.ID] = &foldLot{account: e.Account, amount: e.Amount, expires: e.Expires}
+		a.Granted += e.Amount
+		r.Issued += e.Amount
+	case EntryHold:
+		a.Held += e.Amount
+		r.Held += e.Amount
+		for _, fund := range e.Funds {
+			f.lots[fund.Grant].held += fund.Amount
 		}
-		a := &Balance{Account: name}
-		accounts[name] = a
-		return a
-	}
-	var r VerifyReport
-	for _, e := range entries {
-		a := acct(e.Account)
-		switch e.Kind {
-		case EntryGrant:
-			lots[e.ID] = &lot{account: e.Account, amount: e.Amount, expires: e.Expires}
-			a.Granted += e.Amount
-			r.Issued += e.Amount
-		case EntryHold:
-			a.Held += e.Amount
-			r.Held += e.Amount
-			for _, f := range e.Funds {
-				lots[f.Grant].held += f.Amount
-			}
-		case EntryCharge:
-			a.Held -= e.Amount
-			a.Charged += e.Amount
-			r.Held -= e.Amount
-			r.Billed += e.Amount
-			for _, f := range e.Funds {
-				lots[f.Grant].held -= f.Amount
-				lots[f.Grant].used += f.Amount
-			}
-		case EntryRelease:
-			a.Held -= e.Amount
-			r.Held -= e.Amount
-			for _, f := range e.Funds {
-				lots[f.Grant].held -= f.Amount
-			}
+	case EntryCharge:
+		a.Held -= e.Amount
+		a.Charged += e.Amount
+		r.Held -= e.Amount
+		r.Billed += e.Amount
+		for _, fund := range e.Funds {
+			f.lots[fund.Grant].held -= fund.Amount
+			f.lots[fund.Grant].used += fund.Amount
+		}
+	case EntryRelease:
+		a.Held -= e.Amount
+		r.Held -= e.Amount
+		for _, fund := range e.Funds {
+			f.lots[fund.Grant].held -= fund.Amount
 		}
 	}
-	if n := len(entries); n > 0 {
-		last := entries[n-1]
-		r.Entries, r.LastSeq, r.Head, r.At = n, last.Seq, last.Hash, last.Time
+	r.Entries++
+	r.LastSeq, r.Head, r.At = e.Seq, e.Hash, e.Time
+}
+
+// report returns the balances of the entries added, as of the last one.
+func (f *journalFold) report() VerifyReport {
+	r := f.r
+	accounts := make(map[string]*Balance, len(f.accounts))
+	for name, a := range f.accounts {
+		b := *a
+		accounts[name] = &b
 	}
-	for _, l := range lots {
+	for _, l := range f.lots {
 		free := l.amount - l.used - l.held
 		if l.expires != 0 && r.At >= l.expires {
 			accounts[l.account].Expired += free
@@ -292,14 +310,6 @@ func foldJournal(entries []JournalEntry) VerifyReport {
 	for _, a := range accounts {
 		r.Accounts = append(r.Accounts, *a)
 	}
-	slices.SortFunc(r.Accounts, func(x, y Balance) int {
-		switch {
-		case x.Account < y.Account:
-			return -1
-		case x.Account > y.Account:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(r.Accounts, func(x, y Balance) int { return strings.Compare(x.Account, y.Account) })
 	return r
 }
