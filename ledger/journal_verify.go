@@ -77,20 +77,10 @@ func Verify(entries []JournalEntry) (VerifyReport, error) {
 // goes (as RebuildSUBookFrom does), so a journal of millions of entries is
 // never in memory at once.
 func VerifyFrom(entries iter.Seq2[JournalEntry, error], read func(seq uint64) ([]byte, error)) (VerifyReport, error) {
-	book := NewSUBook()
 	fold := newJournalFold()
-	i := 0
-	for e, err := range entries {
-		if err == nil {
-			err = replayNext(book, i, &e)
-		}
-		if err != nil {
-			return fold.report(), err
-		}
-		fold.add(&e)
-		if i++; read != nil && i%rebuildKeepEvery == 0 {
-			book.KeepJournalIn(read)
-		}
+	book, err := replayFrom(entries, read, fold.add)
+	if err != nil {
+		return fold.report(), err
 	}
 	report := fold.report()
 	for _, want := range report.Accounts {
@@ -131,6 +121,19 @@ const rebuildKeepEvery = 1 << 14
 // millions of entries then holds neither the journal nor its encoding in
 // memory at once.
 func RebuildSUBookFrom(entries iter.Seq2[JournalEntry, error], read func(seq uint64) ([]byte, error)) (*SUBook, error) {
+	book, err := replayFrom(entries, read, nil)
+	if err != nil {
+		return nil, fmt.Errorf("rebuild SU book: %w", err)
+	}
+	return book, nil
+}
+
+// replayFrom replays entries into a fresh book, checking each
+// (replayNext), and hands every entry that verified to each, if not nil.
+// With read non-nil the book lets go of the entries as it goes, and at
+// the end. It stops at the first entry that does not verify or cannot be
+// read.
+func replayFrom(entries iter.Seq2[JournalEntry, error], read func(seq uint64) ([]byte, error), each func(*JournalEntry)) (*SUBook, error) {
 	book := NewSUBook()
 	i := 0
 	for e, err := range entries {
@@ -138,7 +141,10 @@ func RebuildSUBookFrom(entries iter.Seq2[JournalEntry, error], read func(seq uin
 			err = replayNext(book, i, &e)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("rebuild SU book: %w", err)
+			return nil, err
+		}
+		if each != nil {
+			each(&e)
 		}
 		if i++; read != nil && i%rebuildKeepEvery == 0 {
 			book.KeepJournalIn(read)
