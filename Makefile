@@ -7,7 +7,7 @@ RACE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -E '/(server|worker|cli
 PURE_PKGS := $(shell $(GO) list ./... 2>/dev/null | grep -vE '/(server|worker|client|ops|fsm|cmd|internal/cli|internal/testcluster)(/|$$)')
 STATICCHECK_VERSION := v0.6.1
 
-.PHONY: build run test bench lint proto clean tools deps dashboard-assets fuzz lin
+.PHONY: build run test bench lint proto proto-plugins clean tools deps dashboard-assets fuzz lin
 
 # build makes bin/longfair, every command with the daemons, and
 # bin/longfair-client, the user and admin commands alone, which start
@@ -40,13 +40,15 @@ $(GRPCURL): Makefile
 # as the plain names are alternatives the last installed takes) and
 # MUNGE's munged, munge and unmunge (the MUNGE tests start a munged of
 # their own, server/auth_munge_test.go) and Chromium (the dashboard's
-# browser test drives it headless). Each entry is a command or a
+# browser test drives it headless) and protoc (TestGeneratedCodeIsCurrent
+# regenerates the API's code with it). Each entry is a command or a
 # file, then the package that provides it. Without root or apt-get it
 # says what is missing, and the tests that need it skip with the same
 # advice.
 DEBIAN_DEPS := mpicc.mpich:mpich hydra_pmi_proxy:mpich /usr/include/x86_64-linux-gnu/mpich/mpi.h:libmpich-dev \
 	mpicc.openmpi:openmpi-bin orted:openmpi-bin /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h:libopenmpi-dev \
-	munged:munge unmunge:munge chromium:chromium /usr/share/bash-completion/bash_completion:bash-completion
+	munged:munge unmunge:munge chromium:chromium /usr/share/bash-completion/bash_completion:bash-completion \
+	protoc:protobuf-compiler
 deps:
 	@missing=""; for dep in $(DEBIAN_DEPS); do \
 	  command -v $${dep%%:*} >/dev/null || [ -e $${dep%%:*} ] || missing="$$missing $${dep#*:}"; done; \
@@ -68,7 +70,7 @@ dashboard-assets:
 	cp package/dist/uPlot.iife.min.js package/dist/uPlot.min.css $(CURDIR)/server/dashboard/assets/ && \
 	cp package/LICENSE $(CURDIR)/server/dashboard/assets/uPlot.LICENSE && rm -rf $$tmp
 
-test: tools deps
+test: tools deps proto-plugins
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 20m $(PURE_PKGS)
 	@if [ -n "$(RACE_PKGS)" ]; then $(GO) test -race -count=1 -timeout 30m $(RACE_PKGS); fi
@@ -117,13 +119,19 @@ GRPC_GATEWAY_VERSION       := v2.33.0
 # and generator share now; both are pinned to the same commit.
 VTPROTO_VERSION            := v0.6.1-0.20240319094008-0393e58bdf10
 PROTO_PLUGINS              := $(CURDIR)/bin/protoc-plugins
-proto:
+proto: proto-plugins
+	PROTO_PLUGINS=$(PROTO_PLUGINS) api/generate.sh api
+
+# proto-plugins installs the pinned plugins; `make test` does too, so
+# that TestGeneratedCodeIsCurrent runs rather than skips.
+proto-plugins: $(PROTO_PLUGINS)/.pinned
+$(PROTO_PLUGINS)/.pinned: Makefile
 	GOBIN=$(PROTO_PLUGINS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN=$(PROTO_PLUGINS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 	GOBIN=$(PROTO_PLUGINS) $(GO) install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway@$(GRPC_GATEWAY_VERSION)
 	GOBIN=$(PROTO_PLUGINS) $(GO) install github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@$(VTPROTO_VERSION)
 	GOBIN=$(PROTO_PLUGINS) $(GO) install github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2@$(GRPC_GATEWAY_VERSION)
-	PROTO_PLUGINS=$(PROTO_PLUGINS) api/generate.sh api
+	@touch $@
 
 clean:
 	rm -rf bin

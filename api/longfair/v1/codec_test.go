@@ -2,6 +2,7 @@ package longfairv1
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -101,18 +102,38 @@ func BenchmarkCodecFairnessReport(b *testing.B) {
 	}
 }
 
-// The gateway's JSON is runtime.JSONPb's, byte for byte, for a message
-// that grows and shrinks between answers (the size hint) and for a value
-// that is not a message.
+// The gateway's JSON is runtime.JSONPb's, byte for byte (less the spaces
+// protojson may put after a comma), for a message that grows and shrinks
+// between answers (the size hint), for one protojson refuses, for a value
+// that is not a message, and in a mode the generated code does not write.
 func TestJSONMarshalerWritesWhatJSONPbWrites(t *testing.T) {
-	opts := protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
-	ref := &runtime.JSONPb{MarshalOptions: opts}
-	m := &jsonMarshaler{JSONPb: runtime.JSONPb{MarshalOptions: opts}}
-	for _, v := range []any{fairnessReport(50), fairnessReport(3), fairnessReport(200), &Job{}, map[string]int{"a": 1}, "text"} {
-		want, werr := ref.Marshal(v)
-		got, err := m.Marshal(v)
-		if (err != nil) != (werr != nil) || !bytes.Equal(got, want) {
-			t.Fatalf("%T: %q (%v), JSONPb writes %q (%v)", v, got, err, want, werr)
+	for _, opts := range []protojson.MarshalOptions{
+		{UseProtoNames: true, EmitUnpopulated: true},
+		{UseProtoNames: true, EmitUnpopulated: true, UseEnumNumbers: true},
+		{},
+	} {
+		ref := &runtime.JSONPb{MarshalOptions: opts}
+		m := &jsonMarshaler{JSONPb: runtime.JSONPb{MarshalOptions: opts}}
+		for _, v := range []any{fairnessReport(50), fairnessReport(3), fairnessReport(200), &Job{}, &Job{State: JobState_JOB_STATE_RUNNING, Name: "bad\xff"},
+			&Job{State: JobState_JOB_STATE_RUNNING}, map[string]int{"a": 1}, "text"} {
+			want, werr := ref.Marshal(v)
+			got, err := m.Marshal(v)
+			if (err != nil) != (werr != nil) || !bytes.Equal(compact(t, got), compact(t, want)) {
+				t.Fatalf("%+v, %T: %.300q (%v), JSONPb writes %.300q (%v)", opts, v, got, err, want, werr)
+			}
 		}
 	}
+}
+
+// compact is JSON without the spaces between its tokens (nil stays nil).
+func compact(t *testing.T, data []byte) []byte {
+	t.Helper()
+	if data == nil {
+		return nil
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, data); err != nil {
+		t.Fatalf("%v: %.300q", err, data)
+	}
+	return out.Bytes()
 }

@@ -9,7 +9,10 @@
 // annotations), protoc-gen-grpc-gateway turns it into the *.pb.gw.go
 // handlers that NewHTTPGateway (gateway.go) mounts, and protoc-gen-openapiv2
 // into longfair.swagger.json, the OpenAPI document (with openapi.yaml for
-// its header), embedded as OpenAPIDocument.
+// its header), embedded as OpenAPIDocument. The gateway writes its answers
+// with the *_pbjson.pb.go code, which protoc-gen-go-pbjson (ours,
+// internal/pbjson) generates from the same protos: protojson's bytes
+// without its reflection, about ten times faster.
 //
 // Conventions for callers are in common.proto: bearer tokens and the
 // consistent-read switch travel in metadata (see the constants in

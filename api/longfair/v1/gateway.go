@@ -83,16 +83,25 @@ func NewHTTPGateway(ctx context.Context, conn *grpc.ClientConn) (http.Handler, e
 	return mux, nil
 }
 
-// jsonMarshaler is runtime.JSONPb, whose Marshal encodes a message into a
-// slice grown from nothing and copies it into a bytes.Buffer grown from
-// nothing again, with the message written once into a slice the size the
-// last answer of its type needed. A 1,000-account fairness report is
-// about a megabyte, so this halves what an answer allocates; the bytes
-// are the same (TestJSONMarshalerWritesWhatJSONPbWrites).
+// jsonMarshaler is runtime.JSONPb with a faster Marshal, writing the same
+// bytes (TestJSONMarshalerWritesWhatJSONPbWrites):
+//   - A message of this package is written by its generated
+//     AppendProtoJSON (protoc-gen-go-pbjson, internal/pbjson) rather than
+//     by protojson's reflection: a 1,000-account fairness report in about
+//     a fifth of the time and allocation. It covers the gateway's mode
+//     only, so other options, and any value it refuses, go to protojson.
+//   - The answer is written once, into a slice the size the last answer
+//     of its type needed, where runtime.JSONPb grows a slice from nothing
+//     and copies it into a bytes.Buffer grown from nothing again.
 type jsonMarshaler struct {
 	runtime.JSONPb
 	// sizes holds the last answer's length by message type.
 	sizes sync.Map // protoreflect.FullName → int
+}
+
+// protoJSONAppender is a message with generated JSON encoding.
+type protoJSONAppender interface {
+	AppendProtoJSON(b []byte) ([]byte, error)
 }
 
 func (m *jsonMarshaler) Marshal(v any) ([]byte, error) {
@@ -103,10 +112,26 @@ func (m *jsonMarshaler) Marshal(v any) ([]byte, error) {
 	name := msg.ProtoReflect().Descriptor().FullName()
 	size, _ := m.sizes.Load(name)
 	n, _ := size.(int)
-	out, err := m.MarshalOptions.MarshalAppend(make([]byte, 0, n+n/8), msg)
+	buf := make([]byte, 0, n+n/8)
+	if a, ok := msg.(protoJSONAppender); ok && m.generatedMode() {
+		if out, err := a.AppendProtoJSON(buf); err == nil {
+			m.sizes.Store(name, len(out))
+			return out, nil
+		}
+		// protojson refuses it too, and says why.
+	}
+	out, err := m.MarshalOptions.MarshalAppend(buf[:0], msg)
 	if err != nil {
 		return nil, err
 	}
 	m.sizes.Store(name, len(out))
 	return out, nil
+}
+
+// generatedMode reports whether the options are the ones AppendProtoJSON
+// writes: field names as in the protos, every field present, one line.
+func (m *jsonMarshaler) generatedMode() bool {
+	o := m.MarshalOptions
+	return o.UseProtoNames && o.EmitUnpopulated && !o.EmitDefaultValues && !o.UseEnumNumbers &&
+		!o.Multiline && o.Indent == "" && o.Resolver == nil
 }
