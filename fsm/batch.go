@@ -40,6 +40,7 @@ type batch struct {
 }
 
 func newBatch(tx *bolt.Tx, st *state, log *slog.Logger, hook func(Command), integ *integrity) *batch {
+	fillAppended(tx)
 	return &batch{tx: tx, st: st, log: log, hook: hook, integ: integ, touched: make(map[string]bool), jobs: make(map[uint64]*jobRecord)}
 }
 

@@ -172,6 +172,7 @@ func openStoreUnguarded(path string, out **bolt.DB) (*state, error) {
 	}
 	var st *state
 	err = db.Update(func(tx *bolt.Tx) error {
+		fillAppended(tx)
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err

@@ -42,6 +42,30 @@ var allBuckets = [][]byte{
 	bucketGroups, bucketQueues, bucketShares, bucketHistory, bucketTasksEnded,
 }
 
+// fillAppended tells bbolt, for this write transaction, how full to fill
+// the pages it splits in the buckets whose keys mostly arrive in ascending
+// order: the history, which grows with every job. bbolt's default, half,
+// suits inserts anywhere; under appends it leaves every page half empty,
+// which doubled the state file and so its snapshots and what a restore
+// writes and checks (1.84 → 0.95 KB per task attempt in a centre's
+// history, internal/history). The SU journal is never rewritten, so its
+// pages fill whole; the others keep a tenth spare for records that grow in
+// place (an attempt that starts, then ends) or arrive a little out of
+// order (ends by time). The per-account and per-user job indexes are left
+// at half: their keys arrive in one ascending run per account, inserted
+// between the others', where fuller pages only split more often. The
+// setting is not stored: it holds for tx only.
+func fillAppended(tx *bolt.Tx) {
+	for _, name := range [][]byte{bucketTasks, bucketTasksEnded, bucketJobs, bucketHistory} {
+		if b := tx.Bucket(name); b != nil {
+			b.FillPercent = 0.9
+		}
+	}
+	if b := tx.Bucket(bucketJournal); b != nil {
+		b.FillPercent = 1
+	}
+}
+
 // Keys of the meta bucket.
 var (
 	keyApplied   = []byte("applied")    // index (8) + term (8)

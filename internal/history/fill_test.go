@@ -3,7 +3,10 @@ package history
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/longfair/longfair/fsm"
 )
@@ -52,5 +55,50 @@ func TestFillMakesTheHistoryAsked(t *testing.T) {
 	}
 	if heads[0] != heads[1] {
 		t.Fatalf("the same spec gave two different journals: heads %s and %s", heads[0], heads[1])
+	}
+}
+
+// The history's pages are nearly full: the buckets that grow with every
+// attempt (the SU journal, the attempts, the index of ended attempts) use
+// at least four fifths of the pages they take, so the state file, its
+// snapshots and a restore cost what the records hold, not twice that as
+// with bbolt's default half-full splits.
+func TestHistoryPagesAreFilled(t *testing.T) {
+	dir := t.TempDir()
+	f, err := fsm.Open(fsm.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := CentreYear(20_000)
+	spec.Nodes = 50
+	if _, err := Fill(context.Background(), f, spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, fsm.FileName), 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		for _, name := range []string{"journal", "tasks", "tasks_ended"} {
+			b := tx.Bucket([]byte(name))
+			if b == nil {
+				return fmt.Errorf("no bucket %s", name)
+			}
+			s := b.Stats()
+			if s.KeyN < spec.Attempts {
+				return fmt.Errorf("bucket %s holds %d records for %d attempts", name, s.KeyN, spec.Attempts)
+			}
+			if fill := float64(s.LeafInuse) / float64(s.LeafAlloc); fill < 0.8 {
+				return fmt.Errorf("bucket %s uses %.0f%% of its %d leaf pages (%d of %d bytes)", name, 100*fill, s.LeafPageN, s.LeafInuse, s.LeafAlloc)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
