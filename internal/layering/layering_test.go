@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 const module = "github.com/longfair/longfair"
@@ -96,14 +98,15 @@ type goPackage struct {
 	Imports    []string
 }
 
-// modulePackages is `go list -deps -json ./...` from the module's root:
-// every package the module's non-test code builds from, by import path.
+// modulePackages is `go list -deps -json ./...` from the module's root,
+// with the build tags of the binaries: every package the module's
+// non-test code builds from, by import path.
 var modulePackages = sync.OnceValues(func() (map[string]*goPackage, error) {
 	root, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return nil, fmt.Errorf("go env GOMOD: %w", err)
 	}
-	cmd := exec.Command("go", "list", "-deps", "-json", "./...")
+	cmd := exec.Command("go", "list", "-tags", testcluster.BuildTags, "-deps", "-json", "./...")
 	cmd.Dir = filepath.Dir(strings.TrimSpace(string(root)))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -428,7 +431,8 @@ func TestPurePackagesNeverReadTheClock(t *testing.T) {
 // (internal/cli) and the client binary made of them alone
 // (cmd/longfair-client) call the cluster through package client only; they
 // link no server, worker, FSM, engine or simulator code, nor Raft, gossip,
-// Prometheus or bbolt, so that the client starts without their size and
+// Prometheus or bbolt, nor gRPC's request tracing (x/net/trace and the
+// templates it brings), so that the client starts without their size and
 // package inits (cmd/longfair adds the daemons, the dev cluster and the
 // simulator).
 func TestUserCommandsLinkNoDaemon(t *testing.T) {
@@ -438,7 +442,7 @@ func TestUserCommandsLinkNoDaemon(t *testing.T) {
 			t.Fatalf("go list found no %s", from)
 		}
 		for _, d := range deps(pkgs, from) {
-			for _, heavy := range []string{"github.com/hashicorp/raft", "github.com/hashicorp/memberlist", "github.com/prometheus/", "go.etcd.io/bbolt"} {
+			for _, heavy := range []string{"github.com/hashicorp/raft", "github.com/hashicorp/memberlist", "github.com/prometheus/", "go.etcd.io/bbolt", "golang.org/x/net/trace"} {
 				if strings.HasPrefix(d, heavy) {
 					t.Errorf("%s links %s (%s): a client starts in milliseconds only without consensus, gossip, metrics and storage code", from, d, chain(pkgs, from, d))
 				}

@@ -13,6 +13,10 @@ import (
 // and returns its path, for tests that run real processes.
 func Build(dir string) (string, error) { return BuildCommand(dir, "longfair") }
 
+// BuildTags are the build tags of the binaries `make build` makes (the
+// Makefile's GOTAGS), so that tests run and time what users install.
+const BuildTags = "grpcnotrace"
+
 // BuildCommand builds this module's cmd/NAME into dir and returns its
 // path: longfair, or longfair-client (the user commands alone).
 func BuildCommand(dir, name string) (string, error) {
@@ -25,7 +29,7 @@ func BuildCommand(dir, name string) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, name)
-	build := exec.Command(goBin, "build", "-o", bin, "./cmd/"+name)
+	build := exec.Command(goBin, "build", "-tags", BuildTags, "-o", bin, "./cmd/"+name)
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/%s: %w\n%s", name, err, out)
