@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"runtime/debug"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
@@ -316,24 +317,92 @@ func journalReader(b *bolt.Bucket) func(seq uint64) ([]byte, error) {
 	}
 }
 
-// storedEntries yields the SU journal as stored, in order, one entry
-// decoded at a time; an entry that does not decode is a
-// *ledger.VerifyError naming it, and ends the sequence.
+// storedEntries yields the SU journal as stored, in order; an entry that
+// does not decode is a *ledger.VerifyError naming it, and ends the
+// sequence.
+//
+// Entries are decoded on a goroutine of their own, decodeAhead at a time
+// ahead of the caller, which replays them (a start, a restore, ledger
+// verify): decoding is about a third of a replay, and a machine has more
+// than one core. The goroutine reads b's pages only, as the caller may
+// (journalReader), and has stopped when the sequence ends.
 func storedEntries(b *bolt.Bucket) iter.Seq2[ledger.JournalEntry, error] {
 	return func(yield func(ledger.JournalEntry, error) bool) {
-		c := b.Cursor()
-		pos := 0
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			var e ledger.JournalEntry
-			if err := e.UnmarshalBinary(v); err != nil {
-				yield(ledger.JournalEntry{}, &ledger.VerifyError{Seq: readU64(k), Position: pos, Problem: err.Error()})
+		batches := make(chan decodedEntries, 2)
+		stop := make(chan struct{})
+		go decodeEntries(b, batches, stop)
+		defer func() {
+			close(stop)
+			for range batches {
+				// Wait for the decoder to stop.
+			}
+		}()
+		for batch := range batches {
+			for _, e := range batch.entries {
+				if !yield(e, nil) {
+					return
+				}
+			}
+			if batch.err != nil {
+				yield(ledger.JournalEntry{}, batch.err)
 				return
 			}
-			if !yield(e, nil) {
-				return
-			}
-			pos++
 		}
+	}
+}
+
+// decodeAhead is how many journal entries storedEntries decodes in a batch.
+const decodeAhead = 1024
+
+// decodedEntries are journal entries decoded in order, and the error that
+// ended them, if any.
+type decodedEntries struct {
+	entries []ledger.JournalEntry
+	err     error
+}
+
+// decodeEntries decodes b's journal entries into batches until it has
+// sent them all or stop is closed, then closes batches. A page that
+// faults or panics while read ends the entries with an error, as a
+// damaged file must (boltcheck.Guard does the same on the caller's side).
+func decodeEntries(b *bolt.Bucket, batches chan<- decodedEntries, stop <-chan struct{}) {
+	defer close(batches)
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	batch := decodedEntries{entries: make([]ledger.JournalEntry, 0, decodeAhead)}
+	send := func() bool {
+		select {
+		case batches <- batch:
+			batch = decodedEntries{entries: make([]ledger.JournalEntry, 0, decodeAhead)}
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	pos := 0
+	var seq uint64
+	defer func() {
+		if p := recover(); p != nil {
+			batch.err = &ledger.VerifyError{Seq: seq + 1, Position: pos, Problem: fmt.Sprintf("reading it failed: %v", p)}
+			send()
+		}
+	}()
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		seq = readU64(k)
+		var e ledger.JournalEntry
+		if err := e.UnmarshalBinary(v); err != nil {
+			batch.err = &ledger.VerifyError{Seq: seq, Position: pos, Problem: err.Error()}
+			send()
+			return
+		}
+		batch.entries = append(batch.entries, e)
+		pos++
+		if len(batch.entries) == decodeAhead && !send() {
+			return
+		}
+	}
+	if len(batch.entries) > 0 {
+		send()
 	}
 }
 
