@@ -65,8 +65,10 @@ func message(g *protogen.GeneratedFile, f *protogen.File, m *protogen.Message) e
 		}
 	}
 	w := &body{g: g, file: f}
-	// Whether a field has surely been written before the one at hand, so
-	// its comma is known; it is not after only oneof members.
+	// written: a field that is always written comes before this one, so
+	// this one's comma is known. maybe: only fields written when set (oneof
+	// members, optional fields) come before it, so its comma is decided
+	// when it is written.
 	written, maybe := false, false
 	for _, fd := range m.Fields {
 		// A oneof member is written only when set, and so is a proto3
