@@ -13,7 +13,7 @@
 //
 // It refuses to generate for what it does not know (a well-known type
 // other than Timestamp and Duration, a message of another Go package, a
-// map keyed by bool), so a proto that uses one fails `make proto` loudly
+// map not keyed by string), so a proto that uses one fails `make proto` loudly
 // instead of encoding wrongly.
 package main
 
@@ -158,32 +158,20 @@ func (w *body) field(fd *protogen.Field) error {
 	switch {
 	case d.IsMap():
 		key, val := fd.Message.Fields[0], fd.Message.Fields[1]
-		switch key.Desc.Kind() {
-		case protoreflect.BoolKind:
-			return fmt.Errorf("a map keyed by bool is not supported")
+		if key.Desc.Kind() != protoreflect.StringKind {
+			return fmt.Errorf("a map keyed by %v is not supported (the API's maps are keyed by string)", key.Desc.Kind())
 		}
+		w.usesErr = true
 		w.p("b = append(b, '{')")
 		w.p("if len(", expr, ") > 0 {")
-		w.p("var buf [8]", goType(key))
+		w.p("var buf [8]string")
 		w.p("for i, k := range ", w.ident(pbjsonPkg, "SortedKeys"), "(", expr, ", buf[:]) {")
 		w.p("if i > 0 {")
 		w.p("b = append(b, ',')")
 		w.p("}")
-		if key.Desc.Kind() == protoreflect.StringKind {
-			w.usesErr = true
-			w.p("if b, err = ", w.ident(pbjsonPkg, "AppendString"), "(b, k); err != nil {")
-			w.p("return b, err")
-			w.p("}")
-		} else {
-			// An integer key, a string of its decimal digits.
-			w.p("b = append(b, '\"')")
-			if k := key.Desc.Kind(); k == protoreflect.Uint32Kind || k == protoreflect.Fixed32Kind || k == protoreflect.Uint64Kind || k == protoreflect.Fixed64Kind {
-				w.p("b = ", w.ident(strconvPkg, "AppendUint"), "(b, uint64(k), 10)")
-			} else {
-				w.p("b = ", w.ident(strconvPkg, "AppendInt"), "(b, int64(k), 10)")
-			}
-			w.p("b = append(b, '\"')")
-		}
+		w.p("if b, err = ", w.ident(pbjsonPkg, "AppendString"), "(b, k); err != nil {")
+		w.p("return b, err")
+		w.p("}")
 		w.p("b = append(b, ':')")
 		if err := w.singular(expr+"[k]", val); err != nil {
 			return err
@@ -282,20 +270,4 @@ func (w *body) scalar(expr string, fd *protogen.Field) error {
 		return fmt.Errorf("field kind %v is not supported", k)
 	}
 	return nil
-}
-
-// goType is the Go type of a map key.
-func goType(fd *protogen.Field) string {
-	switch fd.Desc.Kind() {
-	case protoreflect.StringKind:
-		return "string"
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		return "int32"
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		return "uint32"
-	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return "int64"
-	default:
-		return "uint64"
-	}
 }
