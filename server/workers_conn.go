@@ -332,6 +332,13 @@ func (c *workerConn) recvLoop(stream longfairv1.Workers_ConnectServer) error {
 func (c *workerConn) sendLoop(stream longfairv1.Workers_ConnectServer) error {
 	tick := time.NewTicker(workerHeartbeat)
 	defer tick.Stop()
+	// sent records whether anything went out since the last tick. The
+	// worker hears from this leader at least once per heartbeat without a
+	// beat of the leader's own: every beat of the worker's is echoed. So
+	// a beat goes out only when a tick passed with nothing sent (the
+	// worker's beats are late, or an old worker sends none): at 1,000
+	// workers the redundant beats were a third of the stream's messages.
+	sent := false
 	for {
 		c.mu.Lock()
 		out := c.out
@@ -341,6 +348,7 @@ func (c *workerConn) sendLoop(stream longfairv1.Workers_ConnectServer) error {
 			if err := stream.Send(m); err != nil {
 				return err
 			}
+			sent = true
 		}
 		select {
 		case <-c.ctx.Done():
@@ -350,7 +358,10 @@ func (c *workerConn) sendLoop(stream longfairv1.Workers_ConnectServer) error {
 			if silent := time.Since(time.Unix(0, c.lastHeard.Load())); silent > workerSilence && !c.waiting.Load() {
 				return status.Errorf(codes.Unavailable, "no message from the worker for %v", silent.Round(time.Millisecond))
 			}
-			c.enqueue(&longfairv1.LeaderMessage{Msg: &longfairv1.LeaderMessage_Heartbeat{Heartbeat: &longfairv1.Heartbeat{}}})
+			if !sent {
+				c.enqueue(&longfairv1.LeaderMessage{Msg: &longfairv1.LeaderMessage_Heartbeat{Heartbeat: &longfairv1.Heartbeat{}}})
+			}
+			sent = false
 		}
 	}
 }

@@ -139,7 +139,7 @@ func (p *Proc) Done() <-chan struct{} { return p.done }
 // ServerProc is a 'longfair server' process and the addresses it logged.
 type ServerProc struct {
 	*Proc
-	ID, GRPC, Gossip, Raft string
+	ID, GRPC, Gossip, Raft, HTTP string
 	// Args started it; a restart reuses them on the same addresses.
 	Args []string
 }
@@ -160,5 +160,5 @@ func StartServer(ctx context.Context, t testing.TB, bin, dir, id string, extra .
 	args := append(ServerArgs(dir, id), extra...)
 	p := StartProc(t, bin, dir, id, args...)
 	fields := p.WaitLog(ctx, t, "server started")
-	return &ServerProc{Proc: p, ID: id, GRPC: Str(fields, "grpc"), Gossip: Str(fields, "gossip"), Raft: Str(fields, "raft"), Args: args}
+	return &ServerProc{Proc: p, ID: id, GRPC: Str(fields, "grpc"), Gossip: Str(fields, "gossip"), Raft: Str(fields, "raft"), HTTP: Str(fields, "http"), Args: args}
 }

@@ -15,17 +15,25 @@ import (
 )
 
 // Tune sets memberlist's failure detection for a cluster on one LAN:
-// probes every 500ms and a suspicion timeout of 1.5s (memberlist scales it
-// with log10 of the pool size), so a dead member is declared in about two
-// to four seconds instead of memberlist's LAN default of ten or more; and
-// it sends packets uncompressed.
-// Servers and workers use the same timings; the stream each worker keeps
-// to the leader is the faster, second signal.
+// probes every second with memberlist's LAN timeout of 500ms, gossip every
+// 200ms, and a suspicion timeout of three probe intervals (memberlist
+// scales it with log10 of the pool size): a dead member is declared in
+// about four seconds in a small pool and nine in a pool of 500, instead of
+// memberlist's LAN default of five to twelve; and it sends packets
+// uncompressed.
+// Servers and workers use the same timings. Gossip is the slower of two
+// signals for a worker: the stream each worker keeps to the leader ends
+// at once when its process dies, and is closed when it goes silent for
+// two seconds. The probes were twice as frequent, with a 300ms timeout:
+// under load (a join storm of 150 workers; e2e/bench_scale_test.go)
+// probes timed out, suspicions spread, and each refutation and
+// false death added load, so that 150 workers took 27s to be up and 200
+// took eleven minutes; with these timings they take two and three.
 func Tune(mc *memberlist.Config) {
-	mc.ProbeInterval = 500 * time.Millisecond
-	mc.ProbeTimeout = 300 * time.Millisecond
+	mc.ProbeInterval = time.Second
+	mc.ProbeTimeout = 500 * time.Millisecond
 	mc.SuspicionMult = 3
-	mc.GossipInterval = 100 * time.Millisecond
+	mc.GossipInterval = 200 * time.Millisecond
 	mc.TCPTimeout = 2 * time.Second
 	// memberlist compresses every gossip packet with LZW by default,
 	// allocating its tables each time: on a LAN that costs more CPU than
