@@ -17,7 +17,9 @@ import (
 const (
 	// workerHeartbeat is how often the leader and each worker tell each
 	// other they are alive on the stream (the leader sets it for both in
-	// the welcome); a stream silent for workerSilence is closed.
+	// the welcome): the worker beats, the leader echoes, and beats itself
+	// only in an interval it sent nothing in. A stream silent for
+	// workerSilence is closed.
 	workerHeartbeat = 500 * time.Millisecond
 	workerSilence   = 4 * workerHeartbeat
 	// workerStreamGrace is how long a worker whose stream broke has to
