@@ -33,14 +33,19 @@ import (
 // crashed worker's task takes to run again elsewhere, and placements per
 // second through the whole path: a LONGFAIR_BENCH_TASKS (default 100,000)
 // task array of `true`, from submission until every task's end is
-// committed. LONGFAIR_BENCH_PROFILE=dir keeps CPU profiles of the idle
+// committed. LONGFAIR_BENCH_FENCE sets the workers' fence timeout (2s by
+// default, for a rerun within 5s; a worker's default is 30s), which paces
+// their heartbeats. LONGFAIR_BENCH_PROFILE=dir keeps CPU profiles of the idle
 // leader and workers, the servers' logs and the workers' log there.
 func BenchmarkSimulatedWorkers(b *testing.B) {
 	n := envInt(b, "LONGFAIR_BENCH_WORKERS", 50)
 	tasks := envInt(b, "LONGFAIR_BENCH_TASKS", 100_000)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	c := startCluster(ctx, b, 3)
+	// The servers rerun a lost worker's tasks a second after it has surely
+	// fenced them, as startCluster's are for the test workers.
+	fence := envDuration(b, "LONGFAIR_BENCH_FENCE", workerFenceTimeout)
+	c := startCluster(ctx, b, 3, "--worker-loss-timeout", (fence + workerKillGrace + time.Second).String())
 	if dir := os.Getenv("LONGFAIR_BENCH_PROFILE"); dir != "" {
 		b.Cleanup(func() {
 			for _, s := range c.servers {
@@ -53,7 +58,7 @@ func BenchmarkSimulatedWorkers(b *testing.B) {
 	acct, user := c.account(ctx, "scale")
 
 	start := time.Now()
-	agents := startSimulatedWorkers(ctx, b, c, n)
+	agents := startSimulatedWorkers(ctx, b, c, n, fence)
 	fmt.Fprintf(os.Stderr, "%d simulated workers started in %v\n", n, time.Since(start))
 	testcluster.WaitFor(ctx, b, fmt.Sprintf("%d simulated workers up", n), func() bool {
 		time.Sleep(250 * time.Millisecond) // a listing of every node costs the leader
@@ -126,9 +131,9 @@ func BenchmarkSimulatedWorkers(b *testing.B) {
 		n, converged.Round(time.Millisecond), 100*idle, 100*idleWorkers, requeued.Round(time.Millisecond), tasks, float64(tasks*b.N)/placed.Seconds())
 }
 
-// startSimulatedWorkers starts n simulated workers (4 cores, 8 GiB each)
-// joining c, and stops them when b ends.
-func startSimulatedWorkers(ctx context.Context, b *testing.B, c *cluster, n int) map[string]*worker.Agent {
+// startSimulatedWorkers starts n simulated workers (4 cores, 8 GiB each,
+// fencing fence after losing the leader) joining c, and stops them when b ends.
+func startSimulatedWorkers(ctx context.Context, b *testing.B, c *cluster, n int, fence time.Duration) map[string]*worker.Agent {
 	agents := make(map[string]*worker.Agent, n)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -150,7 +155,7 @@ func startSimulatedWorkers(ctx context.Context, b *testing.B, c *cluster, n int)
 		cfg.Resources = map[string]float64{"cpu": 4, "mem": 8 << 30}
 		cfg.WorkDir = filepath.Join(c.dir, "sim", cfg.NodeID)
 		cfg.Simulate, cfg.Unconfined = true, true
-		cfg.FenceTimeout, cfg.KillGrace = workerFenceTimeout, workerKillGrace
+		cfg.FenceTimeout, cfg.KillGrace = fence, workerKillGrace
 		ag, err := worker.New(cfg, logger)
 		if err != nil {
 			b.Fatalf("simulated worker %s: %v", cfg.NodeID, err)
@@ -263,6 +268,19 @@ func cpuShares(b *testing.B, d time.Duration, pids ...int) []float64 {
 		out[i] = (ticks(pid) - c0[i]) / 100 / time.Since(t0).Seconds() // USER_HZ is 100 on Linux
 	}
 	return out
+}
+
+// envDuration reads a positive duration from the environment, or def.
+func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil || v <= 0 {
+		b.Fatalf("%s=%q: want a positive duration such as 30s", name, s)
+	}
+	return v
 }
 
 // envInt reads a positive integer from the environment, or def.

@@ -22,7 +22,7 @@ const (
 	HelloTimeout         = helloTimeout
 	TokenRecheckInterval = tokenRecheckInterval
 	WorkerStreamGrace    = workerStreamGrace
-	WorkerSilence        = workerSilence
+	WorkerSilence        = silentBeats * workerHeartbeat // of a worker that does not say its fence timeout
 	FenceMargin          = fenceMargin
 	GroupsInFlight       = groupsInFlight
 	MemberMetaVersion    = memberMetaVersion

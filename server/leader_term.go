@@ -15,13 +15,15 @@ import (
 
 // Timings of the leader's work with workers.
 const (
-	// workerHeartbeat is how often the leader and each worker tell each
-	// other they are alive on the stream (the leader sets it for both in
-	// the welcome): the worker beats, the leader echoes, and beats itself
-	// only in an interval it sent nothing in. A stream silent for
-	// workerSilence is closed.
-	workerHeartbeat = 500 * time.Millisecond
-	workerSilence   = 4 * workerHeartbeat
+	// workerHeartbeat is how often, at least, the leader and each worker
+	// tell each other they are alive on the stream; heartbeatFor paces a
+	// stream by the worker's fence timeout, up to maxWorkerHeartbeat (the
+	// leader sets the interval for both in the welcome). The worker beats,
+	// the leader echoes, and beats itself only in an interval it sent
+	// nothing in. A stream silent for silentBeats intervals is closed.
+	workerHeartbeat    = 500 * time.Millisecond
+	maxWorkerHeartbeat = 2 * time.Second
+	silentBeats        = 4
 	// workerStreamGrace is how long a worker whose stream broke has to
 	// reconnect before its node is marked down and its tasks requeued.
 	workerStreamGrace = 2 * time.Second

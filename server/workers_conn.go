@@ -49,6 +49,8 @@ type workerConn struct {
 	// fencedWithin is how soon the worker kills its attempts after losing
 	// the leader (its hello), 0 when it does not fence (checkFence).
 	fencedWithin time.Duration
+	// heartbeat is the stream's heartbeat interval (heartbeatFor).
+	heartbeat time.Duration
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -94,7 +96,27 @@ func (c *workerConn) alive(now time.Time) bool {
 	if c.ctx.Err() != nil || c.call.Err() != nil {
 		return false
 	}
-	return !c.isReady() || c.waiting.Load() || now.Sub(time.Unix(0, c.lastHeard.Load())) <= workerSilence
+	return !c.isReady() || c.waiting.Load() || now.Sub(time.Unix(0, c.lastHeard.Load())) <= c.silence()
+}
+
+// silence is how long the worker may be silent before its stream is
+// closed.
+func (c *workerConn) silence() time.Duration { return silentBeats * c.heartbeat }
+
+// heartbeatFor is the heartbeat interval of a worker's stream: an eighth
+// of its fence timeout, between workerHeartbeat and maxWorkerHeartbeat.
+// The worker renews its lease on its attempts with each echoed beat, so
+// seven beats in a row can go astray before it fences; and the beats a
+// leader handles per second fall as fences grow: at the default 30s fence
+// a 2s beat, a quarter of the stream messages of a 500ms one, which at
+// 1,000 workers is most of an idle leader's CPU. An older worker that
+// does not say its fence timeout gets workerHeartbeat.
+func heartbeatFor(h *longfairv1.WorkerHello) time.Duration {
+	ft := h.GetFenceTimeout()
+	if ft == nil || ft.CheckValid() != nil || h.GetFencedWithin() == nil {
+		return workerHeartbeat // checkFence refused an invalid one
+	}
+	return min(max(ft.AsDuration()/8, workerHeartbeat), maxWorkerHeartbeat)
 }
 
 // close ends the stream; the handler returns reason to the worker.
@@ -204,7 +226,7 @@ func (t *leaderTerm) serve(stream longfairv1.Workers_ConnectServer) error {
 	stop := context.AfterFunc(stream.Context(), func() { cancel(stream.Context().Err()) })
 	defer stop()
 	c := &workerConn{
-		term: t, node: ad.GetNodeId(), session: hello.GetSession(), advert: ad, fencedWithin: fencedWithin,
+		term: t, node: ad.GetNodeId(), session: hello.GetSession(), advert: ad, fencedWithin: fencedWithin, heartbeat: heartbeatFor(hello),
 		from: ad.GetAddress(), since: time.Now(),
 		ctx: ctx, cancel: cancel, call: stream.Context(),
 		delivered: make(map[attemptKey]time.Time), killed: make(map[attemptKey]struct{}), parallel: make(map[attemptKey]bool),
@@ -330,7 +352,7 @@ func (c *workerConn) recvLoop(stream longfairv1.Workers_ConnectServer) error {
 // sendLoop sends queued messages and heartbeats, and ends the stream when
 // the worker has been silent too long.
 func (c *workerConn) sendLoop(stream longfairv1.Workers_ConnectServer) error {
-	tick := time.NewTicker(workerHeartbeat)
+	tick := time.NewTicker(c.heartbeat)
 	defer tick.Stop()
 	// sent records whether anything went out since the last tick. The
 	// worker hears from this leader at least once per heartbeat without a
@@ -355,7 +377,7 @@ func (c *workerConn) sendLoop(stream longfairv1.Workers_ConnectServer) error {
 			return context.Cause(c.ctx)
 		case <-c.outSig:
 		case <-tick.C:
-			if silent := time.Since(time.Unix(0, c.lastHeard.Load())); silent > workerSilence && !c.waiting.Load() {
+			if silent := time.Since(time.Unix(0, c.lastHeard.Load())); silent > c.silence() && !c.waiting.Load() {
 				return status.Errorf(codes.Unavailable, "no message from the worker for %v", silent.Round(time.Millisecond))
 			}
 			if !sent {
@@ -367,9 +389,9 @@ func (c *workerConn) sendLoop(stream longfairv1.Workers_ConnectServer) error {
 }
 
 // welcome is the first message a reconciled worker gets.
-func (t *leaderTerm) welcome() *longfairv1.LeaderMessage {
+func (t *leaderTerm) welcome(c *workerConn) *longfairv1.LeaderMessage {
 	return &longfairv1.LeaderMessage{Msg: &longfairv1.LeaderMessage_Welcome{Welcome: &longfairv1.Welcome{
-		LeaderId: t.s.cfg.NodeID, HeartbeatInterval: durationpb.New(workerHeartbeat),
+		LeaderId: t.s.cfg.NodeID, HeartbeatInterval: durationpb.New(c.heartbeat),
 	}}}
 }
 
@@ -408,6 +430,9 @@ func (t *leaderTerm) checkFence(h *longfairv1.WorkerHello) (time.Duration, error
 		return 0, status.Errorf(codes.InvalidArgument, "hello's fenced_within is %v: give the worker's fence timeout plus its kill grace", fw)
 	}
 	d := fw.AsDuration()
+	if ft := h.GetFenceTimeout(); ft != nil && (ft.CheckValid() != nil || ft.AsDuration() <= 0 || ft.AsDuration() > d) {
+		return 0, status.Errorf(codes.InvalidArgument, "hello's fence_timeout is %v, fenced_within %v: give the worker's fence timeout, which fenced_within (the fence timeout plus the kill grace) includes", ft, fw)
+	}
 	if d+fenceMargin > loss {
 		return 0, status.Errorf(codes.FailedPrecondition,
 			"worker %s kills its tasks %v after it loses the leader (--fence-timeout plus --kill-grace), but the servers rerun them elsewhere %v after (worker_loss_timeout): "+

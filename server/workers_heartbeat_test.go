@@ -2,13 +2,17 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
 )
 
 // TestLeaderBeatsOnlyWhenItHasSentNothing: a worker that beats at the
@@ -113,5 +117,96 @@ func TestLeaderBeatsOnlyWhenItHasSentNothing(t *testing.T) {
 	}
 	if own < 1 {
 		t.Fatalf("the worker heard nothing from the leader for %v: a quiet worker must get the leader's own beats", 3*every)
+	}
+}
+
+// TestHeartbeatIntervalFollowsTheFenceTimeout: the leader paces each
+// stream by the fence timeout its worker's hello gives (an eighth of it,
+// between half a second and two), keeps a slowly paced stream open
+// through a silence a fast one is closed for, and refuses a fence timeout
+// that the hello's fenced_within does not include.
+func TestHeartbeatIntervalFollowsTheFenceTimeout(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := testcluster.NewWith(t, 1, func(cfg *server.Config) { cfg.WorkerLossTimeout = server.Duration(time.Minute) })
+	leader := c.WaitLeader(ctx)
+
+	// hello connects a new worker whose hello gives fence (nil: an older
+	// worker) within fence plus a second, and returns the stream and the
+	// first answer's error.
+	hello := func(id string, fence, within *durationpb.Duration) (longfairv1.Workers_ConnectClient, *longfairv1.Welcome, error) {
+		t.Helper()
+		w := newProtoWorker(t, c, id, map[string]float64{"cpu": 1, "mem": 1 << 30})
+		sctx, stop := context.WithCancel(ctx)
+		t.Cleanup(stop)
+		stream, err := longfairv1.NewWorkersClient(c.Conn(leader)).Connect(sctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &longfairv1.WorkerHello{Advert: w.advert, Session: id, Fresh: true, FencedWithin: within, FenceTimeout: fence}
+		if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Hello{Hello: h}}); err != nil {
+			t.Fatal(err)
+		}
+		first, err := stream.Recv()
+		if err != nil {
+			return nil, nil, err
+		}
+		if first.GetWelcome() == nil {
+			t.Fatalf("%s: first message %v, want a welcome", id, first)
+		}
+		return stream, first.GetWelcome(), nil
+	}
+
+	streams := map[time.Duration]longfairv1.Workers_ConnectClient{}
+	for i, tc := range []struct {
+		fence time.Duration // 0: not given
+		want  time.Duration
+	}{
+		{0, 500 * time.Millisecond},
+		{2 * time.Second, 500 * time.Millisecond},
+		{8 * time.Second, time.Second},
+		{30 * time.Second, 2 * time.Second},
+		{50 * time.Second, 2 * time.Second},
+	} {
+		var fence *durationpb.Duration
+		if tc.fence > 0 {
+			fence = durationpb.New(tc.fence)
+		}
+		stream, welcome, err := hello(fmt.Sprintf("hbf%d", i), fence, durationpb.New(tc.fence+time.Second))
+		if err != nil {
+			t.Fatalf("hello with fence timeout %v: %v", tc.fence, err)
+		}
+		if got := welcome.GetHeartbeatInterval().AsDuration(); got != tc.want {
+			t.Errorf("fence timeout %v: heartbeat interval %v, want %v", tc.fence, got, tc.want)
+		}
+		streams[tc.fence] = stream
+	}
+
+	// Both workers stay silent for 3s: over four beats of the older
+	// worker's pace, under four of the slow one's.
+	time.Sleep(3 * time.Second)
+	for fence, open := range map[time.Duration]bool{0: false, 30 * time.Second: true} {
+		stream := streams[fence]
+		if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Heartbeat{Heartbeat: &longfairv1.Heartbeat{Seq: 1}}}); err != nil && open {
+			t.Fatalf("fence timeout %v: the stream was closed after 3s of silence: %v", fence, err)
+		}
+		echoed := false
+		for !echoed {
+			m, err := stream.Recv()
+			if err != nil {
+				if open {
+					t.Fatalf("fence timeout %v: the stream was closed after 3s of silence: %v", fence, err)
+				}
+				break
+			}
+			echoed = m.GetHeartbeat().GetSeq() == 1
+		}
+		if echoed != open {
+			t.Errorf("fence timeout %v: after 3s of silence the stream is open: %v, want %v", fence, echoed, open)
+		}
+	}
+
+	if _, _, err := hello("hbbad", durationpb.New(5*time.Second), durationpb.New(2*time.Second)); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("a fence timeout of 5s that fenced_within 2s does not include: %v, want InvalidArgument", err)
 	}
 }

@@ -90,7 +90,7 @@ func (t *leaderTerm) reconcile(c *workerConn, h *longfairv1.WorkerHello) error {
 		}
 	}
 
-	c.enqueue(t.welcome())
+	c.enqueue(t.welcome(c))
 	if ackSeq > 0 {
 		c.enqueue(ackMessage(ackSeq))
 	}

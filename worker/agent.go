@@ -57,6 +57,9 @@ type Agent struct {
 	// renewed (monoNow): FenceTimeout after the last moment the leader
 	// surely heard this worker (renewLease).
 	lease atomic.Int64
+	// heartbeat is the interval the current leader's welcome set
+	// (nanoseconds; 0 before any).
+	heartbeat atomic.Int64
 	// exe is the program the task supervisor runs as
 	// (Config.Executable); clientExe the longfair program a parallel
 	// task's rsh agent runs (Config.ClientExecutable).
@@ -302,7 +305,7 @@ func (ag *Agent) renewLease(anchor int64) {
 	// How close a leader change or a network problem came to fencing the
 	// tasks: what an operator needs to set the fence timeout.
 	if cur > 0 {
-		if gap := time.Duration(monoNow() - (cur - int64(ag.cfg.FenceTimeout))); gap > 2*defaultHeartbeat {
+		if gap := time.Duration(monoNow() - (cur - int64(ag.cfg.FenceTimeout))); gap > 2*max(time.Duration(ag.heartbeat.Load()), defaultHeartbeat) {
 			ag.log.Info("in contact with the leader again", "without_contact", gap.Round(time.Millisecond), "fence_timeout", ag.cfg.FenceTimeout)
 		}
 	}

@@ -142,7 +142,8 @@ func (f *leaderFinder) forget(addr string) {
 // heldRetry is how long a worker refused because another worker process
 // holds its node id waits before asking again: long enough not to press
 // the leader, short enough to take over soon after the other one stops
-// (the leader closes a silent stream within two seconds).
+// (the leader closes a silent stream after four heartbeats: 2s at the
+// shortest, 8s at the default fence timeout).
 const heldRetry = 3 * time.Second
 
 // heldLogEvery is how often a worker that stays refused says so again at

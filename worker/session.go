@@ -44,6 +44,7 @@ func (ag *Agent) runSession(ctx context.Context, leaderID, addr string) (welcome
 	hello := &longfairv1.WorkerHello{
 		Advert: ag.advert, Session: ag.session, Fresh: ag.fresh.Load(), Held: held, Pending: pending,
 		FencedWithin: durationpb.New(ag.cfg.FenceTimeout + ag.cfg.KillGrace),
+		FenceTimeout: durationpb.New(ag.cfg.FenceTimeout),
 	}
 	// The welcome answers the hello: the leader heard this worker after
 	// helloSent.
@@ -94,8 +95,15 @@ func (ag *Agent) runSession(ctx context.Context, leaderID, addr string) (welcome
 	if hb < 10*time.Millisecond || hb > time.Minute {
 		hb = defaultHeartbeat
 	}
+	// Whatever the leader says, the lease must be renewed several times
+	// per fence timeout; beating more often than the leader asked costs
+	// it an echo, nothing else.
+	if ag.cfg.FenceTimeout > 0 {
+		hb = min(hb, max(ag.cfg.FenceTimeout/4, 10*time.Millisecond))
+	}
 	lastRecv.Store(time.Now().UnixNano())
 	silenceNS.Store(int64(4 * hb))
+	ag.heartbeat.Store(int64(hb))
 	ag.renewLease(helloSent)
 	ag.fresh.Store(false)
 	ag.leaderID.Store(w.GetLeaderId())
@@ -104,7 +112,7 @@ func (ag *Agent) runSession(ctx context.Context, leaderID, addr string) (welcome
 		ag.connected.Store(false)
 		ag.leaderID.Store("")
 	}()
-	ag.log.Info("connected to the leader", "leader", w.GetLeaderId(), "address", addr, "held", len(held), "pending_events", len(pending))
+	ag.log.Info("connected to the leader", "leader", w.GetLeaderId(), "address", addr, "held", len(held), "pending_events", len(pending), "heartbeat", hb)
 
 	var wg sync.WaitGroup
 	wg.Add(1)

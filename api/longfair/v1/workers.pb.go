@@ -758,7 +758,13 @@ type WorkerHello struct {
 	// grace). The leader refuses a worker that fences later than it would
 	// rerun the worker's attempts elsewhere. Unset: an older worker that
 	// does not fence.
-	FencedWithin  *durationpb.Duration `protobuf:"bytes,6,opt,name=fenced_within,json=fencedWithin,proto3" json:"fenced_within,omitempty"`
+	FencedWithin *durationpb.Duration `protobuf:"bytes,6,opt,name=fenced_within,json=fencedWithin,proto3" json:"fenced_within,omitempty"`
+	// fence_timeout is the worker's fence timeout alone: how long after the
+	// last heartbeat the leader echoed it keeps its attempts running. The
+	// leader paces the stream's heartbeats by it (Welcome.heartbeat_interval):
+	// a worker that fences late needs beats less often. Unset: an older
+	// worker, paced as before.
+	FenceTimeout  *durationpb.Duration `protobuf:"bytes,7,opt,name=fence_timeout,json=fenceTimeout,proto3" json:"fence_timeout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -831,6 +837,13 @@ func (x *WorkerHello) GetPending() []*TaskEvent {
 func (x *WorkerHello) GetFencedWithin() *durationpb.Duration {
 	if x != nil {
 		return x.FencedWithin
+	}
+	return nil
+}
+
+func (x *WorkerHello) GetFenceTimeout() *durationpb.Duration {
+	if x != nil {
+		return x.FenceTimeout
 	}
 	return nil
 }
@@ -1874,14 +1887,15 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"oom_killed\x18\b \x01(\bR\toomKilled\"Z\n" +
 	"\vHeldAttempt\x121\n" +
 	"\aattempt\x18\x01 \x01(\v2\x17.longfair.v1.AttemptRefR\aattempt\x12\x18\n" +
-	"\arunning\x18\x02 \x01(\bR\arunning\"\x90\x02\n" +
+	"\arunning\x18\x02 \x01(\bR\arunning\"\xd0\x02\n" +
 	"\vWorkerHello\x121\n" +
 	"\x06advert\x18\x01 \x01(\v2\x19.longfair.v1.WorkerAdvertR\x06advert\x12\x18\n" +
 	"\asession\x18\x02 \x01(\tR\asession\x12\x14\n" +
 	"\x05fresh\x18\x03 \x01(\bR\x05fresh\x12,\n" +
 	"\x04held\x18\x04 \x03(\v2\x18.longfair.v1.HeldAttemptR\x04held\x120\n" +
 	"\apending\x18\x05 \x03(\v2\x16.longfair.v1.TaskEventR\apending\x12>\n" +
-	"\rfenced_within\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\ffencedWithin\">\n" +
+	"\rfenced_within\x18\x06 \x01(\v2\x19.google.protobuf.DurationR\ffencedWithin\x12>\n" +
+	"\rfence_timeout\x18\a \x01(\v2\x19.google.protobuf.DurationR\ffenceTimeout\">\n" +
 	"\fWorkerEvents\x12.\n" +
 	"\x06events\x18\x01 \x03(\v2\x16.longfair.v1.TaskEventR\x06events\"'\n" +
 	"\rWorkerGoodbye\x12\x16\n" +
@@ -2029,40 +2043,41 @@ var file_longfair_v1_workers_proto_depIdxs = []int32{
 	8,  // 8: longfair.v1.WorkerHello.held:type_name -> longfair.v1.HeldAttempt
 	7,  // 9: longfair.v1.WorkerHello.pending:type_name -> longfair.v1.TaskEvent
 	26, // 10: longfair.v1.WorkerHello.fenced_within:type_name -> google.protobuf.Duration
-	7,  // 11: longfair.v1.WorkerEvents.events:type_name -> longfair.v1.TaskEvent
-	9,  // 12: longfair.v1.WorkerMessage.hello:type_name -> longfair.v1.WorkerHello
-	10, // 13: longfair.v1.WorkerMessage.events:type_name -> longfair.v1.WorkerEvents
-	12, // 14: longfair.v1.WorkerMessage.heartbeat:type_name -> longfair.v1.Heartbeat
-	11, // 15: longfair.v1.WorkerMessage.goodbye:type_name -> longfair.v1.WorkerGoodbye
-	6,  // 16: longfair.v1.Assignment.attempt:type_name -> longfair.v1.AttemptRef
-	26, // 17: longfair.v1.Assignment.walltime:type_name -> google.protobuf.Duration
-	24, // 18: longfair.v1.Assignment.demand:type_name -> longfair.v1.Assignment.DemandEntry
-	25, // 19: longfair.v1.Assignment.node_addresses:type_name -> longfair.v1.Assignment.NodeAddressesEntry
-	27, // 20: longfair.v1.Assignment.run_as:type_name -> longfair.v1.UnixIdentity
-	14, // 21: longfair.v1.Assignments.assignments:type_name -> longfair.v1.Assignment
-	6,  // 22: longfair.v1.Kill.attempts:type_name -> longfair.v1.AttemptRef
-	26, // 23: longfair.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
-	18, // 24: longfair.v1.LeaderMessage.welcome:type_name -> longfair.v1.Welcome
-	15, // 25: longfair.v1.LeaderMessage.assignments:type_name -> longfair.v1.Assignments
-	16, // 26: longfair.v1.LeaderMessage.kill:type_name -> longfair.v1.Kill
-	17, // 27: longfair.v1.LeaderMessage.ack:type_name -> longfair.v1.Ack
-	12, // 28: longfair.v1.LeaderMessage.heartbeat:type_name -> longfair.v1.Heartbeat
-	20, // 29: longfair.v1.LeaderMessage.signal:type_name -> longfair.v1.Signal
-	6,  // 30: longfair.v1.Signal.attempts:type_name -> longfair.v1.AttemptRef
-	1,  // 31: longfair.v1.ReadTaskOutputRequest.stream:type_name -> longfair.v1.OutputStream
-	13, // 32: longfair.v1.Workers.Connect:input_type -> longfair.v1.WorkerMessage
-	21, // 33: longfair.v1.Workers.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
-	21, // 34: longfair.v1.TaskOutput.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
-	3,  // 35: longfair.v1.Allocation.Exec:input_type -> longfair.v1.ExecRequest
-	19, // 36: longfair.v1.Workers.Connect:output_type -> longfair.v1.LeaderMessage
-	22, // 37: longfair.v1.Workers.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
-	22, // 38: longfair.v1.TaskOutput.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
-	4,  // 39: longfair.v1.Allocation.Exec:output_type -> longfair.v1.ExecResponse
-	36, // [36:40] is the sub-list for method output_type
-	32, // [32:36] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	26, // 11: longfair.v1.WorkerHello.fence_timeout:type_name -> google.protobuf.Duration
+	7,  // 12: longfair.v1.WorkerEvents.events:type_name -> longfair.v1.TaskEvent
+	9,  // 13: longfair.v1.WorkerMessage.hello:type_name -> longfair.v1.WorkerHello
+	10, // 14: longfair.v1.WorkerMessage.events:type_name -> longfair.v1.WorkerEvents
+	12, // 15: longfair.v1.WorkerMessage.heartbeat:type_name -> longfair.v1.Heartbeat
+	11, // 16: longfair.v1.WorkerMessage.goodbye:type_name -> longfair.v1.WorkerGoodbye
+	6,  // 17: longfair.v1.Assignment.attempt:type_name -> longfair.v1.AttemptRef
+	26, // 18: longfair.v1.Assignment.walltime:type_name -> google.protobuf.Duration
+	24, // 19: longfair.v1.Assignment.demand:type_name -> longfair.v1.Assignment.DemandEntry
+	25, // 20: longfair.v1.Assignment.node_addresses:type_name -> longfair.v1.Assignment.NodeAddressesEntry
+	27, // 21: longfair.v1.Assignment.run_as:type_name -> longfair.v1.UnixIdentity
+	14, // 22: longfair.v1.Assignments.assignments:type_name -> longfair.v1.Assignment
+	6,  // 23: longfair.v1.Kill.attempts:type_name -> longfair.v1.AttemptRef
+	26, // 24: longfair.v1.Welcome.heartbeat_interval:type_name -> google.protobuf.Duration
+	18, // 25: longfair.v1.LeaderMessage.welcome:type_name -> longfair.v1.Welcome
+	15, // 26: longfair.v1.LeaderMessage.assignments:type_name -> longfair.v1.Assignments
+	16, // 27: longfair.v1.LeaderMessage.kill:type_name -> longfair.v1.Kill
+	17, // 28: longfair.v1.LeaderMessage.ack:type_name -> longfair.v1.Ack
+	12, // 29: longfair.v1.LeaderMessage.heartbeat:type_name -> longfair.v1.Heartbeat
+	20, // 30: longfair.v1.LeaderMessage.signal:type_name -> longfair.v1.Signal
+	6,  // 31: longfair.v1.Signal.attempts:type_name -> longfair.v1.AttemptRef
+	1,  // 32: longfair.v1.ReadTaskOutputRequest.stream:type_name -> longfair.v1.OutputStream
+	13, // 33: longfair.v1.Workers.Connect:input_type -> longfair.v1.WorkerMessage
+	21, // 34: longfair.v1.Workers.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
+	21, // 35: longfair.v1.TaskOutput.ReadTaskOutput:input_type -> longfair.v1.ReadTaskOutputRequest
+	3,  // 36: longfair.v1.Allocation.Exec:input_type -> longfair.v1.ExecRequest
+	19, // 37: longfair.v1.Workers.Connect:output_type -> longfair.v1.LeaderMessage
+	22, // 38: longfair.v1.Workers.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
+	22, // 39: longfair.v1.TaskOutput.ReadTaskOutput:output_type -> longfair.v1.TaskOutputChunk
+	4,  // 40: longfair.v1.Allocation.Exec:output_type -> longfair.v1.ExecResponse
+	37, // [37:41] is the sub-list for method output_type
+	33, // [33:37] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_workers_proto_init() }

@@ -305,6 +305,14 @@ func (x *WorkerHello) AppendProtoJSON(b []byte) ([]byte, error) {
 			return b, err
 		}
 	}
+	b = append(b, ",\"fence_timeout\":"...)
+	if x.FenceTimeout == nil {
+		b = append(b, "null"...)
+	} else {
+		if b, err = pbjson.AppendDuration(b, x.FenceTimeout.GetSeconds(), x.FenceTimeout.GetNanos()); err != nil {
+			return b, err
+		}
+	}
 	return append(b, '}'), nil
 }
 

@@ -593,6 +593,16 @@ func (m *WorkerHello) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.FenceTimeout != nil {
+		size, err := (*durationpb.Duration)(m.FenceTimeout).MarshalToSizedBufferVT(dAtA[:i])
+		if err != nil {
+			return 0, err
+		}
+		i -= size
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(size))
+		i--
+		dAtA[i] = 0x3a
+	}
 	if m.FencedWithin != nil {
 		size, err := (*durationpb.Duration)(m.FencedWithin).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
@@ -1912,6 +1922,10 @@ func (m *WorkerHello) SizeVT() (n int) {
 	}
 	if m.FencedWithin != nil {
 		l = (*durationpb.Duration)(m.FencedWithin).SizeVT()
+		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
+	}
+	if m.FenceTimeout != nil {
+		l = (*durationpb.Duration)(m.FenceTimeout).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
@@ -3875,6 +3889,42 @@ func (m *WorkerHello) UnmarshalVT(dAtA []byte) error {
 				m.FencedWithin = &durationpb1.Duration{}
 			}
 			if err := (*durationpb.Duration)(m.FencedWithin).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+				return err
+			}
+			iNdEx = postIndex
+		case 7:
+			if wireType != 2 {
+				return fmt.Errorf("proto: wrong wireType = %d for field FenceTimeout", wireType)
+			}
+			var msglen int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				msglen |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			if msglen < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			postIndex := iNdEx + msglen
+			if postIndex < 0 {
+				return protohelpers.ErrInvalidLength
+			}
+			if postIndex > l {
+				return io.ErrUnexpectedEOF
+			}
+			if m.FenceTimeout == nil {
+				m.FenceTimeout = &durationpb1.Duration{}
+			}
+			if err := (*durationpb.Duration)(m.FenceTimeout).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
