@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/longfair/longfair/fsm"
@@ -67,6 +68,7 @@ func (t *leaderTerm) reconcileNodes() {
 	goodbye := maps.Clone(t.goodbye)
 	t.mu.Unlock()
 
+	var ups []*workerConn
 	for _, id := range slices.Sorted(maps.Keys(conns)) {
 		c := conns[id]
 		if !c.isReady() {
@@ -80,8 +82,9 @@ func (t *leaderTerm) reconcileNodes() {
 		if n, ok := nodes[id]; ok && n.Up && sameAdvert(n, c) {
 			continue
 		}
-		t.nodeUp(c)
+		ups = append(ups, c)
 	}
+	t.nodesUp(ups)
 
 	for _, id := range slices.Sorted(maps.Keys(nodes)) {
 		n := nodes[id]
@@ -198,6 +201,30 @@ func sameAdvert(n fsm.NodeInfo, c *workerConn) bool {
 	}
 	return true
 }
+
+// nodesUp marks the nodes of conns up, up to maxNodesUpInFlight at once:
+// concurrent proposals share Raft entries (group commit), so that a
+// thousand workers joining together are up in a few dozen commits, not a
+// thousand in series. It returns when all are done.
+func (t *leaderTerm) nodesUp(conns []*workerConn) {
+	if len(conns) == 1 {
+		t.nodeUp(conns[0])
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxNodesUpInFlight)
+	for _, c := range conns {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			t.nodeUp(c)
+		})
+	}
+	wg.Wait()
+}
+
+// maxNodesUpInFlight bounds nodesUp's concurrent proposals.
+const maxNodesUpInFlight = 64
 
 func (t *leaderTerm) nodeUp(c *workerConn) {
 	ad := c.advert
