@@ -30,7 +30,11 @@ const (
 	// workerTakeoverGrace is how long a new leader waits for the workers
 	// of up nodes to connect before it marks their nodes down. (Their
 	// attempts are lost only WorkerLossTimeout after the term started.)
-	workerTakeoverGrace = 5 * time.Second
+	// A worker whose old leader hangs or is cut off finds out after
+	// silentBeats of its heartbeats: up to 8s at the slowest pace. Waiting
+	// that long costs nothing, since a pass places only on nodes whose
+	// worker is connected, and spares every node a down and an up.
+	workerTakeoverGrace = silentBeats*maxWorkerHeartbeat + 2*time.Second
 	// helloTimeout bounds the wait for a worker's first message.
 	helloTimeout = 10 * time.Second
 	// passInterval is how often the leader schedules without a trigger:
