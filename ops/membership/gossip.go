@@ -23,8 +23,8 @@ import (
 // uncompressed.
 // Servers and workers use the same timings. Gossip is the slower of two
 // signals for a worker: the stream each worker keeps to the leader ends
-// at once when its process dies, and is closed when it goes silent for
-// two seconds. The probes were twice as frequent, with a 300ms timeout:
+// at once when its process dies, and is closed when it misses four of its
+// heartbeats (2s at the fastest pace). The probes were twice as frequent, with a 300ms timeout:
 // under load (a join storm of 150 workers; e2e/bench_scale_test.go)
 // probes timed out, suspicions spread, and each refutation and
 // false death added load, so that 150 workers took 27s to be up and 200
