@@ -46,11 +46,12 @@ func BenchmarkSimulatedWorkers(b *testing.B) {
 	// fenced them, as startCluster's are for the test workers.
 	fence := envDuration(b, "LONGFAIR_BENCH_FENCE", workerFenceTimeout)
 	c := startCluster(ctx, b, 3, "--worker-loss-timeout", (fence + workerKillGrace + time.Second).String())
-	if dir := os.Getenv("LONGFAIR_BENCH_PROFILE"); dir != "" {
+	profiles := os.Getenv("LONGFAIR_BENCH_PROFILE")
+	if profiles != "" {
 		b.Cleanup(func() {
 			for _, s := range c.servers {
 				if data, err := os.ReadFile(s.LogPath); err == nil {
-					_ = os.WriteFile(filepath.Join(dir, s.ID+".log"), data, 0o644)
+					_ = os.WriteFile(filepath.Join(profiles, s.ID+".log"), data, 0o644)
 				}
 			}
 		})
@@ -58,7 +59,7 @@ func BenchmarkSimulatedWorkers(b *testing.B) {
 	acct, user := c.account(ctx, "scale")
 
 	start := time.Now()
-	agents := startSimulatedWorkers(ctx, b, c, n, fence)
+	agents := startSimulatedWorkers(ctx, b, c, n, fence, profiles)
 	fmt.Fprintf(os.Stderr, "%d simulated workers started in %v\n", n, time.Since(start))
 	testcluster.WaitFor(ctx, b, fmt.Sprintf("%d simulated workers up", n), func() bool {
 		time.Sleep(250 * time.Millisecond) // a listing of every node costs the leader
@@ -69,7 +70,7 @@ func BenchmarkSimulatedWorkers(b *testing.B) {
 
 	leader := c.leader(ctx)
 	time.Sleep(2 * time.Second) // joins settle
-	stopProfile := profileLeader(ctx, b, leader, "idle")
+	stopProfile := profileLeader(ctx, b, leader, profiles, "idle")
 	// This process holds every simulated worker: its share is what n
 	// workers' gossip and streams cost, which on a real cluster n
 	// machines share.
@@ -132,16 +133,17 @@ func BenchmarkSimulatedWorkers(b *testing.B) {
 }
 
 // startSimulatedWorkers starts n simulated workers (4 cores, 8 GiB each,
-// fencing fence after losing the leader) joining c, and stops them when b ends.
-func startSimulatedWorkers(ctx context.Context, b *testing.B, c *cluster, n int, fence time.Duration) map[string]*worker.Agent {
+// fencing fence after losing the leader; logging into logDir/workers.log
+// when logDir is set) joining c, and stops them when b ends.
+func startSimulatedWorkers(ctx context.Context, b *testing.B, c *cluster, n int, fence time.Duration, logDir string) map[string]*worker.Agent {
 	agents := make(map[string]*worker.Agent, n)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 32)
 	join := strings.Split(c.joinAddrs(), ",")
-	var logger *slog.Logger // none, unless LONGFAIR_BENCH_PROFILE asks for the workers' log
-	if dir := os.Getenv("LONGFAIR_BENCH_PROFILE"); dir != "" {
-		f, err := os.Create(filepath.Join(dir, "workers.log"))
+	var logger *slog.Logger // none, unless logDir asks for the workers' log
+	if logDir != "" {
+		f, err := os.Create(filepath.Join(logDir, "workers.log"))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -184,14 +186,11 @@ func startSimulatedWorkers(ctx context.Context, b *testing.B, c *cluster, n int,
 	return agents
 }
 
-// profileLeader saves, when LONGFAIR_BENCH_PROFILE names a directory (where
-// the servers' logs are copied too when the benchmark ends), a
-// CPU profile of the leader (from its /debug/pprof/) and of this process
-// (the simulated workers) over the 5 seconds that follow, as
-// leader-<what>.pprof and workers-<what>.pprof. The returned func waits for
-// both.
-func profileLeader(ctx context.Context, b *testing.B, leader *serverProc, what string) func() {
-	dir := os.Getenv("LONGFAIR_BENCH_PROFILE")
+// profileLeader saves into dir, unless it is "", CPU profiles of the
+// leader (from its /debug/pprof/) and of this process (the simulated
+// workers) over the 5 seconds that follow, as leader-<what>.pprof and
+// workers-<what>.pprof. The returned func waits for both.
+func profileLeader(ctx context.Context, b *testing.B, leader *serverProc, dir, what string) func() {
 	if dir == "" {
 		return func() {}
 	}

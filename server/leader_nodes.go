@@ -207,10 +207,6 @@ func sameAdvert(n fsm.NodeInfo, c *workerConn) bool {
 // thousand workers joining together are up in a few dozen commits, not a
 // thousand in series. It returns when all are done.
 func (t *leaderTerm) nodesUp(conns []*workerConn) {
-	if len(conns) == 1 {
-		t.nodeUp(conns[0])
-		return
-	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxNodesUpInFlight)
 	for _, c := range conns {

@@ -25,26 +25,13 @@ func TestLeaderBeatsOnlyWhenItHasSentNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := testcluster.New(t, 1)
-	leader := c.WaitLeader(ctx)
-	w := newProtoWorker(t, c, "hb1", map[string]float64{"cpu": 1, "mem": 1 << 30})
-
-	sctx, stop := context.WithCancel(ctx)
-	defer stop()
-	stream, err := longfairv1.NewWorkersClient(c.Conn(leader)).Connect(sctx)
+	stream, welcome, _, err := sayHello(ctx, t, c, &longfairv1.WorkerHello{Advert: rawAdvert("hb1"), Session: "hb", Fresh: true, FencedWithin: durationpb.New(time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hello := &longfairv1.WorkerHello{Advert: w.advert, Session: "hb", Fresh: true, FencedWithin: durationpb.New(time.Second)}
-	if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Hello{Hello: hello}}); err != nil {
-		t.Fatal(err)
-	}
-	first, err := stream.Recv()
-	if err != nil || first.GetWelcome() == nil {
-		t.Fatalf("first message %v (%v), want a welcome", first, err)
-	}
-	every := first.GetWelcome().GetHeartbeatInterval().AsDuration()
+	every := welcome.GetHeartbeatInterval().AsDuration()
 	if every <= 0 {
-		t.Fatalf("the welcome sets no heartbeat interval: %v", first)
+		t.Fatalf("the welcome sets no heartbeat interval: %v", welcome)
 	}
 
 	beats := make(chan uint64, 1024) // the seq of each beat the leader sends
@@ -129,32 +116,10 @@ func TestHeartbeatIntervalFollowsTheFenceTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c := testcluster.NewWith(t, 1, func(cfg *server.Config) { cfg.WorkerLossTimeout = server.Duration(time.Minute) })
-	leader := c.WaitLeader(ctx)
-
-	// hello connects a new worker whose hello gives fence (nil: an older
-	// worker) within fence plus a second, and returns the stream and the
-	// first answer's error.
 	hello := func(id string, fence, within *durationpb.Duration) (longfairv1.Workers_ConnectClient, *longfairv1.Welcome, error) {
 		t.Helper()
-		w := newProtoWorker(t, c, id, map[string]float64{"cpu": 1, "mem": 1 << 30})
-		sctx, stop := context.WithCancel(ctx)
-		t.Cleanup(stop)
-		stream, err := longfairv1.NewWorkersClient(c.Conn(leader)).Connect(sctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := &longfairv1.WorkerHello{Advert: w.advert, Session: id, Fresh: true, FencedWithin: within, FenceTimeout: fence}
-		if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Hello{Hello: h}}); err != nil {
-			t.Fatal(err)
-		}
-		first, err := stream.Recv()
-		if err != nil {
-			return nil, nil, err
-		}
-		if first.GetWelcome() == nil {
-			t.Fatalf("%s: first message %v, want a welcome", id, first)
-		}
-		return stream, first.GetWelcome(), nil
+		stream, welcome, _, err := sayHello(ctx, t, c, &longfairv1.WorkerHello{Advert: rawAdvert(id), Session: id, Fresh: true, FencedWithin: within, FenceTimeout: fence})
+		return stream, welcome, err
 	}
 
 	streams := map[time.Duration]longfairv1.Workers_ConnectClient{}

@@ -117,30 +117,13 @@ func openRaw(ctx context.Context, t *testing.T, c *testcluster.Cluster, node, se
 // fenced (none said when 0, as an older worker).
 func openRawFencing(ctx context.Context, t *testing.T, c *testcluster.Cluster, node, session string, fenced time.Duration) (*rawStream, error) {
 	t.Helper()
-	sctx, cancel := context.WithCancel(ctx)
-	stream, err := longfairv1.NewWorkersClient(c.Conn(c.WaitLeader(ctx))).Connect(sctx)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	ad := &longfairv1.WorkerAdvert{Version: 1, Role: server.RoleWorker, NodeId: node, Resources: map[string]float64{"cpu": 1}, Address: "127.0.0.1:1"}
-	hello := &longfairv1.WorkerHello{Advert: ad, Session: session, Fresh: true}
+	hello := &longfairv1.WorkerHello{Advert: rawAdvert(node), Session: session, Fresh: true}
 	if fenced > 0 {
 		hello.FencedWithin = durationpb.New(fenced)
 	}
-	if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Hello{Hello: hello}}); err != nil {
-		cancel()
+	stream, _, cancel, err := sayHello(ctx, t, c, hello)
+	if err != nil {
 		return nil, err
-	}
-	for {
-		m, err := stream.Recv()
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		if m.GetWelcome() != nil {
-			break
-		}
 	}
 	r := &rawStream{cancel: cancel, ended: make(chan error, 1)}
 	go func() {
@@ -155,8 +138,40 @@ func openRawFencing(ctx context.Context, t *testing.T, c *testcluster.Cluster, n
 			}
 		}
 	}()
-	t.Cleanup(cancel)
 	return r, nil
+}
+
+// rawAdvert is the advert of a hand-made worker of node: one cpu.
+func rawAdvert(node string) *longfairv1.WorkerAdvert {
+	return &longfairv1.WorkerAdvert{Version: 1, Role: server.RoleWorker, NodeId: node, Resources: map[string]float64{"cpu": 1}, Address: "127.0.0.1:1"}
+}
+
+// sayHello opens a stream to the leader, sends hello and waits for the
+// welcome; it returns the leader's refusal instead when there is one. The
+// stream ends with cancel, or when the test does.
+func sayHello(ctx context.Context, t *testing.T, c *testcluster.Cluster, hello *longfairv1.WorkerHello) (longfairv1.Workers_ConnectClient, *longfairv1.Welcome, context.CancelFunc, error) {
+	t.Helper()
+	sctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
+	stream, err := longfairv1.NewWorkersClient(c.Conn(c.WaitLeader(ctx))).Connect(sctx)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	if err := stream.Send(&longfairv1.WorkerMessage{Msg: &longfairv1.WorkerMessage_Hello{Hello: hello}}); err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			cancel()
+			return nil, nil, nil, err
+		}
+		if w := m.GetWelcome(); w != nil {
+			return stream, w, cancel, nil
+		}
+	}
 }
 
 // TestNodeStreamTakeover: while a worker process's stream of a node is

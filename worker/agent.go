@@ -57,9 +57,6 @@ type Agent struct {
 	// renewed (monoNow): FenceTimeout after the last moment the leader
 	// surely heard this worker (renewLease).
 	lease atomic.Int64
-	// heartbeat is the interval the current leader's welcome set
-	// (nanoseconds; 0 before any).
-	heartbeat atomic.Int64
 	// exe is the program the task supervisor runs as
 	// (Config.Executable); clientExe the longfair program a parallel
 	// task's rsh agent runs (Config.ClientExecutable).
@@ -289,8 +286,9 @@ func (ag *Agent) shutdown(ctx context.Context) error {
 // (monoNow), the moment this worker sent a message the leader has since
 // answered: the leader heard the worker after anchor, so it counts its
 // own loss timeout from a later moment (server/leader_nodes.go), and the
-// lease always runs out first.
-func (ag *Agent) renewLease(anchor int64) {
+// lease always runs out first. heartbeat is the stream's interval: a
+// renewal more than two of them after the last is logged.
+func (ag *Agent) renewLease(anchor int64, heartbeat time.Duration) {
 	deadline := anchor + int64(ag.cfg.FenceTimeout)
 	var cur int64
 	for {
@@ -305,7 +303,7 @@ func (ag *Agent) renewLease(anchor int64) {
 	// How close a leader change or a network problem came to fencing the
 	// tasks: what an operator needs to set the fence timeout.
 	if cur > 0 {
-		if gap := time.Duration(monoNow() - (cur - int64(ag.cfg.FenceTimeout))); gap > 2*max(time.Duration(ag.heartbeat.Load()), defaultHeartbeat) {
+		if gap := time.Duration(monoNow() - (cur - int64(ag.cfg.FenceTimeout))); gap > 2*heartbeat {
 			ag.log.Info("in contact with the leader again", "without_contact", gap.Round(time.Millisecond), "fence_timeout", ag.cfg.FenceTimeout)
 		}
 	}

@@ -24,7 +24,7 @@ func TestLeaseExpiryFencesTheTask(t *testing.T) {
 	// run out twice over.
 	begin := time.Now()
 	for time.Since(begin) < 2*time.Second {
-		ag.renewLease(monoNow())
+		ag.renewLease(monoNow(), defaultHeartbeat)
 		time.Sleep(100 * time.Millisecond)
 	}
 	if !ag.tasks.holds(attemptKey{1, 0, 1}) || len(ag.tasks.running()) != 1 {

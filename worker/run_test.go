@@ -39,7 +39,7 @@ func newTestAgent(t testing.TB, tune func(*Config)) *Agent {
 	ag.runCtx, ag.cancelRun = ctx, cancel
 	// As if the leader had just answered: no test here is about fencing
 	// unless it says so.
-	ag.renewLease(monoNow() + int64(time.Hour))
+	ag.renewLease(monoNow()+int64(time.Hour), defaultHeartbeat)
 	t.Cleanup(func() {
 		for _, a := range ag.tasks.running() {
 			ag.kill([]*longfairv1.AttemptRef{a.key.ref()}, false, "test over")

@@ -103,8 +103,7 @@ func (ag *Agent) runSession(ctx context.Context, leaderID, addr string) (welcome
 	}
 	lastRecv.Store(time.Now().UnixNano())
 	silenceNS.Store(int64(4 * hb))
-	ag.heartbeat.Store(int64(hb))
-	ag.renewLease(helloSent)
+	ag.renewLease(helloSent, hb)
 	ag.fresh.Store(false)
 	ag.leaderID.Store(w.GetLeaderId())
 	ag.connected.Store(true)
@@ -141,7 +140,7 @@ func (ag *Agent) runSession(ctx context.Context, leaderID, addr string) (welcome
 		lastRecv.Store(time.Now().UnixNano())
 		if seq := msg.GetHeartbeat().GetSeq(); seq > 0 {
 			if sent, ok := beats.answered(seq); ok {
-				ag.renewLease(sent)
+				ag.renewLease(sent, hb)
 			}
 		}
 		ag.handle(msg)
