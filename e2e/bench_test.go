@@ -18,7 +18,7 @@ import (
 )
 
 // benchAccount creates an account, its user and a large grant.
-func benchAccount(ctx context.Context, b *testing.B, c *inproc, name string) (string, string) {
+func benchAccount(ctx context.Context, b testing.TB, c *inproc, name string) (string, string) {
 	conn := c.leaderConn(ctx)
 	_, err := longfairv1.NewAccountsClient(conn).CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: name})
 	must(b, err, "create account")
@@ -29,7 +29,7 @@ func benchAccount(ctx context.Context, b *testing.B, c *inproc, name string) (st
 	return name, name + "-user"
 }
 
-func benchSubmit(ctx context.Context, b *testing.B, c *inproc, account, user, rid string, tasks int64, script string) uint64 {
+func benchSubmit(ctx context.Context, b testing.TB, c *inproc, account, user, rid string, tasks int64, script string) uint64 {
 	resp, err := longfairv1.NewJobsClient(c.leaderConn(ctx)).SubmitJob(ctx, &longfairv1.SubmitJobRequest{
 		Account: account, User: user, Name: rid, RequestId: rid, Tasks: tasks,
 		Demand: map[string]float64{"cpu": 1}, Walltime: durationpb.New(time.Hour), Command: []string{script},

@@ -28,10 +28,11 @@ func (c *cluster) fairness(ctx context.Context) map[string]*longfairv1.AccountFa
 	return out
 }
 
-// twoContributors starts one server and two workers of 2 cpus, each
-// contributed by one of two accounts, which therefore weigh the same.
-func twoContributors(ctx context.Context, t *testing.T) (c *cluster, alpha, alphaUser, beta, betaUser string) {
-	c = startCluster(ctx, t, 1)
+// twoContributors starts one server (with serverArgs) and two workers of
+// 2 cpus, each contributed by one of two accounts, which therefore weigh
+// the same.
+func twoContributors(ctx context.Context, t *testing.T, serverArgs ...string) (c *cluster, alpha, alphaUser, beta, betaUser string) {
+	c = startCluster(ctx, t, 1, serverArgs...)
 	alpha, alphaUser = c.account(ctx, "alpha")
 	beta, betaUser = c.account(ctx, "beta")
 	c.startWorker("wa", "--cpu", "2", "--mem", "4G", "--account", alpha)
@@ -48,11 +49,18 @@ func twoContributors(ctx context.Context, t *testing.T) (c *cluster, alpha, alph
 // backlogged arrays get equal accumulated usage, even though one runs
 // tasks three times as long as the other's (a scheduler fair in task
 // counts would give it three times the usage): the fairness report moves
-// as tasks run, and the ratio of their usage ends within 10% of 1.
+// as tasks run, and the ratio of their usage ends within 10% of 1. So
+// with look-ahead queues, where each slot's next task is chosen before
+// the one in it ends (sched.LookAheadView).
 func TestLiveFairnessHMRFConverges(t *testing.T) {
+	t.Run("without look-ahead", func(t *testing.T) { liveFairnessHMRFConverges(t) })
+	t.Run("look-ahead", func(t *testing.T) { liveFairnessHMRFConverges(t, "--look-ahead") })
+}
+
+func liveFairnessHMRFConverges(t *testing.T, serverArgs ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, alpha, alphaUser, beta, betaUser := twoContributors(ctx, t)
+	c, alpha, alphaUser, beta, betaUser := twoContributors(ctx, t, serverArgs...)
 	if p := c.settings(ctx).GetPolicy(); p != "hmrf" {
 		t.Fatalf("policy %q, want the default hmrf", p)
 	}

@@ -246,11 +246,14 @@ type jobRecord struct {
 	NextFresh   int64          `json:"next_fresh"`
 	Requeued    []requeuedTask `json:"requeued,omitempty"`
 	Running     int64          `json:"running"`
-	Succeeded   int64          `json:"succeeded"`
-	Failed      int64          `json:"failed"`
-	Cancelled   int64          `json:"cancelled"`
-	Hold        ledger.SU      `json:"hold"`
-	Charged     ledger.SU      `json:"charged"`
+	// Queued counts the attempts among Running that wait in a node's
+	// look-ahead queue (lookahead.go).
+	Queued    int64     `json:"queued,omitempty"`
+	Succeeded int64     `json:"succeeded"`
+	Failed    int64     `json:"failed"`
+	Cancelled int64     `json:"cancelled"`
+	Hold      ledger.SU `json:"hold"`
+	Charged   ledger.SU `json:"charged"`
 	// What the tasks run as and in (identity.go); absent in jobs
 	// submitted before identities existed.
 	Dir         string        `json:"dir,omitempty"`

@@ -110,13 +110,19 @@ func (s *state) placementNodes(j *jobRecord, p TaskPlacement) ([]*nodeState, str
 	if want := max(j.Nodes, 1); len(names) != want {
 		return nil, fmt.Sprintf("the placement lists %d nodes and the job's tasks span %d", len(names), want)
 	}
+	if p.Queued && (j.Nodes > 1 || j.Exclusive) {
+		return nil, "only a one-node task that does not take its node whole waits in a node's queue"
+	}
 	nodes := make([]*nodeState, len(names))
 	for i, name := range names {
 		nd, ok := s.nodes[name]
 		if !ok || !nd.rec.Up {
 			return nil, fmt.Sprintf("node %s is down or unknown", name)
 		}
-		if !nd.free.Fits(j.Demand) {
+		if p.Queued && !queueRoom(nd).Fits(j.Demand) {
+			return nil, fmt.Sprintf("node %s's look-ahead queue has no room for the task", name)
+		}
+		if !p.Queued && !room(nd).Fits(j.Demand) {
 			return nil, fmt.Sprintf("node %s no longer has the free resources the task needs", name)
 		}
 		if !j.onItsClass(nd) {

@@ -32,8 +32,11 @@ type JobInfo struct {
 	SubmittedAt ledger.Time
 	EndedAt     ledger.Time // 0 while the job runs
 	CancelledAt ledger.Time // 0 unless cancelled
-	// Task counts; they add up to Tasks.
+	// Task counts; they add up to Tasks. A task waiting in a node's
+	// look-ahead queue has not started: it counts as pending (as running,
+	// being stopped, once the job is cancelled), and in Queued too.
 	Pending, Running, Succeeded, Failed, Cancelled int64
+	Queued                                         int64
 	// Hold is the SU hold placed at submission, Charged what the job's
 	// attempts were charged so far.
 	Hold, Charged ledger.SU
@@ -71,11 +74,16 @@ func (s *state) jobInfo(j *jobRecord) JobInfo {
 }
 
 func jobInfo(j *jobRecord, resources []string) JobInfo {
+	waiting := j.Queued
+	if j.CancelledAt != 0 {
+		waiting = 0 // their workers are dropping them: nothing will start
+	}
 	return JobInfo{
 		ID: j.ID, RequestID: j.RequestID, Account: j.Account, User: j.User, Name: j.Name,
 		Demand: named(resources, j.Demand), Nodes: j.Nodes, Ranks: j.Ranks, Exclusive: j.Exclusive, Tasks: j.Tasks, Walltime: j.Walltime, Command: slices.Clone(j.Command),
 		MaxAttempts: j.MaxAttempts, State: j.State, SubmittedAt: j.SubmittedAt, EndedAt: j.EndedAt, CancelledAt: j.CancelledAt,
-		Pending: j.pending(), Running: j.Running, Succeeded: j.Succeeded, Failed: j.Failed, Cancelled: j.Cancelled,
+		Pending: j.pending() + waiting, Running: j.Running - waiting, Queued: j.Queued,
+		Succeeded: j.Succeeded, Failed: j.Failed, Cancelled: j.Cancelled,
 		Hold: j.Hold, Charged: j.Charged,
 		Dir: j.Dir, Env: slices.Clone(j.Env), EnvCaptured: j.EnvCaptured, RunAs: jobRunAs(j),
 		Dependency: j.Dep.text(), Reason: j.Reason, Waiting: j.Dep.open(j),

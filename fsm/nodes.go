@@ -143,9 +143,9 @@ func (b *batch) nodeUp(c *NodeUp, t ledger.Time) (any, error) {
 		}
 	}
 	st.shapes = nil // the node's capacity may have changed
-	nd.free = capacity.Clone()
+	nd.free, nd.queued = capacity.Clone(), nil
 	for _, id := range sortedTaskIDs(nd.tasks) {
-		st.take(nd, st.running[id].nodeDemand())
+		st.hold(nd, st.running[id])
 	}
 	b.all = true
 	return &NodeResult{Node: st.nodeInfo(nd), Ignored: ignored}, nil

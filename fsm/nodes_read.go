@@ -15,7 +15,9 @@ type NodeInfo struct {
 	Address  string
 	Capacity map[string]float64
 	Free     map[string]float64
-	Running  int
+	// Running counts the attempts that hold its resources, Queued those
+	// in its look-ahead queue (lookahead.go).
+	Running, Queued int
 	// Since is when the node last came up or went down.
 	Since ledger.Time
 	// Confinement is how its worker holds tasks to their demand.
@@ -29,9 +31,15 @@ func (s *state) nodeInfo(nd *nodeState) NodeInfo {
 	for k := range free {
 		free[k] = max(free[k], 0)
 	}
+	queued := 0
+	for id := range nd.tasks {
+		if a := s.running[id]; a != nil && a.State == TaskQueued {
+			queued++
+		}
+	}
 	return NodeInfo{
 		ID: nd.rec.ID, Up: nd.rec.Up, Class: nd.rec.Class, Account: nd.rec.Account, Address: nd.rec.Address, Confinement: nd.rec.Confinement,
-		Capacity: s.named(nd.rec.Capacity), Free: s.named(free), Running: len(nd.tasks), Since: nd.rec.Since,
+		Capacity: s.named(nd.rec.Capacity), Free: s.named(free), Running: len(nd.tasks) - queued, Queued: queued, Since: nd.rec.Since,
 		History: slices.Clone(nd.history),
 	}
 }

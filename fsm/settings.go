@@ -278,6 +278,9 @@ func schedSettings(s *settingsRecord, w ledger.Window) sched.Settings {
 func (s *state) growResources(n int) error {
 	for _, nd := range s.nodes {
 		nd.rec.Capacity, nd.free = pad(nd.rec.Capacity, n), pad(nd.free, n)
+		if nd.queued != nil {
+			nd.queued = pad(nd.queued, n)
+		}
 	}
 	s.shapes = nil
 	for _, j := range s.jobs {
@@ -306,6 +309,9 @@ func (b *batch) restartFairness(t ledger.Time) error {
 	clear(s.baseRates)
 	for _, id := range sortedTaskIDs(s.running) {
 		a := s.running[id]
+		if a.State == TaskQueued {
+			continue // counted once it starts
+		}
 		s.fair.TaskStarted(a.Account, a.Demand, t)
 		a.CountedFrom = t
 		if err := b.saveAttempt(a); err != nil {

@@ -21,9 +21,14 @@ type taskID struct {
 
 // nodeState is a node with what its active attempts leave free.
 type nodeState struct {
-	rec   nodeRecord
-	free  ledger.Vector
-	tasks map[taskID]struct{}
+	rec  nodeRecord
+	free ledger.Vector
+	// queued is what the attempts waiting in the node's look-ahead queue
+	// will take when they start (nil: none). It is room claimed: ordinary
+	// placements see free less queued (room), and the queue holds at most
+	// one node's worth (queueRoom).
+	queued ledger.Vector
+	tasks  map[taskID]struct{}
 	// history is its last ups and downs (nodes_history.go).
 	history []NodeTransition
 }
@@ -150,6 +155,56 @@ func (s *state) give(nd *nodeState, demand ledger.Vector) {
 	ledger.AddUnits(nd.free, demand, s.resourceUnits(), +1)
 }
 
+// hold puts active attempt a on node nd: a queued attempt claims room in
+// the node's look-ahead queue, any other takes the node's free resources.
+// release undoes it, for a in the same state.
+func (s *state) hold(nd *nodeState, a *attemptRecord) {
+	if a.State != TaskQueued {
+		s.take(nd, a.nodeDemand())
+		return
+	}
+	if nd.queued == nil {
+		nd.queued = ledger.NewVector(len(nd.free))
+	}
+	ledger.AddUnits(nd.queued, a.nodeDemand(), s.resourceUnits(), +1)
+}
+
+func (s *state) release(nd *nodeState, a *attemptRecord) {
+	if a.State != TaskQueued {
+		s.give(nd, a.nodeDemand())
+		return
+	}
+	if nd.queued != nil {
+		ledger.AddUnits(nd.queued, a.nodeDemand(), s.resourceUnits(), -1)
+	}
+}
+
+// room is what an ordinary placement may take on nd: its free resources
+// less what its queue has claimed, never below zero.
+func room(nd *nodeState) ledger.Vector {
+	return less(nd.free, nd.queued)
+}
+
+// queueRoom is what nd's look-ahead queue may still take: one node's
+// worth (its capacity) less what it holds.
+func queueRoom(nd *nodeState) ledger.Vector {
+	return less(nd.rec.Capacity, nd.queued)
+}
+
+// less is v − w with every entry at least zero; v itself when w is nil.
+func less(v, w ledger.Vector) ledger.Vector {
+	if w == nil {
+		return v
+	}
+	out := v.Clone()
+	for k := range out {
+		if k < len(w) {
+			out[k] = max(out[k]-w[k], 0)
+		}
+	}
+	return out
+}
+
 // loadState reads the whole in-memory state from a bbolt transaction.
 func loadState(tx *bolt.Tx) (*state, error) {
 	s := newState()
@@ -256,7 +311,7 @@ func (s *state) loadActive(tx *bolt.Tx, n int) error {
 		s.running[id] = a
 		for _, node := range a.allNodes() {
 			if nd, ok := s.nodes[node]; ok {
-				s.take(nd, a.nodeDemand())
+				s.hold(nd, a)
 				nd.tasks[id] = struct{}{}
 			}
 		}

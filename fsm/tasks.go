@@ -20,6 +20,10 @@ type TaskPlacement struct {
 	// by the leader from a random source when it places the task, kept
 	// with the attempt, sent only to the task's workers.
 	Credential string `json:"credential,omitempty"`
+	// Queued puts the task in the node's look-ahead queue (lookahead.go)
+	// rather than on its free resources: it waits there, holding nothing,
+	// until its worker starts it in a slot a task's end freed.
+	Queued bool `json:"queued,omitempty"`
 }
 
 // Assign is one scheduling pass's placements. Each is re-checked at apply
@@ -112,6 +116,7 @@ type TaskState string
 
 // Task attempt states.
 const (
+	TaskQueued    TaskState = "queued"
 	TaskAssigned  TaskState = "assigned"
 	TaskRunning   TaskState = "running"
 	TaskSucceeded TaskState = "succeeded"
@@ -119,8 +124,9 @@ const (
 	TaskLostState TaskState = "lost"
 )
 
-// active reports whether the attempt still holds its node's resources.
-func (s TaskState) active() bool { return s == TaskAssigned || s == TaskRunning }
+// active reports whether the attempt still holds its node's resources, or
+// a place in its node's queue.
+func (s TaskState) active() bool { return s == TaskAssigned || s == TaskRunning || s == TaskQueued }
 
 // attemptRecord is one attempt of one task: written when the task is
 // placed, updated when it starts and when it ends.
@@ -160,6 +166,9 @@ type attemptRecord struct {
 	// ChargeHold rather than the job's hold.
 	Requeue    bool   `json:"requeue,omitempty"`
 	ChargeHold string `json:"charge_hold,omitempty"`
+	// Queued: placed in its node's look-ahead queue; its fairness count
+	// and charge run from StartedAt, not AssignedAt (lookahead.go).
+	Queued bool `json:"queued,omitempty"`
 }
 
 // PlacedTask is an accepted placement: the attempt it started, on Node,
@@ -170,6 +179,8 @@ type PlacedTask struct {
 	Attempt int      `json:"attempt"`
 	Node    string   `json:"node"`
 	Nodes   []string `json:"nodes,omitempty"`
+	// Queued: the attempt waits in its node's look-ahead queue.
+	Queued bool `json:"queued,omitempty"`
 }
 
 // DroppedPlacement is a placement Assign did not apply, and why.
@@ -245,6 +256,10 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 		Job: j.ID, Task: p.Task, Attempt: attempt, Account: j.Account, User: j.User, Node: p.Node,
 		Demand: j.allocation(), State: TaskAssigned, AssignedAt: t, CountedFrom: t,
 	}
+	if p.Queued {
+		a.State, a.Queued = TaskQueued, true
+		j.Queued++
+	}
 	if j.Nodes > 1 {
 		a.Nodes, a.NodeDemand, a.Credential = slices.Clone(p.Nodes), j.Demand.Clone(), p.Credential
 	}
@@ -254,7 +269,7 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 	id := taskID{j.ID, p.Task}
 	st.running[id] = a
 	for _, nd := range nodes {
-		st.take(nd, a.nodeDemand())
+		st.hold(nd, a)
 		nd.tasks[id] = struct{}{}
 	}
 	if requeued >= 0 {
@@ -266,13 +281,15 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 	st.setRunning(j)
 	j.State = JobRunning
 	b.markJob(j)
-	st.fair.TaskStarted(j.Account, a.Demand, t)
+	if !p.Queued {
+		st.fair.TaskStarted(j.Account, a.Demand, t)
+	}
 	b.touched[j.Account] = true
 	b.noteQueuePlacement(j, t)
 	if err := b.resolveDependents(j, t); err != nil {
 		return PlacedTask{}, "", err
 	}
-	return PlacedTask{JobID: j.ID, Task: p.Task, Attempt: attempt, Node: p.Node, Nodes: slices.Clone(a.Nodes)}, "", nil
+	return PlacedTask{JobID: j.ID, Task: p.Task, Attempt: attempt, Node: p.Node, Nodes: slices.Clone(a.Nodes), Queued: p.Queued}, "", nil
 }
 
 // saveAttempt writes an attempt and keeps the indexes of active and ended
@@ -320,6 +337,9 @@ func (b *batch) taskEvent(e TaskEvent, t ledger.Time) (string, error) {
 		if a.State == TaskRunning {
 			return "the attempt was already reported started", nil
 		}
+		if a.State == TaskQueued {
+			b.startQueued(j, a, t) // lookahead.go
+		}
 		a.State, a.StartedAt = TaskRunning, t
 		return "", b.saveAttempt(a)
 	case TaskExited:
@@ -357,6 +377,9 @@ func (b *batch) loseAttemptUntil(j *jobRecord, a *attemptRecord, until, t ledger
 		from = a.StartedAt
 	}
 	runtime := min(max(min(until, t).Sub(from), 0), j.Walltime)
+	if a.State == TaskQueued {
+		runtime = 0 // it held nothing yet
+	}
 	return b.endAttempt(j, a, TaskLostState, runtime, t)
 }
 
@@ -365,6 +388,14 @@ func (b *batch) loseAttemptUntil(j *jobRecord, a *attemptRecord, until, t ledger
 // last task.
 func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runtime time.Duration, t ledger.Time) error {
 	st := b.st
+	queued := a.State == TaskQueued
+	id := taskID{a.Job, a.Task}
+	for _, node := range a.allNodes() {
+		if nd, ok := st.nodes[node]; ok {
+			st.release(nd, a)
+			delete(nd.tasks, id)
+		}
+	}
 	weights, rule := st.settings.BillingWeights, st.settings.BillingRule
 	detail := ledger.ChargeDetail{Runtime: runtime, Demand: a.Demand.Clone(), Weights: weights.Clone(), Resources: slices.Clone(st.settings.Resources), Rule: rule}
 	charged := holdID(j.ID)
@@ -399,16 +430,14 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 	if err := b.saveAttempt(a); err != nil {
 		return err
 	}
-	id := taskID{a.Job, a.Task}
 	delete(st.running, id)
-	for _, node := range a.allNodes() {
-		if nd, ok := st.nodes[node]; ok {
-			st.give(nd, a.nodeDemand())
-			delete(nd.tasks, id)
-		}
+	if !queued {
+		st.fair.TaskEnded(j.Account, a.Demand, a.CountedFrom, t)
 	}
-	st.fair.TaskEnded(j.Account, a.Demand, a.CountedFrom, t)
 	j.Running--
+	if queued {
+		j.Queued--
+	}
 	st.setRunning(j)
 	switch {
 	case state == TaskSucceeded:

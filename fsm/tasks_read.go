@@ -37,6 +37,9 @@ type TaskInfo struct {
 	// Requeue: a RequeueJob stopped (or is stopping) the attempt, and its
 	// task runs again (jobs_requeue.go).
 	Requeue bool
+	// Queued: the attempt was placed in its node's look-ahead queue, and
+	// held nothing until StartedAt (lookahead.go).
+	Queued bool
 }
 
 func taskInfo(a *attemptRecord) TaskInfo {
@@ -44,7 +47,7 @@ func taskInfo(a *attemptRecord) TaskInfo {
 		JobID: a.Job, Task: a.Task, Attempt: a.Attempt, State: a.State, Node: a.Node, Nodes: slices.Clone(a.Nodes), Credential: a.Credential,
 		AssignedAt: a.AssignedAt, StartedAt: a.StartedAt, EndedAt: a.EndedAt,
 		ExitCode: a.ExitCode, Runtime: a.Runtime, Charged: a.Charged,
-		CPUSeconds: a.CPUSeconds, PeakMemBytes: a.PeakMemBytes, Reason: a.Reason, Requeue: a.Requeue,
+		CPUSeconds: a.CPUSeconds, PeakMemBytes: a.PeakMemBytes, Reason: a.Reason, Requeue: a.Requeue, Queued: a.Queued,
 	}
 }
 

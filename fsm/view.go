@@ -32,7 +32,10 @@ func (f *FSM) View(now ledger.Time) *sched.View { return f.ViewAfter(now, nil) }
 // view hold back; and Assign checks every placement against the state it
 // applies to, so a view that foresaw wrongly (the events were refused, or
 // the Assign overtook them) costs a dropped placement, never a node held
-// twice. Events that start, or name no active attempt, change nothing.
+// twice. A queued attempt's start or end also gives back its room in its
+// node's look-ahead queue (Node.QueueFree), for the look-ahead pass to
+// refill while it is on its way; other starts, and events naming no
+// active attempt, change nothing.
 func (f *FSM) ViewAfter(now ledger.Time, ends []TaskEvent) *sched.View {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -64,7 +67,8 @@ func (f *FSM) ViewAfter(now ledger.Time, ends []TaskEvent) *sched.View {
 		oldestPending := ledger.Time(-1)
 		for _, id := range st.accountJobs[name] {
 			j := st.jobs[id]
-			a.Running.AddScaled(j.allocation(), float64(j.Running))
+			// A queued task is not counted until it starts (lookahead.go).
+			a.Running.AddScaled(j.allocation(), float64(j.Running-j.Queued))
 			if j.pending() == 0 {
 				continue
 			}
@@ -95,7 +99,7 @@ func (f *FSM) ViewAfter(now ledger.Time, ends []TaskEvent) *sched.View {
 		if !nd.rec.Up {
 			continue
 		}
-		free := nd.free.Clone()
+		free := room(nd).Clone()
 		for k, x := range back.nodes[id] {
 			if k < len(free) && k < len(nd.rec.Capacity) {
 				free[k] = min(free[k]+x, nd.rec.Capacity[k])
@@ -104,16 +108,24 @@ func (f *FSM) ViewAfter(now ledger.Time, ends []TaskEvent) *sched.View {
 		for k := range free {
 			free[k] = max(free[k], 0)
 		}
-		v.Nodes = append(v.Nodes, sched.Node{ID: id, Capacity: nd.rec.Capacity.Clone(), Free: free, Releases: st.releases(nd, back.ending)})
+		queue := queueRoom(nd).Clone()
+		for k, x := range back.queues[id] {
+			if k < len(queue) {
+				queue[k] = min(queue[k]+x, nd.rec.Capacity[k])
+			}
+		}
+		v.Nodes = append(v.Nodes, sched.Node{ID: id, Capacity: nd.rec.Capacity.Clone(), Free: free, Releases: st.releases(nd, back.ending),
+			QueueFree: queue})
 	}
 	return v
 }
 
 // givenBack is what the ends among events give back, per node and per
-// account, and which tasks they end.
+// account, and which tasks they end; queues is the look-ahead queue room
+// the ends and starts of queued attempts give back, per node.
 type givenBack struct {
-	nodes, accounts map[string]ledger.Vector
-	ending          map[taskID]bool
+	nodes, accounts, queues   map[string]ledger.Vector
+	ending, starting, leaving map[taskID]bool
 }
 
 func (st *state) givenBack(events []TaskEvent) givenBack {
@@ -121,7 +133,8 @@ func (st *state) givenBack(events []TaskEvent) givenBack {
 		return givenBack{}
 	}
 	n := len(st.settings.Resources)
-	g := givenBack{nodes: map[string]ledger.Vector{}, accounts: map[string]ledger.Vector{}, ending: map[taskID]bool{}}
+	g := givenBack{nodes: map[string]ledger.Vector{}, accounts: map[string]ledger.Vector{}, queues: map[string]ledger.Vector{},
+		ending: map[taskID]bool{}, starting: map[taskID]bool{}, leaving: map[taskID]bool{}}
 	add := func(m map[string]ledger.Vector, key string, v ledger.Vector) {
 		if m[key] == nil {
 			m[key] = ledger.NewVector(n)
@@ -131,11 +144,28 @@ func (st *state) givenBack(events []TaskEvent) givenBack {
 	for _, e := range events {
 		id := taskID{e.JobID, e.Task}
 		a, ok := st.running[id]
-		if e.Kind == TaskStarted || !ok || a.Attempt != e.Attempt || g.ending[id] {
+		if !ok || a.Attempt != e.Attempt || g.ending[id] {
+			continue
+		}
+		if a.State == TaskQueued && !g.leaving[id] {
+			// Started or ended, it leaves its node's queue.
+			g.leaving[id] = true
+			add(g.queues, a.Node, a.nodeDemand())
+		}
+		if e.Kind == TaskStarted {
+			if a.State == TaskQueued && !g.starting[id] {
+				// Its account holds it once it has started.
+				g.starting[id] = true
+				held := a.Demand.Clone()
+				held.Scale(-1)
+				add(g.accounts, a.Account, held)
+			}
 			continue
 		}
 		g.ending[id] = true
-		add(g.accounts, a.Account, a.Demand)
+		if a.State != TaskQueued || g.starting[id] {
+			add(g.accounts, a.Account, a.Demand)
+		}
 		for _, node := range a.allNodes() {
 			add(g.nodes, node, a.nodeDemand())
 		}
@@ -163,7 +193,7 @@ func AssignFor(v *sched.View, placements []sched.Placement) (*Assign, error) {
 			return nil, fmt.Errorf("fsm: placement %d (%+v) does not index the view", i, p)
 		}
 		job := v.Accounts[p.Account].Queue[p.Job]
-		tp := TaskPlacement{JobID: job.ID, Task: int64(p.Task), Node: v.Nodes[p.Node].ID}
+		tp := TaskPlacement{JobID: job.ID, Task: int64(p.Task), Node: v.Nodes[p.Node].ID, Queued: p.Queued}
 		for _, n := range p.Nodes {
 			if n < 0 || n >= len(v.Nodes) {
 				return nil, fmt.Errorf("fsm: placement %d (%+v) names node %d outside the view", i, p, n)
@@ -323,7 +353,7 @@ func (s *state) releases(nd *nodeState, ending map[taskID]bool) []sched.Release 
 	for _, id := range sortedTaskIDs(nd.tasks) {
 		a := s.running[id]
 		j := s.jobs[id.job]
-		if a == nil || j == nil || ending[id] {
+		if a == nil || j == nil || ending[id] || a.State == TaskQueued {
 			continue
 		}
 		from := a.AssignedAt

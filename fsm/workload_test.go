@@ -3,6 +3,7 @@ package fsm
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -59,6 +60,19 @@ func (w *workload) step() {
 		ps, err := w.engine.Schedule(v)
 		if err != nil {
 			w.t.Fatalf("schedule: %v", err)
+		}
+		if r.IntN(2) == 0 { // the leader's look-ahead pass
+			ps = slices.Clone(ps)
+			if la, nodes := sched.LookAheadView(v, ps); la != nil {
+				more, err := sched.NewEngine().Schedule(la)
+				if err != nil {
+					w.t.Fatalf("look-ahead: %v", err)
+				}
+				for _, p := range more {
+					p.Node, p.Queued = nodes[p.Node], true
+					ps = append(ps, p)
+				}
+			}
 		}
 		cmd, err := AssignFor(v, ps)
 		if err != nil {

@@ -52,4 +52,8 @@
 // what the engine decides in the .golden beside it), which
 // TestGoldenScenarios replays; a new policy adds one and writes its
 // .golden with -update-golden.
+//
+// LookAheadView (lookahead.go) turns what a pass left behind into the view
+// of a second pass that fills the nodes' look-ahead queues (package fsm:
+// lookahead.go), for the long-term policies only.
 package sched

@@ -83,6 +83,9 @@ type policyRow struct {
 	// place something only where a node freed room or a new task arrived;
 	// the simulator skips the other passes (sim's mayPlace).
 	capFree bool
+	// longTerm: the policy ranks accounts by what they have used over the
+	// fairness window, not by what they run now (LongTerm).
+	longTerm bool
 	// rule says in words how the policy orders accounts, for explain.
 	rule string
 	// inexact reports whether explain cannot rank by the policy's own key
@@ -122,6 +125,15 @@ func lookupPolicy(p Policy) (policyRow, bool) {
 func (p Policy) CapFree() bool {
 	r, ok := lookupPolicy(p)
 	return ok && r.capFree
+}
+
+// LongTerm reports whether the policy ranks accounts by what they have
+// used over the fairness window (their accumulated usage), not by what
+// they run at the moment: the policies a look-ahead pass may fill queues
+// for (LookAheadView).
+func (p Policy) LongTerm() bool {
+	r, ok := lookupPolicy(p)
+	return ok && r.longTerm
 }
 
 // PlacementStrategy chooses among the nodes a task fits on; see package place.

@@ -59,17 +59,17 @@ type fairness struct {
 // its partition R·w_i/Σw.
 func fillingPolicies() []policyRow {
 	return []policyRow{
-		{name: HMRF, key: hmrfKey, capFree: true,
+		{name: HMRF, key: hmrfKey, capFree: true, longTerm: true,
 			rule: "accounts under sharing loss (β < 1) go first, lowest β first; then the lowest accumulated usage for their weight"},
-		{name: LTDRF, key: ltdrfKey, capFree: true,
+		{name: LTDRF, key: ltdrfKey, capFree: true, longTerm: true,
 			rule: "the account whose accumulated dominant share for its weight is smallest goes first"},
-		{name: LTAF, key: ltafKey, capFree: true,
+		{name: LTAF, key: ltafKey, capFree: true, longTerm: true,
 			rule: "the account whose accumulated aggregate share for its weight is smallest goes first"},
 		{name: DRF, key: drfKey, capFree: true,
 			rule: "the account whose current dominant share for its weight is smallest goes first"},
 		{name: AF, key: afKey, capFree: true,
 			rule: "the account whose current aggregate share for its weight is smallest goes first"},
-		{name: LTRF, key: ltrfKey, capFree: true, settings: ltrfSettings,
+		{name: LTRF, key: ltrfKey, capFree: true, longTerm: true, settings: ltrfSettings,
 			rule: "the account with the least accumulated usage of the fairness resource for its weight goes first"},
 		{name: Static, key: drfKey, prepare: staticPartitions,
 			rule: "each account runs only in its own partition of the cluster"},

@@ -117,6 +117,10 @@ type Node struct {
 	// latest (start + walltime), for backfill's reservation; tasks without
 	// a walltime are not listed. Ignored without backfill.
 	Releases []Release
+	// QueueFree is the room left in the node's look-ahead queue (package
+	// fsm: lookahead.go). The engine ignores it; LookAhead schedules
+	// into it.
+	QueueFree ledger.Vector
 }
 
 // Placement puts one task on one node. Account, Job and Node index the
@@ -130,6 +134,8 @@ type Placement struct {
 	Task    int
 	Node    int
 	Nodes   []int
+	// Queued puts the task in the node's look-ahead queue (LookAhead).
+	Queued bool
 }
 
 // Settings are the cluster's policy settings.

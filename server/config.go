@@ -82,6 +82,16 @@ type Config struct {
 	// later. It must be well above a leader failover.
 	WorkerLossTimeout Duration `json:"worker_loss_timeout"`
 
+	// LookAhead lets the leader give each worker a queue of committed
+	// tasks to start the moment a slot frees, rather than a commit later
+	// (fsm: lookahead.go): at most one node's worth, one-node tasks only,
+	// under the long-term policies (hmrf, ltdrf, ltaf, ltrf). The policy's
+	// order then bends by at most one queued task per slot. Off by
+	// default: it shortens a slot's refill, which pays where tasks are
+	// short against the commit path, and costs some exactness of the
+	// shares (deploy/config.md has the figures).
+	LookAhead bool `json:"look_ahead,omitempty"`
+
 	// StateCheck is how often the leader has every replica digest and
 	// compare its state (integrity.go).
 	StateCheck StateCheckConfig `json:"state_check"`

@@ -33,6 +33,11 @@ func (j *jobsService) ExplainJob(ctx context.Context, req *longfairv1.ExplainJob
 	if info.State.Ended() || info.Pending == 0 {
 		return out, nil
 	}
+	if info.Pending == info.Queued {
+		// Placed already: nothing of the policy holds it back.
+		out.Wait = longfairv1.JobWait_JOB_WAIT_QUEUED
+		return out, nil
+	}
 	if wait, ok := heldBackProto[info.WaitKind]; ok && (info.WaitKind != fsm.WaitBegin || at < info.Begin) {
 		// Not offered to the scheduler: the job says what it waits for.
 		out.Wait = wait

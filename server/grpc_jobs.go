@@ -51,6 +51,8 @@ func jobStateFromProto(s longfairv1.JobState) (fsm.JobState, error) {
 
 func taskStateProto(s fsm.TaskState) longfairv1.TaskState {
 	switch s {
+	case fsm.TaskQueued:
+		return longfairv1.TaskState_TASK_STATE_QUEUED
 	case fsm.TaskAssigned:
 		return longfairv1.TaskState_TASK_STATE_ASSIGNED
 	case fsm.TaskRunning:
@@ -71,7 +73,7 @@ func jobProto(j fsm.JobInfo) *longfairv1.Job {
 		Tasks: j.Tasks, Walltime: duration(j.Walltime), Command: j.Command,
 		MaxAttempts: int32(j.MaxAttempts), State: jobStateProto(j.State),
 		SubmittedAt: timestamp(j.SubmittedAt), EndedAt: timestamp(j.EndedAt),
-		PendingTasks: j.Pending, RunningTasks: j.Running, SucceededTasks: j.Succeeded,
+		PendingTasks: j.Pending, RunningTasks: j.Running, QueuedTasks: j.Queued, SucceededTasks: j.Succeeded,
 		FailedTasks: j.Failed, CancelledTasks: j.Cancelled,
 		HoldMicroSu: int64(j.Hold), ChargedMicroSu: int64(j.Charged), Nodes: int32(j.Nodes), Ntasks: int32(j.Ranks), Exclusive: j.Exclusive,
 		Dependency: j.Dependency, Waiting: j.Waiting, Reason: j.Reason,
@@ -88,7 +90,7 @@ func taskProto(t fsm.TaskInfo) *longfairv1.Task {
 		JobId: t.JobID, Index: t.Task, Attempt: int32(t.Attempt), State: taskStateProto(t.State), Node: t.Node,
 		AssignedAt: timestamp(t.AssignedAt), StartedAt: timestamp(t.StartedAt), EndedAt: timestamp(t.EndedAt),
 		ExitCode: t.ExitCode, Runtime: duration(t.Runtime), ChargedMicroSu: int64(t.Charged), Nodes: t.Nodes,
-		CpuSeconds: t.CPUSeconds, PeakMemBytes: t.PeakMemBytes, Reason: t.Reason, Requeued: t.Requeue,
+		CpuSeconds: t.CPUSeconds, PeakMemBytes: t.PeakMemBytes, Reason: t.Reason, Requeued: t.Requeue, Queued: t.Queued,
 	}
 }
 

@@ -46,7 +46,7 @@ func (o *operatorService) ListNodes(ctx context.Context, _ *longfairv1.ListNodes
 	for _, n := range o.s.fsm.Nodes() {
 		node := &longfairv1.Node{
 			Id: n.ID, Up: n.Up, Class: n.Class, Account: n.Account, Address: n.Address,
-			Capacity: n.Capacity, Free: n.Free, RunningTasks: int64(n.Running), Since: timestamp(n.Since),
+			Capacity: n.Capacity, Free: n.Free, RunningTasks: int64(n.Running), QueuedTasks: int64(n.Queued), Since: timestamp(n.Since),
 			Confinement: n.Confinement,
 		}
 		for _, tr := range n.History {

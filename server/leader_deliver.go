@@ -30,7 +30,7 @@ func (t *leaderTerm) deliverPlaced(placed []fsm.PlacedTask) {
 		}
 		asgs := make([]*longfairv1.Assignment, 0, len(list))
 		for _, p := range list {
-			if a := t.assignment(attemptKey{p.JobID, p.Task, p.Attempt}, node); a != nil {
+			if a := t.assignment(attemptKey{p.JobID, p.Task, p.Attempt}, node, p.Queued); a != nil {
 				asgs = append(asgs, a)
 			}
 		}
@@ -43,7 +43,7 @@ func (t *leaderTerm) deliverTasks(c *workerConn, tasks []fsm.TaskInfo) {
 	slices.SortFunc(tasks, func(a, b fsm.TaskInfo) int { return compareKeys(keyOfTask(a), keyOfTask(b)) })
 	asgs := make([]*longfairv1.Assignment, 0, len(tasks))
 	for _, ti := range tasks {
-		if a := t.assignment(keyOfTask(ti), c.node); a != nil {
+		if a := t.assignment(keyOfTask(ti), c.node, ti.State == fsm.TaskQueued); a != nil {
 			asgs = append(asgs, a)
 		}
 	}
@@ -51,8 +51,8 @@ func (t *leaderTerm) deliverTasks(c *workerConn, tasks []fsm.TaskInfo) {
 }
 
 // assignment builds the message that tells the worker of node to run
-// attempt k, or its share of it (gang_conn.go).
-func (t *leaderTerm) assignment(k attemptKey, node string) *longfairv1.Assignment {
+// attempt k, or its share of it (gang_conn.go); queued, once a slot frees.
+func (t *leaderTerm) assignment(k attemptKey, node string, queued bool) *longfairv1.Assignment {
 	j, err := t.jobs.get(k.job)
 	if err != nil {
 		t.log.Error("cannot read the job of a placed attempt; its worker will be sent it on the next sweep", "job", k.job, "error", err)
@@ -67,7 +67,7 @@ func (t *leaderTerm) assignment(k attemptKey, node string) *longfairv1.Assignmen
 	a := &longfairv1.Assignment{
 		Attempt: k.ref(), Account: j.Account, User: j.User, JobName: j.Name,
 		Command: j.Command, Walltime: durationpb.New(j.Walltime), Demand: demand,
-		Dir: j.Dir, Env: j.Env, EnvCaptured: j.EnvCaptured, RunAs: unixProto(j.RunAs),
+		Dir: j.Dir, Env: j.Env, EnvCaptured: j.EnvCaptured, RunAs: unixProto(j.RunAs), Queued: queued,
 	}
 	if j.Nodes > 1 {
 		a.Ntasks = int32(j.Ranks)

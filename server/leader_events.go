@@ -54,6 +54,7 @@ func (t *leaderTerm) commitEvents(batches []eventBatch) {
 	cmd := &fsm.TaskEvents{}
 	acks := make(map[*workerConn]uint64)
 	ended := make(map[*workerConn][]attemptKey)
+	started := false
 	for _, b := range batches {
 		for _, e := range b.events {
 			acks[b.c] = max(acks[b.c], e.GetSeq())
@@ -78,14 +79,17 @@ func (t *leaderTerm) commitEvents(batches []eventBatch) {
 			cmd.Events = append(cmd.Events, ev)
 			if ev.Kind != fsm.TaskStarted {
 				ended[b.c] = append(ended[b.c], k)
+			} else {
+				started = true
 			}
 		}
 	}
 	// A slot a task's end frees is scheduled while the end is on its way
 	// through the log (fsm.ViewAfter), so that the next task's Assign goes
-	// in the same entry or the one after, rather than a commit later.
+	// in the same entry or the one after, rather than a commit later; so
+	// is the look-ahead queue room a queued task's start frees.
 	var queued func()
-	if len(ended) > 0 {
+	if len(ended) > 0 || started && t.s.cfg.LookAhead {
 		queued = func() {
 			t.ending.add(cmd.Events)
 			kick(t.schedule)
@@ -96,8 +100,12 @@ func (t *leaderTerm) commitEvents(batches []eventBatch) {
 	if !committed {
 		return
 	}
-	if len(ended) > 0 {
+	if len(ended) > 0 || started && t.s.cfg.LookAhead {
+		// A queued attempt's start leaves room in its node's queue
+		// (fsm: lookahead.go) for the next pass to fill.
 		kick(t.schedule)
+	}
+	if len(ended) > 0 {
 		// The other nodes of a parallel task that ended hold processes
 		// of it: the sweep stops them (stopEndedParallel).
 		t.requestSweep(false)

@@ -17,7 +17,7 @@ import (
 func (t *leaderTerm) scheduleLoop() {
 	w := t.s.fsm.Watch()
 	defer w.Close()
-	engine := sched.NewEngine()
+	engine, ahead := sched.NewEngine(), sched.NewEngine()
 	tick := time.NewTicker(passInterval)
 	defer tick.Stop()
 	dirty := true
@@ -32,7 +32,7 @@ func (t *leaderTerm) scheduleLoop() {
 				}
 			}
 			last = time.Now()
-			dirty = t.pass(engine)
+			dirty = t.pass(engine, ahead)
 			if dirty {
 				continue
 			}
@@ -48,7 +48,7 @@ func (t *leaderTerm) scheduleLoop() {
 			// The loop's own Assign commits need no new pass: a pass
 			// places all it can, and says so when it could not. Task
 			// events come from this term's event committer, which kicks
-			// the loop when an attempt ended (a start frees nothing).
+			// the loop when an attempt ended, or a queued one started.
 			dirty = changes&^(1<<fsm.TypeAssign|1<<fsm.TypeTaskEvents) != 0
 		case <-t.schedule:
 			dirty = true
@@ -60,7 +60,10 @@ func (t *leaderTerm) scheduleLoop() {
 
 // pass runs one scheduling pass; it reports whether another should follow
 // at once (it placed tasks, or had more placements than one command holds).
-func (t *leaderTerm) pass(engine *sched.Engine) (again bool) {
+// With look-ahead on, what the policy's pass could not place fills the
+// look-ahead queues of the nodes it left full (lookAhead), in the same
+// Assign.
+func (t *leaderTerm) pass(engine, ahead *sched.Engine) (again bool) {
 	if len(t.readyConns()) == 0 {
 		return false
 	}
@@ -70,16 +73,19 @@ func (t *leaderTerm) pass(engine *sched.Engine) (again bool) {
 		return false
 	}
 	placements, err := engine.Schedule(v)
-	t.s.metrics.ObservePass(time.Since(start), min(len(placements), fsm.MaxBatch))
 	if err != nil {
 		t.log.Error("scheduling pass failed", "error", err)
 		return false
 	}
+	truncated := len(placements) > fsm.MaxBatch
+	placements = placements[:min(len(placements), fsm.MaxBatch)]
+	if !truncated && t.s.cfg.LookAhead {
+		placements = t.lookAhead(ahead, v, placements)
+	}
+	t.s.metrics.ObservePass(time.Since(start), len(placements))
 	if len(placements) == 0 {
 		return false
 	}
-	truncated := len(placements) > fsm.MaxBatch
-	placements = placements[:min(len(placements), fsm.MaxBatch)]
 	cmd, err := fsm.AssignFor(v, placements)
 	if err != nil {
 		t.log.Error("scheduling pass made a placement outside its view", "error", err)
@@ -99,6 +105,25 @@ func (t *leaderTerm) pass(engine *sched.Engine) (again bool) {
 	}
 	t.deliverPlaced(res.Accepted)
 	return truncated || len(res.Dropped) > 0 && len(res.Accepted) > 0
+}
+
+// lookAhead appends to a pass's placements over v those of a look-ahead
+// pass (sched.LookAheadView), marked queued, up to what one Assign holds.
+func (t *leaderTerm) lookAhead(ahead *sched.Engine, v *sched.View, placed []sched.Placement) []sched.Placement {
+	la, nodes := sched.LookAheadView(v, placed)
+	if la == nil {
+		return placed
+	}
+	more, err := ahead.Schedule(la)
+	if err != nil {
+		t.log.Error("look-ahead pass failed", "error", err)
+		return placed
+	}
+	for _, p := range more[:min(len(more), fsm.MaxBatch-len(placed))] {
+		p.Node, p.Queued = nodes[p.Node], true
+		placed = append(placed, p)
+	}
+	return placed
 }
 
 // passView is the view a pass schedules on at now: the FSM's view, after

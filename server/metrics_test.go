@@ -196,11 +196,16 @@ func TestMetricsParseAndAgreeWithTheLedger(t *testing.T) {
 	}
 
 	// Ü and charges from the tasks themselves: each held one cpu from its
-	// placement to its end, and was charged on its own.
+	// placement (or, for one that waited in its node's look-ahead queue,
+	// its start) to its end, and was charged on its own.
 	var cpuSeconds float64
 	var charged int64
 	for _, task := range testcluster.AllTasks(ctx, t, c, done) {
-		cpuSeconds += task.GetEndedAt().AsTime().Sub(task.GetAssignedAt().AsTime()).Seconds()
+		from := task.GetAssignedAt()
+		if task.GetQueued() {
+			from = task.GetStartedAt()
+		}
+		cpuSeconds += task.GetEndedAt().AsTime().Sub(from.AsTime()).Seconds()
 		charged += task.GetChargedMicroSu()
 	}
 	if got := mustSample(t, fams, "longfair_account_usage_resource_seconds", "account", astro, "resource", "cpu"); math.Abs(got-cpuSeconds) > 1e-6 {

@@ -68,7 +68,7 @@ func (t *leaderTerm) reconcile(c *workerConn, h *longfairv1.WorkerHello) error {
 		if _, ok := held[k]; ok {
 			continue
 		}
-		if !h.GetFresh() && ti.State == fsm.TaskAssigned {
+		if !h.GetFresh() && (ti.State == fsm.TaskAssigned || ti.State == fsm.TaskQueued) {
 			resend = append(resend, ti)
 			continue
 		}

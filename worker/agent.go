@@ -36,6 +36,8 @@ type Agent struct {
 	devs        [len(deviceClasses)]*devices
 	deviceFiles [len(deviceClasses)][]string
 	tasks       *table
+	// slots is what running attempts hold, and the look-ahead queue.
+	slots *slots
 
 	gossip   *gossip
 	grpc     *grpc.Server
@@ -108,6 +110,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 		cfg: cfg, log: logger, session: hex.EncodeToString(sid[:]),
 		baseEnv:  taskEnv(os.Environ()),
 		tasks:    newTable(),
+		slots:    newSlots(maps.Clone(cfg.Resources)),
 		goodbyes: make(chan goodbye),
 	}
 	for i, c := range deviceClasses {
@@ -376,5 +379,9 @@ func (ag *Agent) Connected() bool { return ag.connected.Load() }
 // Leader is the node id of the leader the worker is connected to, or "".
 func (ag *Agent) Leader() string { return ag.leaderID.Load().(string) }
 
-// Running is how many attempts are running or waiting to start here.
-func (ag *Agent) Running() int { return len(ag.tasks.running()) }
+// Running is how many attempts are running here, or about to start (a
+// MIC task waiting for its devices); Queued how many wait in the node's
+// look-ahead queue for a slot.
+func (ag *Agent) Running() int { n, _ := ag.tasks.counts(); return n }
+
+func (ag *Agent) Queued() int { _, n := ag.tasks.counts(); return n }

@@ -22,7 +22,10 @@
 //     devices it was given (GPUs in CUDA_VISIBLE_DEVICES, MICs in
 //     OFFLOAD_DEVICES: devices.go), and its walltime enforced
 //     (SIGTERM, then SIGKILL after a grace period), under a supervisor
-//     process (below);
+//     process (below); an assignment the leader marks queued (its
+//     look-ahead queue: package fsm, lookahead.go) waits, in the order they
+//     came, until the attempts running here leave room for it, and starts
+//     then without a word from the leader (slots.go);
 //   - when it runs as root with RunAsUsers ('longfair worker' without
 //     --as-self), runs each attempt as its user's Unix account — uid, gid,
 //     supplementary groups, HOME, USER and LOGNAME, looked up on this node —

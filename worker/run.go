@@ -34,8 +34,24 @@ const (
 	EnvCUDAVisibleDevices = "CUDA_VISIBLE_DEVICES"
 )
 
-// run runs one attempt from start to end, reporting what happens.
-func (ag *Agent) run(a *attempt, startCtx context.Context) {
+// run runs one attempt from start to end, reporting what happens. A
+// queued attempt (ticket not nil) first waits for room on the node
+// (slots.go).
+func (ag *Agent) run(a *attempt, startCtx context.Context, ticket *slotTicket) {
+	if ticket != nil {
+		if !ag.slots.wait(startCtx, ticket) {
+			// Stopped while it waited in the queue: it ran for no time.
+			defer ag.wg.Done()
+			ag.finish(a, 128+15, 0, nil)
+			return
+		}
+		ag.tasks.mu.Lock()
+		a.waiting = false
+		ag.tasks.mu.Unlock()
+	}
+	// Given back once its end is reported, so that the queued attempt
+	// that takes its place is reported started after it.
+	defer ag.slots.give(a.asg.GetDemand())
 	if ag.cfg.Simulate {
 		ag.simulate(a, startCtx) // simulate.go
 		return

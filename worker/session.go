@@ -228,9 +228,17 @@ func (ag *Agent) assign(asg *longfairv1.Assignment) {
 		}()
 		return
 	}
+	// Taken here, in the order the leader sent them, not in the
+	// goroutines' order.
+	var ticket *slotTicket
+	if asg.GetQueued() {
+		ticket = ag.slots.enqueue(asg.GetDemand())
+	} else {
+		ag.slots.take(asg.GetDemand())
+	}
 	go func() {
 		defer cancel()
-		ag.run(a, startCtx)
+		ag.run(a, startCtx, ticket)
 	}()
 }
 

@@ -48,6 +48,9 @@ type attempt struct {
 	// once it has started).
 	stopping  bool
 	stopGrace time.Duration
+	// waiting is set while the attempt waits in the look-ahead queue
+	// (slots.go).
+	waiting bool
 }
 
 // table holds the attempts and the events not yet acknowledged. Every
@@ -78,7 +81,7 @@ func (t *table) add(asg *longfairv1.Assignment, cancelStart context.CancelFunc) 
 	if _, ok := t.attempts[k]; ok || t.closed {
 		return nil
 	}
-	a := &attempt{key: k, asg: asg, report: true, cancelStart: cancelStart}
+	a := &attempt{key: k, asg: asg, report: true, cancelStart: cancelStart, waiting: asg.GetQueued()}
 	t.attempts[k] = a
 	return a
 }
@@ -201,7 +204,8 @@ func (t *table) holdsJob(job uint64) bool {
 	return false
 }
 
-// running returns the attempts that have not ended.
+// running returns the attempts that have not ended, those still waiting
+// in the look-ahead queue included.
 func (t *table) running() []*attempt {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -212,6 +216,23 @@ func (t *table) running() []*attempt {
 		}
 	}
 	return out
+}
+
+// counts is how many attempts have started and not ended, and how many
+// wait in the look-ahead queue.
+func (t *table) counts() (running, waiting int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, a := range t.attempts {
+		switch {
+		case a.ended:
+		case a.waiting:
+			waiting++
+		default:
+			running++
+		}
+	}
+	return running, waiting
 }
 
 // pendingEvents is how many events wait for an acknowledgement.

@@ -122,6 +122,9 @@ func explain(ctx context.Context, c *client.Client, id uint64) (*explanation, er
 	case longfairv1.JobWait_JOB_WAIT_THROTTLE:
 		e.add("throttle", "%d of its tasks run, as many as its throttle allows (--throttle); the next starts when one ends", job.GetRunningTasks())
 		return e, nil
+	case longfairv1.JobWait_JOB_WAIT_QUEUED:
+		e.add("queued", "its %d task(s) that have not started are placed in their nodes' look-ahead queues: each starts there as soon as a task on that node ends, without waiting for the scheduler (%d running)", job.GetQueuedTasks(), job.GetRunningTasks())
+		return e, nil
 	}
 	if job.GetPendingTasks() == 0 {
 		e.add("placed", "every task that has not ended is placed (%d running): nothing holds it back", job.GetRunningTasks())

@@ -226,6 +226,8 @@ func slurmStates() map[string]string {
 // taskState is the Slurm state of one attempt of job j.
 func taskState(j *longfairv1.Job, t *longfairv1.Task) string {
 	switch t.GetState() {
+	case longfairv1.TaskState_TASK_STATE_QUEUED:
+		return "PENDING"
 	case longfairv1.TaskState_TASK_STATE_ASSIGNED, longfairv1.TaskState_TASK_STATE_RUNNING:
 		return "RUNNING"
 	case longfairv1.TaskState_TASK_STATE_SUCCEEDED:

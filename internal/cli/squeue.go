@@ -195,6 +195,8 @@ func waitReason(x *longfairv1.JobExplanation) string {
 		return "ReqNodeNotAvail"
 	case longfairv1.JobWait_JOB_WAIT_NO_NODE_HOLDS:
 		return "BadConstraints"
+	case longfairv1.JobWait_JOB_WAIT_QUEUED:
+		return "Resources" // placed, waiting for its node's next free slot
 	}
 	if x.GetReserved() || x.GetRank() == 1 && x.GetWait() == longfairv1.JobWait_JOB_WAIT_NO_ROOM {
 		return "Resources"

@@ -99,6 +99,9 @@ const (
 	TaskState_TASK_STATE_FAILED TaskState = 4
 	// Its node went down or its worker lost it; it may be retried.
 	TaskState_TASK_STATE_LOST TaskState = 5
+	// Placed in a node's look-ahead queue: its worker starts it as soon as
+	// a slot there frees. It holds nothing and costs nothing until then.
+	TaskState_TASK_STATE_QUEUED TaskState = 6
 )
 
 // Enum value maps for TaskState.
@@ -110,6 +113,7 @@ var (
 		3: "TASK_STATE_SUCCEEDED",
 		4: "TASK_STATE_FAILED",
 		5: "TASK_STATE_LOST",
+		6: "TASK_STATE_QUEUED",
 	}
 	TaskState_value = map[string]int32{
 		"TASK_STATE_UNSPECIFIED": 0,
@@ -118,6 +122,7 @@ var (
 		"TASK_STATE_SUCCEEDED":   3,
 		"TASK_STATE_FAILED":      4,
 		"TASK_STATE_LOST":        5,
+		"TASK_STATE_QUEUED":      6,
 	}
 )
 
@@ -172,21 +177,25 @@ const (
 	JobWait_JOB_WAIT_BEGIN JobWait = 6
 	// As many of its tasks run as its array throttle allows.
 	JobWait_JOB_WAIT_THROTTLE JobWait = 7
+	// Every task of it that has not started waits in a node's look-ahead
+	// queue: each starts there as soon as a task on that node ends.
+	JobWait_JOB_WAIT_QUEUED JobWait = 10
 )
 
 // Enum value maps for JobWait.
 var (
 	JobWait_name = map[int32]string{
-		0: "JOB_WAIT_UNSPECIFIED",
-		1: "JOB_WAIT_NO_NODES",
-		2: "JOB_WAIT_NO_NODE_HOLDS",
-		3: "JOB_WAIT_NO_ROOM",
-		4: "JOB_WAIT_ROOM",
-		5: "JOB_WAIT_DEPENDENCY",
-		8: "JOB_WAIT_HELD",
-		9: "JOB_WAIT_LIMIT",
-		6: "JOB_WAIT_BEGIN",
-		7: "JOB_WAIT_THROTTLE",
+		0:  "JOB_WAIT_UNSPECIFIED",
+		1:  "JOB_WAIT_NO_NODES",
+		2:  "JOB_WAIT_NO_NODE_HOLDS",
+		3:  "JOB_WAIT_NO_ROOM",
+		4:  "JOB_WAIT_ROOM",
+		5:  "JOB_WAIT_DEPENDENCY",
+		8:  "JOB_WAIT_HELD",
+		9:  "JOB_WAIT_LIMIT",
+		6:  "JOB_WAIT_BEGIN",
+		7:  "JOB_WAIT_THROTTLE",
+		10: "JOB_WAIT_QUEUED",
 	}
 	JobWait_value = map[string]int32{
 		"JOB_WAIT_UNSPECIFIED":   0,
@@ -199,6 +208,7 @@ var (
 		"JOB_WAIT_LIMIT":         9,
 		"JOB_WAIT_BEGIN":         6,
 		"JOB_WAIT_THROTTLE":      7,
+		"JOB_WAIT_QUEUED":        10,
 	}
 )
 
@@ -1214,12 +1224,15 @@ type Job struct {
 	State       JobState               `protobuf:"varint,10,opt,name=state,proto3,enum=longfair.v1.JobState" json:"state,omitempty"`
 	SubmittedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=submitted_at,json=submittedAt,proto3" json:"submitted_at,omitempty"`
 	EndedAt     *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
-	// Task counts by state; they add up to tasks.
+	// Task counts by state; they add up to tasks. A task waiting in a
+	// node's look-ahead queue counts as pending (as running, being stopped,
+	// once the job is cancelled), and in queued_tasks too.
 	PendingTasks   int64 `protobuf:"varint,13,opt,name=pending_tasks,json=pendingTasks,proto3" json:"pending_tasks,omitempty"`
 	RunningTasks   int64 `protobuf:"varint,14,opt,name=running_tasks,json=runningTasks,proto3" json:"running_tasks,omitempty"`
 	SucceededTasks int64 `protobuf:"varint,15,opt,name=succeeded_tasks,json=succeededTasks,proto3" json:"succeeded_tasks,omitempty"`
 	FailedTasks    int64 `protobuf:"varint,16,opt,name=failed_tasks,json=failedTasks,proto3" json:"failed_tasks,omitempty"`
 	CancelledTasks int64 `protobuf:"varint,17,opt,name=cancelled_tasks,json=cancelledTasks,proto3" json:"cancelled_tasks,omitempty"`
+	QueuedTasks    int64 `protobuf:"varint,62,opt,name=queued_tasks,json=queuedTasks,proto3" json:"queued_tasks,omitempty"`
 	// hold_micro_su is the SU hold placed at submission.
 	HoldMicroSu int64 `protobuf:"varint,18,opt,name=hold_micro_su,json=holdMicroSu,proto3" json:"hold_micro_su,omitempty"`
 	// charged_micro_su is what the job's tasks have been charged so far.
@@ -1397,6 +1410,13 @@ func (x *Job) GetFailedTasks() int64 {
 func (x *Job) GetCancelledTasks() int64 {
 	if x != nil {
 		return x.CancelledTasks
+	}
+	return 0
+}
+
+func (x *Job) GetQueuedTasks() int64 {
+	if x != nil {
+		return x.QueuedTasks
 	}
 	return 0
 }
@@ -1647,7 +1667,11 @@ type Task struct {
 	// as "exceeded its memory request of 64M" (the kernel killed it).
 	Reason string `protobuf:"bytes,14,opt,name=reason,proto3" json:"reason,omitempty"`
 	// requeued: RequeueJob stopped this attempt and the task runs again.
-	Requeued      bool `protobuf:"varint,60,opt,name=requeued,proto3" json:"requeued,omitempty"`
+	Requeued bool `protobuf:"varint,60,opt,name=requeued,proto3" json:"requeued,omitempty"`
+	// queued: the attempt was placed in its node's look-ahead queue at
+	// assigned_at and held nothing, nor was it counted or charged, until
+	// started_at.
+	Queued        bool `protobuf:"varint,61,opt,name=queued,proto3" json:"queued,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1790,6 +1814,13 @@ func (x *Task) GetReason() string {
 func (x *Task) GetRequeued() bool {
 	if x != nil {
 		return x.Requeued
+	}
+	return false
+}
+
+func (x *Task) GetQueued() bool {
+	if x != nil {
+		return x.Queued
 	}
 	return false
 }
@@ -2231,7 +2262,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\"`\n" +
 	"\x10ListJobsResponse\x12$\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x10.longfair.v1.JobR\x04jobs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd9\b\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xfc\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12\x12\n" +
@@ -2250,7 +2281,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\rrunning_tasks\x18\x0e \x01(\x03R\frunningTasks\x12'\n" +
 	"\x0fsucceeded_tasks\x18\x0f \x01(\x03R\x0esucceededTasks\x12!\n" +
 	"\ffailed_tasks\x18\x10 \x01(\x03R\vfailedTasks\x12'\n" +
-	"\x0fcancelled_tasks\x18\x11 \x01(\x03R\x0ecancelledTasks\x12\"\n" +
+	"\x0fcancelled_tasks\x18\x11 \x01(\x03R\x0ecancelledTasks\x12!\n" +
+	"\fqueued_tasks\x18> \x01(\x03R\vqueuedTasks\x12\"\n" +
 	"\rhold_micro_su\x18\x12 \x01(\x03R\vholdMicroSu\x12(\n" +
 	"\x10charged_micro_su\x18\x13 \x01(\x03R\x0echargedMicroSu\x12\x14\n" +
 	"\x05nodes\x18\x14 \x01(\x05R\x05nodes\x12\x16\n" +
@@ -2278,7 +2310,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\fall_attempts\x18\x04 \x01(\bR\vallAttempts\"d\n" +
 	"\x11ListTasksResponse\x12'\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x11.longfair.v1.TaskR\x05tasks\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xcb\x04\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xe3\x04\n" +
 	"\x04Task\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x03R\x05index\x12\x18\n" +
@@ -2299,7 +2331,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"cpuSeconds\x12$\n" +
 	"\x0epeak_mem_bytes\x18\r \x01(\x03R\fpeakMemBytes\x12\x16\n" +
 	"\x06reason\x18\x0e \x01(\tR\x06reason\x12\x1a\n" +
-	"\brequeued\x18< \x01(\bR\brequeued\"*\n" +
+	"\brequeued\x18< \x01(\bR\brequeued\x12\x16\n" +
+	"\x06queued\x18= \x01(\bR\x06queued\"*\n" +
 	"\x11ExplainJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"\xe0\b\n" +
 	"\x0eJobExplanation\x12\"\n" +
@@ -2346,14 +2379,15 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x11JOB_STATE_RUNNING\x10\x02\x12\x17\n" +
 	"\x13JOB_STATE_SUCCEEDED\x10\x03\x12\x14\n" +
 	"\x10JOB_STATE_FAILED\x10\x04\x12\x17\n" +
-	"\x13JOB_STATE_CANCELLED\x10\x05*\x9e\x01\n" +
+	"\x13JOB_STATE_CANCELLED\x10\x05*\xb5\x01\n" +
 	"\tTaskState\x12\x1a\n" +
 	"\x16TASK_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13TASK_STATE_ASSIGNED\x10\x01\x12\x16\n" +
 	"\x12TASK_STATE_RUNNING\x10\x02\x12\x18\n" +
 	"\x14TASK_STATE_SUCCEEDED\x10\x03\x12\x15\n" +
 	"\x11TASK_STATE_FAILED\x10\x04\x12\x13\n" +
-	"\x0fTASK_STATE_LOST\x10\x05*\xea\x01\n" +
+	"\x0fTASK_STATE_LOST\x10\x05\x12\x15\n" +
+	"\x11TASK_STATE_QUEUED\x10\x06*\xff\x01\n" +
 	"\aJobWait\x12\x18\n" +
 	"\x14JOB_WAIT_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11JOB_WAIT_NO_NODES\x10\x01\x12\x1a\n" +
@@ -2364,7 +2398,9 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\rJOB_WAIT_HELD\x10\b\x12\x12\n" +
 	"\x0eJOB_WAIT_LIMIT\x10\t\x12\x12\n" +
 	"\x0eJOB_WAIT_BEGIN\x10\x06\x12\x15\n" +
-	"\x11JOB_WAIT_THROTTLE\x10\a2\xae\x06\n" +
+	"\x11JOB_WAIT_THROTTLE\x10\a\x12\x13\n" +
+	"\x0fJOB_WAIT_QUEUED\x10\n" +
+	"2\xae\x06\n" +
 	"\x04Jobs\x12J\n" +
 	"\tSubmitJob\x12\x1d.longfair.v1.SubmitJobRequest\x1a\x1e.longfair.v1.SubmitJobResponse\x12<\n" +
 	"\tCancelJob\x12\x1d.longfair.v1.CancelJobRequest\x1a\x10.longfair.v1.Job\x128\n" +

@@ -497,6 +497,8 @@ func (x *Job) AppendProtoJSON(b []byte) ([]byte, error) {
 	b = pbjson.AppendQuotedInt(b, x.FailedTasks)
 	b = append(b, ",\"cancelled_tasks\":"...)
 	b = pbjson.AppendQuotedInt(b, x.CancelledTasks)
+	b = append(b, ",\"queued_tasks\":"...)
+	b = pbjson.AppendQuotedInt(b, x.QueuedTasks)
 	b = append(b, ",\"hold_micro_su\":"...)
 	b = pbjson.AppendQuotedInt(b, x.HoldMicroSu)
 	b = append(b, ",\"charged_micro_su\":"...)
@@ -667,6 +669,8 @@ func (x *Task) AppendProtoJSON(b []byte) ([]byte, error) {
 	}
 	b = append(b, ",\"requeued\":"...)
 	b = strconv.AppendBool(b, x.Requeued)
+	b = append(b, ",\"queued\":"...)
+	b = strconv.AppendBool(b, x.Queued)
 	return append(b, '}'), nil
 }
 

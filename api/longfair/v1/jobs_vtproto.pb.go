@@ -927,6 +927,13 @@ func (m *Job) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.QueuedTasks != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.QueuedTasks))
+		i--
+		dAtA[i] = 0x3
+		i--
+		dAtA[i] = 0xf0
+	}
 	if m.Requeues != 0 {
 		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.Requeues))
 		i--
@@ -1317,6 +1324,18 @@ func (m *Task) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	if m.unknownFields != nil {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
+	}
+	if m.Queued {
+		i--
+		if m.Queued {
+			dAtA[i] = 1
+		} else {
+			dAtA[i] = 0
+		}
+		i--
+		dAtA[i] = 0x3
+		i--
+		dAtA[i] = 0xe8
 	}
 	if m.Requeued {
 		i--
@@ -2221,6 +2240,9 @@ func (m *Job) SizeVT() (n int) {
 	if m.Requeues != 0 {
 		n += 2 + protohelpers.SizeOfVarint(uint64(m.Requeues))
 	}
+	if m.QueuedTasks != 0 {
+		n += 2 + protohelpers.SizeOfVarint(uint64(m.QueuedTasks))
+	}
 	n += len(m.unknownFields)
 	return n
 }
@@ -2329,6 +2351,9 @@ func (m *Task) SizeVT() (n int) {
 		}
 	}
 	if m.Requeued {
+		n += 3
+	}
+	if m.Queued {
 		n += 3
 	}
 	n += len(m.unknownFields)
@@ -5655,6 +5680,25 @@ func (m *Job) UnmarshalVT(dAtA []byte) error {
 					break
 				}
 			}
+		case 62:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field QueuedTasks", wireType)
+			}
+			m.QueuedTasks = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.QueuedTasks |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])
@@ -6368,6 +6412,26 @@ func (m *Task) UnmarshalVT(dAtA []byte) error {
 				}
 			}
 			m.Requeued = bool(v != 0)
+		case 61:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field Queued", wireType)
+			}
+			var v int
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				v |= int(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
+			m.Queued = bool(v != 0)
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

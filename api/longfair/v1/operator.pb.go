@@ -1442,11 +1442,14 @@ type Node struct {
 	Up    bool                   `protobuf:"varint,2,opt,name=up,proto3" json:"up,omitempty"`
 	Class string                 `protobuf:"bytes,3,opt,name=class,proto3" json:"class,omitempty"`
 	// account that contributed the node, if any.
-	Account      string                 `protobuf:"bytes,4,opt,name=account,proto3" json:"account,omitempty"`
-	Address      string                 `protobuf:"bytes,5,opt,name=address,proto3" json:"address,omitempty"`
-	Capacity     map[string]float64     `protobuf:"bytes,6,rep,name=capacity,proto3" json:"capacity,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
-	Free         map[string]float64     `protobuf:"bytes,7,rep,name=free,proto3" json:"free,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Account  string             `protobuf:"bytes,4,opt,name=account,proto3" json:"account,omitempty"`
+	Address  string             `protobuf:"bytes,5,opt,name=address,proto3" json:"address,omitempty"`
+	Capacity map[string]float64 `protobuf:"bytes,6,rep,name=capacity,proto3" json:"capacity,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	Free     map[string]float64 `protobuf:"bytes,7,rep,name=free,proto3" json:"free,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// running_tasks hold the node's resources; queued_tasks wait in its
+	// look-ahead queue, holding nothing until they start.
 	RunningTasks int64                  `protobuf:"varint,8,opt,name=running_tasks,json=runningTasks,proto3" json:"running_tasks,omitempty"`
+	QueuedTasks  int64                  `protobuf:"varint,12,opt,name=queued_tasks,json=queuedTasks,proto3" json:"queued_tasks,omitempty"`
 	Since        *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=since,proto3" json:"since,omitempty"`
 	// confinement is how the node's worker holds tasks to their demand:
 	// "cgroup-v1", "cgroup-v2" or "unconfined" (empty: not said).
@@ -1539,6 +1542,13 @@ func (x *Node) GetFree() map[string]float64 {
 func (x *Node) GetRunningTasks() int64 {
 	if x != nil {
 		return x.RunningTasks
+	}
+	return 0
+}
+
+func (x *Node) GetQueuedTasks() int64 {
+	if x != nil {
+		return x.QueuedTasks
 	}
 	return 0
 }
@@ -1749,7 +1759,7 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\x12GetSettingsRequest\"\x12\n" +
 	"\x10ListNodesRequest\"<\n" +
 	"\x11ListNodesResponse\x12'\n" +
-	"\x05nodes\x18\x01 \x03(\v2\x11.longfair.v1.NodeR\x05nodes\"\x84\x04\n" +
+	"\x05nodes\x18\x01 \x03(\v2\x11.longfair.v1.NodeR\x05nodes\"\xa7\x04\n" +
 	"\x04Node\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x0e\n" +
 	"\x02up\x18\x02 \x01(\bR\x02up\x12\x14\n" +
@@ -1758,7 +1768,8 @@ const file_longfair_v1_operator_proto_rawDesc = "" +
 	"\aaddress\x18\x05 \x01(\tR\aaddress\x12;\n" +
 	"\bcapacity\x18\x06 \x03(\v2\x1f.longfair.v1.Node.CapacityEntryR\bcapacity\x12/\n" +
 	"\x04free\x18\a \x03(\v2\x1b.longfair.v1.Node.FreeEntryR\x04free\x12#\n" +
-	"\rrunning_tasks\x18\b \x01(\x03R\frunningTasks\x120\n" +
+	"\rrunning_tasks\x18\b \x01(\x03R\frunningTasks\x12!\n" +
+	"\fqueued_tasks\x18\f \x01(\x03R\vqueuedTasks\x120\n" +
 	"\x05since\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12 \n" +
 	"\vconfinement\x18\n" +
 	" \x01(\tR\vconfinement\x125\n" +

@@ -695,6 +695,8 @@ func (x *Node) AppendProtoJSON(b []byte) ([]byte, error) {
 	b = append(b, '}')
 	b = append(b, ",\"running_tasks\":"...)
 	b = pbjson.AppendQuotedInt(b, x.RunningTasks)
+	b = append(b, ",\"queued_tasks\":"...)
+	b = pbjson.AppendQuotedInt(b, x.QueuedTasks)
 	b = append(b, ",\"since\":"...)
 	if x.Since == nil {
 		b = append(b, "null"...)

@@ -1321,6 +1321,11 @@ func (m *Node) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		i -= len(m.unknownFields)
 		copy(dAtA[i:], m.unknownFields)
 	}
+	if m.QueuedTasks != 0 {
+		i = protohelpers.EncodeVarint(dAtA, i, uint64(m.QueuedTasks))
+		i--
+		dAtA[i] = 0x60
+	}
 	if len(m.History) > 0 {
 		for iNdEx := len(m.History) - 1; iNdEx >= 0; iNdEx-- {
 			size, err := m.History[iNdEx].MarshalToSizedBufferVT(dAtA[:i])
@@ -2045,6 +2050,9 @@ func (m *Node) SizeVT() (n int) {
 			l = e.SizeVT()
 			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 		}
+	}
+	if m.QueuedTasks != 0 {
+		n += 1 + protohelpers.SizeOfVarint(uint64(m.QueuedTasks))
 	}
 	n += len(m.unknownFields)
 	return n
@@ -5813,6 +5821,25 @@ func (m *Node) UnmarshalVT(dAtA []byte) error {
 				return err
 			}
 			iNdEx = postIndex
+		case 12:
+			if wireType != 0 {
+				return fmt.Errorf("proto: wrong wireType = %d for field QueuedTasks", wireType)
+			}
+			m.QueuedTasks = 0
+			for shift := uint(0); ; shift += 7 {
+				if shift >= 64 {
+					return protohelpers.ErrIntOverflow
+				}
+				if iNdEx >= l {
+					return io.ErrUnexpectedEOF
+				}
+				b := dAtA[iNdEx]
+				iNdEx++
+				m.QueuedTasks |= int64(b&0x7F) << shift
+				if b < 0x80 {
+					break
+				}
+			}
 		default:
 			iNdEx = preIndex
 			skippy, err := protohelpers.Skip(dAtA[iNdEx:])

@@ -1130,10 +1130,15 @@ type Assignment struct {
 	// dir, env and env_captured: what the job captured at submission
 	// (SubmitJobRequest). A worker running as root runs the attempt as
 	// run_as, in dir, with env.
-	Dir           string        `protobuf:"bytes,20,opt,name=dir,proto3" json:"dir,omitempty"`
-	Env           []string      `protobuf:"bytes,21,rep,name=env,proto3" json:"env,omitempty"`
-	EnvCaptured   bool          `protobuf:"varint,22,opt,name=env_captured,json=envCaptured,proto3" json:"env_captured,omitempty"`
-	RunAs         *UnixIdentity `protobuf:"bytes,23,opt,name=run_as,json=runAs,proto3" json:"run_as,omitempty"`
+	Dir         string        `protobuf:"bytes,20,opt,name=dir,proto3" json:"dir,omitempty"`
+	Env         []string      `protobuf:"bytes,21,rep,name=env,proto3" json:"env,omitempty"`
+	EnvCaptured bool          `protobuf:"varint,22,opt,name=env_captured,json=envCaptured,proto3" json:"env_captured,omitempty"`
+	RunAs       *UnixIdentity `protobuf:"bytes,23,opt,name=run_as,json=runAs,proto3" json:"run_as,omitempty"`
+	// queued: the attempt waits in this node's look-ahead queue. The worker
+	// starts it, in the order queued attempts came, once the attempts it
+	// runs leave room for its demand within the node's resources, and
+	// reports the start as usual.
+	Queued        bool `protobuf:"varint,24,opt,name=queued,proto3" json:"queued,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1278,6 +1283,13 @@ func (x *Assignment) GetRunAs() *UnixIdentity {
 		return x.RunAs
 	}
 	return nil
+}
+
+func (x *Assignment) GetQueued() bool {
+	if x != nil {
+		return x.Queued
+	}
+	return false
 }
 
 type Assignments struct {
@@ -1907,7 +1919,7 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\x06events\x18\x02 \x01(\v2\x19.longfair.v1.WorkerEventsH\x00R\x06events\x126\n" +
 	"\theartbeat\x18\x03 \x01(\v2\x16.longfair.v1.HeartbeatH\x00R\theartbeat\x126\n" +
 	"\agoodbye\x18\x04 \x01(\v2\x1a.longfair.v1.WorkerGoodbyeH\x00R\agoodbyeB\x05\n" +
-	"\x03msg\"\xcc\x05\n" +
+	"\x03msg\"\xe4\x05\n" +
 	"\n" +
 	"Assignment\x121\n" +
 	"\aattempt\x18\x01 \x01(\v2\x17.longfair.v1.AttemptRefR\aattempt\x12\x18\n" +
@@ -1929,7 +1941,8 @@ const file_longfair_v1_workers_proto_rawDesc = "" +
 	"\x03dir\x18\x14 \x01(\tR\x03dir\x12\x10\n" +
 	"\x03env\x18\x15 \x03(\tR\x03env\x12!\n" +
 	"\fenv_captured\x18\x16 \x01(\bR\venvCaptured\x120\n" +
-	"\x06run_as\x18\x17 \x01(\v2\x19.longfair.v1.UnixIdentityR\x05runAs\x1a9\n" +
+	"\x06run_as\x18\x17 \x01(\v2\x19.longfair.v1.UnixIdentityR\x05runAs\x12\x16\n" +
+	"\x06queued\x18\x18 \x01(\bR\x06queued\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\x1a@\n" +

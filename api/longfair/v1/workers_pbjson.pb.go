@@ -539,6 +539,8 @@ func (x *Assignment) AppendProtoJSON(b []byte) ([]byte, error) {
 			return b, err
 		}
 	}
+	b = append(b, ",\"queued\":"...)
+	b = strconv.AppendBool(b, x.Queued)
 	return append(b, '}'), nil
 }
 
