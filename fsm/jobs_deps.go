@@ -190,8 +190,9 @@ func (b *batch) resolveTerm(term *depTerm, ref *jobRecord) {
 // elementState is whether task of job ref has started, has ended for
 // good (no attempt left to run), and ended succeeding.
 func (b *batch) elementState(ref *jobRecord, task int64) (started, ended, ok bool) {
-	if _, running := b.st.running[taskID{ref.ID, task}]; running {
-		return true, false, false
+	if a, running := b.st.running[taskID{ref.ID, task}]; running {
+		// One waiting in a look-ahead queue has not started.
+		return a.State != TaskQueued, false, false
 	}
 	requeued := slices.ContainsFunc(ref.Requeued, func(r requeuedTask) bool { return r.Task == task })
 	if task >= ref.NextFresh && ref.CancelledAt == 0 || requeued && !ref.State.Ended() {

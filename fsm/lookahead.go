@@ -60,6 +60,9 @@ func (b *batch) startQueued(j *jobRecord, a *attemptRecord, t ledger.Time) {
 	}
 	st.fair.TaskStarted(j.Account, a.Demand, t)
 	j.Queued--
+	if j.State == JobPending {
+		j.State = JobRunning
+	}
 	b.touched[j.Account] = true
 	b.markJob(j)
 }

@@ -318,3 +318,33 @@ func sameVector(a, b ledger.Vector) bool {
 	}
 	return true
 }
+
+// A job whose tasks only wait in look-ahead queues has not started: it
+// stays pending, and an after dependency on it, or on one of its
+// elements, is met only once a queued task starts.
+func TestQueuedJobHasNotStarted(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 8}, Tasks: 1, Walltime: time.Hour, Command: []string{"fill"}})
+	h.ok(depJob("queued", "", 2)) // 2
+	h.ok(depJob("after-job", "after:2", 1))
+	h.ok(depJob("after-element", "after:2_1", 1))
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 2, Task: 0, Node: "n1", Queued: true}, {JobID: 2, Task: 1, Node: "n1", Queued: true}}})
+	if j, _ := h.f.Job(2); j.State != JobPending || j.Pending != 2 || j.Running != 0 || j.Queued != 2 {
+		t.Fatalf("job 2 with both tasks queued: %v, %d pending, %d running, %d queued; want pending, 2, 0, 2", j.State, j.Pending, j.Running, j.Queued)
+	}
+	if queued(h, 3) || queued(h, 4) {
+		t.Fatal("an after dependency was met by tasks that only wait in a queue")
+	}
+	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 0, time.Minute), {JobID: 2, Task: 0, Attempt: 1, Kind: TaskStarted}}})
+	if j, _ := h.f.Job(2); j.State != JobRunning || j.Pending != 1 || j.Running != 1 {
+		t.Fatalf("job 2 with one task started: %v, %d pending, %d running; want running, 1, 1", j.State, j.Pending, j.Running)
+	}
+	if !queued(h, 3) || queued(h, 4) {
+		t.Fatalf("after task 0 started: after:2 offered %v (want true), after:2_1 offered %v (want false)", queued(h, 3), queued(h, 4))
+	}
+	h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 2, Task: 1, Attempt: 1, Kind: TaskStarted}}})
+	if !queued(h, 4) {
+		t.Fatal("after:2_1 is not met once task 1 started")
+	}
+}

@@ -279,11 +279,12 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 	}
 	j.Running++
 	st.setRunning(j)
-	j.State = JobRunning
-	b.markJob(j)
 	if !p.Queued {
+		// A job whose tasks only wait in queues has not started.
+		j.State = JobRunning
 		st.fair.TaskStarted(j.Account, a.Demand, t)
 	}
+	b.markJob(j)
 	b.touched[j.Account] = true
 	b.noteQueuePlacement(j, t)
 	if err := b.resolveDependents(j, t); err != nil {
@@ -337,11 +338,19 @@ func (b *batch) taskEvent(e TaskEvent, t ledger.Time) (string, error) {
 		if a.State == TaskRunning {
 			return "the attempt was already reported started", nil
 		}
-		if a.State == TaskQueued {
+		queued := a.State == TaskQueued
+		if queued {
 			b.startQueued(j, a, t) // lookahead.go
 		}
 		a.State, a.StartedAt = TaskRunning, t
-		return "", b.saveAttempt(a)
+		if err := b.saveAttempt(a); err != nil {
+			return "", err
+		}
+		if queued {
+			// Its job, or this element, may have just started.
+			return "", b.resolveDependents(j, t)
+		}
+		return "", nil
 	case TaskExited:
 		runtime := min(max(e.Runtime, 0), j.Walltime)
 		state := TaskSucceeded
