@@ -37,6 +37,7 @@ import (
 // default, for a rerun within 5s; a worker's default is 30s), which paces
 // their heartbeats. LONGFAIR_BENCH_PROFILE=dir keeps CPU profiles of the idle
 // leader and workers, the servers' logs and the workers' log there.
+// LONGFAIR_BENCH_SERVER_ARGS adds flags to the servers' (--look-ahead).
 func BenchmarkSimulatedWorkers(b *testing.B) {
 	n := envInt(b, "LONGFAIR_BENCH_WORKERS", 50)
 	tasks := envInt(b, "LONGFAIR_BENCH_TASKS", 100_000)
@@ -45,7 +46,8 @@ func BenchmarkSimulatedWorkers(b *testing.B) {
 	// The servers rerun a lost worker's tasks a second after it has surely
 	// fenced them, as startCluster's are for the test workers.
 	fence := envDuration(b, "LONGFAIR_BENCH_FENCE", workerFenceTimeout)
-	c := startCluster(ctx, b, 3, "--worker-loss-timeout", (fence + workerKillGrace + time.Second).String())
+	args := append([]string{"--worker-loss-timeout", (fence + workerKillGrace + time.Second).String()}, strings.Fields(os.Getenv("LONGFAIR_BENCH_SERVER_ARGS"))...)
+	c := startCluster(ctx, b, 3, args...)
 	profiles := os.Getenv("LONGFAIR_BENCH_PROFILE")
 	if profiles != "" {
 		b.Cleanup(func() {
