@@ -94,9 +94,29 @@ func TestLookAheadRunsEachTaskOnceWithinTheSlots(t *testing.T) {
 	log := &slotLog{}
 	c.worker(ctx, "w1", map[string]float64{"cpu": 2, "mem": 4 << 30}, log)
 	c.waitUp(ctx, 1)
+
+	// Four long tasks on two slots: two run, two wait in w1's queue, and
+	// the job's explanation and the node listing say so.
+	long := benchSubmit(ctx, t, c, account, user, "long", 4, "sleep 1.5")
+	conn := c.leaderConn(ctx)
+	testcluster.WaitFor(ctx, t, "two tasks running and two queued on w1", func() bool {
+		nodes, err := longfairv1.NewOperatorClient(conn).ListNodes(ctx, &longfairv1.ListNodesRequest{})
+		return err == nil && len(nodes.GetNodes()) == 1 && nodes.GetNodes()[0].GetRunningTasks() == 2 && nodes.GetNodes()[0].GetQueuedTasks() == 2
+	})
+	x, err := longfairv1.NewJobsClient(conn).ExplainJob(ctx, &longfairv1.ExplainJobRequest{JobId: long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.GetWait() != longfairv1.JobWait_JOB_WAIT_QUEUED || x.GetJob().GetPendingTasks() != 2 || x.GetJob().GetQueuedTasks() != 2 {
+		t.Fatalf("explained %v: want its 2 pending tasks said to be queued", x)
+	}
+
 	const tasks = 12
 	id := benchSubmit(ctx, t, c, account, user, "array", tasks, "sleep 0.3")
 	j := testcluster.WaitJobEnded(ctx, t, c.Cluster, id)
+	if lj := testcluster.WaitJobEnded(ctx, t, c.Cluster, long); lj.GetSucceededTasks() != 4 {
+		t.Fatalf("job long = %v, want its 4 tasks succeeded", lj)
+	}
 	if j.GetSucceededTasks() != tasks {
 		t.Fatalf("job = %v, want its %d tasks succeeded", j, tasks)
 	}

@@ -89,9 +89,12 @@ func (s *slots) give(demand map[string]float64) {
 	s.admit()
 }
 
-// admit readies queued tickets from the head while each fits.
+// admit readies queued tickets from the head while each fits. A head
+// that would not fit even an idle node (its resources as the ledger knows
+// them differ from what this agent was started with) starts once nothing
+// else runs, rather than block the queue for good.
 func (s *slots) admit() {
-	for len(s.queue) > 0 && s.fits(s.queue[0].demand) {
+	for len(s.queue) > 0 && (s.fits(s.queue[0].demand) || s.idle()) {
 		t := s.queue[0]
 		s.queue = s.queue[1:]
 		s.add(t.demand, +1)
@@ -102,6 +105,15 @@ func (s *slots) admit() {
 func (s *slots) fits(demand map[string]float64) bool {
 	for name, q := range demand {
 		if c, ok := s.capacity[name]; ok && s.used[name]+q > c+1e-9 {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *slots) idle() bool {
+	for _, q := range s.used {
+		if q > 1e-9 {
 			return false
 		}
 	}

@@ -49,6 +49,25 @@ func TestSlotsStartQueuedAttemptsInOrderWithinCapacity(t *testing.T) {
 	}
 }
 
+// A queued attempt bigger than the node as this agent knows it starts
+// once nothing else runs, instead of holding up the queue for good.
+func TestSlotsOversizedHeadStartsOnAnIdleNode(t *testing.T) {
+	s := newSlots(map[string]float64{"cpu": 2})
+	s.take(map[string]float64{"cpu": 1})
+	big := s.enqueue(map[string]float64{"cpu": 4})
+	select {
+	case <-big.ready:
+		t.Fatal("an oversized attempt started beside a running one")
+	default:
+	}
+	s.give(map[string]float64{"cpu": 1})
+	select {
+	case <-big.ready:
+	default:
+		t.Fatal("an oversized attempt at the head of the queue did not start on an idle node")
+	}
+}
+
 // A ticket made ready while its attempt was being stopped gives its room
 // back, so the next one can start.
 func TestSlotsStoppedReadyTicketGivesItsRoomBack(t *testing.T) {

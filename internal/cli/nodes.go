@@ -58,7 +58,11 @@ func nodesTable(nodes []*longfairv1.Node) table {
 			used := total - n.GetFree()[r]
 			row = append(row, client.FormatQuantity(r, used)+"/"+client.FormatQuantity(r, total))
 		}
-		row = append(row, fmt.Sprint(n.GetRunningTasks()), orDash(n.GetConfinement()), orDash(n.GetAddress()), fmtTime(n.GetSince()))
+		running := fmt.Sprint(n.GetRunningTasks())
+		if q := n.GetQueuedTasks(); q > 0 {
+			running += fmt.Sprintf(" +%d queued", q) // its look-ahead queue
+		}
+		row = append(row, running, orDash(n.GetConfinement()), orDash(n.GetAddress()), fmtTime(n.GetSince()))
 		t.add(row...)
 	}
 	return t
