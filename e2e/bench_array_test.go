@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -28,13 +29,14 @@ import (
 // loopback with the same number of CPUs (scripts/slurm-loopback) and runs
 // `sbatch --array --wrap true` (2,000 tasks; LONGFAIR_BENCH_SLURM_ARRAY)
 // to its end; x-slurm compares the tasks per second (goal ≥ 20).
+// LONGFAIR_BENCH_DEV_ARGS adds flags to `longfair dev` (--look-ahead).
 func BenchmarkArrayOnDev(b *testing.B) {
 	tasks := envInt(b, "LONGFAIR_BENCH_ARRAY", 10_000)
 	slurmTasks := envInt(b, "LONGFAIR_BENCH_SLURM_ARRAY", 2_000)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	dir := b.TempDir()
-	dev, err := testcluster.StartDev(binary, filepath.Join(dir, "cluster"), filepath.Join(dir, "dev.out"))
+	dev, err := testcluster.StartDev(binary, filepath.Join(dir, "cluster"), filepath.Join(dir, "dev.out"), strings.Fields(os.Getenv("LONGFAIR_BENCH_DEV_ARGS"))...)
 	if err != nil {
 		b.Fatal(err)
 	}

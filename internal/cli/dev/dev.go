@@ -87,6 +87,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		dir, logLevel string
 		demo, keep    bool
 		noWorkers     bool
+		lookAhead     bool
 		startTimeout  time.Duration
 	)
 	fs := cli.NewFlags("dev")
@@ -95,6 +96,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&keep, "keep", false, "keep the temporary directory when the cluster stops")
 	fs.BoolVar(&noWorkers, "no-workers", false, "start only the three servers")
 	fs.StringVar(&logLevel, "log-level", "info", "log `level` of the servers and workers (their logs are in the directory)")
+	fs.BoolVar(&lookAhead, "look-ahead", false, "start the servers with --look-ahead: workers start queued tasks as soon as a slot frees")
 	fs.DurationVar(&startTimeout, "start-timeout", 60*time.Second, "give up when the cluster is not up within this `duration`")
 	pos, _, err := cli.ParseFlags(fs, args, devHelp, stdout)
 	if err != nil {
@@ -126,7 +128,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	d := &devCluster{Dir: dir, PID: os.Getpid()}
 	startCtx, cancel := context.WithTimeout(ctx, startTimeout)
-	err = d.start(startCtx, exe, logLevel, !noWorkers, stdout)
+	err = d.start(startCtx, exe, logLevel, !noWorkers, lookAhead, stdout)
 	cancel()
 	if err != nil {
 		d.stop()
