@@ -74,10 +74,7 @@ func (s *state) jobInfo(j *jobRecord) JobInfo {
 }
 
 func jobInfo(j *jobRecord, resources []string) JobInfo {
-	waiting := j.Queued
-	if j.CancelledAt != 0 {
-		waiting = 0 // their workers are dropping them: nothing will start
-	}
+	waiting := j.waiting()
 	return JobInfo{
 		ID: j.ID, RequestID: j.RequestID, Account: j.Account, User: j.User, Name: j.Name,
 		Demand: named(resources, j.Demand), Nodes: j.Nodes, Ranks: j.Ranks, Exclusive: j.Exclusive, Tasks: j.Tasks, Walltime: j.Walltime, Command: slices.Clone(j.Command),

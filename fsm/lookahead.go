@@ -39,6 +39,17 @@ import "github.com/longfair/longfair/ledger"
 // started is charged nothing; its worker may have started it in the last
 // moments, in a slot whose previous attempt is charged up to the loss.
 
+// waiting is how many of j's tasks wait in look-ahead queues to start:
+// the reads count them as pending, not running. Once j is cancelled none
+// will start (their workers are dropping them), and they count as
+// running, being stopped, until their ends are in.
+func (j *jobRecord) waiting() int64 {
+	if j.CancelledAt != 0 {
+		return 0
+	}
+	return j.Queued
+}
+
 // startQueued moves queued attempt a, whose start is being applied at t,
 // from its node's queue onto the node's resources, and starts counting it
 // in the fairness book. Its worker started it in a slot an end freed, and

@@ -9,6 +9,7 @@ import (
 
 	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
+	bolt "go.etcd.io/bbolt"
 )
 
 // A queued attempt holds nothing and is not counted by the fairness book
@@ -170,6 +171,14 @@ func TestQueuedAttemptThatNeverStartedCostsNothing(t *testing.T) {
 	if j, _ := h.f.Job(2); j.Pending != 1 || j.Running != 0 {
 		t.Fatalf("job 2 = %+v, want task 0 pending again", j)
 	}
+	// The usage report counts what ran: job 1's 8 cpu for 30 minutes.
+	rows, err := h.f.Usage(UsageQuery{From: t0, To: h.now.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Usage["cpu"] != 8*(30*time.Minute).Seconds() || rows[0].Runtime != 30*time.Minute {
+		t.Fatalf("usage rows %+v: want 8 cpu for 30 minutes, nothing of the queued attempts", rows)
+	}
 	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8, "mem": 32 << 30}})
 	if n := h.f.View(h.now).Nodes[0]; !slices.Equal(n.Free, n.Capacity) || !slices.Equal(n.QueueFree, n.Capacity) {
 		t.Fatalf("n1 back up offers free %v, queue room %v; want all of %v", n.Free, n.QueueFree, n.Capacity)
@@ -246,13 +255,20 @@ func TestLookAheadViewQueuesOnFullNodesOnly(t *testing.T) {
 	if !slices.Equal(tasks, []int64{2, 3, 4, 5}) {
 		t.Fatalf("queued tasks %v of job 2, want 2 to 5", tasks)
 	}
-	// A parallel job never waits in a queue; a one-node job may, where
-	// a queue has room.
+	// A parallel job never waits in a queue. Under the default easy
+	// backfill, while one waits nothing is queued (the queues would keep
+	// its nodes from draining); under greedy backfill a one-node job is
+	// queued where a queue has room.
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 4}, Tasks: 1, Nodes: 2, Walltime: time.Hour, Command: []string{"mpi"}})
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"small"}})
+	if q, la := pass(); len(q) != 0 || la != nil {
+		t.Fatalf("queued %+v while a parallel job waits under easy backfill", q)
+	}
+	greedy := "greedy"
+	h.ok(&UpdateSettings{Backfill: &greedy})
 	q, _ = pass()
 	if len(q) != 1 || q[0].JobID != 4 {
-		t.Fatalf("queued %+v, want job 4's task alone", q)
+		t.Fatalf("queued %+v under greedy backfill, want job 4's task alone", q)
 	}
 }
 
@@ -267,13 +283,30 @@ func taskState(t *testing.T, h *harness, job uint64, task int64) TaskState {
 
 // Over a random workload with look-ahead passes (workload_test.go), each
 // node's free resources and queue claims stay exactly what its attempts
-// hold: capacity less the running ones, and the sum of the queued ones.
+// hold: capacity less the running ones, and the sum of the queued ones;
+// and a replica that loads its state from the file at any step (a
+// restart) offers every node the same room as one that applied every
+// step, so that both decide every placement alike.
 func TestWorkloadKeepsNodesAndQueuesInStep(t *testing.T) {
 	w := newWorkload(t, 5)
 	queued, started := 0, 0
 	for step := range 1500 {
 		w.step()
 		st := w.h.f.st
+		var loaded *state
+		if err := w.h.f.db.View(func(tx *bolt.Tx) error {
+			var err error
+			loaded, err = loadState(tx)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for id, nd := range st.nodes {
+			ld := loaded.nodes[id]
+			if ld == nil || !slices.Equal(room(nd), room(ld)) || !slices.Equal(queueRoom(nd), queueRoom(ld)) {
+				t.Fatalf("step %d: node %s offers room %v and queue room %v; reloaded, %v and %v", step, id, room(nd), queueRoom(nd), room(ld), queueRoom(ld))
+			}
+		}
 		for _, id := range sortedKeys(st.nodes) {
 			nd := st.nodes[id]
 			free, claimed := nd.rec.Capacity.Clone(), ledger.NewVector(len(nd.free))
@@ -297,8 +330,8 @@ func TestWorkloadKeepsNodesAndQueuesInStep(t *testing.T) {
 			}
 		}
 	}
-	if queued == 0 {
-		t.Fatal("the workload queued nothing: the test covers nothing")
+	if queued == 0 || started == 0 {
+		t.Fatalf("the workload queued %d and started %d from a queue: the test covers too little", queued, started)
 	}
 	t.Logf("%d queued attempt-steps, %d started from a queue", queued, started)
 }

@@ -180,7 +180,10 @@ func (s *state) release(nd *nodeState, a *attemptRecord) {
 }
 
 // room is what an ordinary placement may take on nd: its free resources
-// less what its queue has claimed, never below zero.
+// less what its queue has claimed. Not clamped at zero: a node without a
+// queue (nil) and one whose queue has emptied (zeros) must give the same
+// answer, on a replica that restarted (which rebuilds nil) as on one that
+// did not, for a placement that asks none of a resource gone negative.
 func room(nd *nodeState) ledger.Vector {
 	return less(nd.free, nd.queued)
 }
@@ -191,7 +194,7 @@ func queueRoom(nd *nodeState) ledger.Vector {
 	return less(nd.rec.Capacity, nd.queued)
 }
 
-// less is v − w with every entry at least zero; v itself when w is nil.
+// less is v − w; v itself when w is nil.
 func less(v, w ledger.Vector) ledger.Vector {
 	if w == nil {
 		return v
@@ -199,7 +202,7 @@ func less(v, w ledger.Vector) ledger.Vector {
 	out := v.Clone()
 	for k := range out {
 		if k < len(w) {
-			out[k] = max(out[k]-w[k], 0)
+			out[k] -= w[k]
 		}
 	}
 	return out

@@ -184,6 +184,9 @@ func (s *usageSum) add(a *attemptRecord, attempt []byte) {
 	if q.Account != "" && a.Account != q.Account {
 		return
 	}
+	if a.State == TaskQueued {
+		return // waiting in a look-ahead queue: it holds nothing yet
+	}
 	end := a.EndedAt
 	if a.State.active() {
 		end = s.now

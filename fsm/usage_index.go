@@ -51,10 +51,14 @@ func endedKey(a *attemptRecord) []byte {
 }
 
 // heldFrom is when an attempt began holding its resources: when it
-// started, or when it was placed if no start was reported.
+// started, or when it was placed if no start was reported; a queued one
+// that never started held nothing (its end, for an ended one).
 func (a *attemptRecord) heldFrom() ledger.Time {
-	if a.StartedAt != 0 {
+	switch {
+	case a.StartedAt != 0:
 		return a.StartedAt
+	case a.Queued:
+		return a.EndedAt
 	}
 	return a.AssignedAt
 }

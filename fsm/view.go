@@ -114,6 +114,9 @@ func (f *FSM) ViewAfter(now ledger.Time, ends []TaskEvent) *sched.View {
 				queue[k] = min(queue[k]+x, nd.rec.Capacity[k])
 			}
 		}
+		for k := range queue {
+			queue[k] = max(queue[k], 0)
+		}
 		v.Nodes = append(v.Nodes, sched.Node{ID: id, Capacity: nd.rec.Capacity.Clone(), Free: free, Releases: st.releases(nd, back.ending),
 			QueueFree: queue})
 	}
@@ -304,9 +307,10 @@ func (st *state) sumJobs(account string) jobTotals {
 	t := jobTotals{alloc: ledger.NewVector(len(st.settings.Resources)), oldestPending: -1}
 	for _, id := range st.accountJobs[account] {
 		j := st.jobs[id]
-		t.alloc.AddScaled(j.Demand, float64(j.Running))
-		t.running += j.Running
-		if p := j.pending(); p > 0 {
+		waiting := j.waiting()
+		t.alloc.AddScaled(j.Demand, float64(j.Running-waiting))
+		t.running += j.Running - waiting
+		if p := j.pending() + waiting; p > 0 {
 			t.pending += p
 			if t.oldestPending < 0 {
 				t.oldestPending = j.SubmittedAt

@@ -26,11 +26,18 @@ import "github.com/longfair/longfair/ledger"
 //
 // Nodes with room left are not queued on: what they can run now, the
 // ordinary pass already placed, and a task it held back there (backfill
-// keeping a reservation) must not start there from a queue instead.
+// keeping a reservation) must not start there from a queue instead. And
+// under a backfill that keeps order (easy, conservative, none), the pass
+// keeps it strictly (BackfillNone: nothing is queued past a task that
+// cannot be), and there is none while a parallel or exclusive job waits,
+// since queues that refill as tasks end would never let a node drain for
+// it. Under greedy backfill such a job may wait behind narrow tasks for
+// as long as they keep coming anyway, queued or not.
 func LookAheadView(v *View, placed []Placement) (la *View, nodes []int) {
 	if !v.Settings.Policy.LongTerm() {
 		return nil, nil
 	}
+	greedy := v.Settings.Backfill == BackfillGreedy || v.Settings.Backfill == ""
 	out := *v
 	out.Accounts = make([]Account, len(v.Accounts))
 	free := make([]ledger.Vector, len(v.Nodes))
@@ -64,6 +71,9 @@ func LookAheadView(v *View, placed []Placement) (la *View, nodes []int) {
 		for j := range out.Accounts[i].Queue {
 			job := &out.Accounts[i].Queue[j]
 			if job.Nodes > 1 || job.Exclusive {
+				if job.Pending > 0 && !greedy {
+					return nil, nil
+				}
 				job.Pending = 0
 			}
 			if job.Pending <= 0 {
@@ -93,8 +103,8 @@ func LookAheadView(v *View, placed []Placement) (la *View, nodes []int) {
 	if len(out.Nodes) == 0 {
 		return nil, nil
 	}
-	// Greedy: a queue is served in order on its node, so there is no
-	// reservation to keep in it.
-	out.Settings.Backfill = BackfillGreedy
+	if !greedy {
+		out.Settings.Backfill = BackfillNone
+	}
 	return &out, nodes
 }

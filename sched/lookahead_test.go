@@ -58,3 +58,41 @@ func TestLookAheadRanksByWhatAccountsUsed(t *testing.T) {
 		}
 	}
 }
+
+// Under a backfill that keeps order, the look-ahead pass keeps it
+// strictly, and queues nothing while a parallel job waits: queues that
+// refill as tasks end would never let nodes drain for it.
+func TestLookAheadKeepsTheBackfillsOrder(t *testing.T) {
+	view := func(b Backfill, parallel bool) *View {
+		v := &View{
+			Resources: []string{"cpu"},
+			Nodes:     []Node{{ID: "n", Capacity: ledger.Vector{4}, Free: ledger.Vector{0}, QueueFree: ledger.Vector{4}}},
+			Accounts: []Account{{Name: "A", Weight: 1, Running: ledger.Vector{4}, Usage: ledger.Vector{0}, Baseline: ledger.Vector{0}, BaselineRate: ledger.Vector{4},
+				Queue: []Job{{ID: 1, Demand: ledger.Vector{1}, Pending: 5}}}},
+			Settings: Settings{Policy: HMRF, Quantum: time.Minute, Placement: Affinity, Backfill: b},
+		}
+		if parallel {
+			v.Accounts[0].Queue = append(v.Accounts[0].Queue, Job{ID: 2, Demand: ledger.Vector{8}, Nodes: 2, PerNode: ledger.Vector{4}, Pending: 1})
+		}
+		return v
+	}
+	for _, c := range []struct {
+		backfill Backfill
+		parallel bool
+		want     Backfill // "": no look-ahead view
+	}{
+		{BackfillGreedy, false, BackfillGreedy},
+		{BackfillGreedy, true, BackfillGreedy},
+		{BackfillEASY, false, BackfillNone},
+		{BackfillEASY, true, ""},
+		{BackfillNone, true, ""},
+	} {
+		la, _ := LookAheadView(view(c.backfill, c.parallel), nil)
+		switch {
+		case c.want == "" && la != nil:
+			t.Errorf("backfill %s with a parallel job waiting: a look-ahead view", c.backfill)
+		case c.want != "" && (la == nil || la.Settings.Backfill != c.want):
+			t.Errorf("backfill %s (parallel job waiting: %v): look-ahead view %v, want one with backfill %s", c.backfill, c.parallel, la != nil, c.want)
+		}
+	}
+}

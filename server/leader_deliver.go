@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"slices"
 
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -38,9 +39,13 @@ func (t *leaderTerm) deliverPlaced(placed []fsm.PlacedTask) {
 	}
 }
 
-// deliverTasks sends a worker attempts the ledger holds on its node.
+// deliverTasks sends a worker attempts the ledger holds on its node: those
+// placed on its free resources first, then the queued ones in the order
+// they were queued. A worker starts a queued attempt in whatever room it
+// sees, so it must know of every attempt the ledger gave that room to
+// before it sees the queued ones.
 func (t *leaderTerm) deliverTasks(c *workerConn, tasks []fsm.TaskInfo) {
-	slices.SortFunc(tasks, func(a, b fsm.TaskInfo) int { return compareKeys(keyOfTask(a), keyOfTask(b)) })
+	slices.SortFunc(tasks, deliveryOrder)
 	asgs := make([]*longfairv1.Assignment, 0, len(tasks))
 	for _, ti := range tasks {
 		if a := t.assignment(keyOfTask(ti), c.node, ti.State == fsm.TaskQueued); a != nil {
@@ -48,6 +53,20 @@ func (t *leaderTerm) deliverTasks(c *workerConn, tasks []fsm.TaskInfo) {
 		}
 	}
 	c.deliver(asgs)
+}
+
+// deliveryOrder orders attempts for deliverTasks.
+func deliveryOrder(a, b fsm.TaskInfo) int {
+	qa, qb := a.State == fsm.TaskQueued, b.State == fsm.TaskQueued
+	switch {
+	case qa && !qb:
+		return 1
+	case qb && !qa:
+		return -1
+	case qa && a.AssignedAt != b.AssignedAt:
+		return cmp.Compare(a.AssignedAt, b.AssignedAt)
+	}
+	return compareKeys(keyOfTask(a), keyOfTask(b))
 }
 
 // assignment builds the message that tells the worker of node to run

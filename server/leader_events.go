@@ -152,20 +152,28 @@ func (t *leaderTerm) commitWithRetry(cmd *fsm.TaskEvents, queued func()) bool {
 // endingEvents are task events in flight to the log, by attempt.
 type endingEvents struct {
 	mu sync.Mutex
-	m  map[attemptKey]fsm.TaskEvent
+	m  map[eventKey]fsm.TaskEvent
+}
+
+// eventKey names an event in flight: an attempt's start (which
+// fsm.ViewAfter reads for a queued attempt) and its end may both be.
+type eventKey struct {
+	attemptKey
+	start bool
+}
+
+func keyOfEvent(ev fsm.TaskEvent) eventKey {
+	return eventKey{attemptKey{ev.JobID, ev.Task, ev.Attempt}, ev.Kind == fsm.TaskStarted}
 }
 
 func (e *endingEvents) add(events []fsm.TaskEvent) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, ev := range events {
-		if ev.Kind == fsm.TaskStarted {
-			continue
-		}
 		if e.m == nil {
-			e.m = make(map[attemptKey]fsm.TaskEvent)
+			e.m = make(map[eventKey]fsm.TaskEvent)
 		}
-		e.m[attemptKey{ev.JobID, ev.Task, ev.Attempt}] = ev
+		e.m[keyOfEvent(ev)] = ev
 	}
 }
 
@@ -173,7 +181,7 @@ func (e *endingEvents) remove(events []fsm.TaskEvent) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, ev := range events {
-		delete(e.m, attemptKey{ev.JobID, ev.Task, ev.Attempt})
+		delete(e.m, keyOfEvent(ev))
 	}
 }
 

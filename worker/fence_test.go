@@ -2,6 +2,7 @@ package worker
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -68,5 +69,34 @@ func TestTaskSignalsAreNotIgnored(t *testing.T) {
 		if code := waitEvent(t, ag, 1, task, 1, exited).GetExitCode(); code != 128+sig {
 			t.Errorf("a task that sent itself signal %d exited %d, want %d", sig, code, 128+sig)
 		}
+	}
+}
+
+// A queued attempt whose slot frees after the lease has run out does not
+// start: the leader may already run it elsewhere. It is reported lost
+// after no time, and nothing of it ran.
+func TestQueuedTaskDoesNotStartWithoutALease(t *testing.T) {
+	ag := newTestAgent(t, func(c *Config) { c.FenceTimeout = time.Second; c.KillGrace = 100 * time.Millisecond })
+	ag.lease.Store(monoNow() + int64(300*time.Millisecond)) // contact lost 700 ms ago
+	marker := filepath.Join(t.TempDir(), "ran")
+	ag.assign(asg(1, 0, 1, "sleep 300", time.Hour, map[string]float64{"cpu": 4}))
+	queued := asg(2, 0, 1, "touch "+marker, time.Hour, map[string]float64{"cpu": 4})
+	queued.Queued = true
+	ag.assign(queued)
+	// The running task is fenced when the lease runs out, which frees
+	// its slot for the queued one.
+	waitEvent(t, ag, 1, 0, 1, longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST)
+	e := waitEvent(t, ag, 2, 0, 1, longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST)
+	if rt := e.GetRuntime().AsDuration(); rt != 0 {
+		t.Errorf("the queued attempt reported a runtime of %v; it never started", rt)
+	}
+	for _, ev := range ag.tasks.eventsAfter(0) {
+		if ev.GetAttempt().GetJobId() == 2 && ev.GetKind() == longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED {
+			t.Error("the queued attempt was reported started after the lease ran out")
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the queued task ran after the lease ran out")
 	}
 }

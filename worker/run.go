@@ -45,6 +45,16 @@ func (ag *Agent) run(a *attempt, startCtx context.Context, ticket *slotTicket) {
 			ag.finish(a, 128+15, 0, nil)
 			return
 		}
+		if monoNow() >= ag.lease.Load() {
+			// Out of contact with the leader for longer than the fence
+			// timeout: the leader may rerun the task elsewhere by now, so
+			// it must not start here. Lost, after no time.
+			defer ag.wg.Done()
+			ag.slots.give(a.asg.GetDemand())
+			ag.log.Warn("not starting a queued task: the worker lost contact with the leader", "job", a.key.job, "task", a.key.task, "attempt", a.key.attempt)
+			ag.report(a, &longfairv1.TaskEvent{Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST}, -1, 0)
+			return
+		}
 		ag.tasks.mu.Lock()
 		a.waiting = false
 		ag.tasks.mu.Unlock()

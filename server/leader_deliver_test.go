@@ -1,0 +1,30 @@
+package server
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/longfair/longfair/fsm"
+)
+
+// A worker starts a queued attempt in whatever room it sees, so attempts
+// sent again (a sweep, a reconnect) go to it with every attempt placed on
+// its free resources first, then the queued ones in the order they were
+// queued, whatever their ids.
+func TestDeliveryOrderSendsQueuedAttemptsLast(t *testing.T) {
+	tasks := []fsm.TaskInfo{
+		{JobID: 1, Task: 0, Attempt: 1, State: fsm.TaskQueued, AssignedAt: 20},
+		{JobID: 1, Task: 1, Attempt: 1, State: fsm.TaskQueued, AssignedAt: 10},
+		{JobID: 2, Task: 0, Attempt: 1, State: fsm.TaskRunning, AssignedAt: 5},
+		{JobID: 3, Task: 0, Attempt: 1, State: fsm.TaskAssigned, AssignedAt: 30},
+	}
+	slices.SortFunc(tasks, deliveryOrder)
+	var got []attemptKey
+	for _, ti := range tasks {
+		got = append(got, keyOfTask(ti))
+	}
+	want := []attemptKey{{2, 0, 1}, {3, 0, 1}, {1, 1, 1}, {1, 0, 1}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("delivered in the order %v, want %v", got, want)
+	}
+}
