@@ -117,8 +117,8 @@ func TestLookAheadQueueIsBounded(t *testing.T) {
 			t.Errorf("dropped %d: %q, want it to say %q", i, r.Dropped[i].Reason, want)
 		}
 	}
-	// The queue's 6 cpu are claimed: an ordinary 3-cpu task still fits in
-	// the other 2? No: 8 free less 6 claimed leaves 2.
+	// The queue claims 6 of the 8 free cpu: an ordinary 3-cpu task does
+	// not fit in the 2 left.
 	if r := h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 2, Node: "n1"}}}).(*AssignResult); len(r.Dropped) != 1 {
 		t.Fatalf("an ordinary 3-cpu placement went on a node with 2 cpu unclaimed: %+v", r)
 	}
