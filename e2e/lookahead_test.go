@@ -110,6 +110,23 @@ func TestLookAheadRunsEachTaskOnceWithinTheSlots(t *testing.T) {
 	if x.GetWait() != longfairv1.JobWait_JOB_WAIT_QUEUED || x.GetJob().GetPendingTasks() != 2 || x.GetJob().GetQueuedTasks() != 2 {
 		t.Fatalf("explained %v: want its 2 pending tasks said to be queued", x)
 	}
+	// Held, it starts nothing more: its queued tasks are taken back, and
+	// wait as pending once the running ones have ended.
+	jobs := longfairv1.NewJobsClient(conn)
+	if _, err := jobs.HoldJob(ctx, &longfairv1.HoldJobRequest{JobId: long}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.WaitFor(ctx, t, "the held job's running tasks to end", func() bool {
+		j, err := jobs.GetJob(ctx, &longfairv1.GetJobRequest{JobId: long})
+		return err == nil && j.GetRunningTasks() == 0 && j.GetSucceededTasks() == 2
+	})
+	time.Sleep(500 * time.Millisecond) // a start from the queue would show by now
+	if j, err := jobs.GetJob(ctx, &longfairv1.GetJobRequest{JobId: long}); err != nil || j.GetPendingTasks() != 2 || j.GetQueuedTasks() != 0 || j.GetRunningTasks() != 0 {
+		t.Fatalf("held job = %v (%v): want its 2 other tasks pending, none queued or running", j, err)
+	}
+	if _, err := jobs.ReleaseJob(ctx, &longfairv1.ReleaseJobRequest{JobId: long}); err != nil {
+		t.Fatal(err)
+	}
 
 	const tasks = 12
 	id := benchSubmit(ctx, t, c, account, user, "array", tasks, "sleep 0.3")

@@ -3,8 +3,11 @@ package fsm
 // Holding jobs (Slurm's scontrol hold and release, sbatch --hold). A held
 // job keeps its place and its SU hold but starts no task: the scheduler's
 // view leaves it out and the FSM drops a placement of it (heldBack,
-// jobs_terms.go). Tasks already running go on. Holding a held job, or
-// releasing one that is not, changes nothing and answers the job.
+// jobs_terms.go). Tasks already running go on; tasks waiting in a
+// look-ahead queue (lookahead.go), which would start on their own, are
+// taken back as a RequeueJob takes back running ones: marked, stopped by
+// the leader, and queued again once their worker says so. Holding a held
+// job, or releasing one that is not, changes nothing and answers the job.
 
 // HoldJob holds (Hold) or releases a job that has not ended.
 type HoldJob struct {
@@ -35,6 +38,11 @@ func (b *batch) holdJob(c *HoldJob) (any, error) {
 		j.Held = c.Hold
 		b.markJob(j)
 		b.touched[j.Account] = true
+	}
+	if c.Hold && j.Queued > 0 {
+		if err := b.takeBackQueued(j); err != nil {
+			return nil, err
+		}
 	}
 	return b.st.jobInfo(j), nil
 }

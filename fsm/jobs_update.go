@@ -103,7 +103,15 @@ func (b *batch) updateJob(c *UpdateJob) (any, error) {
 		j.Name = *c.Name
 	}
 	if c.Walltime != nil {
+		lowered := *c.Walltime < j.Walltime
 		j.Walltime = *c.Walltime
+		if lowered && j.Queued > 0 {
+			// Queued tasks were sent the old walltime and have not
+			// started: they are placed again, with the new one.
+			if err := b.takeBackQueued(j); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if c.Throttle != nil {
 		j.Throttle = *c.Throttle

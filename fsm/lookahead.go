@@ -50,6 +50,25 @@ func (j *jobRecord) waiting() int64 {
 	return j.Queued
 }
 
+// takeBackQueued marks j's attempts that wait in look-ahead queues to be
+// stopped and queued again (Requeue, as RequeueJob marks running ones):
+// a held job starts nothing, and one whose walltime was lowered starts
+// nothing with the old one. One its worker started meanwhile is charged
+// what it ran, against the job's hold.
+func (b *batch) takeBackQueued(j *jobRecord) error {
+	for _, id := range sortedTaskIDs(b.st.running) {
+		a := b.st.running[id]
+		if a.Job != j.ID || a.State != TaskQueued || a.Requeue {
+			continue
+		}
+		a.Requeue = true
+		if err := b.saveAttempt(a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // startQueued moves queued attempt a, whose start is being applied at t,
 // from its node's queue onto the node's resources, and starts counting it
 // in the fairness book. Its worker started it in a slot an end freed, and

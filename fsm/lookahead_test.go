@@ -381,3 +381,44 @@ func TestQueuedJobHasNotStarted(t *testing.T) {
 		t.Fatal("after:2_1 is not met once task 1 started")
 	}
 }
+
+// Holding a job takes back its tasks that wait in look-ahead queues,
+// which would otherwise start on their own: they are marked for their
+// workers to stop, cost nothing, and wait as pending tasks until the job
+// is released. Its running tasks go on. Lowering its walltime takes them
+// back too: they were sent the old one.
+func TestHoldAndLowerWalltimeTakeBackQueuedTasks(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 4}, Tasks: 4, Walltime: time.Hour, Command: []string{"x"}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"},
+		{JobID: 1, Task: 2, Node: "n1", Queued: true}, {JobID: 1, Task: 3, Node: "n1", Queued: true}}})
+	h.ok(&HoldJob{JobID: 1, Hold: true})
+	for _, ti := range h.f.Running("n1") {
+		if want := ti.State == TaskQueued; ti.Requeue != want {
+			t.Errorf("task %d (%s) marked to be taken back: %v, want %v", ti.Task, ti.State, ti.Requeue, want)
+		}
+	}
+	// Their worker drops them: exit 143 after no time.
+	h.at(time.Minute)
+	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 2, 1, 143, 0), exited(1, 3, 1, 143, 0)}})
+	j, _ := h.f.Job(1)
+	if j.Pending != 2 || j.Running != 2 || j.Queued != 0 || j.Failed != 0 || j.Charged != 0 {
+		t.Fatalf("held job = %+v: want 2 pending again, 2 running, nothing failed or charged", j)
+	}
+	if r := h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 2, Node: "n1", Queued: true}}}).(*AssignResult); len(r.Accepted) != 0 {
+		t.Fatal("a held job's task was queued again")
+	}
+	h.ok(&HoldJob{JobID: 1, Hold: false})
+	if r := h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 2, Node: "n1", Queued: true}}}).(*AssignResult); len(r.Accepted) != 1 || r.Accepted[0].Attempt != 2 {
+		t.Fatalf("after the release: %+v, want task 2 queued again as attempt 2", r)
+	}
+	// A lower walltime takes back what was queued with the old one.
+	half := 30 * time.Minute
+	h.ok(&UpdateJob{JobID: 1, Walltime: &half})
+	for _, ti := range h.f.Running("n1") {
+		if want := ti.State == TaskQueued; ti.Requeue != want {
+			t.Errorf("after the walltime was lowered, task %d (%s) marked to be taken back: %v, want %v", ti.Task, ti.State, ti.Requeue, want)
+		}
+	}
+}

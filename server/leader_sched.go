@@ -42,7 +42,7 @@ func (t *leaderTerm) scheduleLoop() {
 			return
 		case <-w.C():
 			changes := w.Take()
-			if changes.Has(fsm.TypeCancelJob) || changes.Has(fsm.TypeRequeueJob) {
+			if changes.Has(fsm.TypeCancelJob) || changes.Has(fsm.TypeRequeueJob) || changes.Has(fsm.TypeHoldJob) || changes.Has(fsm.TypeUpdateJob) {
 				t.requestSweep(true)
 			}
 			// The loop's own Assign commits need no new pass: a pass
