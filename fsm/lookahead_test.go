@@ -196,30 +196,25 @@ func TestLookAheadViewQueuesOnFullNodesOnly(t *testing.T) {
 	engine := sched.NewEngine()
 	// pass is the leader's: the ordinary pass, then the look-ahead pass
 	// over what it left, in one Assign.
-	pass := func() (queued []PlacedTask, la *sched.View) {
+	pass := func() (queued []PlacedTask) {
 		t.Helper()
 		v := h.f.View(h.now)
 		placed, err := engine.Schedule(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		placed = slices.Clone(placed)
-		la, nodes := sched.LookAheadView(v, placed)
-		if la != nil {
-			more, err := sched.NewEngine().Schedule(la)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range more {
-				if job := la.Accounts[p.Account].Queue[p.Job]; job.Nodes > 1 {
-					t.Fatalf("the look-ahead pass queued a task of parallel job %d", job.ID)
-				}
-				p.Node, p.Queued = nodes[p.Node], true
-				placed = append(placed, p)
+		more, err := sched.NewEngine().LookAhead(v, placed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range more {
+			if job := v.Accounts[p.Account].Queue[p.Job]; job.Nodes > 1 {
+				t.Fatalf("the look-ahead pass queued a task of parallel job %d", job.ID)
 			}
 		}
+		placed = append(slices.Clone(placed), more...)
 		if len(placed) == 0 {
-			return nil, la
+			return nil
 		}
 		cmd, err := AssignFor(v, placed)
 		if err != nil {
@@ -234,17 +229,17 @@ func TestLookAheadViewQueuesOnFullNodesOnly(t *testing.T) {
 				queued = append(queued, p)
 			}
 		}
-		return queued, la
+		return queued
 	}
 
 	// Task 2 goes on n2, which keeps room: nothing is left to queue.
-	if q, la := pass(); len(q) != 0 || la != nil {
+	if q := pass(); len(q) != 0 {
 		t.Fatalf("queued %+v with nothing left pending", q)
 	}
 	// Two of six 2-cpu tasks fill n2; the other four wait in the queues
 	// of the two full nodes, in task order.
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 6, Walltime: time.Hour, Command: []string{"z"}})
-	q, _ := pass()
+	q := pass()
 	var tasks []int64
 	for _, p := range q {
 		if p.JobID != 2 {
@@ -261,12 +256,12 @@ func TestLookAheadViewQueuesOnFullNodesOnly(t *testing.T) {
 	// queued where a queue has room.
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 4}, Tasks: 1, Nodes: 2, Walltime: time.Hour, Command: []string{"mpi"}})
 	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"small"}})
-	if q, la := pass(); len(q) != 0 || la != nil {
+	if q := pass(); len(q) != 0 {
 		t.Fatalf("queued %+v while a parallel job waits under easy backfill", q)
 	}
 	greedy := "greedy"
 	h.ok(&UpdateSettings{Backfill: &greedy})
-	q, _ = pass()
+	q = pass()
 	if len(q) != 1 || q[0].JobID != 4 {
 		t.Fatalf("queued %+v under greedy backfill, want job 4's task alone", q)
 	}

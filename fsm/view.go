@@ -99,28 +99,26 @@ func (f *FSM) ViewAfter(now ledger.Time, ends []TaskEvent) *sched.View {
 		if !nd.rec.Up {
 			continue
 		}
-		free := room(nd).Clone()
-		for k, x := range back.nodes[id] {
-			if k < len(free) && k < len(nd.rec.Capacity) {
-				free[k] = min(free[k]+x, nd.rec.Capacity[k])
-			}
-		}
-		for k := range free {
-			free[k] = max(free[k], 0)
-		}
-		queue := queueRoom(nd).Clone()
-		for k, x := range back.queues[id] {
-			if k < len(queue) {
-				queue[k] = min(queue[k]+x, nd.rec.Capacity[k])
-			}
-		}
-		for k := range queue {
-			queue[k] = max(queue[k], 0)
-		}
-		v.Nodes = append(v.Nodes, sched.Node{ID: id, Capacity: nd.rec.Capacity.Clone(), Free: free, Releases: st.releases(nd, back.ending),
-			QueueFree: queue})
+		v.Nodes = append(v.Nodes, sched.Node{ID: id, Capacity: nd.rec.Capacity.Clone(),
+			Free: after(room(nd), back.nodes[id], nd.rec.Capacity), Releases: st.releases(nd, back.ending),
+			QueueFree: after(queueRoom(nd), back.queues[id], nd.rec.Capacity)})
 	}
 	return v
+}
+
+// after is room once back is given back to it, within capacity and never
+// below zero: what the engine is offered.
+func after(room, back, capacity ledger.Vector) ledger.Vector {
+	out := room.Clone()
+	for k, x := range back {
+		if k < len(out) && k < len(capacity) {
+			out[k] = min(out[k]+x, capacity[k])
+		}
+	}
+	for k := range out {
+		out[k] = max(out[k], 0)
+	}
+	return out
 }
 
 // givenBack is what the ends among events give back, per node and per

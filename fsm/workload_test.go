@@ -62,17 +62,11 @@ func (w *workload) step() {
 			w.t.Fatalf("schedule: %v", err)
 		}
 		if r.IntN(2) == 0 { // the leader's look-ahead pass
-			ps = slices.Clone(ps)
-			if la, nodes := sched.LookAheadView(v, ps); la != nil {
-				more, err := sched.NewEngine().Schedule(la)
-				if err != nil {
-					w.t.Fatalf("look-ahead: %v", err)
-				}
-				for _, p := range more {
-					p.Node, p.Queued = nodes[p.Node], true
-					ps = append(ps, p)
-				}
+			queued, err := sched.NewEngine().LookAhead(v, ps)
+			if err != nil {
+				w.t.Fatalf("look-ahead: %v", err)
 			}
+			ps = append(slices.Clone(ps), queued...)
 		}
 		cmd, err := AssignFor(v, ps)
 		if err != nil {

@@ -37,7 +37,7 @@ func LookAheadView(v *View, placed []Placement) (la *View, nodes []int) {
 	if !v.Settings.Policy.LongTerm() {
 		return nil, nil
 	}
-	greedy := v.Settings.Backfill == BackfillGreedy || v.Settings.Backfill == ""
+	greedy := v.Settings.reservationLimit() == 0 && v.Settings.Backfill != BackfillNone
 	out := *v
 	out.Accounts = make([]Account, len(v.Accounts))
 	free := make([]ledger.Vector, len(v.Nodes))
@@ -107,4 +107,24 @@ func LookAheadView(v *View, placed []Placement) (la *View, nodes []int) {
 		out.Settings.Backfill = BackfillNone
 	}
 	return &out, nodes
+}
+
+// LookAhead runs a look-ahead pass after an ordinary pass over v placed
+// placed (LookAheadView) and returns its placements as placements over
+// v, marked Queued; none when LookAheadView gives no view. The engine
+// should not be the one that made placed: its placements are valid until
+// its next pass.
+func (e *Engine) LookAhead(v *View, placed []Placement) ([]Placement, error) {
+	la, nodes := LookAheadView(v, placed)
+	if la == nil {
+		return nil, nil
+	}
+	queued, err := e.Schedule(la)
+	if err != nil {
+		return nil, err
+	}
+	for i := range queued {
+		queued[i].Node, queued[i].Queued = nodes[queued[i].Node], true
+	}
+	return queued, nil
 }

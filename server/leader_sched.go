@@ -108,22 +108,14 @@ func (t *leaderTerm) pass(engine, ahead *sched.Engine) (again bool) {
 }
 
 // lookAhead appends to a pass's placements over v those of a look-ahead
-// pass (sched.LookAheadView), marked queued, up to what one Assign holds.
+// pass (sched.Engine.LookAhead), up to what one Assign holds.
 func (t *leaderTerm) lookAhead(ahead *sched.Engine, v *sched.View, placed []sched.Placement) []sched.Placement {
-	la, nodes := sched.LookAheadView(v, placed)
-	if la == nil {
-		return placed
-	}
-	more, err := ahead.Schedule(la)
+	queued, err := ahead.LookAhead(v, placed)
 	if err != nil {
 		t.log.Error("look-ahead pass failed", "error", err)
 		return placed
 	}
-	for _, p := range more[:min(len(more), fsm.MaxBatch-len(placed))] {
-		p.Node, p.Queued = nodes[p.Node], true
-		placed = append(placed, p)
-	}
-	return placed
+	return append(placed, queued[:min(len(queued), fsm.MaxBatch-len(placed))]...)
 }
 
 // passView is the view a pass schedules on at now: the FSM's view, after

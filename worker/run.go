@@ -38,30 +38,26 @@ const (
 // queued attempt (ticket not nil) first waits for room on the node
 // (slots.go).
 func (ag *Agent) run(a *attempt, startCtx context.Context, ticket *slotTicket) {
+	if ticket != nil && !ag.slots.wait(startCtx, ticket) {
+		// Stopped while it waited in the queue: it ran for no time.
+		defer ag.wg.Done()
+		ag.finish(a, 128+15, 0, nil)
+		return
+	}
+	// Given back once its end is reported, so that the queued attempt
+	// that takes its place is reported started after it.
+	defer ag.slots.give(a.asg.GetDemand())
 	if ticket != nil {
-		if !ag.slots.wait(startCtx, ticket) {
-			// Stopped while it waited in the queue: it ran for no time.
-			defer ag.wg.Done()
-			ag.finish(a, 128+15, 0, nil)
-			return
-		}
 		if monoNow() >= ag.lease.Load() {
-			// Out of contact with the leader for longer than the fence
-			// timeout: the leader may rerun the task elsewhere by now, so
-			// it must not start here. Lost, after no time.
+			// The leader may rerun it elsewhere by now: lost, unstarted.
 			defer ag.wg.Done()
-			ag.slots.give(a.asg.GetDemand())
-			ag.log.Warn("not starting a queued task: the worker lost contact with the leader", "job", a.key.job, "task", a.key.task, "attempt", a.key.attempt)
-			ag.report(a, &longfairv1.TaskEvent{Kind: longfairv1.TaskEventKind_TASK_EVENT_KIND_LOST}, -1, 0)
+			ag.lose(a, errors.New("a queued task does not start once the worker has lost contact with the leader for longer than its fence timeout"))
 			return
 		}
 		ag.tasks.mu.Lock()
 		a.waiting = false
 		ag.tasks.mu.Unlock()
 	}
-	// Given back once its end is reported, so that the queued attempt
-	// that takes its place is reported started after it.
-	defer ag.slots.give(a.asg.GetDemand())
 	if ag.cfg.Simulate {
 		ag.simulate(a, startCtx) // simulate.go
 		return
