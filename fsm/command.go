@@ -25,11 +25,18 @@ import (
 //     control, bidirectional formatting and invalid UTF-8 characters
 //     (core.CheckText; commands may hold newlines and tabs), and a
 //     walltime is at least core.MinWalltime.
+//   - 4: the same bodies; an UpdateJob that lowers a walltime leaves the
+//     job's placed tasks the limit they were sent (jobs_update.go), where
+//     before it bounded their charge too.
 //
-// Servers of releases before version 3 refuse its entries, as they refuse
+// Servers of releases before version 4 refuse its entries, as they refuse
 // any version they do not know: upgrade every server before a leader of
 // this release proposes.
-const CommandVersion = 3
+const CommandVersion = 4
+
+// wholeUnitsVersion is the version that brought whole units and the text
+// and walltime rules; Decode still reads it.
+const wholeUnitsVersion = 3
 
 // legacyVersion is the first single-command version, which Decode still
 // reads, by its own rules.
@@ -248,8 +255,8 @@ func Decode(data []byte) (Envelope, error) {
 	if env.Version == MultiVersion {
 		return Envelope{}, invalid("log entry holds several commands: split it with SplitMulti and decode each one")
 	}
-	if env.Version != CommandVersion && env.Version != legacyVersion {
-		return Envelope{}, refuse(KindPrecondition, "command version %d is not supported by this server (it applies versions %d, %d and %d): upgrade every server to the same release", env.Version, legacyVersion, MultiVersion, CommandVersion)
+	if env.Version != CommandVersion && env.Version != wholeUnitsVersion && env.Version != legacyVersion {
+		return Envelope{}, refuse(KindPrecondition, "command version %d is not supported by this server (it applies versions %d, %d, %d and %d): upgrade every server to the same release", env.Version, legacyVersion, MultiVersion, wholeUnitsVersion, CommandVersion)
 	}
 	t := CommandType(data[1])
 	cmd := newCommand(t)
@@ -267,20 +274,21 @@ func Decode(data []byte) (Envelope, error) {
 	if err := validateShape(cmd, rules{version: env.Version}); err != nil {
 		return Envelope{}, err
 	}
-	if env.Version == legacyVersion {
-		markLegacy(cmd)
-	}
+	markVersion(cmd, env.Version)
 	env.Command = cmd
 	return env, nil
 }
 
-// markLegacy tells the commands whose apply changed with version 3 (whole
-// units) that they were logged before it.
-func markLegacy(cmd Command) {
+// markVersion tells the commands whose apply changed with a later version
+// that they were logged before it: version 3 (whole units) and version 4
+// (a lowered walltime leaves placed tasks their limit).
+func markVersion(cmd Command, version uint8) {
 	switch c := cmd.(type) {
 	case *SubmitJob:
-		c.legacy = true
+		c.legacy = version < wholeUnitsVersion
 	case *NodeUp:
-		c.legacy = true
+		c.legacy = version < wholeUnitsVersion
+	case *UpdateJob:
+		c.boundsPlaced = version < CommandVersion
 	}
 }

@@ -10,8 +10,9 @@ import (
 // Updating a job (Slurm's scontrol update): its name, a lower walltime,
 // its dependency, its array throttle, its nice and (for admins) its
 // priority, while it has not
-// ended. A lower walltime applies to the tasks that start after it (the
-// running ones keep the limit they started with); it cannot be raised,
+// ended. A lower walltime applies to the tasks placed after it; those
+// already placed were sent the old one and keep it as their limit, for
+// their charge and for backfill (attemptRecord.Walltime). It cannot be raised,
 // since the SU hold was priced on it. A new dependency is checked as at
 // submission, and refused when it would close a cycle.
 
@@ -29,6 +30,11 @@ type UpdateJob struct {
 	// DependencyViewer limits the jobs Dependency may name, as
 	// SubmitJob's does.
 	DependencyViewer string `json:"dependency_viewer,omitempty"`
+
+	// boundsPlaced marks an entry logged before version 4, when a lower
+	// walltime also bounded the charge of the tasks already placed: it
+	// replays so (markVersion).
+	boundsPlaced bool
 }
 
 func (*UpdateJob) Type() CommandType { return TypeUpdateJob }
@@ -103,12 +109,8 @@ func (b *batch) updateJob(c *UpdateJob) (any, error) {
 		j.Name = *c.Name
 	}
 	if c.Walltime != nil {
-		lowered := *c.Walltime < j.Walltime
-		j.Walltime = *c.Walltime
-		if lowered && j.Queued > 0 {
-			// Queued tasks were sent the old walltime and have not
-			// started: they are placed again, with the new one.
-			if err := b.takeBackQueued(j); err != nil {
+		if *c.Walltime < j.Walltime {
+			if err := b.lowerWalltime(j, *c.Walltime, !c.boundsPlaced); err != nil {
 				return nil, err
 			}
 		}
@@ -132,6 +134,25 @@ func (b *batch) updateJob(c *UpdateJob) (any, error) {
 	b.markJob(j)
 	b.touched[j.Account] = true
 	return st.jobInfo(j), nil
+}
+
+// lowerWalltime gives job j walltime w. Its placed tasks were sent the
+// old one: a running or assigned attempt keeps it as its limit when keep
+// (it runs to it, so it is charged and foreseen for it), and a queued one,
+// which has not started, is taken back to be placed again with w.
+func (b *batch) lowerWalltime(j *jobRecord, w time.Duration, keep bool) error {
+	old := j.Walltime
+	j.Walltime = w
+	if err := b.takeBackQueued(j); err != nil || !keep {
+		return err
+	}
+	return b.changeAttempts(j, func(a *attemptRecord) bool {
+		if a.State == TaskQueued || a.Walltime != 0 {
+			return false
+		}
+		a.Walltime = old
+		return true
+	})
 }
 
 // dependencyCycle reports the chain by which job id would wait for

@@ -56,17 +56,13 @@ func (j *jobRecord) waiting() int64 {
 // nothing with the old one. One its worker started meanwhile is charged
 // what it ran, against the job's hold.
 func (b *batch) takeBackQueued(j *jobRecord) error {
-	for _, id := range sortedTaskIDs(b.st.running) {
-		a := b.st.running[id]
-		if a.Job != j.ID || a.State != TaskQueued || a.Requeue {
-			continue
+	return b.changeAttempts(j, func(a *attemptRecord) bool {
+		if a.State != TaskQueued || a.Requeue {
+			return false
 		}
 		a.Requeue = true
-		if err := b.saveAttempt(a); err != nil {
-			return err
-		}
-	}
-	return nil
+		return true
+	})
 }
 
 // startQueued moves queued attempt a, whose start is being applied at t,

@@ -169,6 +169,18 @@ type attemptRecord struct {
 	// Queued: placed in its node's look-ahead queue; its fairness count
 	// and charge run from StartedAt, not AssignedAt (lookahead.go).
 	Queued bool `json:"queued,omitempty"`
+	// Walltime is the limit the attempt was sent when its job's walltime
+	// was lowered after it was placed (jobs_update.go); 0: its job's.
+	Walltime time.Duration `json:"walltime,omitempty"`
+}
+
+// limit is how long attempt a of job j may run: what it is charged for at
+// most, and when backfill expects it to end.
+func (a *attemptRecord) limit(j *jobRecord) time.Duration {
+	if a.Walltime != 0 {
+		return a.Walltime
+	}
+	return j.Walltime
 }
 
 // PlacedTask is an accepted placement: the attempt it started, on Node,
@@ -293,6 +305,19 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 	return PlacedTask{JobID: j.ID, Task: p.Task, Attempt: attempt, Node: p.Node, Nodes: slices.Clone(a.Nodes), Queued: p.Queued}, "", nil
 }
 
+// changeAttempts calls change on each of j's active attempts, in task
+// order, and saves those it reports changed.
+func (b *batch) changeAttempts(j *jobRecord, change func(*attemptRecord) bool) error {
+	for _, id := range sortedTaskIDs(b.st.running) {
+		if a := b.st.running[id]; a.Job == j.ID && change(a) {
+			if err := b.saveAttempt(a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // saveAttempt writes an attempt and keeps the indexes of active and ended
 // attempts in step.
 func (b *batch) saveAttempt(a *attemptRecord) error {
@@ -352,7 +377,7 @@ func (b *batch) taskEvent(e TaskEvent, t ledger.Time) (string, error) {
 		}
 		return "", nil
 	case TaskExited:
-		runtime := min(max(e.Runtime, 0), j.Walltime)
+		runtime := min(max(e.Runtime, 0), a.limit(j))
 		state := TaskSucceeded
 		if e.ExitCode != 0 {
 			state = TaskFailed
@@ -364,7 +389,7 @@ func (b *batch) taskEvent(e TaskEvent, t ledger.Time) (string, error) {
 		b.recordUsage(a, e)
 		if e.Runtime > 0 {
 			// A worker that fenced the attempt measured how long it ran.
-			return "", b.endAttempt(j, a, TaskLostState, min(e.Runtime, j.Walltime), t)
+			return "", b.endAttempt(j, a, TaskLostState, min(e.Runtime, a.limit(j)), t)
 		}
 		return "", b.loseAttempt(j, a, t)
 	}
@@ -385,7 +410,7 @@ func (b *batch) loseAttemptUntil(j *jobRecord, a *attemptRecord, until, t ledger
 	if a.StartedAt != 0 {
 		from = a.StartedAt
 	}
-	runtime := min(max(min(until, t).Sub(from), 0), j.Walltime)
+	runtime := min(max(min(until, t).Sub(from), 0), a.limit(j))
 	if a.State == TaskQueued {
 		runtime = 0 // it held nothing yet
 	}

@@ -348,7 +348,7 @@ func (c *jobTotalsCache) drop(accounts []string) {
 func isInf(x float64) bool { return x > 1.7976931348623157e308 }
 
 // releases are what the node's running attempts give back when they end
-// at the latest — started (or placed) plus their job's walltime — in task
+// at the latest — started (or placed) plus their limit — in task
 // order, for backfill's reservation (sched/backfill.go).
 func (s *state) releases(nd *nodeState, ending map[taskID]bool) []sched.Release {
 	out := make([]sched.Release, 0, len(nd.tasks))
@@ -362,7 +362,7 @@ func (s *state) releases(nd *nodeState, ending map[taskID]bool) []sched.Release 
 		if a.StartedAt != 0 {
 			from = a.StartedAt
 		}
-		out = append(out, sched.Release{At: from.Add(j.Walltime), Free: a.nodeDemand().Clone()})
+		out = append(out, sched.Release{At: from.Add(a.limit(j)), Free: a.nodeDemand().Clone()})
 	}
 	return out
 }

@@ -16,7 +16,7 @@ import (
 const updateHelp = `Usage: longfair update JOB_ID [flags]
 
 Changes a job that has not ended, as scontrol update does: its name, a
-lower walltime (for the tasks that start after; the running ones keep
+lower walltime (for the tasks placed after; those already placed keep
 theirs), its dependency (--dependency '' clears it; one that would make a
 cycle is refused), its array throttle and its nice (negative for admins).
 Users update their own jobs, admins any. An admin may also set its
@@ -38,7 +38,7 @@ func updateCommand() func(args []string, stdout, stderr io.Writer) error {
 	setup := func(f *flag.FlagSet) {
 		fs = f
 		f.StringVar(&name, "name", "", "the job's new `name`")
-		f.DurationVar(&walltime, "walltime", 0, "a lower walltime for the tasks that start after, e.g. 30m")
+		f.DurationVar(&walltime, "walltime", 0, "a lower walltime for the tasks placed after, e.g. 30m")
 		f.StringVar(&dependency, "dependency", "", "the job's new dependency (afterok:ID…); '' clears it")
 		f.IntVar(&throttle, "throttle", 0, "at most `N` of its tasks at once; 0: no limit")
 		f.IntVar(&nice, "nice", 0, "its order among the account's pending jobs")
