@@ -121,6 +121,36 @@ func BenchmarkSubmitToStartLatency(b *testing.B) {
 	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
 }
 
+// Raft entries per one-task job: jobs of /bin/sh -c true submitted one
+// at a time to an idle cluster (three servers and one worker in this
+// process), each waited for to its end, counting the entries the leader
+// applied. A job asks at most four (its submission, its Assign, its
+// task's start and its end); a worker holds a short task's start back to
+// send it with its end (worker: startHold), so they share one.
+func BenchmarkRaftEntriesPerJob(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c := startInproc(ctx, b, 3)
+	account, user := benchAccount(ctx, b, c, "bench")
+	c.worker(ctx, "w1", map[string]float64{"cpu": 4, "mem": 8 << 30}, nil)
+	c.waitUp(ctx, 1)
+	n := max(b.N, 50)
+	leader := c.WaitLeader(ctx)
+	first, _ := leader.FSM().AppliedIndex()
+	b.ResetTimer()
+	for i := range n {
+		id := benchSubmit(ctx, b, c, account, user, fmt.Sprintf("one-%d", i), 1, "true")
+		testcluster.WaitFor(ctx, b, fmt.Sprintf("job %d ended", id), func() bool {
+			j, err := leader.FSM().Job(id)
+			return err == nil && j.State.Ended()
+		})
+	}
+	b.StopTimer()
+	last, _ := leader.FSM().AppliedIndex()
+	b.ReportMetric(float64(last-first)/float64(n), "entries/job")
+	b.ReportMetric(0, "ns/op")
+}
+
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // Time to detect a dead worker and requeue its tasks: a worker process

@@ -27,7 +27,8 @@ import (
 //     walltime is at least core.MinWalltime.
 //   - 4: the same bodies; an UpdateJob that lowers a walltime leaves the
 //     job's placed tasks the limit they were sent (jobs_update.go), where
-//     before it bounded their charge too.
+//     before it bounded their charge too; a TaskStarted's runtime dates
+//     the start back (TaskEvent).
 //
 // Servers of releases before version 4 refuse its entries, as they refuse
 // any version they do not know: upgrade every server before a leader of

@@ -41,7 +41,7 @@ var updateFrozen = flag.Bool("update-frozen", false, "write the frozen fixture s
 // frozen and the newest command version it holds. A release that adds a
 // command type or version extends buildFrozenLog and renames this constant, so
 // that the next -update-frozen adds a set beside the old ones.
-const frozenSet = "2026-11-v4"
+const frozenSet = "2026-11-v5"
 
 const frozenDir = "testdata/frozen"
 
@@ -457,13 +457,21 @@ type freezer struct {
 
 func (z *freezer) at(d time.Duration) ledger.Time { return t0.Add(d) }
 
-// v3 is an entry as today's leader writes it.
-func (z *freezer) v3(d time.Duration, c Command) []byte {
+// v4 is an entry as today's leader writes it.
+func (z *freezer) v4(d time.Duration, c Command) []byte {
 	z.t.Helper()
 	data, err := Encode(z.at(d), c)
 	if err != nil {
 		z.t.Fatalf("encode %T: %v", c, err)
 	}
+	return data
+}
+
+// v3 is an entry as a release of command version 3 wrote it: the same
+// body, under version 3.
+func (z *freezer) v3(d time.Duration, c Command) []byte {
+	data := z.v4(d, c)
+	data[0] = wholeUnitsVersion
 	return data
 }
 
@@ -572,8 +580,9 @@ func writeFrozenSet(t *testing.T, dir string) {
 
 // buildFrozenLog is a small cluster's history that uses every command type in
 // every envelope version the FSM reads: version 1 (legacyVersion), version
-// 2 (MultiVersion, holding version-1 and version-3 commands) and version 3
-// (CommandVersion), with refusals each version's rules make. It returns
+// 2 (MultiVersion, holding version-1 and version-3 commands), version 3
+// (wholeUnitsVersion) and version 4 (CommandVersion), with refusals each
+// version's rules make and what each version applies its own way. It returns
 // the index the snapshot is taken at.
 func buildFrozenLog(z *freezer) int {
 	const (
@@ -658,9 +667,9 @@ func buildFrozenLog(z *freezer) int {
 	// Rules version 3 added: the same job version 1 accepted above is
 	// refused now (a control character, a walltime under a second).
 	bad := &SubmitJob{Account: "chem", User: "bob", Name: "x\x07", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"x"}}
-	z.add(rawEntry(CommandVersion, TypeSubmitJob, z.at(45*mn), string(mustT(json.Marshal(bad)))), refused)
+	z.add(rawEntry(wholeUnitsVersion, TypeSubmitJob, z.at(45*mn), string(mustT(json.Marshal(bad)))), refused)
 	bad.Name, bad.Walltime = "", 500*time.Millisecond
-	z.add(rawEntry(CommandVersion, TypeSubmitJob, z.at(45*mn), string(mustT(json.Marshal(bad)))), refused)
+	z.add(rawEntry(wholeUnitsVersion, TypeSubmitJob, z.at(45*mn), string(mustT(json.Marshal(bad)))), refused)
 	z.add(z.v3(46*mn, &SubmitJob{RequestID: "r2", Account: "bio", User: "cat", Name: "fold", Demand: map[string]float64{"cpu": 3.205, "mem": 8*gib + 1, "gpu": 1}, Tasks: 3, Walltime: 2 * time.Hour, Command: []string{"fold", "-i", "in.pdb"}, MaxAttempts: 2, CheckFit: true}), ok)
 	// A job no node holds, refused by the fit check.
 	z.add(z.v3(47*mn, &SubmitJob{Account: "bio", User: "cat", Demand: map[string]float64{"gpu": 9}, Tasks: 1, Walltime: time.Hour, Command: []string{"big"}, CheckFit: true}), refused)
@@ -719,6 +728,29 @@ func buildFrozenLog(z *freezer) int {
 	z.add(z.v3(73*mn, &RequeueJob{JobID: 4}), ok)
 	z.add(z.v3(74*mn, &RequeueJob{JobID: 1}), refused)
 	z.add(z.v3(75*mn, &TaskEvents{Events: []TaskEvent{{JobID: 4, Task: 1, Attempt: 1, Kind: TaskExited, ExitCode: 143, Runtime: 3 * mn}}}), ok)
+
+	// Set v5 added look-ahead queues, and version 4: a lowered walltime
+	// leaves placed tasks their limit (a version-3 entry bounded their
+	// charge), and a start's runtime dates it back.
+	z.add(z.v3(76*mn, &SubmitJob{Account: "chem", User: "bob", Name: "old-rule", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"y"}}), ok)
+	z.add(z.v4(76*mn, &SubmitJob{Account: "chem", User: "bob", Name: "look-ahead", Demand: map[string]float64{"cpu": 1}, Tasks: 3, Walltime: time.Hour, Command: []string{"z"}}), ok)
+	z.add(z.v4(77*mn, &Assign{Placements: []TaskPlacement{{JobID: 6, Task: 0, Node: "n2"}, {JobID: 7, Task: 0, Node: "n2"}, {JobID: 7, Task: 1, Node: "n2", Queued: true}, {JobID: 7, Task: 2, Node: "n2"}}}), ok)
+	z.add(z.v4(78*mn, &TaskEvents{Events: []TaskEvent{
+		{JobID: 6, Task: 0, Attempt: 1, Kind: TaskStarted},
+		{JobID: 7, Task: 0, Attempt: 1, Kind: TaskStarted, Runtime: 30 * time.Second},
+		{JobID: 7, Task: 2, Attempt: 1, Kind: TaskStarted, Runtime: 2 * time.Hour}, // dated no earlier than its placement
+	}}), ok)
+	short := 10 * mn
+	z.add(z.v3(79*mn, &UpdateJob{JobID: 6, Walltime: &short}), ok)
+	z.add(z.v4(79*mn, &UpdateJob{JobID: 7, Walltime: &short}), ok) // tasks 0 and 2 keep an hour; queued task 1 is taken back
+	z.add(z.v4(100*mn, &TaskEvents{Events: []TaskEvent{
+		{JobID: 6, Task: 0, Attempt: 1, Kind: TaskExited, Runtime: 20 * mn}, // charged 10 minutes, as version 3 applied
+		{JobID: 7, Task: 0, Attempt: 1, Kind: TaskExited, Runtime: 20 * mn}, // charged 20
+		{JobID: 7, Task: 1, Attempt: 1, Kind: TaskExited, ExitCode: 143},    // never started: free, and pending again
+		{JobID: 7, Task: 2, Attempt: 1, Kind: TaskLost},                     // charged from its placement
+	}}), ok)
+	z.add(z.v4(101*mn, &Assign{Placements: []TaskPlacement{{JobID: 7, Task: 1, Node: "n2", Queued: true}}}), ok)
+	z.add(z.v4(102*mn, &TaskEvents{Events: []TaskEvent{{JobID: 7, Task: 1, Attempt: 2, Kind: TaskStarted, Runtime: time.Minute}}}), ok) // a queued start is dated by its entry
 	return snapshotAt
 }
 

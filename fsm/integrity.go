@@ -70,9 +70,11 @@ func ParseDigest(s string) ([32]byte, error) {
 }
 
 // startsDigest reports whether a log entry is a single Checkpoint that
-// asks for a digest. Only such entries are decoded twice.
+// asks for a digest, of version 3 or later: a leader of the release
+// before still proposes them during a rolling upgrade. Only such entries
+// are decoded twice.
 func startsDigest(data []byte) bool {
-	if len(data) < envelopeHeader || data[0] != CommandVersion || CommandType(data[1]) != TypeCheckpoint {
+	if len(data) < envelopeHeader || data[0] != CommandVersion && data[0] != wholeUnitsVersion || CommandType(data[1]) != TypeCheckpoint {
 		return false
 	}
 	env, err := Decode(data)

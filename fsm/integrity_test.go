@@ -194,6 +194,27 @@ func TestCheckpointCommandShape(t *testing.T) {
 	}
 }
 
+// A checkpoint of the release before (version 3), which its leader still
+// proposes during a rolling upgrade, is digested as today's is; one of
+// the first version never was, and still is not.
+func TestCheckpointOfThePreviousVersionIsDigested(t *testing.T) {
+	h := newHarness(t)
+	h.setup(10)
+	for _, c := range []struct {
+		version uint8
+		digests bool
+	}{{CommandVersion, true}, {wholeUnitsVersion, true}, {legacyVersion, false}} {
+		e := h.log.addRaw(rawEntry(c.version, TypeCheckpoint, h.now, `{}`))
+		h.f.Apply(e)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := h.f.CheckpointDigest(ctx, e.Index)
+		cancel()
+		if got := err == nil; got != c.digests {
+			t.Errorf("a version-%d checkpoint digested: %v (%v), want %v", c.version, got, err, c.digests)
+		}
+	}
+}
+
 // BenchmarkDigest measures a checkpoint's digest, and the start-up check
 // of Open, on a state of 100,000 finished and pending jobs.
 func BenchmarkDigest(b *testing.B) {

@@ -457,3 +457,29 @@ func TestSUBookReadsCommittedEntriesFromTheStateFile(t *testing.T) {
 	t.Cleanup(func() { f.Close() })
 	retry()
 }
+
+// A start its worker held back, to send it with the task's end, is dated
+// by how long the task had run when it was sent, never before the task
+// was placed; a look-ahead attempt's start is dated by its entry, since it
+// takes its node's room then.
+func TestHeldStartIsDatedByItsRuntime(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 3, Walltime: time.Hour, Command: []string{"x"}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}, {JobID: 1, Task: 2, Node: "n1", Queued: true}}})
+	placed := h.now
+	h.at(time.Minute)
+	ran := func(task int64, d time.Duration) TaskEvent {
+		return TaskEvent{JobID: 1, Task: task, Attempt: 1, Kind: TaskStarted, Runtime: d}
+	}
+	h.ok(&TaskEvents{Events: []TaskEvent{ran(0, 20*time.Second), ran(1, 5*time.Minute), ran(2, 30*time.Second)}})
+	tasks, _, err := h.f.Tasks(1, 0, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []ledger.Time{h.now.Add(-20 * time.Second), placed, h.now} {
+		if got := tasks[i].StartedAt; got != want {
+			t.Errorf("task %d started at %v, want %v", i, got, want)
+		}
+	}
+}

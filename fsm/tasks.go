@@ -67,7 +67,11 @@ const (
 // Runtime are meaningful for TaskExited; the runtime is clamped to
 // [0, walltime] and is what the task is charged for. A TaskLost with a
 // Runtime is an attempt its worker fenced (killed after losing the
-// leader): it is charged that runtime; without one, up to now.
+// leader): it is charged that runtime; without one, up to now. A
+// TaskStarted's Runtime is how long the task had run when its worker sent
+// the start, which it holds back briefly so that a short task's start and
+// end share one entry (worker: table.event): the attempt started that long
+// before the entry, though not before it was placed.
 type TaskEvent struct {
 	JobID    uint64        `json:"job"`
 	Task     int64         `json:"task"`
@@ -365,9 +369,13 @@ func (b *batch) taskEvent(e TaskEvent, t ledger.Time) (string, error) {
 		}
 		queued := a.State == TaskQueued
 		if queued {
+			// It takes its node's room now, whatever its worker says.
 			b.startQueued(j, a, t) // lookahead.go
+			a.StartedAt = t
+		} else {
+			a.StartedAt = max(t.Add(-max(e.Runtime, 0)), a.AssignedAt)
 		}
-		a.State, a.StartedAt = TaskRunning, t
+		a.State = TaskRunning
 		if err := b.saveAttempt(a); err != nil {
 			return "", err
 		}

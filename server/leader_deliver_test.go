@@ -3,7 +3,11 @@ package server
 import (
 	"slices"
 	"testing"
+	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
 )
 
@@ -26,5 +30,17 @@ func TestDeliveryOrderSendsQueuedAttemptsLast(t *testing.T) {
 	want := []attemptKey{{2, 0, 1}, {3, 0, 1}, {1, 1, 1}, {1, 0, 1}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("delivered in the order %v, want %v", got, want)
+	}
+}
+
+// A start's runtime (how long its worker held it back) reaches the ledger,
+// which dates the start by it; so does an end's.
+func TestTaskEventsKeepTheirRuntime(t *testing.T) {
+	ref := &longfairv1.AttemptRef{JobId: 3, Task: 1, Attempt: 1}
+	for _, kind := range []longfairv1.TaskEventKind{longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED, longfairv1.TaskEventKind_TASK_EVENT_KIND_EXITED} {
+		ev, err := taskEventFromProto(&longfairv1.TaskEvent{Attempt: ref, Kind: kind, Runtime: durationpb.New(40 * time.Millisecond)})
+		if err != nil || ev.Runtime != 40*time.Millisecond {
+			t.Errorf("%v event: runtime %v, %v; want 40ms", kind, ev.Runtime, err)
+		}
 	}
 }

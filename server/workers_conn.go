@@ -468,7 +468,8 @@ func taskEventFromProto(e *longfairv1.TaskEvent) (fsm.TaskEvent, error) {
 	default:
 		return ev, fmt.Errorf("unknown event kind %v", e.GetKind())
 	}
-	if d := e.GetRuntime(); d != nil && ev.Kind != fsm.TaskStarted {
+	if d := e.GetRuntime(); d != nil {
+		// On a start: how long the task had run when it was sent.
 		if err := d.CheckValid(); err != nil {
 			return ev, fmt.Errorf("runtime: %w", err)
 		}

@@ -118,8 +118,15 @@ func TestTaskEnvironmentDirectoryAndOutput(t *testing.T) {
 	if got := readOutput(t, ag, k, longfairv1.OutputStream_OUTPUT_STREAM_STDERR); got != "oops\n" {
 		t.Fatalf("stderr %q", got)
 	}
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Fatalf("the empty working directory is still there: %v", err)
+	// It goes once run returns, just after the end is reported.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		_, err := os.Stat(dir)
+		if os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the empty working directory is still there 5s after the task's end: %v", err)
+		}
 	}
 }
 

@@ -7,8 +7,20 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
+
+// startHold is how long a task's start waits to be sent, unless another
+// event is sent first: a task that ends within it has its start and end
+// reach the ledger in one Raft entry instead of two, which is most of an
+// array of short tasks. The start goes with how long the task had run
+// (TaskEvent.runtime), so the ledger dates it as if sent at once. Starts
+// of look-ahead attempts are not held: they take their node's room, and
+// free queue room for the next (slots.go).
+const startHold = 50 * time.Millisecond
 
 // attemptKey names one attempt of one task.
 type attemptKey struct {
@@ -61,14 +73,18 @@ type table struct {
 	// events are the unacknowledged events in seq order.
 	events []*longfairv1.TaskEvent
 	seq    uint64
-	// changed receives a token when an event is added.
+	// changed receives a token when an event is to be sent.
 	changed chan struct{}
+	// heldStarts are when the starts held back (startHold) happened, by
+	// seq, until acknowledged; holding is set while a send is due for them.
+	heldStarts map[uint64]time.Time
+	holding    bool
 	// closed is set when the agent stops taking assignments.
 	closed bool
 }
 
 func newTable() *table {
-	return &table{attempts: make(map[attemptKey]*attempt), changed: make(chan struct{}, 1)}
+	return &table{attempts: make(map[attemptKey]*attempt), changed: make(chan struct{}, 1), heldStarts: make(map[uint64]time.Time)}
 }
 
 // add records a new attempt; it returns nil when the attempt is already
@@ -87,6 +103,8 @@ func (t *table) add(asg *longfairv1.Assignment, cancelStart context.CancelFunc) 
 }
 
 // event appends an event about a, unless its end is not to be reported.
+// It is sent at once, but for the start of an ordinary attempt, which
+// waits up to startHold for another event to go with.
 func (t *table) event(a *attempt, ev *longfairv1.TaskEvent) {
 	t.mu.Lock()
 	if !a.report {
@@ -97,11 +115,47 @@ func (t *table) event(a *attempt, ev *longfairv1.TaskEvent) {
 	ev.Seq = t.seq
 	ev.Attempt = a.key.ref()
 	t.events = append(t.events, ev)
+	if ev.GetKind() == longfairv1.TaskEventKind_TASK_EVENT_KIND_STARTED && !a.asg.GetQueued() {
+		t.heldStarts[ev.Seq] = time.Now()
+		if !t.holding {
+			t.holding = true
+			time.AfterFunc(startHold, t.releaseStarts)
+		}
+		t.mu.Unlock()
+		return
+	}
 	t.mu.Unlock()
+	t.signal()
+}
+
+// releaseStarts sends the starts held back, their hold being over.
+func (t *table) releaseStarts() {
+	t.mu.Lock()
+	t.holding = false
+	t.mu.Unlock()
+	t.signal()
+}
+
+func (t *table) signal() {
 	select {
 	case t.changed <- struct{}{}:
 	default:
 	}
+}
+
+// outgoing is evs as they are to be sent: a start held back carries how
+// long its task has run by now. evs are shared with the table, so those
+// are copies. t.mu is held.
+func (t *table) outgoing(evs []*longfairv1.TaskEvent) []*longfairv1.TaskEvent {
+	out := slices.Clone(evs)
+	for i, e := range out {
+		if at, ok := t.heldStarts[e.GetSeq()]; ok {
+			c := proto.CloneOf(e)
+			c.Runtime = durationpb.New(time.Since(at))
+			out[i] = c
+		}
+	}
+	return out
 }
 
 // ended marks a as ended. An attempt whose end is not reported is
@@ -130,6 +184,9 @@ func (t *table) ack(seq uint64) {
 	done := t.events[:n]
 	t.events = slices.Clone(t.events[n:])
 	for _, e := range done {
+		delete(t.heldStarts, e.GetSeq())
+	}
+	for _, e := range done {
 		k := keyOf(e.GetAttempt())
 		if a, ok := t.attempts[k]; ok && a.ended && !t.hasEvent(k) {
 			delete(t.attempts, k)
@@ -150,7 +207,7 @@ func (t *table) eventsAfter(after uint64) []*longfairv1.TaskEvent {
 		}
 		return 0
 	})
-	return slices.Clone(t.events[i:])
+	return t.outgoing(t.events[i:])
 }
 
 // snapshot is what a hello reports: every attempt held and every
@@ -166,7 +223,7 @@ func (t *table) snapshot() (held []*longfairv1.HeldAttempt, pending []*longfairv
 	for _, k := range keys {
 		held = append(held, &longfairv1.HeldAttempt{Attempt: k.ref(), Running: !t.attempts[k].ended})
 	}
-	pending = slices.Clone(t.events)
+	pending = t.outgoing(t.events)
 	if len(pending) > 0 {
 		last = pending[len(pending)-1].GetSeq()
 	}

@@ -587,7 +587,10 @@ type TaskEvent struct {
 	Kind    TaskEventKind `protobuf:"varint,3,opt,name=kind,proto3,enum=longfair.v1.TaskEventKind" json:"kind,omitempty"`
 	// exit_code: the process's exit status, or 128 + the signal that ended it.
 	ExitCode int32 `protobuf:"varint,4,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
-	// runtime as the worker measured it, from process start to exit.
+	// runtime as the worker measured it, from process start to exit. On a
+	// started event: how long the task had run when the event was sent (a
+	// worker holds an ordinary start back briefly, to send it with a short
+	// task's end); the ledger dates the start by it.
 	Runtime *durationpb.Duration `protobuf:"bytes,5,opt,name=runtime,proto3" json:"runtime,omitempty"`
 	// What the attempt used, measured by its cgroup on a confined worker
 	// (unset otherwise), on exited and lost events: CPU seconds of all its
