@@ -14,6 +14,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // startOneWorker starts one server and one worker (w1: 4 cores) with
@@ -170,5 +171,33 @@ func TestUpdateOnWorkers(t *testing.T) {
 	j := c.waitEnded(ctx, second)[0]
 	if j.GetState() != longfairv1.JobState_JOB_STATE_SUCCEEDED || j.GetName() != "free" {
 		t.Fatalf("the freed job ended %v named %q", j.GetState(), j.GetName())
+	}
+}
+
+// A walltime lowered while an array runs: the task already running keeps
+// the walltime it was sent, so it runs, and is charged, to its end; the
+// next task, placed after the update, is sent the new walltime and is
+// stopped at it, whatever the leader had cached of the job.
+func TestLoweredWalltimeOnWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, acct, user := startOneWorker(ctx, t, "chem")
+	const sleep = 4 * time.Second
+	id := c.cliSubmit(ctx, "--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m", "--array", "2", "--throttle", "1", "--", "sleep", fmt.Sprint(sleep.Seconds()))
+	testcluster.WaitFor(ctx, t, "task 0 running", func() bool {
+		ts := c.tasks(ctx, id)
+		return len(ts) > 0 && ts[0].GetState() == longfairv1.TaskState_TASK_STATE_RUNNING
+	})
+	c.cli(ctx, "update", fmt.Sprint(id), "--walltime", "1s")
+	c.waitEnded(ctx, id)
+	ts := c.tasks(ctx, id)
+	if len(ts) != 2 {
+		t.Fatalf("job %d has %d tasks, want 2", id, len(ts))
+	}
+	if first := ts[0]; first.GetState() != longfairv1.TaskState_TASK_STATE_SUCCEEDED || first.GetRuntime().AsDuration() < sleep {
+		t.Errorf("the task running at the update ended %v after %v: want it to run its %v and be charged for it", first.GetState(), first.GetRuntime().AsDuration(), sleep)
+	}
+	if next := ts[1]; next.GetState() == longfairv1.TaskState_TASK_STATE_SUCCEEDED || next.GetRuntime().AsDuration() >= sleep {
+		t.Errorf("the task placed after the update ended %v after %v: want it stopped at its walltime of 1s", next.GetState(), next.GetRuntime().AsDuration())
 	}
 }

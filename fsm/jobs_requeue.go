@@ -65,9 +65,18 @@ func (b *batch) requeueJob(c *RequeueJob, t ledger.Time) (any, error) {
 	if len(marked) == 0 {
 		return nil, refuse(KindPrecondition, "job %d has no running task that is not already being requeued: only running tasks are requeued ('longfair job show %d' shows its tasks)", j.ID, j.ID)
 	}
-	hold, err := ledger.WorstCaseHold(len(marked), j.Walltime, j.allocation(), st.settings.BillingWeights, st.settings.BillingRule)
-	if err != nil {
-		return nil, invalid("%v", err)
+	// Each is charged up to its own limit, which is its job's walltime
+	// unless that was lowered after it was placed.
+	var hold ledger.SU
+	for _, a := range marked {
+		h, err := ledger.WorstCaseHold(1, a.limit(j), j.allocation(), st.settings.BillingWeights, st.settings.BillingRule)
+		if err != nil {
+			return nil, invalid("%v", err)
+		}
+		if h > ledger.MaxSU-hold {
+			return nil, invalid("requeueing %d tasks of job %d needs a hold of more than %v SU: requeue fewer", len(marked), j.ID, ledger.MaxSU)
+		}
+		hold += h
 	}
 	id := requeueHoldID(j.ID, j.Requeues+1)
 	entries, err := st.su.Hold(id, j.Account, hold, t)

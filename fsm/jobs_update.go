@@ -137,9 +137,10 @@ func (b *batch) updateJob(c *UpdateJob) (any, error) {
 }
 
 // lowerWalltime gives job j walltime w. Its placed tasks were sent the
-// old one: a running or assigned attempt keeps it as its limit when keep
-// (it runs to it, so it is charged and foreseen for it), and a queued one,
-// which has not started, is taken back to be placed again with w.
+// old one and keep it as their limit when keep: they run to it, so they
+// are charged and foreseen for it. A queued one is also taken back, to be
+// placed again with w; its worker may have started it already, and then
+// it runs, and is charged, until its stop reaches it.
 func (b *batch) lowerWalltime(j *jobRecord, w time.Duration, keep bool) error {
 	old := j.Walltime
 	j.Walltime = w
@@ -147,7 +148,7 @@ func (b *batch) lowerWalltime(j *jobRecord, w time.Duration, keep bool) error {
 		return err
 	}
 	return b.changeAttempts(j, func(a *attemptRecord) bool {
-		if a.State == TaskQueued || a.Walltime != 0 {
+		if a.Walltime != 0 {
 			return false
 		}
 		a.Walltime = old

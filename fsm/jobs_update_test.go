@@ -81,12 +81,25 @@ func TestLowerWalltimeKeepsThePlacedTasksLimit(t *testing.T) {
 			}
 			// Task 1 starts after the update, with the walltime it was sent.
 			h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 1, Attempt: 1, Kind: TaskStarted}}})
-			h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 2, Node: "n1"}}})
+			placed := h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 2, Node: "n1"}}}).(*AssignResult).Accepted
 			h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 2, Attempt: 1, Kind: TaskStarted}}})
 
 			limit := time.Hour
 			if c.keeps {
 				limit = 4 * time.Hour
+			}
+			// What the leader sends each attempt's worker.
+			if len(placed) != 1 || placed[0].Limit != time.Hour {
+				t.Errorf("task 2, placed after the update, is sent %+v; want a limit of 1h", placed)
+			}
+			for _, ti := range h.f.Running("n1") {
+				want := map[uint64]time.Duration{1: limit, 2: 4 * time.Hour}[ti.JobID]
+				if ti.JobID == 1 && ti.Task == 2 {
+					want = time.Hour
+				}
+				if ti.Limit != want {
+					t.Errorf("task %d.%d would be sent again with a limit of %v, want %v", ti.JobID, ti.Task, ti.Limit, want)
+				}
 			}
 			// Backfill foresees each task's end at its start plus its limit.
 			v := h.f.View(h.now)
@@ -127,5 +140,37 @@ func TestLowerWalltimeKeepsThePlacedTasksLimit(t *testing.T) {
 				t.Errorf("a task placed before the walltime was lowered was charged %v; an attempt of the same runtime costs %v", tasks[0].Charged, same[0].Charged)
 			}
 		})
+	}
+}
+
+// A requeue's hold covers what its stopped tasks may be charged: each up
+// to its own limit, kept when its job's walltime was lowered after it was
+// placed. Priced on the lowered walltime, it ran out, and the second
+// task's charge was posted as 0 while it ran 3 hours.
+func TestRequeueHoldCoversThePlacedTasksLimit(t *testing.T) {
+	h := newHarness(t)
+	h.setup(1000)
+	job := &SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 2, Walltime: 4 * time.Hour, Command: []string{"x"}}
+	h.ok(job)
+	h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 1, Walltime: 4 * time.Hour, Command: []string{"x"}})
+	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}, {JobID: 2, Task: 0, Node: "n1"}}})
+	h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: TaskStarted}, {JobID: 1, Task: 1, Attempt: 1, Kind: TaskStarted}, {JobID: 2, Task: 0, Attempt: 1, Kind: TaskStarted}}})
+	h.at(10 * time.Minute)
+	h.ok(&UpdateJob{JobID: 1, Walltime: ptr(time.Hour)})
+	h.at(3*time.Hour + 10*time.Minute)
+	h.ok(&RequeueJob{JobID: 1})
+	h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 143, 3*time.Hour), exited(1, 1, 1, 143, 3*time.Hour), exited(2, 0, 1, 0, 3*time.Hour)}})
+	requeued, _, err := h.f.Attempts(1, 0, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, _, err := h.f.Tasks(2, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range requeued {
+		if ti.Attempt == 1 && ti.Charged != same[0].Charged {
+			t.Errorf("requeued task %d ran 3h and was charged %v; an attempt of the same runtime costs %v", ti.Task, ti.Charged, same[0].Charged)
+		}
 	}
 }

@@ -408,12 +408,16 @@ func TestHoldAndLowerWalltimeTakeBackQueuedTasks(t *testing.T) {
 	if r := h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 2, Node: "n1", Queued: true}}}).(*AssignResult); len(r.Accepted) != 1 || r.Accepted[0].Attempt != 2 {
 		t.Fatalf("after the release: %+v, want task 2 queued again as attempt 2", r)
 	}
-	// A lower walltime takes back what was queued with the old one.
+	// A lower walltime takes back what was queued with the old one; until
+	// the stop reaches it, it may run to the limit it was sent.
 	half := 30 * time.Minute
 	h.ok(&UpdateJob{JobID: 1, Walltime: &half})
 	for _, ti := range h.f.Running("n1") {
 		if want := ti.State == TaskQueued; ti.Requeue != want {
 			t.Errorf("after the walltime was lowered, task %d (%s) marked to be taken back: %v, want %v", ti.Task, ti.State, ti.Requeue, want)
+		}
+		if ti.Limit != time.Hour {
+			t.Errorf("after the walltime was lowered, task %d (%s) has a limit of %v, want the hour it was sent", ti.Task, ti.State, ti.Limit)
 		}
 	}
 }

@@ -181,7 +181,7 @@ type attemptRecord struct {
 // limit is how long attempt a of job j may run: what it is charged for at
 // most, and when backfill expects it to end.
 func (a *attemptRecord) limit(j *jobRecord) time.Duration {
-	if a.Walltime != 0 {
+	if a.Walltime != 0 || j == nil {
 		return a.Walltime
 	}
 	return j.Walltime
@@ -197,6 +197,8 @@ type PlacedTask struct {
 	Nodes   []string `json:"nodes,omitempty"`
 	// Queued: the attempt waits in its node's look-ahead queue.
 	Queued bool `json:"queued,omitempty"`
+	// Limit is the walltime the attempt is sent (TaskInfo.Limit).
+	Limit time.Duration `json:"limit"`
 }
 
 // DroppedPlacement is a placement Assign did not apply, and why.
@@ -306,7 +308,7 @@ func (b *batch) place(p TaskPlacement, t ledger.Time) (PlacedTask, string, error
 	if err := b.resolveDependents(j, t); err != nil {
 		return PlacedTask{}, "", err
 	}
-	return PlacedTask{JobID: j.ID, Task: p.Task, Attempt: attempt, Node: p.Node, Nodes: slices.Clone(a.Nodes), Queued: p.Queued}, "", nil
+	return PlacedTask{JobID: j.ID, Task: p.Task, Attempt: attempt, Node: p.Node, Nodes: slices.Clone(a.Nodes), Queued: p.Queued, Limit: a.limit(j)}, "", nil
 }
 
 // changeAttempts calls change on each of j's active attempts, in task

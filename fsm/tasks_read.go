@@ -40,10 +40,16 @@ type TaskInfo struct {
 	// Queued: the attempt was placed in its node's look-ahead queue, and
 	// held nothing until StartedAt (lookahead.go).
 	Queued bool
+	// Limit is how long the attempt may run, the walltime its worker is
+	// sent: its job's, or the one it kept when its job's was lowered
+	// after it was placed (attemptRecord.limit).
+	Limit time.Duration
 }
 
-func taskInfo(a *attemptRecord) TaskInfo {
+// taskInfo is attempt a of job j.
+func taskInfo(a *attemptRecord, j *jobRecord) TaskInfo {
 	return TaskInfo{
+		Limit: a.limit(j),
 		JobID: a.Job, Task: a.Task, Attempt: a.Attempt, State: a.State, Node: a.Node, Nodes: slices.Clone(a.Nodes), Credential: a.Credential,
 		AssignedAt: a.AssignedAt, StartedAt: a.StartedAt, EndedAt: a.EndedAt,
 		ExitCode: a.ExitCode, Runtime: a.Runtime, Charged: a.Charged,
@@ -66,7 +72,11 @@ func (f *FSM) Attempts(job uint64, from int64, limit int) (tasks []TaskInfo, nex
 func (f *FSM) attempts(job uint64, from int64, limit int, all bool) (tasks []TaskInfo, next int64, err error) {
 	limit = pageLimit(limit)
 	err = f.view(func(_ readSnap, tx *bolt.Tx) error {
-		if tx.Bucket(bucketJobs).Get(jobKey(job)) == nil {
+		var j jobRecord
+		if ok, err := getJSON(tx.Bucket(bucketJobs), jobKey(job), &j); err != nil || !ok {
+			if err != nil {
+				return err
+			}
 			return notFound("job %d does not exist: check the id", job)
 		}
 		c := tx.Bucket(bucketTasks).Cursor()
@@ -88,7 +98,7 @@ func (f *FSM) attempts(job uint64, from int64, limit int, all bool) (tasks []Tas
 				group = group[len(group)-1:]
 			}
 			for _, a := range group {
-				tasks = append(tasks, taskInfo(a))
+				tasks = append(tasks, taskInfo(a, &j))
 			}
 			group = group[:0]
 			return true
@@ -118,7 +128,7 @@ func (f *FSM) Running(node string) []TaskInfo {
 	var out []TaskInfo
 	for _, id := range sortedTaskIDs(f.st.running) {
 		if a := f.st.running[id]; node == "" || slices.Contains(a.allNodes(), node) {
-			out = append(out, taskInfo(a))
+			out = append(out, taskInfo(a, f.st.jobs[id.job]))
 		}
 	}
 	return out
@@ -138,7 +148,11 @@ func (f *FSM) Attempt(job uint64, task int64, attempt int) (TaskInfo, error) {
 		if !ok {
 			return notFound("attempt %d of task %d of job %d does not exist: check the job, the task index and the attempt", attempt, task, job)
 		}
-		info = taskInfo(&a)
+		var j jobRecord
+		if _, err := getJSON(tx.Bucket(bucketJobs), jobKey(job), &j); err != nil {
+			return err
+		}
+		info = taskInfo(&a, &j)
 		return nil
 	})
 	return info, err

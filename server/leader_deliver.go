@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"slices"
+	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -31,7 +32,7 @@ func (t *leaderTerm) deliverPlaced(placed []fsm.PlacedTask) {
 		}
 		asgs := make([]*longfairv1.Assignment, 0, len(list))
 		for _, p := range list {
-			if a := t.assignment(attemptKey{p.JobID, p.Task, p.Attempt}, node, p.Queued); a != nil {
+			if a := t.assignment(attemptKey{p.JobID, p.Task, p.Attempt}, node, p.Queued, p.Limit); a != nil {
 				asgs = append(asgs, a)
 			}
 		}
@@ -48,7 +49,7 @@ func (t *leaderTerm) deliverTasks(c *workerConn, tasks []fsm.TaskInfo) {
 	slices.SortFunc(tasks, deliveryOrder)
 	asgs := make([]*longfairv1.Assignment, 0, len(tasks))
 	for _, ti := range tasks {
-		if a := t.assignment(keyOfTask(ti), c.node, ti.State == fsm.TaskQueued); a != nil {
+		if a := t.assignment(keyOfTask(ti), c.node, ti.State == fsm.TaskQueued, ti.Limit); a != nil {
 			asgs = append(asgs, a)
 		}
 	}
@@ -70,8 +71,10 @@ func deliveryOrder(a, b fsm.TaskInfo) int {
 }
 
 // assignment builds the message that tells the worker of node to run
-// attempt k, or its share of it (gang_conn.go); queued, once a slot frees.
-func (t *leaderTerm) assignment(k attemptKey, node string, queued bool) *longfairv1.Assignment {
+// attempt k, or its share of it (gang_conn.go), for at most limit; queued,
+// once a slot frees. The limit is the attempt's own, not its job's: a
+// job's walltime may be lowered after its attempt was placed.
+func (t *leaderTerm) assignment(k attemptKey, node string, queued bool, limit time.Duration) *longfairv1.Assignment {
 	j, err := t.jobs.get(k.job)
 	if err != nil {
 		t.log.Error("cannot read the job of a placed attempt; its worker will be sent it on the next sweep", "job", k.job, "error", err)
@@ -85,7 +88,7 @@ func (t *leaderTerm) assignment(k attemptKey, node string, queued bool) *longfai
 	}
 	a := &longfairv1.Assignment{
 		Attempt: k.ref(), Account: j.Account, User: j.User, JobName: j.Name,
-		Command: j.Command, Walltime: durationpb.New(j.Walltime), Demand: demand,
+		Command: j.Command, Walltime: durationpb.New(limit), Demand: demand,
 		Dir: j.Dir, Env: j.Env, EnvCaptured: j.EnvCaptured, RunAs: unixProto(j.RunAs), Queued: queued,
 	}
 	if j.Nodes > 1 {

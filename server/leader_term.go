@@ -238,8 +238,11 @@ func (t *leaderTerm) readyConns() []*workerConn {
 }
 
 // jobSpecs caches what an assignment needs from a job. A job's command,
-// walltime, demand, account and user never change after submission, so a
-// cached copy is never stale.
+// demand, account, user, directory and environment never change after
+// submission, so a cached copy of them is never stale. Its walltime and
+// name may (UpdateJob): an assignment takes its walltime from the attempt
+// (fsm.PlacedTask.Limit, fsm.TaskInfo.Limit), and a renamed job's tasks
+// may start under the name it was cached with.
 type jobSpecs struct {
 	f  *fsm.FSM
 	mu sync.Mutex
