@@ -227,9 +227,23 @@ func tasksTable(job *longfairv1.Job, tasks []*longfairv1.Task) table {
 		}
 		t.add(fmt.Sprintf("%d.%d", k.GetJobId(), k.GetIndex()), fmt.Sprint(k.GetAttempt()), client.TaskStateName(k.GetState()), taskNodes(k),
 			fmtTime(k.GetAssignedAt()), fmtTime(k.GetStartedAt()), fmtTime(k.GetEndedAt()), exit, fmtDuration(k.GetRuntime()), fmtSU(k.GetChargedMicroSu()),
-			cpuEfficiency(job, k), memPeak(k), orDash(k.GetReason()))
+			cpuEfficiency(job, k), memPeak(k), orDash(taskReason(job, k)))
 	}
 	return t
+}
+
+// taskReason is why an attempt ended when it was not its own doing, and
+// the walltime it kept when its job's was lowered after it was placed,
+// which its charge may reach.
+func taskReason(job *longfairv1.Job, k *longfairv1.Task) string {
+	var parts []string
+	if r := k.GetReason(); r != "" {
+		parts = append(parts, r)
+	}
+	if w := k.GetWalltime(); w != nil && job.GetWalltime() != nil && w.AsDuration() != job.GetWalltime().AsDuration() {
+		parts = append(parts, fmt.Sprintf("kept the walltime of %v it was sent (the job's was lowered later)", w.AsDuration()))
+	}
+	return strings.Join(parts, "; ")
 }
 
 const jobWatchHelp = `Usage: longfair job watch JOB_ID [flags]

@@ -1671,7 +1671,11 @@ type Task struct {
 	// queued: the attempt was placed in its node's look-ahead queue at
 	// assigned_at and held nothing, nor was it counted or charged, until
 	// started_at.
-	Queued        bool `protobuf:"varint,61,opt,name=queued,proto3" json:"queued,omitempty"`
+	Queued bool `protobuf:"varint,61,opt,name=queued,proto3" json:"queued,omitempty"`
+	// walltime: how long the attempt may run, the limit its worker was
+	// sent. The job's walltime, unless that was lowered after the attempt
+	// was placed: it keeps the one it was sent, and is charged up to it.
+	Walltime      *durationpb.Duration `protobuf:"bytes,62,opt,name=walltime,proto3" json:"walltime,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1823,6 +1827,13 @@ func (x *Task) GetQueued() bool {
 		return x.Queued
 	}
 	return false
+}
+
+func (x *Task) GetWalltime() *durationpb.Duration {
+	if x != nil {
+		return x.Walltime
+	}
+	return nil
 }
 
 type ExplainJobRequest struct {
@@ -2310,7 +2321,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\fall_attempts\x18\x04 \x01(\bR\vallAttempts\"d\n" +
 	"\x11ListTasksResponse\x12'\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x11.longfair.v1.TaskR\x05tasks\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xe3\x04\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9a\x05\n" +
 	"\x04Task\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x14\n" +
 	"\x05index\x18\x02 \x01(\x03R\x05index\x12\x18\n" +
@@ -2332,7 +2343,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x0epeak_mem_bytes\x18\r \x01(\x03R\fpeakMemBytes\x12\x16\n" +
 	"\x06reason\x18\x0e \x01(\tR\x06reason\x12\x1a\n" +
 	"\brequeued\x18< \x01(\bR\brequeued\x12\x16\n" +
-	"\x06queued\x18= \x01(\bR\x06queued\"*\n" +
+	"\x06queued\x18= \x01(\bR\x06queued\x125\n" +
+	"\bwalltime\x18> \x01(\v2\x19.google.protobuf.DurationR\bwalltime\"*\n" +
 	"\x11ExplainJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"\xe0\b\n" +
 	"\x0eJobExplanation\x12\"\n" +
@@ -2485,41 +2497,42 @@ var file_longfair_v1_jobs_proto_depIdxs = []int32{
 	26, // 19: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
 	26, // 20: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
 	27, // 21: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
-	16, // 22: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
-	27, // 23: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
-	27, // 24: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
-	2,  // 25: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
-	25, // 26: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
-	26, // 27: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
-	4,  // 28: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
-	12, // 29: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
-	10, // 30: longfair.v1.Jobs.HoldJob:input_type -> longfair.v1.HoldJobRequest
-	11, // 31: longfair.v1.Jobs.ReleaseJob:input_type -> longfair.v1.ReleaseJobRequest
-	6,  // 32: longfair.v1.Jobs.UpdateJob:input_type -> longfair.v1.UpdateJobRequest
-	7,  // 33: longfair.v1.Jobs.SignalJob:input_type -> longfair.v1.SignalJobRequest
-	9,  // 34: longfair.v1.Jobs.RequeueJob:input_type -> longfair.v1.RequeueJobRequest
-	13, // 35: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
-	14, // 36: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
-	17, // 37: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
-	20, // 38: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
-	4,  // 39: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
-	5,  // 40: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
-	16, // 41: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
-	16, // 42: longfair.v1.Jobs.HoldJob:output_type -> longfair.v1.Job
-	16, // 43: longfair.v1.Jobs.ReleaseJob:output_type -> longfair.v1.Job
-	16, // 44: longfair.v1.Jobs.UpdateJob:output_type -> longfair.v1.Job
-	8,  // 45: longfair.v1.Jobs.SignalJob:output_type -> longfair.v1.SignalJobResponse
-	16, // 46: longfair.v1.Jobs.RequeueJob:output_type -> longfair.v1.Job
-	16, // 47: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
-	15, // 48: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
-	18, // 49: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
-	21, // 50: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
-	3,  // 51: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
-	40, // [40:52] is the sub-list for method output_type
-	28, // [28:40] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	27, // 22: longfair.v1.Task.walltime:type_name -> google.protobuf.Duration
+	16, // 23: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
+	27, // 24: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
+	27, // 25: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
+	2,  // 26: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
+	25, // 27: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
+	26, // 28: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
+	4,  // 29: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
+	12, // 30: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
+	10, // 31: longfair.v1.Jobs.HoldJob:input_type -> longfair.v1.HoldJobRequest
+	11, // 32: longfair.v1.Jobs.ReleaseJob:input_type -> longfair.v1.ReleaseJobRequest
+	6,  // 33: longfair.v1.Jobs.UpdateJob:input_type -> longfair.v1.UpdateJobRequest
+	7,  // 34: longfair.v1.Jobs.SignalJob:input_type -> longfair.v1.SignalJobRequest
+	9,  // 35: longfair.v1.Jobs.RequeueJob:input_type -> longfair.v1.RequeueJobRequest
+	13, // 36: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
+	14, // 37: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
+	17, // 38: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
+	20, // 39: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
+	4,  // 40: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
+	5,  // 41: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
+	16, // 42: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
+	16, // 43: longfair.v1.Jobs.HoldJob:output_type -> longfair.v1.Job
+	16, // 44: longfair.v1.Jobs.ReleaseJob:output_type -> longfair.v1.Job
+	16, // 45: longfair.v1.Jobs.UpdateJob:output_type -> longfair.v1.Job
+	8,  // 46: longfair.v1.Jobs.SignalJob:output_type -> longfair.v1.SignalJobResponse
+	16, // 47: longfair.v1.Jobs.RequeueJob:output_type -> longfair.v1.Job
+	16, // 48: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
+	15, // 49: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
+	18, // 50: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
+	21, // 51: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
+	3,  // 52: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
+	41, // [41:53] is the sub-list for method output_type
+	29, // [29:41] is the sub-list for method input_type
+	29, // [29:29] is the sub-list for extension type_name
+	29, // [29:29] is the sub-list for extension extendee
+	0,  // [0:29] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_jobs_proto_init() }

@@ -671,6 +671,14 @@ func (x *Task) AppendProtoJSON(b []byte) ([]byte, error) {
 	b = strconv.AppendBool(b, x.Requeued)
 	b = append(b, ",\"queued\":"...)
 	b = strconv.AppendBool(b, x.Queued)
+	b = append(b, ",\"walltime\":"...)
+	if x.Walltime == nil {
+		b = append(b, "null"...)
+	} else {
+		if b, err = pbjson.AppendDuration(b, x.Walltime.GetSeconds(), x.Walltime.GetNanos()); err != nil {
+			return b, err
+		}
+	}
 	return append(b, '}'), nil
 }
 
