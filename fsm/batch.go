@@ -35,6 +35,8 @@ type batch struct {
 	// command, not several (checkpoints must be entries of their own).
 	index  uint64
 	single bool
+	// rules are those of the command being applied: its envelope version's.
+	rules rules
 	// integ receives the leader's checkpoint digests (integrity.go).
 	integ *integrity
 }
@@ -139,6 +141,7 @@ func (b *batch) apply(index uint64, data []byte) (*Result, error) {
 		r.Err = err
 		return r, nil
 	}
+	b.rules = rules{version: env.Version}
 	t := max(env.Time, b.st.now)
 	if env.Command.Type() != TypeCheckpoint {
 		// A checkpoint changes nothing but the applied index, so that a

@@ -27,7 +27,9 @@ import (
 //     walltime is at least core.MinWalltime.
 //   - 4: the same bodies; an UpdateJob that lowers a walltime leaves the
 //     job's placed tasks the limit they were sent (jobs_update.go), where
-//     before it bounded their charge too (markVersion); a TaskStarted's
+//     before it bounded their charge too (markVersion); a lost attempt
+//     whose task runs again is charged against a hold of its own
+//     (rules.fundsRetries); a TaskStarted's
 //     runtime dates the start back (TaskEvent), which needs no mark: the
 //     leaders before version 4 never logged a start with a runtime.
 //

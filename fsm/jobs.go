@@ -275,6 +275,9 @@ type jobRecord struct {
 	// Requeues counts the RequeueJob commands applied to the job, each
 	// with its hold (jobs_requeue.go).
 	Requeues int `json:"requeues,omitempty"`
+	// Retries counts the lost attempts that were charged against holds of
+	// their own so that their tasks could run again (tasks.go endAttempt).
+	Retries int `json:"retries,omitempty"`
 }
 
 // pending is how many tasks wait to be placed.

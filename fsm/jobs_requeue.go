@@ -38,6 +38,9 @@ func (c *RequeueJob) validate(rules) *Error {
 // requeueHoldID is the hold of a job's n-th requeue (from 1).
 func requeueHoldID(job uint64, n int) string { return fmt.Sprintf("job-%d.requeue-%d", job, n) }
 
+// retryHoldID names the hold of a job's nth lost attempt that ran again.
+func retryHoldID(job uint64, n int) string { return fmt.Sprintf("job-%d.retry-%d", job, n) }
+
 // requeueJob applies RequeueJob; the result is a JobInfo.
 func (b *batch) requeueJob(c *RequeueJob, t ledger.Time) (any, error) {
 	st := b.st
@@ -102,13 +105,20 @@ func (b *batch) requeueJob(c *RequeueJob, t ledger.Time) (any, error) {
 	return st.jobInfo(j), nil
 }
 
-// releaseRequeueHolds releases what is left of job j's requeue holds, as
-// it ends.
+// releaseRequeueHolds releases what is left of job j's requeue and retry
+// holds, as it ends.
 func (b *batch) releaseRequeueHolds(j *jobRecord, t ledger.Time) error {
+	var ids []string
 	for n := 1; n <= j.Requeues; n++ {
-		entries, err := b.st.su.Release(requeueHoldID(j.ID, n), t)
+		ids = append(ids, requeueHoldID(j.ID, n))
+	}
+	for n := 1; n <= j.Retries; n++ {
+		ids = append(ids, retryHoldID(j.ID, n))
+	}
+	for _, id := range ids {
+		entries, err := b.st.su.Release(id, t)
 		if err != nil {
-			b.log.Error("fsm: SU book refused to release a requeue hold", "job", j.ID, "requeue", n, "err", err)
+			b.log.Error("fsm: SU book refused to release a requeue or retry hold", "job", j.ID, "hold", id, "err", err)
 			continue
 		}
 		if err := b.saveJournal(entries); err != nil {

@@ -118,3 +118,79 @@ func TestRequeueRefusalsChangeNothing(t *testing.T) {
 		t.Fatal("a requeue of job 0 was accepted")
 	}
 }
+
+// A task lost with its node runs again while it has attempts left. The
+// lost attempt is charged what it ran against a hold of its own, so the
+// job's hold, priced for one run of each task, is whole for the rerun,
+// which is charged all it ran. An account that cannot fund that hold does
+// not get the rerun: the task fails, saying why.
+func TestLostAttemptsRerunIsPaidFor(t *testing.T) {
+	cost := func(h *harness, d time.Duration) ledger.SU {
+		t.Helper()
+		c, err := ledger.Cost(d, h.f.st.jobs[1].allocation(), h.f.st.settings.BillingWeights, h.f.st.settings.BillingRule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	lose := func(h *harness) {
+		h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 1, Walltime: time.Hour, Command: []string{"x"}, MaxAttempts: 2})
+		h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
+		h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: TaskStarted}}})
+		h.at(50 * time.Minute)
+		h.ok(&NodeDown{ID: "n1"})
+		h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8, "mem": 32 << 30}})
+	}
+
+	t.Run("funded", func(t *testing.T) {
+		h := newHarness(t)
+		h.setup(1000)
+		lose(h)
+		want := []ledger.SU{cost(h, 50*time.Minute), cost(h, time.Hour)}
+		if r := h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}}).(*AssignResult); len(r.Accepted) != 1 || r.Accepted[0].Attempt != 2 {
+			t.Fatalf("the lost task was not placed again: %+v", r)
+		}
+		h.at(2 * time.Hour)
+		h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 2, 0, time.Hour)}})
+		attempts, _, err := h.f.Attempts(1, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ti := range attempts {
+			if ti.Charged != want[i] {
+				t.Errorf("attempt %d (%s, ran %v) was charged %v, want %v", ti.Attempt, ti.State, ti.Runtime, ti.Charged, want[i])
+			}
+		}
+		if b := balance(t, h); b.Charged != want[0]+want[1] || b.Held != 0 {
+			t.Errorf("after the job: %v SU charged and %v held, want %v and 0", b.Charged, b.Held, want[0]+want[1])
+		}
+	})
+
+	t.Run("unfunded", func(t *testing.T) {
+		probe := newHarness(t)
+		probe.setup(1000)
+		lose(probe)
+		hold, ran := cost(probe, time.Hour), cost(probe, 50*time.Minute)
+
+		// Granted just the job's hold: nothing is left to hold for a rerun.
+		h := newHarness(t)
+		h.ok(&CreateAccount{Name: "phys"})
+		h.ok(&CreateUser{Name: "ann", Accounts: []string{"phys"}})
+		h.ok(&Grant{ID: "g1", Account: "phys", Amount: hold})
+		h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8, "mem": 32 << 30}})
+		lose(h)
+		if j, _ := h.f.Job(1); j.State != JobFailed || j.Pending != 0 {
+			t.Fatalf("job = %+v: want it failed, its task not run again", j)
+		}
+		attempts, _, err := h.f.Attempts(1, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(attempts) != 1 || !strings.Contains(attempts[0].Reason, "not run again") {
+			t.Fatalf("attempts %+v: want one, saying why its task does not run again", attempts)
+		}
+		if b := balance(t, h); b.Charged != ran || b.Held != 0 {
+			t.Errorf("charged %v and held %v, want what the lost attempt ran (%v) and 0", b.Charged, b.Held, ran)
+		}
+	})
+}

@@ -77,6 +77,13 @@ func (r rules) minWalltime() time.Duration {
 	return time.Nanosecond
 }
 
+// fundsRetries reports whether a lost attempt whose task runs again is
+// charged against a hold of its own, leaving its job's hold whole for the
+// rerun (version 4). Before, it was charged against its job's hold, priced
+// for one run per task, so a rerun could run past what was left of it,
+// uncharged.
+func (r rules) fundsRetries() bool { return r.version >= CommandVersion }
+
 // MaxQuantity bounds every resource quantity, weight and contribution
 // (ledger.MaxQuantity).
 const MaxQuantity = ledger.MaxQuantity

@@ -3,6 +3,7 @@ package fsm
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/longfair/longfair/ledger"
@@ -427,6 +428,26 @@ func (b *batch) loseAttemptUntil(j *jobRecord, a *attemptRecord, until, t ledger
 	return b.endAttempt(j, a, TaskLostState, runtime, t)
 }
 
+// holdForRetry places the hold lost attempt a of job j is charged cost
+// against so that its task can run again, and returns its id; when the
+// account cannot fund it, the job's hold, and a says why its task does not
+// run again.
+func (b *batch) holdForRetry(j *jobRecord, a *attemptRecord, cost ledger.SU, t ledger.Time) (string, error) {
+	id := retryHoldID(j.ID, j.Retries+1)
+	entries, err := b.st.su.Hold(id, j.Account, cost, t)
+	if err != nil {
+		why := fmt.Sprintf("not run again: its rerun needs %v SU held for what this attempt ran (%s)", cost, ledgerRefusal(err).Msg)
+		a.Reason = strings.TrimPrefix(a.Reason+"; "+why, "; ")
+		return holdID(j.ID), nil
+	}
+	if err := b.saveJournal(entries); err != nil {
+		return "", err
+	}
+	j.Retries++
+	a.ChargeHold = id
+	return id, nil
+}
+
 // endAttempt charges an attempt's runtime, frees its node, tells the
 // fairness book, counts the task's outcome and ends the job when it was the
 // last task.
@@ -454,6 +475,16 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 		hold, _ := st.su.HoldState(charged)
 		cost, detail = hold.Remaining, ledger.ChargeDetail{}
 		b.log.Warn("fsm: task cost does not fit an SU; charging the rest of the job's hold", "job", j.ID, "task", a.Task, "err", err)
+	}
+	retry := state == TaskLostState && j.CancelledAt == 0 && !a.Requeue && a.Attempt < j.MaxAttempts
+	if retry && cost > 0 && b.rules.fundsRetries() {
+		// Its rerun is paid from the job's hold, priced for one run of
+		// each task: this attempt is paid from a hold of its own. An
+		// account that cannot fund it does not get the rerun.
+		if charged, err = b.holdForRetry(j, a, cost, t); err != nil {
+			return err
+		}
+		retry = charged != holdID(j.ID)
 	}
 	entries, err := st.su.Charge(charged, chargeID(a.Job, a.Task, a.Attempt), cost, detail, t)
 	if err != nil {
@@ -495,7 +526,7 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 		j.Requeued = append(j.Requeued, requeuedTask{Task: a.Task, Attempt: a.Attempt + 1})
 	case state == TaskFailed:
 		j.Failed++
-	case a.Attempt < j.MaxAttempts:
+	case retry:
 		j.Requeued = append(j.Requeued, requeuedTask{Task: a.Task, Attempt: a.Attempt + 1})
 	default:
 		j.Failed++
