@@ -62,8 +62,16 @@ func BenchmarkArrayOnDev(b *testing.B) {
 		b.Fatalf("the dev cluster has no cpu slots: %v", nodes)
 	}
 
+	commitIndex := func() uint64 {
+		st, err := c.Operator().GetRaftStatus(ctx, &longfairv1.GetRaftStatusRequest{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return st.GetCommitIndex()
+	}
 	b.ResetTimer()
 	var span time.Duration
+	first := commitIndex()
 	for i := range b.N {
 		resp, err := c.Jobs().SubmitJob(ctx, &longfairv1.SubmitJobRequest{
 			Account: dev.Getenv("LONGFAIR_ACCOUNT"), User: dev.Getenv("LONGFAIR_USER"), Name: fmt.Sprintf("array-%d", i),
@@ -79,6 +87,7 @@ func BenchmarkArrayOnDev(b *testing.B) {
 		span += j.GetEndedAt().AsTime().Sub(j.GetSubmittedAt().AsTime())
 	}
 	b.StopTimer()
+	entries := commitIndex() - first
 	rate := float64(b.N*tasks) / span.Seconds()
 	bare := bareExecRate(b, tasks, slots)
 	b.ReportMetric(0, "ns/op")
@@ -86,6 +95,9 @@ func BenchmarkArrayOnDev(b *testing.B) {
 	b.ReportMetric(rate, "tasks/s")
 	b.ReportMetric(bare, "bare-exec/s")
 	b.ReportMetric(rate/bare, "x-bare")
+	// Raft entries per task, the array's submission and anything the
+	// cluster committed meanwhile (node renewals) included.
+	b.ReportMetric(float64(entries)/float64(b.N*tasks), "entries/task")
 	if slurm := slurmArrayRate(ctx, b, slurmTasks, slots); slurm > 0 {
 		b.ReportMetric(slurm, "slurm-tasks/s")
 		b.ReportMetric(rate/slurm, "x-slurm")

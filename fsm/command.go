@@ -36,7 +36,12 @@ import (
 // Servers of releases before version 4 refuse its entries, as they refuse
 // any version they do not know: upgrade every server before a leader of
 // this release proposes.
-const CommandVersion = 4
+const CommandVersion = limitsVersion
+
+// limitsVersion is the version from which placed tasks keep their limits
+// and reruns are paid for (see the list above). Rules compare with it, not
+// with CommandVersion, so that a later version leaves them as they are.
+const limitsVersion = 4
 
 // wholeUnitsVersion is the version that brought whole units and the text
 // and walltime rules; Decode still reads it.
@@ -293,6 +298,6 @@ func markVersion(cmd Command, version uint8) {
 	case *NodeUp:
 		c.legacy = version < wholeUnitsVersion
 	case *UpdateJob:
-		c.boundsPlaced = version < CommandVersion
+		c.boundsPlaced = version < limitsVersion
 	}
 }

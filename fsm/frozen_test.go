@@ -751,6 +751,12 @@ func buildFrozenLog(z *freezer) int {
 	}}), ok)
 	z.add(z.v4(101*mn, &Assign{Placements: []TaskPlacement{{JobID: 7, Task: 1, Node: "n2", Queued: true}}}), ok)
 	z.add(z.v4(102*mn, &TaskEvents{Events: []TaskEvent{{JobID: 7, Task: 1, Attempt: 2, Kind: TaskStarted, Runtime: time.Minute}}}), ok) // a queued start is dated by its entry
+	// A lost attempt whose rerun its job's hold cannot cover as well is
+	// charged against a hold of its own.
+	z.add(z.v4(103*mn, &SubmitJob{Account: "chem", User: "bob", Name: "rerun", Demand: map[string]float64{"cpu": 1}, Tasks: 1, Walltime: time.Hour, Command: []string{"r"}, MaxAttempts: 2}), ok)
+	z.add(z.v4(103*mn, &Assign{Placements: []TaskPlacement{{JobID: 8, Task: 0, Node: "n2"}}}), ok)
+	z.add(z.v4(110*mn, &NodeDown{ID: "n2", Reason: "power"}), ok)
+	z.add(z.v4(111*mn, &NodeUp{ID: "n2", Capacity: map[string]float64{"cpu": 8, "mem": 32 * gib}}), ok)
 	return snapshotAt
 }
 

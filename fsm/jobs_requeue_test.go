@@ -166,6 +166,62 @@ func TestLostAttemptsRerunIsPaidFor(t *testing.T) {
 		}
 	})
 
+	t.Run("from the job's hold", func(t *testing.T) {
+		// Task 0 ended early: what it left of the job's hold pays for task
+		// 1's lost attempt and rerun, though the account has nothing free.
+		probe := newHarness(t)
+		probe.setup(1000)
+		lose(probe)
+		hour := cost(probe, time.Hour)
+		h := newHarness(t)
+		h.ok(&CreateAccount{Name: "phys"})
+		h.ok(&CreateUser{Name: "ann", Accounts: []string{"phys"}})
+		h.ok(&Grant{ID: "g1", Account: "phys", Amount: 2 * hour})
+		h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8, "mem": 32 << 30}})
+		h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 2, Walltime: time.Hour, Command: []string{"x"}, MaxAttempts: 2})
+		h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}}})
+		h.at(10 * time.Minute)
+		h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 0, 10*time.Minute)}})
+		h.at(30 * time.Minute)
+		h.ok(&NodeDown{ID: "n1"})
+		if j, _ := h.f.Job(1); j.Pending != 1 || j.Failed != 0 {
+			t.Fatalf("job = %+v: want task 1 pending again", j)
+		}
+		h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8, "mem": 32 << 30}})
+		h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 1, Node: "n1"}}})
+		h.at(90 * time.Minute)
+		h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 1, 2, 0, time.Hour)}})
+		want := cost(probe, 10*time.Minute) + cost(probe, 30*time.Minute) + hour
+		if b := balance(t, h); b.Charged != want || b.Held != 0 {
+			t.Errorf("charged %v and held %v, want %v (all three runs) and 0", b.Charged, b.Held, want)
+		}
+	})
+
+	t.Run("taken back from a queue", func(t *testing.T) {
+		// A held job's queued attempt, which its worker had started: what
+		// it ran is not taken from the hold its rerun needs.
+		h := newHarness(t)
+		h.setup(1000)
+		h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 2}, Tasks: 1, Walltime: time.Hour, Command: []string{"x"}})
+		h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1", Queued: true}}})
+		h.ok(&HoldJob{JobID: 1, Hold: true})
+		h.ok(&TaskEvents{Events: []TaskEvent{{JobID: 1, Task: 0, Attempt: 1, Kind: TaskStarted}}})
+		h.at(20 * time.Minute)
+		h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 1, 143, 20*time.Minute)}})
+		h.ok(&HoldJob{JobID: 1})
+		h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}}})
+		hour := cost(h, time.Hour)
+		h.at(80 * time.Minute)
+		h.ok(&TaskEvents{Events: []TaskEvent{exited(1, 0, 2, 0, time.Hour)}})
+		attempts, _, err := h.f.Attempts(1, 0, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(attempts) != 2 || attempts[1].Charged != hour {
+			t.Fatalf("attempts %+v: want the rerun charged its whole hour, %v", attempts, hour)
+		}
+	})
+
 	t.Run("unfunded", func(t *testing.T) {
 		probe := newHarness(t)
 		probe.setup(1000)

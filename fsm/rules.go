@@ -82,7 +82,7 @@ func (r rules) minWalltime() time.Duration {
 // rerun (version 4). Before, it was charged against its job's hold, priced
 // for one run per task, so a rerun could run past what was left of it,
 // uncharged.
-func (r rules) fundsRetries() bool { return r.version >= CommandVersion }
+func (r rules) fundsRetries() bool { return r.version >= limitsVersion }
 
 // MaxQuantity bounds every resource quantity, weight and contribution
 // (ledger.MaxQuantity).

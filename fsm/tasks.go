@@ -428,17 +428,25 @@ func (b *batch) loseAttemptUntil(j *jobRecord, a *attemptRecord, until, t ledger
 	return b.endAttempt(j, a, TaskLostState, runtime, t)
 }
 
-// holdForRetry places the hold lost attempt a of job j is charged cost
-// against so that its task can run again, and returns its id; when the
-// account cannot fund it, the job's hold, and a says why its task does not
-// run again.
-func (b *batch) holdForRetry(j *jobRecord, a *attemptRecord, cost ledger.SU, t ledger.Time) (string, error) {
+// rerunHold is what attempt a of job j, ending with cost, is charged
+// against when its task runs again: its job's hold while what is left of
+// it covers this charge and the most every task still to be charged to it
+// can cost, the rerun included; otherwise a hold of its own, of cost, so
+// that the job's hold is whole for the rerun. An account that cannot fund
+// it does not get the rerun: rerunHold returns "", and a says why.
+func (b *batch) rerunHold(j *jobRecord, a *attemptRecord, cost ledger.SU, t ledger.Time) (string, error) {
+	st := b.st
+	if left, ok := st.su.HoldState(holdID(j.ID)); ok && cost <= left.Remaining {
+		if need, ok := st.stillToCharge(j, a); ok && need <= left.Remaining-cost {
+			return holdID(j.ID), nil
+		}
+	}
 	id := retryHoldID(j.ID, j.Retries+1)
-	entries, err := b.st.su.Hold(id, j.Account, cost, t)
+	entries, err := st.su.Hold(id, j.Account, cost, t)
 	if err != nil {
-		why := fmt.Sprintf("not run again: its rerun needs %v SU held for what this attempt ran (%s)", cost, ledgerRefusal(err).Msg)
+		why := fmt.Sprintf("not run again: its rerun needs %v SU held for what this attempt ran, and account %s has %v SU available", cost, j.Account, st.su.Balance(j.Account, t).Available)
 		a.Reason = strings.TrimPrefix(a.Reason+"; "+why, "; ")
-		return holdID(j.ID), nil
+		return "", nil
 	}
 	if err := b.saveJournal(entries); err != nil {
 		return "", err
@@ -446,6 +454,30 @@ func (b *batch) holdForRetry(j *jobRecord, a *attemptRecord, cost ledger.SU, t l
 	j.Retries++
 	a.ChargeHold = id
 	return id, nil
+}
+
+// stillToCharge is the most job j's hold may yet be charged for, but for
+// attempt a: its other active attempts charged to it, each up to its
+// limit, and its pending tasks with one more (a's rerun), each up to the
+// job's walltime. ok is false when that does not fit an SU.
+func (s *state) stillToCharge(j *jobRecord, a *attemptRecord) (ledger.SU, bool) {
+	limits := map[time.Duration]int{j.Walltime: int(j.pending()) + 1}
+	if j.Running > 1 {
+		for _, o := range s.running {
+			if o.Job == j.ID && o != a && o.ChargeHold == "" {
+				limits[o.limit(j)]++
+			}
+		}
+	}
+	var need ledger.SU
+	for limit, n := range limits { // a sum: the order does not matter
+		h, err := ledger.WorstCaseHold(n, limit, j.allocation(), s.settings.BillingWeights, s.settings.BillingRule)
+		if err != nil || h > ledger.MaxSU-need {
+			return 0, false
+		}
+		need += h
+	}
+	return need, true
 }
 
 // endAttempt charges an attempt's runtime, frees its node, tells the
@@ -468,7 +500,8 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 		charged = a.ChargeHold
 	}
 	cost, err := ledger.Cost(runtime, a.Demand, weights, rule)
-	if err != nil {
+	priced := err == nil
+	if !priced {
 		// Billing weights raised since submission can price a task beyond
 		// what an SU holds. The hold is the most a job can be billed, so
 		// bill what is left of it, without a detail that would not add up.
@@ -476,15 +509,17 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 		cost, detail = hold.Remaining, ledger.ChargeDetail{}
 		b.log.Warn("fsm: task cost does not fit an SU; charging the rest of the job's hold", "job", j.ID, "task", a.Task, "err", err)
 	}
-	retry := state == TaskLostState && j.CancelledAt == 0 && !a.Requeue && a.Attempt < j.MaxAttempts
-	if retry && cost > 0 && b.rules.fundsRetries() {
-		// Its rerun is paid from the job's hold, priced for one run of
-		// each task: this attempt is paid from a hold of its own. An
-		// account that cannot fund it does not get the rerun.
-		if charged, err = b.holdForRetry(j, a, cost, t); err != nil {
+	// Does its task run again: requeued (by RequeueJob, or taken back
+	// from a look-ahead queue), or lost with attempts left?
+	rerun := state != TaskSucceeded && j.CancelledAt == 0 && (a.Requeue || state == TaskLostState && a.Attempt < j.MaxAttempts)
+	if rerun && a.ChargeHold == "" && cost > 0 && priced && b.rules.fundsRetries() {
+		if charged, err = b.rerunHold(j, a, cost, t); err != nil {
 			return err
 		}
-		retry = charged != holdID(j.ID)
+		rerun = charged != ""
+		if !rerun {
+			charged = holdID(j.ID)
+		}
 	}
 	entries, err := st.su.Charge(charged, chargeID(a.Job, a.Task, a.Attempt), cost, detail, t)
 	if err != nil {
@@ -521,12 +556,9 @@ func (b *batch) endAttempt(j *jobRecord, a *attemptRecord, state TaskState, runt
 		// Cancelling stops running attempts (their workers kill them), so
 		// an attempt of a cancelled job that did not succeed was cancelled.
 		j.Cancelled++
-	case a.Requeue:
-		// RequeueJob stopped it: it runs again, however it ended.
-		j.Requeued = append(j.Requeued, requeuedTask{Task: a.Task, Attempt: a.Attempt + 1})
-	case state == TaskFailed:
-		j.Failed++
-	case retry:
+	case rerun:
+		// Requeued, it runs again however it ended; lost, while it has
+		// attempts left.
 		j.Requeued = append(j.Requeued, requeuedTask{Task: a.Task, Attempt: a.Attempt + 1})
 	default:
 		j.Failed++

@@ -40,16 +40,22 @@ type TaskInfo struct {
 	// Queued: the attempt was placed in its node's look-ahead queue, and
 	// held nothing until StartedAt (lookahead.go).
 	Queued bool
-	// Limit is how long the attempt may run, the walltime its worker is
-	// sent: its job's, or the one it kept when its job's was lowered
-	// after it was placed (attemptRecord.limit).
+	// Limit is how long an active attempt may run, the walltime its
+	// worker is sent: its job's, or the one it kept when its job's was
+	// lowered after it was placed (attemptRecord.limit). Once it has
+	// ended, only a kept one is given (its job's may have been lowered
+	// since); 0 otherwise.
 	Limit time.Duration
 }
 
 // taskInfo is attempt a of job j.
 func taskInfo(a *attemptRecord, j *jobRecord) TaskInfo {
+	limit := a.Walltime
+	if a.State.active() {
+		limit = a.limit(j)
+	}
 	return TaskInfo{
-		Limit: a.limit(j),
+		Limit: limit,
 		JobID: a.Job, Task: a.Task, Attempt: a.Attempt, State: a.State, Node: a.Node, Nodes: slices.Clone(a.Nodes), Credential: a.Credential,
 		AssignedAt: a.AssignedAt, StartedAt: a.StartedAt, EndedAt: a.EndedAt,
 		ExitCode: a.ExitCode, Runtime: a.Runtime, Charged: a.Charged,

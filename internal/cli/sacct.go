@@ -248,7 +248,7 @@ func taskState(j *longfairv1.Job, t *longfairv1.Task) string {
 		return "CANCELLED"
 	case strings.Contains(t.GetReason(), "memory"):
 		return "OUT_OF_MEMORY"
-	case t.GetRuntime() != nil && t.GetRuntime().AsDuration() >= j.GetWalltime().AsDuration():
+	case t.GetRuntime() != nil && t.GetRuntime().AsDuration() >= taskWalltime(j, t):
 		return "TIMEOUT"
 	}
 	return "FAILED"
@@ -702,4 +702,13 @@ func (q *sacctQuery) write(w io.Writer, rows []acctRow) error {
 		fmt.Fprintln(w, line(values(&rows[i])))
 	}
 	return nil
+}
+
+// taskWalltime is the walltime attempt t ran under: the one it kept when
+// its job's was lowered after it was placed, else its job's.
+func taskWalltime(j *longfairv1.Job, t *longfairv1.Task) time.Duration {
+	if w := t.GetWalltime(); w != nil {
+		return w.AsDuration()
+	}
+	return j.GetWalltime().AsDuration()
 }

@@ -238,7 +238,7 @@ func quoteJob(ctx context.Context, c *client.Client, f *clientFlags, spec client
 		return fmt.Errorf("the job would be refused: %s", q.GetRefusal())
 	}
 	fmt.Fprintf(out.stdout, "quote for %d task(s) of %s, walltime %s, account %s (nothing submitted):\n", q.GetTasks(), shape, fmtDuration(spec.Request().GetWalltime()), spec.Account)
-	fmt.Fprintf(out.stdout, "  hold       %s SU: the most it can cost, held at submission and released as tasks end\n", fmtSU(q.GetHoldMicroSu()))
+	fmt.Fprintf(out.stdout, "  hold       %s SU: what one run of each task can cost at most, held at submission and released as tasks end (a rerun after a lost node, or a requeue, holds what the stopped run cost)\n", fmtSU(q.GetHoldMicroSu()))
 	fmt.Fprintf(out.stdout, "  cost       %s SU per task-hour it runs\n", fmtSU(q.GetTaskHourlyMicroSu()))
 	fmt.Fprintf(out.stdout, "  available  %s SU in %s now\n", fmtSU(q.GetAvailableMicroSu()), spec.Account)
 	start := "unknown: running tasks' ends do not free enough nodes (tasks without a walltime, or nodes that are down)"

@@ -1675,6 +1675,7 @@ type Task struct {
 	// walltime: how long the attempt may run, the limit its worker was
 	// sent. The job's walltime, unless that was lowered after the attempt
 	// was placed: it keeps the one it was sent, and is charged up to it.
+	// Once the attempt has ended, set only when it kept one.
 	Walltime      *durationpb.Duration `protobuf:"bytes,62,opt,name=walltime,proto3" json:"walltime,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
