@@ -48,15 +48,18 @@ var mpich = mpi{
 // orted from writing its hardware topology into shared memory at an
 // address it guessed free: Open MPI 4.1.4 with Debian's hwloc segfaulted
 // there now and then (hwloc_shmem_topology_write, once in a CI run), a
-// fault of orted's start-up, not of the launch.
+// fault of orted's start-up, not of the launch. orte_tmpdir_base gives
+// each run its own session directories: Open MPI names them by host,
+// uid and a hash of mpirun's pid, and runs on one host met a stale one
+// ("mkdir … File exists", once in a make test).
 var openMPI = mpi{
 	name:  "Open MPI",
 	tools: []string{"mpicc.openmpi", "mpirun.openmpi", "orted"},
 	launcher: func(hello, out string, args ...string) string {
 		return fmt.Sprintf(`OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun.openmpi --mca plm_rsh_agent "$LONGFAIR_RSH" --mca rtc_hwloc_vmhole none --hostfile "$LONGFAIR_HOSTFILE" `+
 			`--map-by ppr:2:node --oversubscribe -np $((2 * LONGFAIR_NNODES)) --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo `+
-			`-x LONGFAIR_EXEC_NODE %s %s > %s 2>&1`,
-			hello, strings.Join(args, " "), out)
+			`--mca orte_tmpdir_base %s -x LONGFAIR_EXEC_NODE %s %s > %s 2>&1`,
+			filepath.Dir(out), hello, strings.Join(args, " "), out)
 	},
 }
 

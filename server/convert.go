@@ -37,6 +37,14 @@ func ledgerTime(ts *timestamppb.Timestamp) ledger.Time {
 
 func duration(d time.Duration) *durationpb.Duration { return durationpb.New(d) }
 
+// optionalDuration is d, unset when 0 (not known).
+func optionalDuration(d time.Duration) *durationpb.Duration {
+	if d == 0 {
+		return nil
+	}
+	return durationpb.New(d)
+}
+
 // pageSize turns a validated page_size into a limit: 0 is the default.
 func pageSize(n int32) int {
 	if n <= 0 {

@@ -91,7 +91,7 @@ func taskProto(t fsm.TaskInfo) *longfairv1.Task {
 		AssignedAt: timestamp(t.AssignedAt), StartedAt: timestamp(t.StartedAt), EndedAt: timestamp(t.EndedAt),
 		ExitCode: t.ExitCode, Runtime: duration(t.Runtime), ChargedMicroSu: int64(t.Charged), Nodes: t.Nodes,
 		CpuSeconds: t.CPUSeconds, PeakMemBytes: t.PeakMemBytes, Reason: t.Reason, Requeued: t.Requeue, Queued: t.Queued,
-		Walltime: duration(t.Limit),
+		Walltime: optionalDuration(t.Limit),
 	}
 }
 

@@ -707,8 +707,8 @@ func (q *sacctQuery) write(w io.Writer, rows []acctRow) error {
 // taskWalltime is the walltime attempt t ran under: the one it kept when
 // its job's was lowered after it was placed, else its job's.
 func taskWalltime(j *longfairv1.Job, t *longfairv1.Task) time.Duration {
-	if w := t.GetWalltime(); w != nil {
-		return w.AsDuration()
+	if w := t.GetWalltime().AsDuration(); w > 0 {
+		return w
 	}
 	return j.GetWalltime().AsDuration()
 }
