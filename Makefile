@@ -15,11 +15,16 @@ STATICCHECK_VERSION := v0.6.1
 # Both are built without the request-tracing pages of x/net/trace that
 # gRPC links by default and longfair never serves (gRPC's grpcnotrace
 # tag): the client is 4.7 MB smaller and starts about 3 ms sooner. The
-# tests build with the same tags (internal/testcluster BuildTags).
+# client is also linked statically (CGO_ENABLED=0): without the dynamic
+# loader and libc it starts 3-4 ms sooner again (29-30 ms against 33 ms
+# for --help here). It looks up no Unix user (internal/layering checks),
+# so nothing it does needs libc's NSS; the daemons keep cgo, since a
+# worker finds the researcher's account through NSS (LDAP, sssd). The
+# tests build the same way (internal/testcluster BuildTags, BuildCommand).
 GOTAGS := grpcnotrace
 build:
 	$(GO) build -tags $(GOTAGS) -o $(BIN) ./cmd/longfair
-	$(GO) build -tags $(GOTAGS) -o $(BIN)-client ./cmd/longfair-client
+	CGO_ENABLED=0 $(GO) build -tags $(GOTAGS) -o $(BIN)-client ./cmd/longfair-client
 
 # run starts a local cluster (3 servers, 3 workers) with a competing demo
 # workload and prints the fairness table as it changes; Ctrl-C stops it.

@@ -84,3 +84,23 @@ func TestStartIsHeldToGoWithTheEnd(t *testing.T) {
 		t.Fatalf("events after the first two: %v, want two starts, the look-ahead one without a runtime", evs)
 	}
 }
+
+// A start still held when the worker says hello to a new leader goes in
+// the hello with how long its task has run, as a send would carry it.
+func TestHelloCarriesAHeldStartsRuntime(t *testing.T) {
+	tb := newTable()
+	a := tb.add(asg(1, 0, 1, "sleep 9", time.Minute, nil), func() {})
+	before := time.Now()
+	tb.event(a, &longfairv1.TaskEvent{Kind: started})
+	time.Sleep(10 * time.Millisecond)
+	_, pending, last := tb.snapshot()
+	if len(pending) != 1 || last != pending[0].GetSeq() {
+		t.Fatalf("the hello carries %v (last %d), want the held start", pending, last)
+	}
+	if ran := pending[0].GetRuntime().AsDuration(); ran < 10*time.Millisecond || ran > time.Since(before) {
+		t.Fatalf("the held start in the hello says its task ran %v; it ran at least 10ms and at most %v", ran, time.Since(before))
+	}
+	if tb.events[0].GetRuntime() != nil {
+		t.Fatal("the table's own copy was given a runtime: each send must measure it afresh")
+	}
+}

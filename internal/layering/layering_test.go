@@ -434,7 +434,7 @@ func TestPurePackagesNeverReadTheClock(t *testing.T) {
 // Prometheus or bbolt, nor gRPC's request tracing (x/net/trace and the
 // templates it brings), so that the client starts without their size and
 // package inits (cmd/longfair adds the daemons, the dev cluster and the
-// simulator).
+// simulator); nor os/user, which the static client could not serve.
 func TestUserCommandsLinkNoDaemon(t *testing.T) {
 	pkgs := packages(t)
 	for _, from := range []string{module + "/internal/cli", module + "/cmd/longfair-client"} {
@@ -442,6 +442,9 @@ func TestUserCommandsLinkNoDaemon(t *testing.T) {
 			t.Fatalf("go list found no %s", from)
 		}
 		for _, d := range deps(pkgs, from) {
+			if d == "os/user" {
+				t.Errorf("%s links os/user (%s): the client binary is linked without cgo (Makefile), where os/user reads /etc/passwd alone and misses a centre's LDAP users; ask the server who the user is instead", from, chain(pkgs, from, d))
+			}
 			for _, heavy := range []string{"github.com/hashicorp/raft", "github.com/hashicorp/memberlist", "github.com/prometheus/", "go.etcd.io/bbolt", "golang.org/x/net/trace"} {
 				if strings.HasPrefix(d, heavy) {
 					t.Errorf("%s links %s (%s): a client starts in milliseconds only without consensus, gossip, metrics and storage code", from, d, chain(pkgs, from, d))

@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -31,6 +32,10 @@ func BuildCommand(dir, name string) (string, error) {
 	bin := filepath.Join(dir, name)
 	build := exec.Command(goBin, "build", "-tags", BuildTags, "-o", bin, "./cmd/"+name)
 	build.Dir = root
+	if name == "longfair-client" {
+		// Linked statically, as make build links it (Makefile).
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	}
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build ./cmd/%s: %w\n%s", name, err, out)
 	}
