@@ -144,15 +144,12 @@ func (b *batch) updateJob(c *UpdateJob) (any, error) {
 func (b *batch) lowerWalltime(j *jobRecord, w time.Duration, keep bool) error {
 	old := j.Walltime
 	j.Walltime = w
-	if err := b.takeBackQueued(j); err != nil || !keep {
-		return err
-	}
 	return b.changeAttempts(j, func(a *attemptRecord) bool {
-		if a.Walltime != 0 {
-			return false
+		changed := takeBack(a)
+		if keep && a.Walltime == 0 {
+			a.Walltime, changed = old, true
 		}
-		a.Walltime = old
-		return true
+		return changed
 	})
 }
 

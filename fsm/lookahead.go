@@ -54,15 +54,17 @@ func (j *jobRecord) waiting() int64 {
 // stopped and queued again (Requeue, as RequeueJob marks running ones):
 // a held job starts nothing, and one whose walltime was lowered starts
 // nothing with the old one. One its worker started meanwhile is charged
-// what it ran, against the job's hold.
-func (b *batch) takeBackQueued(j *jobRecord) error {
-	return b.changeAttempts(j, func(a *attemptRecord) bool {
-		if a.State != TaskQueued || a.Requeue {
-			return false
-		}
-		a.Requeue = true
-		return true
-	})
+// what it ran, and its rerun is paid for (tasks.go rerunHold).
+func (b *batch) takeBackQueued(j *jobRecord) error { return b.changeAttempts(j, takeBack) }
+
+// takeBack marks a to be taken back if it waits in a look-ahead queue,
+// and reports whether it did.
+func takeBack(a *attemptRecord) bool {
+	if a.State != TaskQueued || a.Requeue {
+		return false
+	}
+	a.Requeue = true
+	return true
 }
 
 // startQueued moves queued attempt a, whose start is being applied at t,

@@ -34,12 +34,8 @@ func limitsProto(l fsm.Limits) *longfairv1.Limits {
 	if l == (fsm.Limits{}) {
 		return nil
 	}
-	out := &longfairv1.Limits{MaxJobs: int32(l.MaxJobs), MaxJobMicroSu: int64(l.MaxJobSU),
+	return &longfairv1.Limits{MaxJobs: int32(l.MaxJobs), MaxJobMicroSu: int64(l.MaxJobSU), MaxWalltime: optionalDuration(l.MaxWalltime),
 		MaxRunningTasks: int32(l.MaxRunningTasks), MaxRunningNodes: int32(l.MaxRunningNodes)}
-	if l.MaxWalltime > 0 {
-		out.MaxWalltime = duration(l.MaxWalltime)
-	}
-	return out
 }
 
 func (a *accountsService) SetLimits(ctx context.Context, req *longfairv1.SetLimitsRequest) (*longfairv1.Limits, error) {

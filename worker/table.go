@@ -185,8 +185,6 @@ func (t *table) ack(seq uint64) {
 	t.events = slices.Clone(t.events[n:])
 	for _, e := range done {
 		delete(t.heldStarts, e.GetSeq())
-	}
-	for _, e := range done {
 		k := keyOf(e.GetAttempt())
 		if a, ok := t.attempts[k]; ok && a.ended && !t.hasEvent(k) {
 			delete(t.attempts, k)

@@ -35,7 +35,7 @@ func TestStartIsHeldToGoWithTheEnd(t *testing.T) {
 		t.Fatal("an ordinary start was sent at once, not held to go with the task's end")
 	}
 	time.Sleep(20 * time.Millisecond)
-	tb.event(short, &longfairv1.TaskEvent{Kind: exited, Runtime: nil})
+	tb.event(short, &longfairv1.TaskEvent{Kind: exited})
 	if !signalled(tb) {
 		t.Fatal("a task's end did not ask for a send")
 	}
