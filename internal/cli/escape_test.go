@@ -161,14 +161,14 @@ func TestWriteTableEscapesCells(t *testing.T) {
 	}
 }
 
-// escapeMessage reaches every string of a reply: nested messages, list
+// escapeReply reaches every string of a reply: nested messages, list
 // elements, map keys; numbers and clean strings are left as they are.
-func TestEscapeMessageReachesEveryString(t *testing.T) {
+func TestEscapeReplyReachesEveryString(t *testing.T) {
 	resp := &longfairv1.ListJobsResponse{Jobs: []*longfairv1.Job{{
 		Id: 3, Name: "a\x1bb", Account: "phys", Command: []string{"ok", "x\u202ey"},
 		Demand: map[string]float64{"c\x07pu": 2, "mem": 4},
 	}}, NextPageToken: "tok"}
-	escapeMessage(resp.ProtoReflect())
+	escapeReply(resp)
 	j := resp.GetJobs()[0]
 	if j.GetName() != `a\x1bb` || j.GetCommand()[0] != "ok" || j.GetCommand()[1] != `x\u202ey` || j.GetAccount() != "phys" || j.GetId() != 3 {
 		t.Fatalf("escaped job = %v", j)

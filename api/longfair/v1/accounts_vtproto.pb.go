@@ -8,11 +8,12 @@ import (
 	binary "encoding/binary"
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
-	durationpb "github.com/planetscale/vtprotobuf/types/known/durationpb"
-	timestamppb "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	durationpb1 "github.com/planetscale/vtprotobuf/types/known/durationpb"
+	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	durationpb1 "google.golang.org/protobuf/types/known/durationpb"
-	timestamppb1 "google.golang.org/protobuf/types/known/timestamppb"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	io "io"
 	math "math"
 )
@@ -23,6 +24,194 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *Account) CloneVT() *Account {
+	if m == nil {
+		return (*Account)(nil)
+	}
+	r := new(Account)
+	r.Name = m.Name
+	r.Weight = m.Weight
+	r.WeightSource = m.WeightSource
+	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
+	r.Group = m.Group
+	r.Limits = m.Limits.CloneVT()
+	if rhs := m.AdminWeight; rhs != nil {
+		tmpVal := *rhs
+		r.AdminWeight = &tmpVal
+	}
+	if rhs := m.Contribution; rhs != nil {
+		tmpVal := *rhs
+		r.Contribution = &tmpVal
+	}
+	if rhs := m.Contributed; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Contributed = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Account) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Limits) CloneVT() *Limits {
+	if m == nil {
+		return (*Limits)(nil)
+	}
+	r := new(Limits)
+	r.MaxJobs = m.MaxJobs
+	r.MaxWalltime = (*durationpb.Duration)((*durationpb1.Duration)(m.MaxWalltime).CloneVT())
+	r.MaxJobMicroSu = m.MaxJobMicroSu
+	r.MaxRunningTasks = m.MaxRunningTasks
+	r.MaxRunningNodes = m.MaxRunningNodes
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Limits) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SetLimitsRequest) CloneVT() *SetLimitsRequest {
+	if m == nil {
+		return (*SetLimitsRequest)(nil)
+	}
+	r := new(SetLimitsRequest)
+	r.Account = m.Account
+	r.User = m.User
+	r.Limits = m.Limits.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SetLimitsRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *CreateAccountRequest) CloneVT() *CreateAccountRequest {
+	if m == nil {
+		return (*CreateAccountRequest)(nil)
+	}
+	r := new(CreateAccountRequest)
+	r.Name = m.Name
+	if rhs := m.Weight; rhs != nil {
+		tmpVal := *rhs
+		r.Weight = &tmpVal
+	}
+	if rhs := m.Contribution; rhs != nil {
+		tmpVal := *rhs
+		r.Contribution = &tmpVal
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CreateAccountRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GetAccountRequest) CloneVT() *GetAccountRequest {
+	if m == nil {
+		return (*GetAccountRequest)(nil)
+	}
+	r := new(GetAccountRequest)
+	r.Name = m.Name
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetAccountRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListAccountsRequest) CloneVT() *ListAccountsRequest {
+	if m == nil {
+		return (*ListAccountsRequest)(nil)
+	}
+	r := new(ListAccountsRequest)
+	r.PageSize = m.PageSize
+	r.PageToken = m.PageToken
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListAccountsRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListAccountsResponse) CloneVT() *ListAccountsResponse {
+	if m == nil {
+		return (*ListAccountsResponse)(nil)
+	}
+	r := new(ListAccountsResponse)
+	r.NextPageToken = m.NextPageToken
+	if rhs := m.Accounts; rhs != nil {
+		tmpContainer := make([]*Account, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Accounts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListAccountsResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UpdateAccountRequest) CloneVT() *UpdateAccountRequest {
+	if m == nil {
+		return (*UpdateAccountRequest)(nil)
+	}
+	r := new(UpdateAccountRequest)
+	r.Name = m.Name
+	r.ClearWeight = m.ClearWeight
+	r.ClearContribution = m.ClearContribution
+	if rhs := m.Weight; rhs != nil {
+		tmpVal := *rhs
+		r.Weight = &tmpVal
+	}
+	if rhs := m.Contribution; rhs != nil {
+		tmpVal := *rhs
+		r.Contribution = &tmpVal
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UpdateAccountRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *Account) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
@@ -72,7 +261,7 @@ func (m *Account) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x42
 	}
 	if m.CreatedAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.CreatedAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.CreatedAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -178,7 +367,7 @@ func (m *Limits) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x18
 	}
 	if m.MaxWalltime != nil {
-		size, err := (*durationpb.Duration)(m.MaxWalltime).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.MaxWalltime).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -544,7 +733,7 @@ func (m *Account) SizeVT() (n int) {
 		}
 	}
 	if m.CreatedAt != nil {
-		l = (*timestamppb.Timestamp)(m.CreatedAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.CreatedAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.Group)
@@ -569,7 +758,7 @@ func (m *Limits) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.MaxJobs))
 	}
 	if m.MaxWalltime != nil {
-		l = (*durationpb.Duration)(m.MaxWalltime).SizeVT()
+		l = (*durationpb1.Duration)(m.MaxWalltime).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.MaxJobMicroSu != 0 {
@@ -955,9 +1144,9 @@ func (m *Account) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.CreatedAt == nil {
-				m.CreatedAt = &timestamppb1.Timestamp{}
+				m.CreatedAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.CreatedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.CreatedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -1129,9 +1318,9 @@ func (m *Limits) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.MaxWalltime == nil {
-				m.MaxWalltime = &durationpb1.Duration{}
+				m.MaxWalltime = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.MaxWalltime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.MaxWalltime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

@@ -7,11 +7,12 @@ package longfairv1
 import (
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
-	durationpb "github.com/planetscale/vtprotobuf/types/known/durationpb"
-	timestamppb "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	durationpb1 "github.com/planetscale/vtprotobuf/types/known/durationpb"
+	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	durationpb1 "google.golang.org/protobuf/types/known/durationpb"
-	timestamppb1 "google.golang.org/protobuf/types/known/timestamppb"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	io "io"
 )
 
@@ -21,6 +22,161 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *Token) CloneVT() *Token {
+	if m == nil {
+		return (*Token)(nil)
+	}
+	r := new(Token)
+	r.Id = m.Id
+	r.Role = m.Role
+	r.User = m.User
+	r.Description = m.Description
+	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
+	r.ExpiresAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.ExpiresAt).CloneVT())
+	r.RevokedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.RevokedAt).CloneVT())
+	r.Bootstrap = m.Bootstrap
+	r.Node = m.Node
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Token) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *CreatedToken) CloneVT() *CreatedToken {
+	if m == nil {
+		return (*CreatedToken)(nil)
+	}
+	r := new(CreatedToken)
+	r.Token = m.Token.CloneVT()
+	r.Secret = m.Secret
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CreatedToken) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *BootstrapACLRequest) CloneVT() *BootstrapACLRequest {
+	if m == nil {
+		return (*BootstrapACLRequest)(nil)
+	}
+	r := new(BootstrapACLRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *BootstrapACLRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *CreateTokenRequest) CloneVT() *CreateTokenRequest {
+	if m == nil {
+		return (*CreateTokenRequest)(nil)
+	}
+	r := new(CreateTokenRequest)
+	r.Role = m.Role
+	r.User = m.User
+	r.Description = m.Description
+	r.Ttl = (*durationpb.Duration)((*durationpb1.Duration)(m.Ttl).CloneVT())
+	r.Node = m.Node
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CreateTokenRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListTokensRequest) CloneVT() *ListTokensRequest {
+	if m == nil {
+		return (*ListTokensRequest)(nil)
+	}
+	r := new(ListTokensRequest)
+	r.PageSize = m.PageSize
+	r.PageToken = m.PageToken
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListTokensRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListTokensResponse) CloneVT() *ListTokensResponse {
+	if m == nil {
+		return (*ListTokensResponse)(nil)
+	}
+	r := new(ListTokensResponse)
+	r.NextPageToken = m.NextPageToken
+	if rhs := m.Tokens; rhs != nil {
+		tmpContainer := make([]*Token, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Tokens = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListTokensResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RevokeTokenRequest) CloneVT() *RevokeTokenRequest {
+	if m == nil {
+		return (*RevokeTokenRequest)(nil)
+	}
+	r := new(RevokeTokenRequest)
+	r.Id = m.Id
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RevokeTokenRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WhoAmIRequest) CloneVT() *WhoAmIRequest {
+	if m == nil {
+		return (*WhoAmIRequest)(nil)
+	}
+	r := new(WhoAmIRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WhoAmIRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *Token) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
@@ -70,7 +226,7 @@ func (m *Token) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x40
 	}
 	if m.RevokedAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.RevokedAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.RevokedAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -80,7 +236,7 @@ func (m *Token) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x3a
 	}
 	if m.ExpiresAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.ExpiresAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.ExpiresAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -90,7 +246,7 @@ func (m *Token) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x32
 	}
 	if m.CreatedAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.CreatedAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.CreatedAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -249,7 +405,7 @@ func (m *CreateTokenRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x2a
 	}
 	if m.Ttl != nil {
-		size, err := (*durationpb.Duration)(m.Ttl).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Ttl).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -472,15 +628,15 @@ func (m *Token) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.CreatedAt != nil {
-		l = (*timestamppb.Timestamp)(m.CreatedAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.CreatedAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.ExpiresAt != nil {
-		l = (*timestamppb.Timestamp)(m.ExpiresAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.ExpiresAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.RevokedAt != nil {
-		l = (*timestamppb.Timestamp)(m.RevokedAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.RevokedAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Bootstrap {
@@ -540,7 +696,7 @@ func (m *CreateTokenRequest) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Ttl != nil {
-		l = (*durationpb.Duration)(m.Ttl).SizeVT()
+		l = (*durationpb1.Duration)(m.Ttl).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.Node)
@@ -786,9 +942,9 @@ func (m *Token) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.CreatedAt == nil {
-				m.CreatedAt = &timestamppb1.Timestamp{}
+				m.CreatedAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.CreatedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.CreatedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -822,9 +978,9 @@ func (m *Token) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.ExpiresAt == nil {
-				m.ExpiresAt = &timestamppb1.Timestamp{}
+				m.ExpiresAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.ExpiresAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.ExpiresAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -858,9 +1014,9 @@ func (m *Token) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.RevokedAt == nil {
-				m.RevokedAt = &timestamppb1.Timestamp{}
+				m.RevokedAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.RevokedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.RevokedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -1250,9 +1406,9 @@ func (m *CreateTokenRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Ttl == nil {
-				m.Ttl = &durationpb1.Duration{}
+				m.Ttl = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Ttl).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Ttl).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

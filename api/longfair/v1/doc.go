@@ -14,6 +14,13 @@
 // internal/pbjson) generates from the same protos: protojson's bytes
 // without its reflection, about ten times faster.
 //
+// Two more generated methods spare the CLI protobuf's reflection, which
+// is set up lazily on its first use in a process and cost each `longfair
+// submit` from a shell milliseconds: CloneVT (vtprotobuf), which copies a
+// request the client gives an idempotency key, and EscapeStrings
+// (*_escape.pb.go, from protoc-gen-go-escape, ours: internal/pbescape),
+// which escapes every string of a reply before the CLI prints it.
+//
 // Conventions for callers are in common.proto: bearer tokens and the
 // consistent-read switch travel in metadata (see the constants in
 // metadata.go), amounts of service units are integer micro-SU, and errors are

@@ -8,11 +8,12 @@ import (
 	binary "encoding/binary"
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
-	durationpb "github.com/planetscale/vtprotobuf/types/known/durationpb"
-	timestamppb "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	durationpb1 "github.com/planetscale/vtprotobuf/types/known/durationpb"
+	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	durationpb1 "google.golang.org/protobuf/types/known/durationpb"
-	timestamppb1 "google.golang.org/protobuf/types/known/timestamppb"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	io "io"
 	math "math"
 )
@@ -23,6 +24,226 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *GetFairnessReportRequest) CloneVT() *GetFairnessReportRequest {
+	if m == nil {
+		return (*GetFairnessReportRequest)(nil)
+	}
+	r := new(GetFairnessReportRequest)
+	r.Account = m.Account
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetFairnessReportRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *FairnessReport) CloneVT() *FairnessReport {
+	if m == nil {
+		return (*FairnessReport)(nil)
+	}
+	r := new(FairnessReport)
+	r.At = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.At).CloneVT())
+	r.Policy = m.Policy
+	r.Window = m.Window
+	if rhs := m.Capacity; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Capacity = tmpContainer
+	}
+	if rhs := m.Accounts; rhs != nil {
+		tmpContainer := make([]*AccountFairness, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Accounts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *FairnessReport) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *AccountFairness) CloneVT() *AccountFairness {
+	if m == nil {
+		return (*AccountFairness)(nil)
+	}
+	r := new(AccountFairness)
+	r.Account = m.Account
+	r.Weight = m.Weight
+	r.Beta = m.Beta
+	r.HasBeta = m.HasBeta
+	r.PendingTasks = m.PendingTasks
+	r.RunningTasks = m.RunningTasks
+	r.SuAvailableMicroSu = m.SuAvailableMicroSu
+	r.Waiting = (*durationpb.Duration)((*durationpb1.Duration)(m.Waiting).CloneVT())
+	r.Group = m.Group
+	r.FawkesShare = m.FawkesShare
+	if rhs := m.Share; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Share = tmpContainer
+	}
+	if rhs := m.Usage; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Usage = tmpContainer
+	}
+	if rhs := m.Baseline; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Baseline = tmpContainer
+	}
+	if rhs := m.Allocation; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Allocation = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *AccountFairness) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GetFairnessHistoryRequest) CloneVT() *GetFairnessHistoryRequest {
+	if m == nil {
+		return (*GetFairnessHistoryRequest)(nil)
+	}
+	r := new(GetFairnessHistoryRequest)
+	r.Since = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.Since).CloneVT())
+	r.Until = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.Until).CloneVT())
+	r.Resolution = m.Resolution
+	if rhs := m.Accounts; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Accounts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetFairnessHistoryRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *FairnessHistory) CloneVT() *FairnessHistory {
+	if m == nil {
+		return (*FairnessHistory)(nil)
+	}
+	r := new(FairnessHistory)
+	r.Resolution = m.Resolution
+	r.Step = (*durationpb.Duration)((*durationpb1.Duration)(m.Step).CloneVT())
+	if rhs := m.Samples; rhs != nil {
+		tmpContainer := make([]*FairnessSample, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Samples = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *FairnessHistory) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *FairnessSample) CloneVT() *FairnessSample {
+	if m == nil {
+		return (*FairnessSample)(nil)
+	}
+	r := new(FairnessSample)
+	r.At = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.At).CloneVT())
+	if rhs := m.Accounts; rhs != nil {
+		tmpContainer := make([]*AccountSample, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Accounts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *FairnessSample) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *AccountSample) CloneVT() *AccountSample {
+	if m == nil {
+		return (*AccountSample)(nil)
+	}
+	r := new(AccountSample)
+	r.Account = m.Account
+	r.Beta = m.Beta
+	r.HasBeta = m.HasBeta
+	r.SuAvailableMicroSu = m.SuAvailableMicroSu
+	r.PendingTasks = m.PendingTasks
+	r.RunningTasks = m.RunningTasks
+	if rhs := m.Usage; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Usage = tmpContainer
+	}
+	if rhs := m.Baseline; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Baseline = tmpContainer
+	}
+	if rhs := m.Share; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Share = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *AccountSample) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *GetFairnessReportRequest) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
@@ -139,7 +360,7 @@ func (m *FairnessReport) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x12
 	}
 	if m.At != nil {
-		size, err := (*timestamppb.Timestamp)(m.At).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.At).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -195,7 +416,7 @@ func (m *AccountFairness) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x6a
 	}
 	if m.Waiting != nil {
-		size, err := (*durationpb.Duration)(m.Waiting).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Waiting).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -359,7 +580,7 @@ func (m *GetFairnessHistoryRequest) MarshalToSizedBufferVT(dAtA []byte) (int, er
 		dAtA[i] = 0x20
 	}
 	if m.Until != nil {
-		size, err := (*timestamppb.Timestamp)(m.Until).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.Until).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -369,7 +590,7 @@ func (m *GetFairnessHistoryRequest) MarshalToSizedBufferVT(dAtA []byte) (int, er
 		dAtA[i] = 0x1a
 	}
 	if m.Since != nil {
-		size, err := (*timestamppb.Timestamp)(m.Since).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.Since).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -433,7 +654,7 @@ func (m *FairnessHistory) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		}
 	}
 	if m.Step != nil {
-		size, err := (*durationpb.Duration)(m.Step).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Step).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -493,7 +714,7 @@ func (m *FairnessSample) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		}
 	}
 	if m.At != nil {
-		size, err := (*timestamppb.Timestamp)(m.At).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.At).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -651,7 +872,7 @@ func (m *FairnessReport) SizeVT() (n int) {
 	var l int
 	_ = l
 	if m.At != nil {
-		l = (*timestamppb.Timestamp)(m.At).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.At).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.Policy)
@@ -741,7 +962,7 @@ func (m *AccountFairness) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.SuAvailableMicroSu))
 	}
 	if m.Waiting != nil {
-		l = (*durationpb.Duration)(m.Waiting).SizeVT()
+		l = (*durationpb1.Duration)(m.Waiting).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.Group)
@@ -768,11 +989,11 @@ func (m *GetFairnessHistoryRequest) SizeVT() (n int) {
 		}
 	}
 	if m.Since != nil {
-		l = (*timestamppb.Timestamp)(m.Since).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.Since).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Until != nil {
-		l = (*timestamppb.Timestamp)(m.Until).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.Until).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Resolution != 0 {
@@ -792,7 +1013,7 @@ func (m *FairnessHistory) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.Resolution))
 	}
 	if m.Step != nil {
-		l = (*durationpb.Duration)(m.Step).SizeVT()
+		l = (*durationpb1.Duration)(m.Step).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if len(m.Samples) > 0 {
@@ -812,7 +1033,7 @@ func (m *FairnessSample) SizeVT() (n int) {
 	var l int
 	_ = l
 	if m.At != nil {
-		l = (*timestamppb.Timestamp)(m.At).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.At).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if len(m.Accounts) > 0 {
@@ -1020,9 +1241,9 @@ func (m *FairnessReport) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.At == nil {
-				m.At = &timestamppb1.Timestamp{}
+				m.At = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.At).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.At).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -1866,9 +2087,9 @@ func (m *AccountFairness) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Waiting == nil {
-				m.Waiting = &durationpb1.Duration{}
+				m.Waiting = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Waiting).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Waiting).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -2028,9 +2249,9 @@ func (m *GetFairnessHistoryRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Since == nil {
-				m.Since = &timestamppb1.Timestamp{}
+				m.Since = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.Since).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.Since).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -2064,9 +2285,9 @@ func (m *GetFairnessHistoryRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Until == nil {
-				m.Until = &timestamppb1.Timestamp{}
+				m.Until = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.Until).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.Until).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -2189,9 +2410,9 @@ func (m *FairnessHistory) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Step == nil {
-				m.Step = &durationpb1.Duration{}
+				m.Step = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Step).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Step).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -2310,9 +2531,9 @@ func (m *FairnessSample) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.At == nil {
-				m.At = &timestamppb1.Timestamp{}
+				m.At = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.At).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.At).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

@@ -7,9 +7,10 @@ package longfairv1
 import (
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
-	timestamppb "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	timestamppb1 "google.golang.org/protobuf/types/known/timestamppb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	io "io"
 )
 
@@ -19,6 +20,92 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *Grant) CloneVT() *Grant {
+	if m == nil {
+		return (*Grant)(nil)
+	}
+	r := new(Grant)
+	r.Id = m.Id
+	r.Account = m.Account
+	r.AmountMicroSu = m.AmountMicroSu
+	r.ExpiresAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.ExpiresAt).CloneVT())
+	r.GrantedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.GrantedAt).CloneVT())
+	r.Note = m.Note
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Grant) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *CreateGrantRequest) CloneVT() *CreateGrantRequest {
+	if m == nil {
+		return (*CreateGrantRequest)(nil)
+	}
+	r := new(CreateGrantRequest)
+	r.Id = m.Id
+	r.Account = m.Account
+	r.AmountMicroSu = m.AmountMicroSu
+	r.ExpiresAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.ExpiresAt).CloneVT())
+	r.Note = m.Note
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CreateGrantRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListGrantsRequest) CloneVT() *ListGrantsRequest {
+	if m == nil {
+		return (*ListGrantsRequest)(nil)
+	}
+	r := new(ListGrantsRequest)
+	r.Account = m.Account
+	r.PageSize = m.PageSize
+	r.PageToken = m.PageToken
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListGrantsRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListGrantsResponse) CloneVT() *ListGrantsResponse {
+	if m == nil {
+		return (*ListGrantsResponse)(nil)
+	}
+	r := new(ListGrantsResponse)
+	r.NextPageToken = m.NextPageToken
+	if rhs := m.Grants; rhs != nil {
+		tmpContainer := make([]*Grant, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Grants = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListGrantsResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *Grant) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
@@ -58,7 +145,7 @@ func (m *Grant) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x32
 	}
 	if m.GrantedAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.GrantedAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.GrantedAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -68,7 +155,7 @@ func (m *Grant) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x2a
 	}
 	if m.ExpiresAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.ExpiresAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.ExpiresAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -137,7 +224,7 @@ func (m *CreateGrantRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x2a
 	}
 	if m.ExpiresAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.ExpiresAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.ExpiresAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -290,11 +377,11 @@ func (m *Grant) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.AmountMicroSu))
 	}
 	if m.ExpiresAt != nil {
-		l = (*timestamppb.Timestamp)(m.ExpiresAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.ExpiresAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.GrantedAt != nil {
-		l = (*timestamppb.Timestamp)(m.GrantedAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.GrantedAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.Note)
@@ -323,7 +410,7 @@ func (m *CreateGrantRequest) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.AmountMicroSu))
 	}
 	if m.ExpiresAt != nil {
-		l = (*timestamppb.Timestamp)(m.ExpiresAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.ExpiresAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.Note)
@@ -517,9 +604,9 @@ func (m *Grant) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.ExpiresAt == nil {
-				m.ExpiresAt = &timestamppb1.Timestamp{}
+				m.ExpiresAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.ExpiresAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.ExpiresAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -553,9 +640,9 @@ func (m *Grant) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.GrantedAt == nil {
-				m.GrantedAt = &timestamppb1.Timestamp{}
+				m.GrantedAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.GrantedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.GrantedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -755,9 +842,9 @@ func (m *CreateGrantRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.ExpiresAt == nil {
-				m.ExpiresAt = &timestamppb1.Timestamp{}
+				m.ExpiresAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.ExpiresAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.ExpiresAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

@@ -8,9 +8,10 @@ import (
 	binary "encoding/binary"
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
-	timestamppb "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	timestamppb1 "google.golang.org/protobuf/types/known/timestamppb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	io "io"
 	math "math"
 )
@@ -21,6 +22,206 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *Group) CloneVT() *Group {
+	if m == nil {
+		return (*Group)(nil)
+	}
+	r := new(Group)
+	r.Path = m.Path
+	r.Weight = m.Weight
+	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
+	if rhs := m.Accounts; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Accounts = tmpContainer
+	}
+	if rhs := m.Groups; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Groups = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Group) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SetGroupWeightRequest) CloneVT() *SetGroupWeightRequest {
+	if m == nil {
+		return (*SetGroupWeightRequest)(nil)
+	}
+	r := new(SetGroupWeightRequest)
+	r.Path = m.Path
+	r.Weight = m.Weight
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SetGroupWeightRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RemoveGroupRequest) CloneVT() *RemoveGroupRequest {
+	if m == nil {
+		return (*RemoveGroupRequest)(nil)
+	}
+	r := new(RemoveGroupRequest)
+	r.Path = m.Path
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RemoveGroupRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListGroupsRequest) CloneVT() *ListGroupsRequest {
+	if m == nil {
+		return (*ListGroupsRequest)(nil)
+	}
+	r := new(ListGroupsRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListGroupsRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListGroupsResponse) CloneVT() *ListGroupsResponse {
+	if m == nil {
+		return (*ListGroupsResponse)(nil)
+	}
+	r := new(ListGroupsResponse)
+	if rhs := m.Groups; rhs != nil {
+		tmpContainer := make([]*Group, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Groups = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListGroupsResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SetAccountGroupRequest) CloneVT() *SetAccountGroupRequest {
+	if m == nil {
+		return (*SetAccountGroupRequest)(nil)
+	}
+	r := new(SetAccountGroupRequest)
+	r.Account = m.Account
+	r.Group = m.Group
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SetAccountGroupRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GetAccountTreeRequest) CloneVT() *GetAccountTreeRequest {
+	if m == nil {
+		return (*GetAccountTreeRequest)(nil)
+	}
+	r := new(GetAccountTreeRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetAccountTreeRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *AccountTree) CloneVT() *AccountTree {
+	if m == nil {
+		return (*AccountTree)(nil)
+	}
+	r := new(AccountTree)
+	r.At = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.At).CloneVT())
+	r.Policy = m.Policy
+	if rhs := m.Nodes; rhs != nil {
+		tmpContainer := make([]*TreeNode, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Nodes = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *AccountTree) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TreeNode) CloneVT() *TreeNode {
+	if m == nil {
+		return (*TreeNode)(nil)
+	}
+	r := new(TreeNode)
+	r.Path = m.Path
+	r.Name = m.Name
+	r.Depth = m.Depth
+	r.IsAccount = m.IsAccount
+	r.Weight = m.Weight
+	r.Share = m.Share
+	r.Fairness = m.Fairness
+	r.DominantShare = m.DominantShare
+	if rhs := m.Running; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Running = tmpContainer
+	}
+	if rhs := m.FairResource; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.FairResource = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TreeNode) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *Group) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
@@ -53,7 +254,7 @@ func (m *Group) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		copy(dAtA[i:], m.unknownFields)
 	}
 	if m.CreatedAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.CreatedAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.CreatedAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -390,7 +591,7 @@ func (m *AccountTree) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x12
 	}
 	if m.At != nil {
-		size, err := (*timestamppb.Timestamp)(m.At).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.At).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -550,7 +751,7 @@ func (m *Group) SizeVT() (n int) {
 		}
 	}
 	if m.CreatedAt != nil {
-		l = (*timestamppb.Timestamp)(m.CreatedAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.CreatedAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
@@ -649,7 +850,7 @@ func (m *AccountTree) SizeVT() (n int) {
 	var l int
 	_ = l
 	if m.At != nil {
-		l = (*timestamppb.Timestamp)(m.At).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.At).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.Policy)
@@ -884,9 +1085,9 @@ func (m *Group) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.CreatedAt == nil {
-				m.CreatedAt = &timestamppb1.Timestamp{}
+				m.CreatedAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.CreatedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.CreatedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -1450,9 +1651,9 @@ func (m *AccountTree) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.At == nil {
-				m.At = &timestamppb1.Timestamp{}
+				m.At = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.At).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.At).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

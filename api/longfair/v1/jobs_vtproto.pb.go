@@ -8,11 +8,12 @@ import (
 	binary "encoding/binary"
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
-	durationpb "github.com/planetscale/vtprotobuf/types/known/durationpb"
-	timestamppb "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	durationpb1 "github.com/planetscale/vtprotobuf/types/known/durationpb"
+	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	durationpb1 "google.golang.org/protobuf/types/known/durationpb"
-	timestamppb1 "google.golang.org/protobuf/types/known/timestamppb"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	io "io"
 	math "math"
 )
@@ -23,6 +24,535 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *JobQuote) CloneVT() *JobQuote {
+	if m == nil {
+		return (*JobQuote)(nil)
+	}
+	r := new(JobQuote)
+	r.Nodes = m.Nodes
+	r.Tasks = m.Tasks
+	r.HoldMicroSu = m.HoldMicroSu
+	r.TaskHourlyMicroSu = m.TaskHourlyMicroSu
+	r.AvailableMicroSu = m.AvailableMicroSu
+	r.Refusal = m.Refusal
+	r.ForecastStart = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.ForecastStart).CloneVT())
+	r.Reserved = m.Reserved
+	r.Rank = m.Rank
+	r.RankedAccounts = m.RankedAccounts
+	r.Wait = m.Wait
+	if rhs := m.Demand; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Demand = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *JobQuote) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SubmitJobRequest) CloneVT() *SubmitJobRequest {
+	if m == nil {
+		return (*SubmitJobRequest)(nil)
+	}
+	r := new(SubmitJobRequest)
+	r.Account = m.Account
+	r.User = m.User
+	r.Name = m.Name
+	r.Tasks = m.Tasks
+	r.Walltime = (*durationpb.Duration)((*durationpb1.Duration)(m.Walltime).CloneVT())
+	r.MaxAttempts = m.MaxAttempts
+	r.RequestId = m.RequestId
+	r.Nodes = m.Nodes
+	r.Ntasks = m.Ntasks
+	r.Dir = m.Dir
+	r.EnvCaptured = m.EnvCaptured
+	r.Exclusive = m.Exclusive
+	r.Dependency = m.Dependency
+	r.Hold = m.Hold
+	r.Begin = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.Begin).CloneVT())
+	r.ArrayThrottle = m.ArrayThrottle
+	r.Nice = m.Nice
+	if rhs := m.Demand; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Demand = tmpContainer
+	}
+	if rhs := m.Command; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Command = tmpContainer
+	}
+	if rhs := m.Env; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Env = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SubmitJobRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SubmitJobResponse) CloneVT() *SubmitJobResponse {
+	if m == nil {
+		return (*SubmitJobResponse)(nil)
+	}
+	r := new(SubmitJobResponse)
+	r.Job = m.Job.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SubmitJobResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UpdateJobRequest) CloneVT() *UpdateJobRequest {
+	if m == nil {
+		return (*UpdateJobRequest)(nil)
+	}
+	r := new(UpdateJobRequest)
+	r.JobId = m.JobId
+	r.Walltime = (*durationpb.Duration)((*durationpb1.Duration)(m.Walltime).CloneVT())
+	if rhs := m.Name; rhs != nil {
+		tmpVal := *rhs
+		r.Name = &tmpVal
+	}
+	if rhs := m.Dependency; rhs != nil {
+		tmpVal := *rhs
+		r.Dependency = &tmpVal
+	}
+	if rhs := m.ArrayThrottle; rhs != nil {
+		tmpVal := *rhs
+		r.ArrayThrottle = &tmpVal
+	}
+	if rhs := m.Nice; rhs != nil {
+		tmpVal := *rhs
+		r.Nice = &tmpVal
+	}
+	if rhs := m.Priority; rhs != nil {
+		tmpVal := *rhs
+		r.Priority = &tmpVal
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UpdateJobRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SignalJobRequest) CloneVT() *SignalJobRequest {
+	if m == nil {
+		return (*SignalJobRequest)(nil)
+	}
+	r := new(SignalJobRequest)
+	r.JobId = m.JobId
+	r.Signal = m.Signal
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SignalJobRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SignalJobResponse) CloneVT() *SignalJobResponse {
+	if m == nil {
+		return (*SignalJobResponse)(nil)
+	}
+	r := new(SignalJobResponse)
+	r.Signal = m.Signal
+	if rhs := m.Tasks; rhs != nil {
+		tmpContainer := make([]int64, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Tasks = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SignalJobResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RequeueJobRequest) CloneVT() *RequeueJobRequest {
+	if m == nil {
+		return (*RequeueJobRequest)(nil)
+	}
+	r := new(RequeueJobRequest)
+	r.JobId = m.JobId
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RequeueJobRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *HoldJobRequest) CloneVT() *HoldJobRequest {
+	if m == nil {
+		return (*HoldJobRequest)(nil)
+	}
+	r := new(HoldJobRequest)
+	r.JobId = m.JobId
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *HoldJobRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ReleaseJobRequest) CloneVT() *ReleaseJobRequest {
+	if m == nil {
+		return (*ReleaseJobRequest)(nil)
+	}
+	r := new(ReleaseJobRequest)
+	r.JobId = m.JobId
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ReleaseJobRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *CancelJobRequest) CloneVT() *CancelJobRequest {
+	if m == nil {
+		return (*CancelJobRequest)(nil)
+	}
+	r := new(CancelJobRequest)
+	r.JobId = m.JobId
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CancelJobRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GetJobRequest) CloneVT() *GetJobRequest {
+	if m == nil {
+		return (*GetJobRequest)(nil)
+	}
+	r := new(GetJobRequest)
+	r.JobId = m.JobId
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetJobRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListJobsRequest) CloneVT() *ListJobsRequest {
+	if m == nil {
+		return (*ListJobsRequest)(nil)
+	}
+	r := new(ListJobsRequest)
+	r.Account = m.Account
+	r.User = m.User
+	r.PageSize = m.PageSize
+	r.PageToken = m.PageToken
+	if rhs := m.States; rhs != nil {
+		tmpContainer := make([]JobState, len(rhs))
+		copy(tmpContainer, rhs)
+		r.States = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListJobsRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListJobsResponse) CloneVT() *ListJobsResponse {
+	if m == nil {
+		return (*ListJobsResponse)(nil)
+	}
+	r := new(ListJobsResponse)
+	r.NextPageToken = m.NextPageToken
+	if rhs := m.Jobs; rhs != nil {
+		tmpContainer := make([]*Job, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Jobs = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListJobsResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Job) CloneVT() *Job {
+	if m == nil {
+		return (*Job)(nil)
+	}
+	r := new(Job)
+	r.Id = m.Id
+	r.Account = m.Account
+	r.User = m.User
+	r.Name = m.Name
+	r.Tasks = m.Tasks
+	r.Walltime = (*durationpb.Duration)((*durationpb1.Duration)(m.Walltime).CloneVT())
+	r.MaxAttempts = m.MaxAttempts
+	r.State = m.State
+	r.SubmittedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.SubmittedAt).CloneVT())
+	r.EndedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.EndedAt).CloneVT())
+	r.PendingTasks = m.PendingTasks
+	r.RunningTasks = m.RunningTasks
+	r.SucceededTasks = m.SucceededTasks
+	r.FailedTasks = m.FailedTasks
+	r.CancelledTasks = m.CancelledTasks
+	r.QueuedTasks = m.QueuedTasks
+	r.HoldMicroSu = m.HoldMicroSu
+	r.ChargedMicroSu = m.ChargedMicroSu
+	r.Nodes = m.Nodes
+	r.Ntasks = m.Ntasks
+	r.Exclusive = m.Exclusive
+	r.Dependency = m.Dependency
+	r.Waiting = m.Waiting
+	r.Reason = m.Reason
+	r.Begin = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.Begin).CloneVT())
+	r.ArrayThrottle = m.ArrayThrottle
+	r.Nice = m.Nice
+	r.Held = m.Held
+	r.Priority = m.Priority
+	r.Requeues = m.Requeues
+	if rhs := m.Demand; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Demand = tmpContainer
+	}
+	if rhs := m.Command; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Command = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Job) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListTasksRequest) CloneVT() *ListTasksRequest {
+	if m == nil {
+		return (*ListTasksRequest)(nil)
+	}
+	r := new(ListTasksRequest)
+	r.JobId = m.JobId
+	r.PageSize = m.PageSize
+	r.PageToken = m.PageToken
+	r.AllAttempts = m.AllAttempts
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListTasksRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListTasksResponse) CloneVT() *ListTasksResponse {
+	if m == nil {
+		return (*ListTasksResponse)(nil)
+	}
+	r := new(ListTasksResponse)
+	r.NextPageToken = m.NextPageToken
+	if rhs := m.Tasks; rhs != nil {
+		tmpContainer := make([]*Task, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Tasks = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListTasksResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Task) CloneVT() *Task {
+	if m == nil {
+		return (*Task)(nil)
+	}
+	r := new(Task)
+	r.JobId = m.JobId
+	r.Index = m.Index
+	r.Attempt = m.Attempt
+	r.State = m.State
+	r.Node = m.Node
+	r.AssignedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.AssignedAt).CloneVT())
+	r.StartedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.StartedAt).CloneVT())
+	r.EndedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.EndedAt).CloneVT())
+	r.ExitCode = m.ExitCode
+	r.Runtime = (*durationpb.Duration)((*durationpb1.Duration)(m.Runtime).CloneVT())
+	r.ChargedMicroSu = m.ChargedMicroSu
+	r.CpuSeconds = m.CpuSeconds
+	r.PeakMemBytes = m.PeakMemBytes
+	r.Reason = m.Reason
+	r.Requeued = m.Requeued
+	r.Queued = m.Queued
+	r.Walltime = (*durationpb.Duration)((*durationpb1.Duration)(m.Walltime).CloneVT())
+	if rhs := m.Nodes; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Nodes = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Task) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ExplainJobRequest) CloneVT() *ExplainJobRequest {
+	if m == nil {
+		return (*ExplainJobRequest)(nil)
+	}
+	r := new(ExplainJobRequest)
+	r.JobId = m.JobId
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ExplainJobRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *JobExplanation) CloneVT() *JobExplanation {
+	if m == nil {
+		return (*JobExplanation)(nil)
+	}
+	r := new(JobExplanation)
+	r.Job = m.Job.CloneVT()
+	r.Policy = m.Policy
+	r.Rank = m.Rank
+	r.RankedAccounts = m.RankedAccounts
+	r.FirstAccount = m.FirstAccount
+	r.RankRule = m.RankRule
+	r.RankExact = m.RankExact
+	r.RankClass = m.RankClass
+	r.HasBeta = m.HasBeta
+	r.Beta = m.Beta
+	r.Weight = m.Weight
+	r.TotalWeight = m.TotalWeight
+	r.Waiting = (*durationpb.Duration)((*durationpb1.Duration)(m.Waiting).CloneVT())
+	r.Timeout = (*durationpb.Duration)((*durationpb1.Duration)(m.Timeout).CloneVT())
+	r.Starving = m.Starving
+	r.Wait = m.Wait
+	r.Lacking = m.Lacking
+	r.LargestNodes = m.LargestNodes
+	r.LargestShapes = m.LargestShapes
+	r.HoldingNodes = m.HoldingNodes
+	r.ClosestNode = m.ClosestNode
+	r.AheadTasks = m.AheadTasks
+	r.AvailableMicroSu = m.AvailableMicroSu
+	r.ForecastStart = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.ForecastStart).CloneVT())
+	r.Reserved = m.Reserved
+	r.Nodes = m.Nodes
+	if rhs := m.RankKey; rhs != nil {
+		tmpContainer := make([]float64, len(rhs))
+		copy(tmpContainer, rhs)
+		r.RankKey = tmpContainer
+	}
+	if rhs := m.ClosestFree; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.ClosestFree = tmpContainer
+	}
+	if rhs := m.RoomNodes; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.RoomNodes = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *JobExplanation) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *JobQuote) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
@@ -80,7 +610,7 @@ func (m *JobQuote) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x48
 	}
 	if m.ForecastStart != nil {
-		size, err := (*timestamppb.Timestamp)(m.ForecastStart).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.ForecastStart).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -187,7 +717,7 @@ func (m *SubmitJobRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0xd8
 	}
 	if m.Begin != nil {
-		size, err := (*timestamppb.Timestamp)(m.Begin).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.Begin).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -295,7 +825,7 @@ func (m *SubmitJobRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		}
 	}
 	if m.Walltime != nil {
-		size, err := (*durationpb.Duration)(m.Walltime).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Walltime).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -447,7 +977,7 @@ func (m *UpdateJobRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x22
 	}
 	if m.Walltime != nil {
-		size, err := (*durationpb.Duration)(m.Walltime).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Walltime).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -975,7 +1505,7 @@ func (m *Job) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0xe0
 	}
 	if m.Begin != nil {
-		size, err := (*timestamppb.Timestamp)(m.Begin).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.Begin).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1083,7 +1613,7 @@ func (m *Job) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x68
 	}
 	if m.EndedAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.EndedAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.EndedAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1093,7 +1623,7 @@ func (m *Job) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x62
 	}
 	if m.SubmittedAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.SubmittedAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.SubmittedAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1122,7 +1652,7 @@ func (m *Job) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		}
 	}
 	if m.Walltime != nil {
-		size, err := (*durationpb.Duration)(m.Walltime).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Walltime).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1326,7 +1856,7 @@ func (m *Task) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		copy(dAtA[i:], m.unknownFields)
 	}
 	if m.Walltime != nil {
-		size, err := (*durationpb.Duration)(m.Walltime).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Walltime).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1394,7 +1924,7 @@ func (m *Task) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x58
 	}
 	if m.Runtime != nil {
-		size, err := (*durationpb.Duration)(m.Runtime).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Runtime).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1409,7 +1939,7 @@ func (m *Task) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x48
 	}
 	if m.EndedAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.EndedAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.EndedAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1419,7 +1949,7 @@ func (m *Task) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x42
 	}
 	if m.StartedAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.StartedAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.StartedAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1429,7 +1959,7 @@ func (m *Task) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x3a
 	}
 	if m.AssignedAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.AssignedAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.AssignedAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1556,7 +2086,7 @@ func (m *JobExplanation) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0xe0
 	}
 	if m.ForecastStart != nil {
-		size, err := (*timestamppb.Timestamp)(m.ForecastStart).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.ForecastStart).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1673,7 +2203,7 @@ func (m *JobExplanation) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x80
 	}
 	if m.Timeout != nil {
-		size, err := (*durationpb.Duration)(m.Timeout).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Timeout).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1683,7 +2213,7 @@ func (m *JobExplanation) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x7a
 	}
 	if m.Waiting != nil {
-		size, err := (*durationpb.Duration)(m.Waiting).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Waiting).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1825,7 +2355,7 @@ func (m *JobQuote) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.ForecastStart != nil {
-		l = (*timestamppb.Timestamp)(m.ForecastStart).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.ForecastStart).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Reserved {
@@ -1874,7 +2404,7 @@ func (m *SubmitJobRequest) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.Tasks))
 	}
 	if m.Walltime != nil {
-		l = (*durationpb.Duration)(m.Walltime).SizeVT()
+		l = (*durationpb1.Duration)(m.Walltime).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if len(m.Command) > 0 {
@@ -1920,7 +2450,7 @@ func (m *SubmitJobRequest) SizeVT() (n int) {
 		n += 3
 	}
 	if m.Begin != nil {
-		l = (*timestamppb.Timestamp)(m.Begin).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.Begin).SizeVT()
 		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.ArrayThrottle != 0 {
@@ -1961,7 +2491,7 @@ func (m *UpdateJobRequest) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Walltime != nil {
-		l = (*durationpb.Duration)(m.Walltime).SizeVT()
+		l = (*durationpb1.Duration)(m.Walltime).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Dependency != nil {
@@ -2168,7 +2698,7 @@ func (m *Job) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.Tasks))
 	}
 	if m.Walltime != nil {
-		l = (*durationpb.Duration)(m.Walltime).SizeVT()
+		l = (*durationpb1.Duration)(m.Walltime).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if len(m.Command) > 0 {
@@ -2184,11 +2714,11 @@ func (m *Job) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.State))
 	}
 	if m.SubmittedAt != nil {
-		l = (*timestamppb.Timestamp)(m.SubmittedAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.SubmittedAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.EndedAt != nil {
-		l = (*timestamppb.Timestamp)(m.EndedAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.EndedAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.PendingTasks != 0 {
@@ -2234,7 +2764,7 @@ func (m *Job) SizeVT() (n int) {
 		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Begin != nil {
-		l = (*timestamppb.Timestamp)(m.Begin).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.Begin).SizeVT()
 		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.ArrayThrottle != 0 {
@@ -2325,22 +2855,22 @@ func (m *Task) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.AssignedAt != nil {
-		l = (*timestamppb.Timestamp)(m.AssignedAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.AssignedAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.StartedAt != nil {
-		l = (*timestamppb.Timestamp)(m.StartedAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.StartedAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.EndedAt != nil {
-		l = (*timestamppb.Timestamp)(m.EndedAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.EndedAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.ExitCode != 0 {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.ExitCode))
 	}
 	if m.Runtime != nil {
-		l = (*durationpb.Duration)(m.Runtime).SizeVT()
+		l = (*durationpb1.Duration)(m.Runtime).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.ChargedMicroSu != 0 {
@@ -2369,7 +2899,7 @@ func (m *Task) SizeVT() (n int) {
 		n += 3
 	}
 	if m.Walltime != nil {
-		l = (*durationpb.Duration)(m.Walltime).SizeVT()
+		l = (*durationpb1.Duration)(m.Walltime).SizeVT()
 		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
@@ -2440,11 +2970,11 @@ func (m *JobExplanation) SizeVT() (n int) {
 		n += 9
 	}
 	if m.Waiting != nil {
-		l = (*durationpb.Duration)(m.Waiting).SizeVT()
+		l = (*durationpb1.Duration)(m.Waiting).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Timeout != nil {
-		l = (*durationpb.Duration)(m.Timeout).SizeVT()
+		l = (*durationpb1.Duration)(m.Timeout).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Starving {
@@ -2492,7 +3022,7 @@ func (m *JobExplanation) SizeVT() (n int) {
 		n += 2 + protohelpers.SizeOfVarint(uint64(m.AvailableMicroSu))
 	}
 	if m.ForecastStart != nil {
-		l = (*timestamppb.Timestamp)(m.ForecastStart).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.ForecastStart).SizeVT()
 		n += 2 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Reserved {
@@ -2797,9 +3327,9 @@ func (m *JobQuote) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.ForecastStart == nil {
-				m.ForecastStart = &timestamppb1.Timestamp{}
+				m.ForecastStart = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.ForecastStart).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.ForecastStart).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -3182,9 +3712,9 @@ func (m *SubmitJobRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Walltime == nil {
-				m.Walltime = &durationpb1.Duration{}
+				m.Walltime = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Walltime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Walltime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -3495,9 +4025,9 @@ func (m *SubmitJobRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Begin == nil {
-				m.Begin = &timestamppb1.Timestamp{}
+				m.Begin = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.Begin).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.Begin).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -3759,9 +4289,9 @@ func (m *UpdateJobRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Walltime == nil {
-				m.Walltime = &durationpb1.Duration{}
+				m.Walltime = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Walltime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Walltime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -5129,9 +5659,9 @@ func (m *Job) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Walltime == nil {
-				m.Walltime = &durationpb1.Duration{}
+				m.Walltime = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Walltime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Walltime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -5235,9 +5765,9 @@ func (m *Job) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.SubmittedAt == nil {
-				m.SubmittedAt = &timestamppb1.Timestamp{}
+				m.SubmittedAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.SubmittedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.SubmittedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -5271,9 +5801,9 @@ func (m *Job) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.EndedAt == nil {
-				m.EndedAt = &timestamppb1.Timestamp{}
+				m.EndedAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.EndedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.EndedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -5594,9 +6124,9 @@ func (m *Job) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Begin == nil {
-				m.Begin = &timestamppb1.Timestamp{}
+				m.Begin = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.Begin).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.Begin).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -6162,9 +6692,9 @@ func (m *Task) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.AssignedAt == nil {
-				m.AssignedAt = &timestamppb1.Timestamp{}
+				m.AssignedAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.AssignedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.AssignedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -6198,9 +6728,9 @@ func (m *Task) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.StartedAt == nil {
-				m.StartedAt = &timestamppb1.Timestamp{}
+				m.StartedAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.StartedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.StartedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -6234,9 +6764,9 @@ func (m *Task) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.EndedAt == nil {
-				m.EndedAt = &timestamppb1.Timestamp{}
+				m.EndedAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.EndedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.EndedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -6289,9 +6819,9 @@ func (m *Task) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Runtime == nil {
-				m.Runtime = &durationpb1.Duration{}
+				m.Runtime = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Runtime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Runtime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -6478,9 +7008,9 @@ func (m *Task) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Walltime == nil {
-				m.Walltime = &durationpb1.Duration{}
+				m.Walltime = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Walltime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Walltime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -6964,9 +7494,9 @@ func (m *JobExplanation) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Waiting == nil {
-				m.Waiting = &durationpb1.Duration{}
+				m.Waiting = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Waiting).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Waiting).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -7000,9 +7530,9 @@ func (m *JobExplanation) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Timeout == nil {
-				m.Timeout = &durationpb1.Duration{}
+				m.Timeout = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Timeout).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Timeout).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -7385,9 +7915,9 @@ func (m *JobExplanation) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.ForecastStart == nil {
-				m.ForecastStart = &timestamppb1.Timestamp{}
+				m.ForecastStart = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.ForecastStart).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.ForecastStart).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

@@ -8,11 +8,12 @@ import (
 	binary "encoding/binary"
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
-	durationpb "github.com/planetscale/vtprotobuf/types/known/durationpb"
-	timestamppb "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	durationpb1 "github.com/planetscale/vtprotobuf/types/known/durationpb"
+	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	durationpb1 "google.golang.org/protobuf/types/known/durationpb"
-	timestamppb1 "google.golang.org/protobuf/types/known/timestamppb"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	io "io"
 	math "math"
 )
@@ -23,6 +24,258 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *GetBalanceRequest) CloneVT() *GetBalanceRequest {
+	if m == nil {
+		return (*GetBalanceRequest)(nil)
+	}
+	r := new(GetBalanceRequest)
+	r.Account = m.Account
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetBalanceRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Balance) CloneVT() *Balance {
+	if m == nil {
+		return (*Balance)(nil)
+	}
+	r := new(Balance)
+	r.Account = m.Account
+	r.GrantedMicroSu = m.GrantedMicroSu
+	r.ChargedMicroSu = m.ChargedMicroSu
+	r.HeldMicroSu = m.HeldMicroSu
+	r.ExpiredMicroSu = m.ExpiredMicroSu
+	r.AvailableMicroSu = m.AvailableMicroSu
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Balance) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListJournalRequest) CloneVT() *ListJournalRequest {
+	if m == nil {
+		return (*ListJournalRequest)(nil)
+	}
+	r := new(ListJournalRequest)
+	r.Account = m.Account
+	r.AfterSeq = m.AfterSeq
+	r.PageSize = m.PageSize
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListJournalRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListJournalResponse) CloneVT() *ListJournalResponse {
+	if m == nil {
+		return (*ListJournalResponse)(nil)
+	}
+	r := new(ListJournalResponse)
+	r.NextAfterSeq = m.NextAfterSeq
+	if rhs := m.Entries; rhs != nil {
+		tmpContainer := make([]*JournalEntry, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Entries = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListJournalResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *JournalEntry) CloneVT() *JournalEntry {
+	if m == nil {
+		return (*JournalEntry)(nil)
+	}
+	r := new(JournalEntry)
+	r.Seq = m.Seq
+	r.Time = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.Time).CloneVT())
+	r.Kind = m.Kind
+	r.Id = m.Id
+	r.Account = m.Account
+	r.AmountMicroSu = m.AmountMicroSu
+	r.Detail = m.Detail
+	if rhs := m.PrevHash; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.PrevHash = tmpBytes
+	}
+	if rhs := m.Hash; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.Hash = tmpBytes
+	}
+	if rhs := m.CpuSeconds; rhs != nil {
+		tmpVal := *rhs
+		r.CpuSeconds = &tmpVal
+	}
+	if rhs := m.CpuAllocatedSeconds; rhs != nil {
+		tmpVal := *rhs
+		r.CpuAllocatedSeconds = &tmpVal
+	}
+	if rhs := m.PeakMemBytes; rhs != nil {
+		tmpVal := *rhs
+		r.PeakMemBytes = &tmpVal
+	}
+	if rhs := m.MemRequestedBytes; rhs != nil {
+		tmpVal := *rhs
+		r.MemRequestedBytes = &tmpVal
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *JournalEntry) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *VerifyRequest) CloneVT() *VerifyRequest {
+	if m == nil {
+		return (*VerifyRequest)(nil)
+	}
+	r := new(VerifyRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *VerifyRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *VerifyResponse) CloneVT() *VerifyResponse {
+	if m == nil {
+		return (*VerifyResponse)(nil)
+	}
+	r := new(VerifyResponse)
+	r.Ok = m.Ok
+	r.Entries = m.Entries
+	r.FirstBadSeq = m.FirstBadSeq
+	r.Message = m.Message
+	r.Accounts = m.Accounts
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *VerifyResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UsageReportRequest) CloneVT() *UsageReportRequest {
+	if m == nil {
+		return (*UsageReportRequest)(nil)
+	}
+	r := new(UsageReportRequest)
+	r.From = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.From).CloneVT())
+	r.To = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.To).CloneVT())
+	r.GroupBy = m.GroupBy
+	r.Account = m.Account
+	if rhs := m.SplitAt; rhs != nil {
+		tmpContainer := make([]*timestamppb.Timestamp, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(v).CloneVT())
+		}
+		r.SplitAt = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UsageReportRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UsageReportResponse) CloneVT() *UsageReportResponse {
+	if m == nil {
+		return (*UsageReportResponse)(nil)
+	}
+	r := new(UsageReportResponse)
+	if rhs := m.Rows; rhs != nil {
+		tmpContainer := make([]*UsageRow, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Rows = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UsageReportResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UsageRow) CloneVT() *UsageRow {
+	if m == nil {
+		return (*UsageRow)(nil)
+	}
+	r := new(UsageRow)
+	r.Key = m.Key
+	r.Tasks = m.Tasks
+	r.Runtime = (*durationpb.Duration)((*durationpb1.Duration)(m.Runtime).CloneVT())
+	r.ChargedMicroSu = m.ChargedMicroSu
+	r.EndedTasks = m.EndedTasks
+	r.MeasuredTasks = m.MeasuredTasks
+	r.CpuAllocatedSeconds = m.CpuAllocatedSeconds
+	r.CpuUsedSeconds = m.CpuUsedSeconds
+	r.PeakMemBytes = m.PeakMemBytes
+	r.PeakMemRequestedBytes = m.PeakMemRequestedBytes
+	r.PeriodStart = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.PeriodStart).CloneVT())
+	if rhs := m.Usage; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Usage = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UsageRow) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *GetBalanceRequest) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
@@ -329,7 +582,7 @@ func (m *JournalEntry) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x1a
 	}
 	if m.Time != nil {
-		size, err := (*timestamppb.Timestamp)(m.Time).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.Time).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -476,7 +729,7 @@ func (m *UsageReportRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 	}
 	if len(m.SplitAt) > 0 {
 		for iNdEx := len(m.SplitAt) - 1; iNdEx >= 0; iNdEx-- {
-			size, err := (*timestamppb.Timestamp)(m.SplitAt[iNdEx]).MarshalToSizedBufferVT(dAtA[:i])
+			size, err := (*timestamppb1.Timestamp)(m.SplitAt[iNdEx]).MarshalToSizedBufferVT(dAtA[:i])
 			if err != nil {
 				return 0, err
 			}
@@ -499,7 +752,7 @@ func (m *UsageReportRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x18
 	}
 	if m.To != nil {
-		size, err := (*timestamppb.Timestamp)(m.To).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.To).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -509,7 +762,7 @@ func (m *UsageReportRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x12
 	}
 	if m.From != nil {
-		size, err := (*timestamppb.Timestamp)(m.From).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.From).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -597,7 +850,7 @@ func (m *UsageRow) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		copy(dAtA[i:], m.unknownFields)
 	}
 	if m.PeriodStart != nil {
-		size, err := (*timestamppb.Timestamp)(m.PeriodStart).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.PeriodStart).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -644,7 +897,7 @@ func (m *UsageRow) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x28
 	}
 	if m.Runtime != nil {
-		size, err := (*durationpb.Duration)(m.Runtime).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Runtime).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -778,7 +1031,7 @@ func (m *JournalEntry) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.Seq))
 	}
 	if m.Time != nil {
-		l = (*timestamppb.Timestamp)(m.Time).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.Time).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.Kind)
@@ -867,11 +1120,11 @@ func (m *UsageReportRequest) SizeVT() (n int) {
 	var l int
 	_ = l
 	if m.From != nil {
-		l = (*timestamppb.Timestamp)(m.From).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.From).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.To != nil {
-		l = (*timestamppb.Timestamp)(m.To).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.To).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.GroupBy != 0 {
@@ -883,7 +1136,7 @@ func (m *UsageReportRequest) SizeVT() (n int) {
 	}
 	if len(m.SplitAt) > 0 {
 		for _, e := range m.SplitAt {
-			l = (*timestamppb.Timestamp)(e).SizeVT()
+			l = (*timestamppb1.Timestamp)(e).SizeVT()
 			n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 		}
 	}
@@ -929,7 +1182,7 @@ func (m *UsageRow) SizeVT() (n int) {
 		}
 	}
 	if m.Runtime != nil {
-		l = (*durationpb.Duration)(m.Runtime).SizeVT()
+		l = (*durationpb1.Duration)(m.Runtime).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.ChargedMicroSu != 0 {
@@ -954,7 +1207,7 @@ func (m *UsageRow) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.PeakMemRequestedBytes))
 	}
 	if m.PeriodStart != nil {
-		l = (*timestamppb.Timestamp)(m.PeriodStart).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.PeriodStart).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
@@ -1525,9 +1778,9 @@ func (m *JournalEntry) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Time == nil {
-				m.Time = &timestamppb1.Timestamp{}
+				m.Time = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.Time).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.Time).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -2102,9 +2355,9 @@ func (m *UsageReportRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.From == nil {
-				m.From = &timestamppb1.Timestamp{}
+				m.From = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.From).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.From).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -2138,9 +2391,9 @@ func (m *UsageReportRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.To == nil {
-				m.To = &timestamppb1.Timestamp{}
+				m.To = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.To).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.To).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -2224,8 +2477,8 @@ func (m *UsageReportRequest) UnmarshalVT(dAtA []byte) error {
 			if postIndex > l {
 				return io.ErrUnexpectedEOF
 			}
-			m.SplitAt = append(m.SplitAt, &timestamppb1.Timestamp{})
-			if err := (*timestamppb.Timestamp)(m.SplitAt[len(m.SplitAt)-1]).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			m.SplitAt = append(m.SplitAt, &timestamppb.Timestamp{})
+			if err := (*timestamppb1.Timestamp)(m.SplitAt[len(m.SplitAt)-1]).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -2552,9 +2805,9 @@ func (m *UsageRow) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Runtime == nil {
-				m.Runtime = &durationpb1.Duration{}
+				m.Runtime = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Runtime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Runtime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -2705,9 +2958,9 @@ func (m *UsageRow) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.PeriodStart == nil {
-				m.PeriodStart = &timestamppb1.Timestamp{}
+				m.PeriodStart = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.PeriodStart).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.PeriodStart).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

@@ -8,11 +8,12 @@ import (
 	binary "encoding/binary"
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
-	durationpb "github.com/planetscale/vtprotobuf/types/known/durationpb"
-	timestamppb "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	durationpb1 "github.com/planetscale/vtprotobuf/types/known/durationpb"
+	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	durationpb1 "google.golang.org/protobuf/types/known/durationpb"
-	timestamppb1 "google.golang.org/protobuf/types/known/timestamppb"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	io "io"
 	math "math"
 )
@@ -23,6 +24,574 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *VerifyStateRequest) CloneVT() *VerifyStateRequest {
+	if m == nil {
+		return (*VerifyStateRequest)(nil)
+	}
+	r := new(VerifyStateRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *VerifyStateRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *VerifyStateResponse) CloneVT() *VerifyStateResponse {
+	if m == nil {
+		return (*VerifyStateResponse)(nil)
+	}
+	r := new(VerifyStateResponse)
+	r.Index = m.Index
+	r.MajorityDigest = m.MajorityDigest
+	if rhs := m.Servers; rhs != nil {
+		tmpContainer := make([]*ServerStateDigest, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Servers = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *VerifyStateResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GetStateDigestRequest) CloneVT() *GetStateDigestRequest {
+	if m == nil {
+		return (*GetStateDigestRequest)(nil)
+	}
+	r := new(GetStateDigestRequest)
+	r.Index = m.Index
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetStateDigestRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ServerStateDigest) CloneVT() *ServerStateDigest {
+	if m == nil {
+		return (*ServerStateDigest)(nil)
+	}
+	r := new(ServerStateDigest)
+	r.Id = m.Id
+	r.Index = m.Index
+	r.Digest = m.Digest
+	r.Status = m.Status
+	r.Detail = m.Detail
+	r.Diverged = m.Diverged
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ServerStateDigest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Peer) CloneVT() *Peer {
+	if m == nil {
+		return (*Peer)(nil)
+	}
+	r := new(Peer)
+	r.Id = m.Id
+	r.RaftAddress = m.RaftAddress
+	r.GrpcAddress = m.GrpcAddress
+	r.Suffrage = m.Suffrage
+	r.Leader = m.Leader
+	r.Status = m.Status.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Peer) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListPeersRequest) CloneVT() *ListPeersRequest {
+	if m == nil {
+		return (*ListPeersRequest)(nil)
+	}
+	r := new(ListPeersRequest)
+	r.WithStatus = m.WithStatus
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListPeersRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GetRaftStatusRequest) CloneVT() *GetRaftStatusRequest {
+	if m == nil {
+		return (*GetRaftStatusRequest)(nil)
+	}
+	r := new(GetRaftStatusRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetRaftStatusRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RaftStatus) CloneVT() *RaftStatus {
+	if m == nil {
+		return (*RaftStatus)(nil)
+	}
+	r := new(RaftStatus)
+	r.Id = m.Id
+	r.State = m.State
+	r.Term = m.Term
+	r.CommitIndex = m.CommitIndex
+	r.AppliedIndex = m.AppliedIndex
+	r.LastLogIndex = m.LastLogIndex
+	r.SinceLastContact = (*durationpb.Duration)((*durationpb1.Duration)(m.SinceLastContact).CloneVT())
+	r.Error = m.Error
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RaftStatus) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListPeersResponse) CloneVT() *ListPeersResponse {
+	if m == nil {
+		return (*ListPeersResponse)(nil)
+	}
+	r := new(ListPeersResponse)
+	if rhs := m.Peers; rhs != nil {
+		tmpContainer := make([]*Peer, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Peers = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListPeersResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GetLeaderRequest) CloneVT() *GetLeaderRequest {
+	if m == nil {
+		return (*GetLeaderRequest)(nil)
+	}
+	r := new(GetLeaderRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetLeaderRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *AddPeerRequest) CloneVT() *AddPeerRequest {
+	if m == nil {
+		return (*AddPeerRequest)(nil)
+	}
+	r := new(AddPeerRequest)
+	r.Id = m.Id
+	r.RaftAddress = m.RaftAddress
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *AddPeerRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RemovePeerRequest) CloneVT() *RemovePeerRequest {
+	if m == nil {
+		return (*RemovePeerRequest)(nil)
+	}
+	r := new(RemovePeerRequest)
+	r.Id = m.Id
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RemovePeerRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SaveSnapshotRequest) CloneVT() *SaveSnapshotRequest {
+	if m == nil {
+		return (*SaveSnapshotRequest)(nil)
+	}
+	r := new(SaveSnapshotRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SaveSnapshotRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SnapshotChunk) CloneVT() *SnapshotChunk {
+	if m == nil {
+		return (*SnapshotChunk)(nil)
+	}
+	r := new(SnapshotChunk)
+	if rhs := m.Data; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.Data = tmpBytes
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SnapshotChunk) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RestoreSnapshotResponse) CloneVT() *RestoreSnapshotResponse {
+	if m == nil {
+		return (*RestoreSnapshotResponse)(nil)
+	}
+	r := new(RestoreSnapshotResponse)
+	r.Index = m.Index
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RestoreSnapshotResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Settings) CloneVT() *Settings {
+	if m == nil {
+		return (*Settings)(nil)
+	}
+	r := new(Settings)
+	r.Policy = m.Policy
+	r.Window = m.Window
+	r.Timeout = (*durationpb.Duration)((*durationpb1.Duration)(m.Timeout).CloneVT())
+	r.Placement = m.Placement
+	r.Quantum = (*durationpb.Duration)((*durationpb1.Duration)(m.Quantum).CloneVT())
+	r.LtrfResource = m.LtrfResource
+	r.QknoblerRho = m.QknoblerRho
+	r.Fawkes = m.Fawkes.CloneVT()
+	r.BillingRule = m.BillingRule
+	r.Backfill = m.Backfill
+	if rhs := m.BillingWeights; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.BillingWeights = tmpContainer
+	}
+	if rhs := m.Resources; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Resources = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Settings) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *FawkesSettings) CloneVT() *FawkesSettings {
+	if m == nil {
+		return (*FawkesSettings)(nil)
+	}
+	r := new(FawkesSettings)
+	r.Weighting = m.Weighting
+	r.Interval = (*durationpb.Duration)((*durationpb1.Duration)(m.Interval).CloneVT())
+	r.Threshold = m.Threshold
+	r.Psi = m.Psi
+	r.Base = m.Base
+	r.Guarantee = m.Guarantee
+	r.Disk = m.Disk
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *FawkesSettings) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *FawkesSettingsUpdate) CloneVT() *FawkesSettingsUpdate {
+	if m == nil {
+		return (*FawkesSettingsUpdate)(nil)
+	}
+	r := new(FawkesSettingsUpdate)
+	r.Interval = (*durationpb.Duration)((*durationpb1.Duration)(m.Interval).CloneVT())
+	if rhs := m.Weighting; rhs != nil {
+		tmpVal := *rhs
+		r.Weighting = &tmpVal
+	}
+	if rhs := m.Threshold; rhs != nil {
+		tmpVal := *rhs
+		r.Threshold = &tmpVal
+	}
+	if rhs := m.Psi; rhs != nil {
+		tmpVal := *rhs
+		r.Psi = &tmpVal
+	}
+	if rhs := m.Base; rhs != nil {
+		tmpVal := *rhs
+		r.Base = &tmpVal
+	}
+	if rhs := m.Guarantee; rhs != nil {
+		tmpVal := *rhs
+		r.Guarantee = &tmpVal
+	}
+	if rhs := m.Disk; rhs != nil {
+		tmpVal := *rhs
+		r.Disk = &tmpVal
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *FawkesSettingsUpdate) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *UpdateSettingsRequest) CloneVT() *UpdateSettingsRequest {
+	if m == nil {
+		return (*UpdateSettingsRequest)(nil)
+	}
+	r := new(UpdateSettingsRequest)
+	r.Timeout = (*durationpb.Duration)((*durationpb1.Duration)(m.Timeout).CloneVT())
+	r.Quantum = (*durationpb.Duration)((*durationpb1.Duration)(m.Quantum).CloneVT())
+	r.Fawkes = m.Fawkes.CloneVT()
+	if rhs := m.Policy; rhs != nil {
+		tmpVal := *rhs
+		r.Policy = &tmpVal
+	}
+	if rhs := m.Window; rhs != nil {
+		tmpVal := *rhs
+		r.Window = &tmpVal
+	}
+	if rhs := m.Placement; rhs != nil {
+		tmpVal := *rhs
+		r.Placement = &tmpVal
+	}
+	if rhs := m.LtrfResource; rhs != nil {
+		tmpVal := *rhs
+		r.LtrfResource = &tmpVal
+	}
+	if rhs := m.BillingWeights; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.BillingWeights = tmpContainer
+	}
+	if rhs := m.AddResources; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.AddResources = tmpContainer
+	}
+	if rhs := m.QknoblerRho; rhs != nil {
+		tmpVal := *rhs
+		r.QknoblerRho = &tmpVal
+	}
+	if rhs := m.BillingRule; rhs != nil {
+		tmpVal := *rhs
+		r.BillingRule = &tmpVal
+	}
+	if rhs := m.Backfill; rhs != nil {
+		tmpVal := *rhs
+		r.Backfill = &tmpVal
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UpdateSettingsRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GetSettingsRequest) CloneVT() *GetSettingsRequest {
+	if m == nil {
+		return (*GetSettingsRequest)(nil)
+	}
+	r := new(GetSettingsRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetSettingsRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListNodesRequest) CloneVT() *ListNodesRequest {
+	if m == nil {
+		return (*ListNodesRequest)(nil)
+	}
+	r := new(ListNodesRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListNodesRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListNodesResponse) CloneVT() *ListNodesResponse {
+	if m == nil {
+		return (*ListNodesResponse)(nil)
+	}
+	r := new(ListNodesResponse)
+	if rhs := m.Nodes; rhs != nil {
+		tmpContainer := make([]*Node, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Nodes = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListNodesResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Node) CloneVT() *Node {
+	if m == nil {
+		return (*Node)(nil)
+	}
+	r := new(Node)
+	r.Id = m.Id
+	r.Up = m.Up
+	r.Class = m.Class
+	r.Account = m.Account
+	r.Address = m.Address
+	r.RunningTasks = m.RunningTasks
+	r.QueuedTasks = m.QueuedTasks
+	r.Since = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.Since).CloneVT())
+	r.Confinement = m.Confinement
+	if rhs := m.Capacity; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Capacity = tmpContainer
+	}
+	if rhs := m.Free; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Free = tmpContainer
+	}
+	if rhs := m.History; rhs != nil {
+		tmpContainer := make([]*NodeTransition, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.History = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Node) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *NodeTransition) CloneVT() *NodeTransition {
+	if m == nil {
+		return (*NodeTransition)(nil)
+	}
+	r := new(NodeTransition)
+	r.At = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.At).CloneVT())
+	r.Up = m.Up
+	r.LostTasks = m.LostTasks
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *NodeTransition) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *VerifyStateRequest) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
@@ -420,7 +989,7 @@ func (m *RaftStatus) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x42
 	}
 	if m.SinceLastContact != nil {
-		size, err := (*durationpb.Duration)(m.SinceLastContact).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.SinceLastContact).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -837,7 +1406,7 @@ func (m *Settings) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x32
 	}
 	if m.Quantum != nil {
-		size, err := (*durationpb.Duration)(m.Quantum).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Quantum).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -854,7 +1423,7 @@ func (m *Settings) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x22
 	}
 	if m.Timeout != nil {
-		size, err := (*durationpb.Duration)(m.Timeout).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Timeout).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -942,7 +1511,7 @@ func (m *FawkesSettings) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x19
 	}
 	if m.Interval != nil {
-		size, err := (*durationpb.Duration)(m.Interval).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Interval).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1023,7 +1592,7 @@ func (m *FawkesSettingsUpdate) MarshalToSizedBufferVT(dAtA []byte) (int, error) 
 		dAtA[i] = 0x19
 	}
 	if m.Interval != nil {
-		size, err := (*durationpb.Duration)(m.Interval).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Interval).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1137,7 +1706,7 @@ func (m *UpdateSettingsRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error)
 		dAtA[i] = 0x32
 	}
 	if m.Quantum != nil {
-		size, err := (*durationpb.Duration)(m.Quantum).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Quantum).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1154,7 +1723,7 @@ func (m *UpdateSettingsRequest) MarshalToSizedBufferVT(dAtA []byte) (int, error)
 		dAtA[i] = 0x22
 	}
 	if m.Timeout != nil {
-		size, err := (*durationpb.Duration)(m.Timeout).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Timeout).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1346,7 +1915,7 @@ func (m *Node) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x52
 	}
 	if m.Since != nil {
-		size, err := (*timestamppb.Timestamp)(m.Since).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.Since).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1483,7 +2052,7 @@ func (m *NodeTransition) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x10
 	}
 	if m.At != nil {
-		size, err := (*timestamppb.Timestamp)(m.At).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.At).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1657,7 +2226,7 @@ func (m *RaftStatus) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.LastLogIndex))
 	}
 	if m.SinceLastContact != nil {
-		l = (*durationpb.Duration)(m.SinceLastContact).SizeVT()
+		l = (*durationpb1.Duration)(m.SinceLastContact).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.Error)
@@ -1778,7 +2347,7 @@ func (m *Settings) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Timeout != nil {
-		l = (*durationpb.Duration)(m.Timeout).SizeVT()
+		l = (*durationpb1.Duration)(m.Timeout).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.Placement)
@@ -1786,7 +2355,7 @@ func (m *Settings) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Quantum != nil {
-		l = (*durationpb.Duration)(m.Quantum).SizeVT()
+		l = (*durationpb1.Duration)(m.Quantum).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.LtrfResource)
@@ -1837,7 +2406,7 @@ func (m *FawkesSettings) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Interval != nil {
-		l = (*durationpb.Duration)(m.Interval).SizeVT()
+		l = (*durationpb1.Duration)(m.Interval).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Threshold != 0 {
@@ -1871,7 +2440,7 @@ func (m *FawkesSettingsUpdate) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Interval != nil {
-		l = (*durationpb.Duration)(m.Interval).SizeVT()
+		l = (*durationpb1.Duration)(m.Interval).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Threshold != nil {
@@ -1909,7 +2478,7 @@ func (m *UpdateSettingsRequest) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Timeout != nil {
-		l = (*durationpb.Duration)(m.Timeout).SizeVT()
+		l = (*durationpb1.Duration)(m.Timeout).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Placement != nil {
@@ -1917,7 +2486,7 @@ func (m *UpdateSettingsRequest) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Quantum != nil {
-		l = (*durationpb.Duration)(m.Quantum).SizeVT()
+		l = (*durationpb1.Duration)(m.Quantum).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.LtrfResource != nil {
@@ -2038,7 +2607,7 @@ func (m *Node) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.RunningTasks))
 	}
 	if m.Since != nil {
-		l = (*timestamppb.Timestamp)(m.Since).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.Since).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	l = len(m.Confinement)
@@ -2065,7 +2634,7 @@ func (m *NodeTransition) SizeVT() (n int) {
 	var l int
 	_ = l
 	if m.At != nil {
-		l = (*timestamppb.Timestamp)(m.At).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.At).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Up {
@@ -3121,9 +3690,9 @@ func (m *RaftStatus) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.SinceLastContact == nil {
-				m.SinceLastContact = &durationpb1.Duration{}
+				m.SinceLastContact = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.SinceLastContact).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.SinceLastContact).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -3844,9 +4413,9 @@ func (m *Settings) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Timeout == nil {
-				m.Timeout = &durationpb1.Duration{}
+				m.Timeout = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Timeout).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Timeout).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -3912,9 +4481,9 @@ func (m *Settings) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Quantum == nil {
-				m.Quantum = &durationpb1.Duration{}
+				m.Quantum = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Quantum).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Quantum).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -4312,9 +4881,9 @@ func (m *FawkesSettings) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Interval == nil {
-				m.Interval = &durationpb1.Duration{}
+				m.Interval = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Interval).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Interval).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -4508,9 +5077,9 @@ func (m *FawkesSettingsUpdate) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Interval == nil {
-				m.Interval = &durationpb1.Duration{}
+				m.Interval = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Interval).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Interval).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -4742,9 +5311,9 @@ func (m *UpdateSettingsRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Timeout == nil {
-				m.Timeout = &durationpb1.Duration{}
+				m.Timeout = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Timeout).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Timeout).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -4811,9 +5380,9 @@ func (m *UpdateSettingsRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Quantum == nil {
-				m.Quantum = &durationpb1.Duration{}
+				m.Quantum = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Quantum).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Quantum).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -5749,9 +6318,9 @@ func (m *Node) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Since == nil {
-				m.Since = &timestamppb1.Timestamp{}
+				m.Since = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.Since).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.Since).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -5921,9 +6490,9 @@ func (m *NodeTransition) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.At == nil {
-				m.At = &timestamppb1.Timestamp{}
+				m.At = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.At).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.At).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

@@ -8,11 +8,12 @@ import (
 	binary "encoding/binary"
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
-	durationpb "github.com/planetscale/vtprotobuf/types/known/durationpb"
-	timestamppb "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	durationpb1 "github.com/planetscale/vtprotobuf/types/known/durationpb"
+	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	durationpb1 "google.golang.org/protobuf/types/known/durationpb"
-	timestamppb1 "google.golang.org/protobuf/types/known/timestamppb"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	io "io"
 	math "math"
 )
@@ -23,6 +24,127 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *LatencyQueue) CloneVT() *LatencyQueue {
+	if m == nil {
+		return (*LatencyQueue)(nil)
+	}
+	r := new(LatencyQueue)
+	r.Account = m.Account
+	r.Start = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.Start).CloneVT())
+	r.Period = (*durationpb.Duration)((*durationpb1.Duration)(m.Period).CloneVT())
+	r.Deadline = (*durationpb.Duration)((*durationpb1.Duration)(m.Deadline).CloneVT())
+	r.Class = m.Class
+	r.Reason = m.Reason
+	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
+	r.BurstStart = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.BurstStart).CloneVT())
+	if rhs := m.Burst; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Burst = tmpContainer
+	}
+	if rhs := m.Used; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Used = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LatencyQueue) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *CreateLatencyQueueRequest) CloneVT() *CreateLatencyQueueRequest {
+	if m == nil {
+		return (*CreateLatencyQueueRequest)(nil)
+	}
+	r := new(CreateLatencyQueueRequest)
+	r.Account = m.Account
+	r.Start = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.Start).CloneVT())
+	r.Period = (*durationpb.Duration)((*durationpb1.Duration)(m.Period).CloneVT())
+	r.Deadline = (*durationpb.Duration)((*durationpb1.Duration)(m.Deadline).CloneVT())
+	if rhs := m.Burst; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Burst = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CreateLatencyQueueRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RemoveLatencyQueueRequest) CloneVT() *RemoveLatencyQueueRequest {
+	if m == nil {
+		return (*RemoveLatencyQueueRequest)(nil)
+	}
+	r := new(RemoveLatencyQueueRequest)
+	r.Account = m.Account
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RemoveLatencyQueueRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListLatencyQueuesRequest) CloneVT() *ListLatencyQueuesRequest {
+	if m == nil {
+		return (*ListLatencyQueuesRequest)(nil)
+	}
+	r := new(ListLatencyQueuesRequest)
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListLatencyQueuesRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListLatencyQueuesResponse) CloneVT() *ListLatencyQueuesResponse {
+	if m == nil {
+		return (*ListLatencyQueuesResponse)(nil)
+	}
+	r := new(ListLatencyQueuesResponse)
+	if rhs := m.Queues; rhs != nil {
+		tmpContainer := make([]*LatencyQueue, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Queues = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListLatencyQueuesResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *LatencyQueue) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
@@ -73,7 +195,7 @@ func (m *LatencyQueue) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		}
 	}
 	if m.BurstStart != nil {
-		size, err := (*timestamppb.Timestamp)(m.BurstStart).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.BurstStart).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -83,7 +205,7 @@ func (m *LatencyQueue) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x4a
 	}
 	if m.CreatedAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.CreatedAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.CreatedAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -123,7 +245,7 @@ func (m *LatencyQueue) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		}
 	}
 	if m.Deadline != nil {
-		size, err := (*durationpb.Duration)(m.Deadline).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Deadline).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -133,7 +255,7 @@ func (m *LatencyQueue) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x22
 	}
 	if m.Period != nil {
-		size, err := (*durationpb.Duration)(m.Period).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Period).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -143,7 +265,7 @@ func (m *LatencyQueue) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x1a
 	}
 	if m.Start != nil {
-		size, err := (*timestamppb.Timestamp)(m.Start).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.Start).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -211,7 +333,7 @@ func (m *CreateLatencyQueueRequest) MarshalToSizedBufferVT(dAtA []byte) (int, er
 		}
 	}
 	if m.Deadline != nil {
-		size, err := (*durationpb.Duration)(m.Deadline).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Deadline).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -221,7 +343,7 @@ func (m *CreateLatencyQueueRequest) MarshalToSizedBufferVT(dAtA []byte) (int, er
 		dAtA[i] = 0x22
 	}
 	if m.Period != nil {
-		size, err := (*durationpb.Duration)(m.Period).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Period).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -231,7 +353,7 @@ func (m *CreateLatencyQueueRequest) MarshalToSizedBufferVT(dAtA []byte) (int, er
 		dAtA[i] = 0x1a
 	}
 	if m.Start != nil {
-		size, err := (*timestamppb.Timestamp)(m.Start).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.Start).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -379,15 +501,15 @@ func (m *LatencyQueue) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Start != nil {
-		l = (*timestamppb.Timestamp)(m.Start).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.Start).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Period != nil {
-		l = (*durationpb.Duration)(m.Period).SizeVT()
+		l = (*durationpb1.Duration)(m.Period).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Deadline != nil {
-		l = (*durationpb.Duration)(m.Deadline).SizeVT()
+		l = (*durationpb1.Duration)(m.Deadline).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if len(m.Burst) > 0 {
@@ -406,11 +528,11 @@ func (m *LatencyQueue) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.CreatedAt != nil {
-		l = (*timestamppb.Timestamp)(m.CreatedAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.CreatedAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.BurstStart != nil {
-		l = (*timestamppb.Timestamp)(m.BurstStart).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.BurstStart).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if len(m.Used) > 0 {
@@ -436,15 +558,15 @@ func (m *CreateLatencyQueueRequest) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Start != nil {
-		l = (*timestamppb.Timestamp)(m.Start).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.Start).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Period != nil {
-		l = (*durationpb.Duration)(m.Period).SizeVT()
+		l = (*durationpb1.Duration)(m.Period).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Deadline != nil {
-		l = (*durationpb.Duration)(m.Deadline).SizeVT()
+		l = (*durationpb1.Duration)(m.Deadline).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if len(m.Burst) > 0 {
@@ -590,9 +712,9 @@ func (m *LatencyQueue) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Start == nil {
-				m.Start = &timestamppb1.Timestamp{}
+				m.Start = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.Start).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.Start).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -626,9 +748,9 @@ func (m *LatencyQueue) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Period == nil {
-				m.Period = &durationpb1.Duration{}
+				m.Period = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Period).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Period).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -662,9 +784,9 @@ func (m *LatencyQueue) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Deadline == nil {
-				m.Deadline = &durationpb1.Duration{}
+				m.Deadline = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Deadline).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Deadline).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -855,9 +977,9 @@ func (m *LatencyQueue) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.CreatedAt == nil {
-				m.CreatedAt = &timestamppb1.Timestamp{}
+				m.CreatedAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.CreatedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.CreatedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -891,9 +1013,9 @@ func (m *LatencyQueue) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.BurstStart == nil {
-				m.BurstStart = &timestamppb1.Timestamp{}
+				m.BurstStart = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.BurstStart).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.BurstStart).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -1116,9 +1238,9 @@ func (m *CreateLatencyQueueRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Start == nil {
-				m.Start = &timestamppb1.Timestamp{}
+				m.Start = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.Start).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.Start).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -1152,9 +1274,9 @@ func (m *CreateLatencyQueueRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Period == nil {
-				m.Period = &durationpb1.Duration{}
+				m.Period = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Period).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Period).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -1188,9 +1310,9 @@ func (m *CreateLatencyQueueRequest) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Deadline == nil {
-				m.Deadline = &durationpb1.Duration{}
+				m.Deadline = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Deadline).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Deadline).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

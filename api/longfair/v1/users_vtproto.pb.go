@@ -7,9 +7,10 @@ package longfairv1
 import (
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
-	timestamppb "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	timestamppb1 "github.com/planetscale/vtprotobuf/types/known/timestamppb"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	timestamppb1 "google.golang.org/protobuf/types/known/timestamppb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	io "io"
 )
 
@@ -19,6 +20,175 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *UnixIdentity) CloneVT() *UnixIdentity {
+	if m == nil {
+		return (*UnixIdentity)(nil)
+	}
+	r := new(UnixIdentity)
+	r.UnixUser = m.UnixUser
+	if rhs := m.Uid; rhs != nil {
+		tmpVal := *rhs
+		r.Uid = &tmpVal
+	}
+	if rhs := m.Gid; rhs != nil {
+		tmpVal := *rhs
+		r.Gid = &tmpVal
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *UnixIdentity) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *SetUserUnixRequest) CloneVT() *SetUserUnixRequest {
+	if m == nil {
+		return (*SetUserUnixRequest)(nil)
+	}
+	r := new(SetUserUnixRequest)
+	r.User = m.User
+	r.Unix = m.Unix.CloneVT()
+	r.Clear = m.Clear
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *SetUserUnixRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *User) CloneVT() *User {
+	if m == nil {
+		return (*User)(nil)
+	}
+	r := new(User)
+	r.Name = m.Name
+	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
+	r.Unix = m.Unix.CloneVT()
+	r.Limits = m.Limits.CloneVT()
+	if rhs := m.Accounts; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Accounts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *User) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *CreateUserRequest) CloneVT() *CreateUserRequest {
+	if m == nil {
+		return (*CreateUserRequest)(nil)
+	}
+	r := new(CreateUserRequest)
+	r.Name = m.Name
+	if rhs := m.Accounts; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Accounts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *CreateUserRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GetUserRequest) CloneVT() *GetUserRequest {
+	if m == nil {
+		return (*GetUserRequest)(nil)
+	}
+	r := new(GetUserRequest)
+	r.Name = m.Name
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetUserRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListUsersRequest) CloneVT() *ListUsersRequest {
+	if m == nil {
+		return (*ListUsersRequest)(nil)
+	}
+	r := new(ListUsersRequest)
+	r.Account = m.Account
+	r.PageSize = m.PageSize
+	r.PageToken = m.PageToken
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListUsersRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListUsersResponse) CloneVT() *ListUsersResponse {
+	if m == nil {
+		return (*ListUsersResponse)(nil)
+	}
+	r := new(ListUsersResponse)
+	r.NextPageToken = m.NextPageToken
+	if rhs := m.Users; rhs != nil {
+		tmpContainer := make([]*User, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Users = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListUsersResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *MembershipRequest) CloneVT() *MembershipRequest {
+	if m == nil {
+		return (*MembershipRequest)(nil)
+	}
+	r := new(MembershipRequest)
+	r.User = m.User
+	r.Account = m.Account
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *MembershipRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *UnixIdentity) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
@@ -181,7 +351,7 @@ func (m *User) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x22
 	}
 	if m.CreatedAt != nil {
-		size, err := (*timestamppb.Timestamp)(m.CreatedAt).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*timestamppb1.Timestamp)(m.CreatedAt).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -507,7 +677,7 @@ func (m *User) SizeVT() (n int) {
 		}
 	}
 	if m.CreatedAt != nil {
-		l = (*timestamppb.Timestamp)(m.CreatedAt).SizeVT()
+		l = (*timestamppb1.Timestamp)(m.CreatedAt).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.Unix != nil {
@@ -1000,9 +1170,9 @@ func (m *User) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.CreatedAt == nil {
-				m.CreatedAt = &timestamppb1.Timestamp{}
+				m.CreatedAt = &timestamppb.Timestamp{}
 			}
-			if err := (*timestamppb.Timestamp)(m.CreatedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*timestamppb1.Timestamp)(m.CreatedAt).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex

@@ -8,9 +8,10 @@ import (
 	binary "encoding/binary"
 	fmt "fmt"
 	protohelpers "github.com/planetscale/vtprotobuf/protohelpers"
-	durationpb "github.com/planetscale/vtprotobuf/types/known/durationpb"
+	durationpb1 "github.com/planetscale/vtprotobuf/types/known/durationpb"
+	proto "google.golang.org/protobuf/proto"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
-	durationpb1 "google.golang.org/protobuf/types/known/durationpb"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	io "io"
 	math "math"
 )
@@ -21,6 +22,658 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+func (m *ExecStart) CloneVT() *ExecStart {
+	if m == nil {
+		return (*ExecStart)(nil)
+	}
+	r := new(ExecStart)
+	r.Attempt = m.Attempt.CloneVT()
+	r.Credential = m.Credential
+	r.Dir = m.Dir
+	if rhs := m.Argv; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Argv = tmpContainer
+	}
+	if rhs := m.Env; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Env = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ExecStart) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ExecRequest) CloneVT() *ExecRequest {
+	if m == nil {
+		return (*ExecRequest)(nil)
+	}
+	r := new(ExecRequest)
+	if m.Msg != nil {
+		r.Msg = m.Msg.(interface{ CloneVT() isExecRequest_Msg }).CloneVT()
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ExecRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ExecRequest_Start) CloneVT() isExecRequest_Msg {
+	if m == nil {
+		return (*ExecRequest_Start)(nil)
+	}
+	r := new(ExecRequest_Start)
+	r.Start = m.Start.CloneVT()
+	return r
+}
+
+func (m *ExecRequest_Stdin) CloneVT() isExecRequest_Msg {
+	if m == nil {
+		return (*ExecRequest_Stdin)(nil)
+	}
+	r := new(ExecRequest_Stdin)
+	if rhs := m.Stdin; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.Stdin = tmpBytes
+	}
+	return r
+}
+
+func (m *ExecRequest_StdinClosed) CloneVT() isExecRequest_Msg {
+	if m == nil {
+		return (*ExecRequest_StdinClosed)(nil)
+	}
+	r := new(ExecRequest_StdinClosed)
+	r.StdinClosed = m.StdinClosed
+	return r
+}
+
+func (m *ExecResponse) CloneVT() *ExecResponse {
+	if m == nil {
+		return (*ExecResponse)(nil)
+	}
+	r := new(ExecResponse)
+	if m.Msg != nil {
+		r.Msg = m.Msg.(interface{ CloneVT() isExecResponse_Msg }).CloneVT()
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ExecResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ExecResponse_Stdout) CloneVT() isExecResponse_Msg {
+	if m == nil {
+		return (*ExecResponse_Stdout)(nil)
+	}
+	r := new(ExecResponse_Stdout)
+	if rhs := m.Stdout; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.Stdout = tmpBytes
+	}
+	return r
+}
+
+func (m *ExecResponse_Stderr) CloneVT() isExecResponse_Msg {
+	if m == nil {
+		return (*ExecResponse_Stderr)(nil)
+	}
+	r := new(ExecResponse_Stderr)
+	if rhs := m.Stderr; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.Stderr = tmpBytes
+	}
+	return r
+}
+
+func (m *ExecResponse_ExitCode) CloneVT() isExecResponse_Msg {
+	if m == nil {
+		return (*ExecResponse_ExitCode)(nil)
+	}
+	r := new(ExecResponse_ExitCode)
+	r.ExitCode = m.ExitCode
+	return r
+}
+
+func (m *WorkerAdvert) CloneVT() *WorkerAdvert {
+	if m == nil {
+		return (*WorkerAdvert)(nil)
+	}
+	r := new(WorkerAdvert)
+	r.Version = m.Version
+	r.Role = m.Role
+	r.NodeId = m.NodeId
+	r.NodeClass = m.NodeClass
+	r.Account = m.Account
+	r.Address = m.Address
+	r.Confinement = m.Confinement
+	if rhs := m.Resources; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Resources = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WorkerAdvert) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *AttemptRef) CloneVT() *AttemptRef {
+	if m == nil {
+		return (*AttemptRef)(nil)
+	}
+	r := new(AttemptRef)
+	r.JobId = m.JobId
+	r.Task = m.Task
+	r.Attempt = m.Attempt
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *AttemptRef) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TaskEvent) CloneVT() *TaskEvent {
+	if m == nil {
+		return (*TaskEvent)(nil)
+	}
+	r := new(TaskEvent)
+	r.Seq = m.Seq
+	r.Attempt = m.Attempt.CloneVT()
+	r.Kind = m.Kind
+	r.ExitCode = m.ExitCode
+	r.Runtime = (*durationpb.Duration)((*durationpb1.Duration)(m.Runtime).CloneVT())
+	r.CpuSeconds = m.CpuSeconds
+	r.PeakMemBytes = m.PeakMemBytes
+	r.OomKilled = m.OomKilled
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TaskEvent) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *HeldAttempt) CloneVT() *HeldAttempt {
+	if m == nil {
+		return (*HeldAttempt)(nil)
+	}
+	r := new(HeldAttempt)
+	r.Attempt = m.Attempt.CloneVT()
+	r.Running = m.Running
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *HeldAttempt) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WorkerHello) CloneVT() *WorkerHello {
+	if m == nil {
+		return (*WorkerHello)(nil)
+	}
+	r := new(WorkerHello)
+	r.Advert = m.Advert.CloneVT()
+	r.Session = m.Session
+	r.Fresh = m.Fresh
+	r.FencedWithin = (*durationpb.Duration)((*durationpb1.Duration)(m.FencedWithin).CloneVT())
+	r.FenceTimeout = (*durationpb.Duration)((*durationpb1.Duration)(m.FenceTimeout).CloneVT())
+	if rhs := m.Held; rhs != nil {
+		tmpContainer := make([]*HeldAttempt, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Held = tmpContainer
+	}
+	if rhs := m.Pending; rhs != nil {
+		tmpContainer := make([]*TaskEvent, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Pending = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WorkerHello) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WorkerEvents) CloneVT() *WorkerEvents {
+	if m == nil {
+		return (*WorkerEvents)(nil)
+	}
+	r := new(WorkerEvents)
+	if rhs := m.Events; rhs != nil {
+		tmpContainer := make([]*TaskEvent, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Events = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WorkerEvents) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WorkerGoodbye) CloneVT() *WorkerGoodbye {
+	if m == nil {
+		return (*WorkerGoodbye)(nil)
+	}
+	r := new(WorkerGoodbye)
+	r.Reason = m.Reason
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WorkerGoodbye) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Heartbeat) CloneVT() *Heartbeat {
+	if m == nil {
+		return (*Heartbeat)(nil)
+	}
+	r := new(Heartbeat)
+	r.Seq = m.Seq
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Heartbeat) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WorkerMessage) CloneVT() *WorkerMessage {
+	if m == nil {
+		return (*WorkerMessage)(nil)
+	}
+	r := new(WorkerMessage)
+	if m.Msg != nil {
+		r.Msg = m.Msg.(interface{ CloneVT() isWorkerMessage_Msg }).CloneVT()
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WorkerMessage) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WorkerMessage_Hello) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_Hello)(nil)
+	}
+	r := new(WorkerMessage_Hello)
+	r.Hello = m.Hello.CloneVT()
+	return r
+}
+
+func (m *WorkerMessage_Events) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_Events)(nil)
+	}
+	r := new(WorkerMessage_Events)
+	r.Events = m.Events.CloneVT()
+	return r
+}
+
+func (m *WorkerMessage_Heartbeat) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_Heartbeat)(nil)
+	}
+	r := new(WorkerMessage_Heartbeat)
+	r.Heartbeat = m.Heartbeat.CloneVT()
+	return r
+}
+
+func (m *WorkerMessage_Goodbye) CloneVT() isWorkerMessage_Msg {
+	if m == nil {
+		return (*WorkerMessage_Goodbye)(nil)
+	}
+	r := new(WorkerMessage_Goodbye)
+	r.Goodbye = m.Goodbye.CloneVT()
+	return r
+}
+
+func (m *Assignment) CloneVT() *Assignment {
+	if m == nil {
+		return (*Assignment)(nil)
+	}
+	r := new(Assignment)
+	r.Attempt = m.Attempt.CloneVT()
+	r.Account = m.Account
+	r.User = m.User
+	r.JobName = m.JobName
+	r.Walltime = (*durationpb.Duration)((*durationpb1.Duration)(m.Walltime).CloneVT())
+	r.NodeIndex = m.NodeIndex
+	r.Credential = m.Credential
+	r.Ntasks = m.Ntasks
+	r.Dir = m.Dir
+	r.EnvCaptured = m.EnvCaptured
+	r.RunAs = m.RunAs.CloneVT()
+	r.Queued = m.Queued
+	if rhs := m.Command; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Command = tmpContainer
+	}
+	if rhs := m.Demand; rhs != nil {
+		tmpContainer := make(map[string]float64, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.Demand = tmpContainer
+	}
+	if rhs := m.Nodes; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Nodes = tmpContainer
+	}
+	if rhs := m.NodeAddresses; rhs != nil {
+		tmpContainer := make(map[string]string, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v
+		}
+		r.NodeAddresses = tmpContainer
+	}
+	if rhs := m.Env; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Env = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Assignment) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Assignments) CloneVT() *Assignments {
+	if m == nil {
+		return (*Assignments)(nil)
+	}
+	r := new(Assignments)
+	if rhs := m.Assignments; rhs != nil {
+		tmpContainer := make([]*Assignment, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Assignments = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Assignments) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Kill) CloneVT() *Kill {
+	if m == nil {
+		return (*Kill)(nil)
+	}
+	r := new(Kill)
+	r.Report = m.Report
+	r.Reason = m.Reason
+	if rhs := m.Attempts; rhs != nil {
+		tmpContainer := make([]*AttemptRef, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Attempts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Kill) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Ack) CloneVT() *Ack {
+	if m == nil {
+		return (*Ack)(nil)
+	}
+	r := new(Ack)
+	r.AckedSeq = m.AckedSeq
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Ack) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *Welcome) CloneVT() *Welcome {
+	if m == nil {
+		return (*Welcome)(nil)
+	}
+	r := new(Welcome)
+	r.LeaderId = m.LeaderId
+	r.HeartbeatInterval = (*durationpb.Duration)((*durationpb1.Duration)(m.HeartbeatInterval).CloneVT())
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Welcome) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LeaderMessage) CloneVT() *LeaderMessage {
+	if m == nil {
+		return (*LeaderMessage)(nil)
+	}
+	r := new(LeaderMessage)
+	if m.Msg != nil {
+		r.Msg = m.Msg.(interface{ CloneVT() isLeaderMessage_Msg }).CloneVT()
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *LeaderMessage) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *LeaderMessage_Welcome) CloneVT() isLeaderMessage_Msg {
+	if m == nil {
+		return (*LeaderMessage_Welcome)(nil)
+	}
+	r := new(LeaderMessage_Welcome)
+	r.Welcome = m.Welcome.CloneVT()
+	return r
+}
+
+func (m *LeaderMessage_Assignments) CloneVT() isLeaderMessage_Msg {
+	if m == nil {
+		return (*LeaderMessage_Assignments)(nil)
+	}
+	r := new(LeaderMessage_Assignments)
+	r.Assignments = m.Assignments.CloneVT()
+	return r
+}
+
+func (m *LeaderMessage_Kill) CloneVT() isLeaderMessage_Msg {
+	if m == nil {
+		return (*LeaderMessage_Kill)(nil)
+	}
+	r := new(LeaderMessage_Kill)
+	r.Kill = m.Kill.CloneVT()
+	return r
+}
+
+func (m *LeaderMessage_Ack) CloneVT() isLeaderMessage_Msg {
+	if m == nil {
+		return (*LeaderMessage_Ack)(nil)
+	}
+	r := new(LeaderMessage_Ack)
+	r.Ack = m.Ack.CloneVT()
+	return r
+}
+
+func (m *LeaderMessage_Heartbeat) CloneVT() isLeaderMessage_Msg {
+	if m == nil {
+		return (*LeaderMessage_Heartbeat)(nil)
+	}
+	r := new(LeaderMessage_Heartbeat)
+	r.Heartbeat = m.Heartbeat.CloneVT()
+	return r
+}
+
+func (m *LeaderMessage_Signal) CloneVT() isLeaderMessage_Msg {
+	if m == nil {
+		return (*LeaderMessage_Signal)(nil)
+	}
+	r := new(LeaderMessage_Signal)
+	r.Signal = m.Signal.CloneVT()
+	return r
+}
+
+func (m *Signal) CloneVT() *Signal {
+	if m == nil {
+		return (*Signal)(nil)
+	}
+	r := new(Signal)
+	r.Signal = m.Signal
+	if rhs := m.Attempts; rhs != nil {
+		tmpContainer := make([]*AttemptRef, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Attempts = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *Signal) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ReadTaskOutputRequest) CloneVT() *ReadTaskOutputRequest {
+	if m == nil {
+		return (*ReadTaskOutputRequest)(nil)
+	}
+	r := new(ReadTaskOutputRequest)
+	r.JobId = m.JobId
+	r.Task = m.Task
+	r.Attempt = m.Attempt
+	r.Stream = m.Stream
+	r.Offset = m.Offset
+	r.Follow = m.Follow
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ReadTaskOutputRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *TaskOutputChunk) CloneVT() *TaskOutputChunk {
+	if m == nil {
+		return (*TaskOutputChunk)(nil)
+	}
+	r := new(TaskOutputChunk)
+	r.Offset = m.Offset
+	if rhs := m.Data; rhs != nil {
+		tmpBytes := make([]byte, len(rhs))
+		copy(tmpBytes, rhs)
+		r.Data = tmpBytes
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *TaskOutputChunk) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
 
 func (m *ExecStart) MarshalVT() (dAtA []byte, err error) {
 	if m == nil {
@@ -473,7 +1126,7 @@ func (m *TaskEvent) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x31
 	}
 	if m.Runtime != nil {
-		size, err := (*durationpb.Duration)(m.Runtime).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Runtime).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -594,7 +1247,7 @@ func (m *WorkerHello) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		copy(dAtA[i:], m.unknownFields)
 	}
 	if m.FenceTimeout != nil {
-		size, err := (*durationpb.Duration)(m.FenceTimeout).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.FenceTimeout).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -604,7 +1257,7 @@ func (m *WorkerHello) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		dAtA[i] = 0x3a
 	}
 	if m.FencedWithin != nil {
-		size, err := (*durationpb.Duration)(m.FencedWithin).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.FencedWithin).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1074,7 +1727,7 @@ func (m *Assignment) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		}
 	}
 	if m.Walltime != nil {
-		size, err := (*durationpb.Duration)(m.Walltime).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.Walltime).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1302,7 +1955,7 @@ func (m *Welcome) MarshalToSizedBufferVT(dAtA []byte) (int, error) {
 		copy(dAtA[i:], m.unknownFields)
 	}
 	if m.HeartbeatInterval != nil {
-		size, err := (*durationpb.Duration)(m.HeartbeatInterval).MarshalToSizedBufferVT(dAtA[:i])
+		size, err := (*durationpb1.Duration)(m.HeartbeatInterval).MarshalToSizedBufferVT(dAtA[:i])
 		if err != nil {
 			return 0, err
 		}
@@ -1870,7 +2523,7 @@ func (m *TaskEvent) SizeVT() (n int) {
 		n += 1 + protohelpers.SizeOfVarint(uint64(m.ExitCode))
 	}
 	if m.Runtime != nil {
-		l = (*durationpb.Duration)(m.Runtime).SizeVT()
+		l = (*durationpb1.Duration)(m.Runtime).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.CpuSeconds != 0 {
@@ -1933,11 +2586,11 @@ func (m *WorkerHello) SizeVT() (n int) {
 		}
 	}
 	if m.FencedWithin != nil {
-		l = (*durationpb.Duration)(m.FencedWithin).SizeVT()
+		l = (*durationpb1.Duration)(m.FencedWithin).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.FenceTimeout != nil {
-		l = (*durationpb.Duration)(m.FenceTimeout).SizeVT()
+		l = (*durationpb1.Duration)(m.FenceTimeout).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
@@ -2085,7 +2738,7 @@ func (m *Assignment) SizeVT() (n int) {
 		}
 	}
 	if m.Walltime != nil {
-		l = (*durationpb.Duration)(m.Walltime).SizeVT()
+		l = (*durationpb1.Duration)(m.Walltime).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if len(m.Demand) > 0 {
@@ -2207,7 +2860,7 @@ func (m *Welcome) SizeVT() (n int) {
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	if m.HeartbeatInterval != nil {
-		l = (*durationpb.Duration)(m.HeartbeatInterval).SizeVT()
+		l = (*durationpb1.Duration)(m.HeartbeatInterval).SizeVT()
 		n += 1 + l + protohelpers.SizeOfVarint(uint64(l))
 	}
 	n += len(m.unknownFields)
@@ -3501,9 +4154,9 @@ func (m *TaskEvent) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Runtime == nil {
-				m.Runtime = &durationpb1.Duration{}
+				m.Runtime = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Runtime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Runtime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -3901,9 +4554,9 @@ func (m *WorkerHello) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.FencedWithin == nil {
-				m.FencedWithin = &durationpb1.Duration{}
+				m.FencedWithin = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.FencedWithin).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.FencedWithin).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -3937,9 +4590,9 @@ func (m *WorkerHello) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.FenceTimeout == nil {
-				m.FenceTimeout = &durationpb1.Duration{}
+				m.FenceTimeout = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.FenceTimeout).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.FenceTimeout).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -4641,9 +5294,9 @@ func (m *Assignment) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.Walltime == nil {
-				m.Walltime = &durationpb1.Duration{}
+				m.Walltime = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.Walltime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.Walltime).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
@@ -5527,9 +6180,9 @@ func (m *Welcome) UnmarshalVT(dAtA []byte) error {
 				return io.ErrUnexpectedEOF
 			}
 			if m.HeartbeatInterval == nil {
-				m.HeartbeatInterval = &durationpb1.Duration{}
+				m.HeartbeatInterval = &durationpb.Duration{}
 			}
-			if err := (*durationpb.Duration)(m.HeartbeatInterval).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
+			if err := (*durationpb1.Duration)(m.HeartbeatInterval).UnmarshalVT(dAtA[iNdEx:postIndex]); err != nil {
 				return err
 			}
 			iNdEx = postIndex
