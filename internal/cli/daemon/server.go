@@ -192,6 +192,15 @@ func runServer(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// This process runs one server: its /metrics shows hashicorp/raft's
+	// and raft-boltdb's own timings too (log appends and their syncs,
+	// replication round trips per follower, commits).
+	undoLibraryMetrics, err := srv.Metrics().RouteLibraryMetrics()
+	if err != nil {
+		srv.Shutdown(context.Background())
+		return err
+	}
+	defer undoLibraryMetrics()
 	if err := srv.Start(ctx); err != nil {
 		srv.Shutdown(context.Background())
 		return err
