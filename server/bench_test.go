@@ -3,8 +3,10 @@ package server_test
 import (
 	"context"
 	"fmt"
+	gometrics "github.com/hashicorp/go-metrics/compat"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -239,9 +241,20 @@ func fsyncLatency(b *testing.B, dir string, n int) time.Duration {
 // writes the leader's before it sends), each a bbolt commit of two disk
 // syncs, the round trip between them, and the leader's state machine
 // commit, which syncs nothing (fsm.Options.RebuiltFromLog). Here the three
-// servers share one disk and two cores.
+// servers share one disk and two cores. It also reports hashicorp/raft's
+// and raft-boltdb's own means (the *_ms of the library, below), which
+// show the split.
 func BenchmarkCommitLatencyAtLightLoad(b *testing.B) {
 	ctx := context.Background()
+	// hashicorp/raft's and raft-boltdb's own timers (go-metrics, one sink
+	// per process) say where the commit's time goes.
+	lib := gometrics.NewInmemSink(time.Hour, time.Hour)
+	libCfg := gometrics.DefaultConfig("bench")
+	libCfg.EnableRuntimeMetrics, libCfg.EnableHostname = false, false
+	if _, err := gometrics.NewGlobal(libCfg, lib); err != nil {
+		b.Fatal(err)
+	}
+	defer gometrics.NewGlobal(libCfg, &gometrics.BlackholeSink{})
 	c := testcluster.New(b, 3)
 	account, user := setupAccount(ctx, b, c, "bench")
 	leader := []*server.Server{c.WaitLeader(ctx)}
@@ -264,5 +277,32 @@ func BenchmarkCommitLatencyAtLightLoad(b *testing.B) {
 	b.ReportMetric(ms(meanCommit), "commit_ms")
 	b.ReportMetric(ms(meanFsync), "fsync_ms")
 	b.ReportMetric(float64(meanCommit)/float64(meanFsync), "commit/fsync")
+	// The library's means over the run (milliseconds, its unit): one log
+	// append with its two syncs on any server, the leader's, and the
+	// leader's round trip to a follower, that follower's append included.
+	// A commit is the leader's append, then a follower's round trip.
+	for name, key := range map[string]string{
+		"log_append_ms":      "bench.raft.boltdb.storeLogs",
+		"leader_append_ms":   "bench.raft.leader.dispatchLog",
+		"follower_rtt_ms":    "bench.raft.replication.appendEntries.rpc",
+		"raft_commit_ms":     "bench.raft.commitTime",
+		"leader_fsm_ms":      "bench.raft.fsm.applyBatch",
+		"follower_append_ms": "bench.raft.rpc.appendEntries.storeLogs",
+	} {
+		var sum float64
+		var n int
+		for _, iv := range lib.Data() {
+			for k, v := range iv.Samples {
+				// A labelled timer's key carries its labels after ';'.
+				if k == key || strings.HasPrefix(k, key+";") {
+					sum += v.Sum
+					n += v.Count
+				}
+			}
+		}
+		if n > 0 {
+			b.ReportMetric(sum/float64(n), name)
+		}
+	}
 	b.ReportMetric(0, "ns/op")
 }
