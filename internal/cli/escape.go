@@ -59,7 +59,7 @@ type stringEscaper interface {
 // it. Bytes fields (task output) are left alone: they are the job's own
 // output, printed as it wrote it. A message without EscapeStrings is not
 // the API's (health's, reflection's) and is left as it is; every message
-// of the API has one (TestEveryMessageEscapesEveryString in its package).
+// of the API has one (its TestEscapeStringsReachesWhatReflectionReaches).
 func escapeReply(m any) {
 	if e, ok := m.(stringEscaper); ok {
 		e.EscapeStrings(core.Escape)
