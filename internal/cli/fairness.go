@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
 )
@@ -102,12 +100,12 @@ func watchFairness(ctx context.Context, c *client.Client, f *clientFlags, accoun
 // cells (without the clock), or the whole report for JSON.
 func fairnessKey(r *longfairv1.FairnessReport, format string) string {
 	if format == "json" {
-		m := proto.CloneOf(r)
+		m := r.CloneVT()
 		m.At = nil
 		for _, a := range m.GetAccounts() {
 			a.Waiting = nil
 		}
-		b, _ := protoJSON.Marshal(m)
+		b, _ := longfairv1.AppendJSON(nil, m)
 		return string(b)
 	}
 	t := fairnessTable(r)

@@ -10,11 +10,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/core"
 )
 
@@ -114,14 +114,14 @@ func writeJSONLine(w io.Writer, v any) error {
 	return err
 }
 
-var protoJSON = protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true}
-
 // marshalJSON encodes API messages (alone, in slices or in maps, or as
-// fields of a jsonObject) with protojson and the rest with encoding/json.
+// fields of a jsonObject) as the JSON/HTTP API writes them
+// (longfairv1.AppendJSON: their generated encoding, protojson's bytes
+// without its reflection) and the rest with encoding/json.
 func marshalJSON(v any) ([]byte, error) {
 	switch x := v.(type) {
 	case proto.Message:
-		return protoJSON.Marshal(x)
+		return longfairv1.AppendJSON(nil, x)
 	case jsonArray:
 		var buf bytes.Buffer
 		buf.WriteByte('[')
@@ -163,7 +163,7 @@ func marshalJSON(v any) ([]byte, error) {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			b, err := protoJSON.Marshal(m)
+			b, err := longfairv1.AppendJSON(buf.AvailableBuffer(), m)
 			if err != nil {
 				return nil, err
 			}

@@ -55,7 +55,7 @@ func NewHTTPGateway(ctx context.Context, conn *grpc.ClientConn) (http.Handler, e
 			return "", false
 		}),
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &jsonMarshaler{JSONPb: runtime.JSONPb{
-			MarshalOptions:   protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true},
+			MarshalOptions:   JSONOptions(),
 			UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 		}}),
 	)
@@ -99,11 +99,6 @@ type jsonMarshaler struct {
 	sizes sync.Map // protoreflect.FullName → int
 }
 
-// protoJSONAppender is a message with generated JSON encoding.
-type protoJSONAppender interface {
-	AppendProtoJSON(b []byte) ([]byte, error)
-}
-
 func (m *jsonMarshaler) Marshal(v any) ([]byte, error) {
 	msg, ok := v.(proto.Message)
 	if !ok {
@@ -113,14 +108,13 @@ func (m *jsonMarshaler) Marshal(v any) ([]byte, error) {
 	size, _ := m.sizes.Load(name)
 	n, _ := size.(int)
 	buf := make([]byte, 0, n+n/8)
-	if a, ok := msg.(protoJSONAppender); ok && m.generatedMode() {
-		if out, err := a.AppendProtoJSON(buf); err == nil {
-			m.sizes.Store(name, len(out))
-			return out, nil
-		}
-		// protojson refuses it too, and says why.
+	var out []byte
+	var err error
+	if m.generatedMode() {
+		out, err = AppendJSON(buf, msg)
+	} else {
+		out, err = m.MarshalOptions.MarshalAppend(buf, msg)
 	}
-	out, err := m.MarshalOptions.MarshalAppend(buf[:0], msg)
 	if err != nil {
 		return nil, err
 	}
