@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -403,5 +405,64 @@ func TestSnapshotSaveAndRestore(t *testing.T) {
 	bad[len(bad)/2] ^= 0xff
 	if _, err := c.RestoreSnapshot(ctx, bytes.NewReader(bad), nil); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("restore of a damaged snapshot: %v, want InvalidArgument", err)
+	}
+}
+
+// A listing that shows the newest N asks pages of N: AllJobs fetches the
+// page size its request gives, and the client's own without one.
+func TestAllJobsAsksThePageSizeItIsGiven(t *testing.T) {
+	g := testcluster.New(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	var asked []int32
+	count := grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if r, ok := req.(*longfairv1.ListJobsRequest); ok {
+			mu.Lock()
+			asked = append(asked, r.GetPageSize())
+			mu.Unlock()
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	})
+	c, err := client.New(g.Addrs(), client.WithPageSize(4), client.WithDialOptions(count))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Accounts().CreateAccount(ctx, &longfairv1.CreateAccountRequest{Name: "phys"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Users().CreateUser(ctx, &longfairv1.CreateUserRequest{Name: "ann", Accounts: []string{"phys"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Grants().CreateGrant(ctx, &longfairv1.CreateGrantRequest{Account: "phys", AmountMicroSu: 1e12}); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if _, err := c.Submit(ctx, client.JobSpec{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: 1,
+			Walltime: time.Minute, Command: []string{"true"}, Hold: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := func(size int32, show int) []uint64 {
+		mu.Lock()
+		asked = nil
+		mu.Unlock()
+		var ids []uint64
+		for j, err := range c.AllJobs(ctx, &longfairv1.ListJobsRequest{PageSize: size}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids = append(ids, j.GetId()); len(ids) == show {
+				break
+			}
+		}
+		return ids
+	}
+	if ids := list(2, 2); len(ids) != 2 || ids[0] != 5 || ids[1] != 4 || !slices.Equal(asked, []int32{2}) {
+		t.Errorf("the newest 2 in pages of 2: jobs %v, pages asked %v; want [5 4] in one page of 2", ids, asked)
+	}
+	if ids := list(0, 0); len(ids) != 5 || !slices.Equal(asked, []int32{4, 4}) {
+		t.Errorf("every job in the client's pages: jobs %v, pages asked %v; want 5 jobs in pages of 4", ids, asked)
 	}
 }

@@ -39,12 +39,19 @@ func pages[T any](ctx context.Context, fetch func(ctx context.Context, token str
 	}
 }
 
-// AllJobs lists every job that matches req (its page fields are ignored),
-// newest first, fetching pages as the loop goes.
+// AllJobs lists every job that matches req (its page token is ignored),
+// newest first, fetching pages as the loop goes. Each page holds
+// req.PageSize jobs when it is set, else the client's page size
+// (WithPageSize): a caller that shows the newest N asks pages of N, so
+// that the server neither reads nor sends a thousand to show fifty.
 func (c *Client) AllJobs(ctx context.Context, req *longfairv1.ListJobsRequest) iter.Seq2[*longfairv1.Job, error] {
+	size := req.GetPageSize()
+	if size <= 0 {
+		size = c.opts.pageSize
+	}
 	return pages(ctx, func(ctx context.Context, token string) ([]*longfairv1.Job, string, error) {
 		r := &longfairv1.ListJobsRequest{Account: req.GetAccount(), User: req.GetUser(), States: req.GetStates(),
-			PageSize: c.opts.pageSize, PageToken: token}
+			PageSize: size, PageToken: token}
 		resp, err := c.Jobs().ListJobs(ctx, r)
 		return resp.GetJobs(), resp.GetNextPageToken(), err
 	})

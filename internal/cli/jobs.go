@@ -55,6 +55,10 @@ func jobsCommand() func(args []string, stdout, stderr io.Writer) error {
 		if limit < 1 && !all {
 			return Usagef("--limit %d: give 1 or more, or --all", limit)
 		}
+		if !all {
+			// Pages of what it shows: the newest 50 are one page of 50.
+			req.PageSize = int32(min(limit, longfairv1.MaxPageSize))
+		}
 		ctx, cancel := f.callContext(ctx)
 		defer cancel()
 		var jobs []*longfairv1.Job
