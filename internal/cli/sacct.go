@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -557,22 +558,22 @@ func (q *sacctQuery) collect(ctx context.Context, c *client.Client, now time.Tim
 	if err != nil {
 		return nil, err
 	}
+	jobs = slices.DeleteFunc(jobs, func(j *longfairv1.Job) bool {
+		return q.acct != "" && j.GetAccount() != q.acct || q.user != "" && j.GetUser() != q.user || !q.jobInRange(j)
+	})
+	list := c.AllTasks
+	if q.duplicates {
+		list = c.AllAttempts
+	}
+	tasksOf, err := fetchEach(ctx, len(jobs), func(ctx context.Context, i int) ([]*longfairv1.Task, error) {
+		return collectTasks(ctx, jobs[i].GetId(), list)
+	})
+	if err != nil {
+		return nil, err
+	}
 	var out []acctRow
-	for _, j := range jobs {
-		if q.acct != "" && j.GetAccount() != q.acct || q.user != "" && j.GetUser() != q.user || !q.jobInRange(j) {
-			continue
-		}
-		list := c.AllTasks
-		if q.duplicates {
-			list = c.AllAttempts
-		}
-		var tasks []*longfairv1.Task
-		for t, err := range list(ctx, j.GetId()) {
-			if err != nil {
-				return nil, fmt.Errorf("job %d: %w", j.GetId(), err)
-			}
-			tasks = append(tasks, t)
-		}
+	for i, j := range jobs {
+		tasks := tasksOf[i]
 		rows := acctRows(j, tasks, now)
 		if !q.duplicates {
 			if err := chargeEveryAttempt(ctx, c, j, tasks, rows); err != nil {
@@ -586,6 +587,18 @@ func (q *sacctQuery) collect(ctx context.Context, c *client.Client, now time.Tim
 		}
 	}
 	return out, nil
+}
+
+// collectTasks gathers what list yields for a job.
+func collectTasks(ctx context.Context, job uint64, list func(context.Context, uint64) iter.Seq2[*longfairv1.Task, error]) ([]*longfairv1.Task, error) {
+	var tasks []*longfairv1.Task
+	for t, err := range list(ctx, job) {
+		if err != nil {
+			return nil, fmt.Errorf("job %d: %w", job, err)
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, nil
 }
 
 // chargeEveryAttempt sets the SU of the lines that stand for tasks run

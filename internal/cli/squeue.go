@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -276,36 +277,42 @@ func queueRows(ctx context.Context, c *client.Client, account, user string, ids 
 	if err != nil {
 		return nil, err
 	}
+	jobs = slices.DeleteFunc(jobs, client.JobEnded)
+	tasksOf, err := fetchEach(ctx, len(jobs), func(ctx context.Context, i int) ([]*longfairv1.Task, error) {
+		if j := jobs[i]; j.GetRunningTasks() > 0 || j.GetSucceededTasks()+j.GetFailedTasks() > 0 {
+			return collectTasks(ctx, j.GetId(), c.AllTasks)
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	var rows []queueRow
-	explained := 0
-	for _, j := range jobs {
-		if client.JobEnded(j) {
-			continue
-		}
-		var tasks []*longfairv1.Task
-		if j.GetRunningTasks() > 0 || j.GetSucceededTasks()+j.GetFailedTasks() > 0 {
-			for t, err := range c.AllTasks(ctx, j.GetId()) {
-				if err != nil {
-					return nil, fmt.Errorf("job %d: %w", j.GetId(), err)
-				}
-				tasks = append(tasks, t)
-			}
-		}
-		for _, r := range acctRows(j, tasks, now) {
+	var waiting []int // rows whose reason is asked, at most maxExplained
+	for i, j := range jobs {
+		for _, r := range acctRows(j, tasksOf[i], now) {
 			if r.state != "PENDING" && r.state != "RUNNING" {
 				continue
 			}
-			row := queueRow{acctRow: r, reason: "Priority"}
-			if r.state == "PENDING" && explained < maxExplained {
-				explained++
-				x, err := c.Jobs().ExplainJob(ctx, &longfairv1.ExplainJobRequest{JobId: j.GetId()})
-				if err != nil {
-					return nil, fmt.Errorf("why job %d waits: %w", j.GetId(), err)
-				}
-				row.reason = waitReason(x)
+			if r.state == "PENDING" && len(waiting) < maxExplained {
+				waiting = append(waiting, len(rows))
 			}
-			rows = append(rows, row)
+			rows = append(rows, queueRow{acctRow: r, reason: "Priority"})
 		}
+	}
+	reasons, err := fetchEach(ctx, len(waiting), func(ctx context.Context, k int) (string, error) {
+		id := rows[waiting[k]].job.GetId()
+		x, err := c.Jobs().ExplainJob(ctx, &longfairv1.ExplainJobRequest{JobId: id})
+		if err != nil {
+			return "", fmt.Errorf("why job %d waits: %w", id, err)
+		}
+		return waitReason(x), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for k, at := range waiting {
+		rows[at].reason = reasons[k]
 	}
 	return rows, nil
 }
