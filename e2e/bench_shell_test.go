@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
 )
 
@@ -74,6 +76,64 @@ func BenchmarkShellSubmit(b *testing.B) {
 	b.ReportMetric(ms(median(slurmCalls)), "ms/sbatch-p50")
 	b.ReportMetric(slurm1.Seconds()/perCall.Seconds(), "x-sbatch-1shell")
 	b.ReportMetric(rate8/slurm8, "x-sbatch-8shells")
+}
+
+// BenchmarkShellListings measures the listings researchers run from shell
+// loops and scripts, with the client binary against an idle 3-server
+// cluster holding LONGFAIR_BENCH_JOBS (default 650) held one-task jobs:
+// the median wall time of `jobs` (the newest 50), `jobs --output json`,
+// `squeue` (every pending job; the reasons of the first 200 asked of
+// the scheduler) and `sacct` (every job with its tasks).
+func BenchmarkShellListings(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c := startCluster(ctx, b, 3)
+	acct, user := c.account(ctx, "bench")
+	var addrs []string
+	for _, s := range c.live() {
+		addrs = append(addrs, s.GRPC)
+	}
+	jobs := envInt(b, "LONGFAIR_BENCH_JOBS", 650)
+	for i := range jobs {
+		c.submit(ctx, acct, user, fmt.Sprintf("held-%d", i), 1, map[string]float64{"cpu": 1}, time.Minute, "true",
+			func(r *longfairv1.SubmitJobRequest) { r.Hold = true })
+	}
+	env := append(os.Environ(), client.EnvAddr+"="+strings.Join(addrs, ","))
+	listing := func(args ...string) func() *exec.Cmd {
+		return func() *exec.Cmd {
+			cmd := exec.Command(clientBinary, args...)
+			cmd.Env = env
+			return cmd
+		}
+	}
+	cases := []struct {
+		metric string
+		cmd    func() *exec.Cmd
+	}{
+		{"ms/jobs", listing("jobs")},
+		{"ms/jobs-json", listing("jobs", "--output", "json")},
+		{"ms/squeue", listing("squeue")},
+		{"ms/sacct", listing("sacct")},
+	}
+	for _, k := range cases {
+		if out, err := k.cmd().CombinedOutput(); err != nil {
+			b.Fatalf("%s: %v\n%s", k.cmd(), err, out)
+		}
+	}
+	b.ResetTimer()
+	calls := make([][]time.Duration, len(cases))
+	for range b.N {
+		// In turns, so that each sees the same load on the machine.
+		for i, k := range cases {
+			_, d := timeCalls(b, 1, 1, k.cmd)
+			calls[i] = append(calls[i], d...)
+		}
+	}
+	b.StopTimer()
+	for i, k := range cases {
+		b.ReportMetric(ms(median(calls[i])), k.metric)
+	}
+	b.ReportMetric(0, "ns/op")
 }
 
 // timeCalls runs n commands from each of shells goroutines, each waiting
