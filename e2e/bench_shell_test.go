@@ -30,17 +30,9 @@ func BenchmarkShellSubmit(b *testing.B) {
 	defer cancel()
 	c := startCluster(ctx, b, 3)
 	acct, user := c.account(ctx, "bench")
-	var addrs []string
-	for _, s := range c.live() {
-		addrs = append(addrs, s.GRPC)
-	}
-	env := append(os.Environ(), client.EnvAddr+"="+strings.Join(addrs, ","))
+	env := clientEnv(c)
 	submit := func(bin string) func() *exec.Cmd {
-		return func() *exec.Cmd {
-			cmd := exec.Command(bin, "submit", "--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m", "--", "true")
-			cmd.Env = env
-			return cmd
-		}
+		return shellCommand(env, bin, "submit", "--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m", "--", "true")
 	}
 	full, slim := submit(binary), submit(clientBinary)
 	// One call first: a failing command should fail the benchmark, not
@@ -89,23 +81,13 @@ func BenchmarkShellListings(b *testing.B) {
 	defer cancel()
 	c := startCluster(ctx, b, 3)
 	acct, user := c.account(ctx, "bench")
-	var addrs []string
-	for _, s := range c.live() {
-		addrs = append(addrs, s.GRPC)
-	}
 	jobs := envInt(b, "LONGFAIR_BENCH_JOBS", 650)
 	for i := range jobs {
 		c.submit(ctx, acct, user, fmt.Sprintf("held-%d", i), 1, map[string]float64{"cpu": 1}, time.Minute, "true",
 			func(r *longfairv1.SubmitJobRequest) { r.Hold = true })
 	}
-	env := append(os.Environ(), client.EnvAddr+"="+strings.Join(addrs, ","))
-	listing := func(args ...string) func() *exec.Cmd {
-		return func() *exec.Cmd {
-			cmd := exec.Command(clientBinary, args...)
-			cmd.Env = env
-			return cmd
-		}
-	}
+	env := clientEnv(c)
+	listing := func(args ...string) func() *exec.Cmd { return shellCommand(env, clientBinary, args...) }
 	cases := []struct {
 		metric string
 		cmd    func() *exec.Cmd
@@ -134,6 +116,26 @@ func BenchmarkShellListings(b *testing.B) {
 		b.ReportMetric(ms(median(calls[i])), k.metric)
 	}
 	b.ReportMetric(0, "ns/op")
+}
+
+// clientEnv is this process's environment with LONGFAIR_ADDR naming
+// every live server of c, as a researcher's shell has it.
+func clientEnv(c *cluster) []string {
+	var addrs []string
+	for _, s := range c.live() {
+		addrs = append(addrs, s.GRPC)
+	}
+	return append(os.Environ(), client.EnvAddr+"="+strings.Join(addrs, ","))
+}
+
+// shellCommand returns how to run bin with args in env: a new command
+// each call, as a shell starts one.
+func shellCommand(env []string, bin string, args ...string) func() *exec.Cmd {
+	return func() *exec.Cmd {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		return cmd
+	}
 }
 
 // timeCalls runs n commands from each of shells goroutines, each waiting

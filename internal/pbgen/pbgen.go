@@ -63,3 +63,20 @@ func (l *Lines) P(parts ...any) {
 	}
 	*l = append(*l, s.String())
 }
+
+// Body is a method's body being written: the Go file it goes into, the
+// proto file it is generated from, and its lines.
+type Body struct {
+	G     *protogen.GeneratedFile
+	File  *protogen.File
+	Lines Lines
+}
+
+// P adds a line to the body.
+func (b *Body) P(parts ...any) { b.Lines.P(parts...) }
+
+// Ident is name of package pkg as the generated file refers to it,
+// importing pkg.
+func (b *Body) Ident(pkg protogen.GoImportPath, name string) string {
+	return b.G.QualifiedGoIdent(pkg.Ident(name))
+}

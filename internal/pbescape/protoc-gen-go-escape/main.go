@@ -32,7 +32,7 @@ func main() {
 
 // message writes m's EscapeStrings.
 func message(g *protogen.GeneratedFile, f *protogen.File, m *protogen.Message) error {
-	w := &body{g: g, file: f}
+	w := &body{pbgen.Body{G: g, File: f}}
 	oneofs := map[*protogen.Oneof]bool{}
 	for _, fd := range m.Fields {
 		var err error
@@ -45,10 +45,10 @@ func message(g *protogen.GeneratedFile, f *protogen.File, m *protogen.Message) e
 		case fd.Desc.HasOptionalKeyword():
 			// A proto3 optional field: a pointer to its value.
 			if fd.Desc.Kind() == protoreflect.StringKind {
-				w.p("if x.", fd.GoName, " != nil {")
-				w.p("v := esc(*x.", fd.GoName, ")")
-				w.p("x.", fd.GoName, " = &v")
-				w.p("}")
+				w.P("if x.", fd.GoName, " != nil {")
+				w.P("v := esc(*x.", fd.GoName, ")")
+				w.P("x.", fd.GoName, " = &v")
+				w.P("}")
 			} else {
 				err = w.singular("x."+fd.GoName, fd)
 			}
@@ -66,7 +66,7 @@ func message(g *protogen.GeneratedFile, f *protogen.File, m *protogen.Message) e
 	g.P("if x == nil {")
 	g.P("return")
 	g.P("}")
-	for _, line := range w.lines {
+	for _, line := range w.Lines {
 		g.P(line)
 	}
 	g.P("}")
@@ -74,17 +74,9 @@ func message(g *protogen.GeneratedFile, f *protogen.File, m *protogen.Message) e
 }
 
 // body collects a method's lines.
-type body struct {
-	g     *protogen.GeneratedFile
-	file  *protogen.File
-	lines pbgen.Lines
-}
+type body struct{ pbgen.Body }
 
-func (w *body) p(parts ...any) { w.lines.P(parts...) }
-
-func (w *body) helper(name string) string {
-	return w.g.QualifiedGoIdent(pbescapePkg.Ident(name))
-}
+func (w *body) helper(name string) string { return w.Ident(pbescapePkg, name) }
 
 // field writes the escaping of a field that is neither a oneof member
 // nor proto3 optional.
@@ -96,30 +88,30 @@ func (w *body) field(fd *protogen.Field) error {
 		key, val := fd.Message.Fields[0], fd.Message.Fields[1]
 		switch val.Desc.Kind() {
 		case protoreflect.StringKind:
-			w.p(w.helper("Values"), "(", expr, ", esc)")
+			w.P(w.helper("Values"), "(", expr, ", esc)")
 		case protoreflect.MessageKind:
 			if ok, err := w.holdsStrings(val.Message); err != nil || !ok {
 				return err
 			}
-			w.p("for _, v := range ", expr, " {")
-			w.p("v.EscapeStrings(esc)")
-			w.p("}")
+			w.P("for _, v := range ", expr, " {")
+			w.P("v.EscapeStrings(esc)")
+			w.P("}")
 		}
 		if key.Desc.Kind() == protoreflect.StringKind {
-			w.p(w.helper("Keys"), "(", expr, ", esc)")
+			w.P(w.helper("Keys"), "(", expr, ", esc)")
 		}
 		return nil
 	case d.IsList():
 		switch d.Kind() {
 		case protoreflect.StringKind:
-			w.p(w.helper("Strings"), "(", expr, ", esc)")
+			w.P(w.helper("Strings"), "(", expr, ", esc)")
 		case protoreflect.MessageKind:
 			if ok, err := w.holdsStrings(fd.Message); err != nil || !ok {
 				return err
 			}
-			w.p("for _, v := range ", expr, " {")
-			w.p("v.EscapeStrings(esc)")
-			w.p("}")
+			w.P("for _, v := range ", expr, " {")
+			w.P("v.EscapeStrings(esc)")
+			w.P("}")
 		}
 		return nil
 	}
@@ -131,22 +123,22 @@ func (w *body) field(fd *protogen.Field) error {
 func (w *body) oneof(o *protogen.Oneof) error {
 	var cases [][]string
 	for _, fd := range o.Fields {
-		inner := &body{g: w.g, file: w.file}
+		inner := &body{pbgen.Body{G: w.G, File: w.File}}
 		if err := inner.singular("v."+fd.GoName, fd); err != nil {
 			return fmt.Errorf("%s: %w", fd.Desc.FullName(), err)
 		}
-		if len(inner.lines) > 0 {
-			cases = append(cases, append([]string{"case *" + w.g.QualifiedGoIdent(fd.GoIdent) + ":"}, inner.lines...))
+		if len(inner.Lines) > 0 {
+			cases = append(cases, append([]string{"case *" + w.G.QualifiedGoIdent(fd.GoIdent) + ":"}, inner.Lines...))
 		}
 	}
 	if len(cases) == 0 {
 		return nil
 	}
-	w.p("switch v := x.", o.GoName, ".(type) {")
+	w.P("switch v := x.", o.GoName, ".(type) {")
 	for _, c := range cases {
-		w.lines = append(w.lines, c...)
+		w.Lines = append(w.Lines, c...)
 	}
-	w.p("}")
+	w.P("}")
 	return nil
 }
 
@@ -156,12 +148,12 @@ func (w *body) oneof(o *protogen.Oneof) error {
 func (w *body) singular(expr string, fd *protogen.Field) error {
 	switch fd.Desc.Kind() {
 	case protoreflect.StringKind:
-		w.p(expr, " = esc(", expr, ")")
+		w.P(expr, " = esc(", expr, ")")
 	case protoreflect.MessageKind:
 		if ok, err := w.holdsStrings(fd.Message); err != nil || !ok {
 			return err
 		}
-		w.p(expr, ".EscapeStrings(esc)")
+		w.P(expr, ".EscapeStrings(esc)")
 	case protoreflect.GroupKind:
 		return fmt.Errorf("groups are not supported")
 	}
@@ -173,7 +165,7 @@ func (w *body) singular(expr string, fd *protogen.Field) error {
 // it is called whatever it holds; one of another package (Timestamp,
 // Duration) has none, so it must hold no string.
 func (w *body) holdsStrings(m *protogen.Message) (bool, error) {
-	if m.GoIdent.GoImportPath == w.file.GoImportPath {
+	if m.GoIdent.GoImportPath == w.File.GoImportPath {
 		return true, nil
 	}
 	if anyString(m.Desc, map[protoreflect.FullName]bool{}) {

@@ -38,7 +38,7 @@ func main() {
 
 // message writes m's AppendProtoJSON.
 func message(g *protogen.GeneratedFile, f *protogen.File, m *protogen.Message) error {
-	w := &body{g: g, file: f}
+	w := &body{Body: pbgen.Body{G: g, File: f}}
 	// written: a field that is always written comes before this one, so
 	// this one's comma is known. maybe: only fields written when set (oneof
 	// members, optional fields) come before it, so its comma is decided
@@ -57,25 +57,25 @@ func message(g *protogen.GeneratedFile, f *protogen.File, m *protogen.Message) e
 		name := strconv.Quote(comma + strconv.Quote(string(fd.Desc.Name())) + ":")
 		switch {
 		case member:
-			w.p("if v, ok := x.", fd.Oneof.GoName, ".(*", g.QualifiedGoIdent(fd.GoIdent), "); ok {")
+			w.P("if v, ok := x.", fd.Oneof.GoName, ".(*", g.QualifiedGoIdent(fd.GoIdent), "); ok {")
 		case optional:
-			w.p("if x.", fd.GoName, " != nil {")
+			w.P("if x.", fd.GoName, " != nil {")
 		}
 		if !written && maybe {
-			w.p("if b[len(b)-1] != '{' {")
-			w.p("b = append(b, ',')")
-			w.p("}")
+			w.P("if b[len(b)-1] != '{' {")
+			w.P("b = append(b, ',')")
+			w.P("}")
 		}
-		w.p("b = append(b, ", name, "...)")
+		w.P("b = append(b, ", name, "...)")
 		var err error
 		switch {
 		case member:
 			err = w.singular("v."+fd.GoName, fd)
-			w.p("}")
+			w.P("}")
 			maybe = true
 		case optional:
 			err = w.singular("*x."+fd.GoName, fd)
-			w.p("}")
+			w.P("}")
 			maybe = true
 		default:
 			err = w.field(fd)
@@ -97,7 +97,7 @@ func message(g *protogen.GeneratedFile, f *protogen.File, m *protogen.Message) e
 		g.P("var err error")
 	}
 	g.P("b = append(b, '{')")
-	for _, line := range w.lines {
+	for _, line := range w.Lines {
 		g.P(line)
 	}
 	g.P("return append(b, '}'), nil")
@@ -107,16 +107,8 @@ func message(g *protogen.GeneratedFile, f *protogen.File, m *protogen.Message) e
 
 // body collects a method's lines, and whether they use err.
 type body struct {
-	g       *protogen.GeneratedFile
-	file    *protogen.File
-	lines   pbgen.Lines
+	pbgen.Body
 	usesErr bool
-}
-
-func (w *body) p(parts ...any) { w.lines.P(parts...) }
-
-func (w *body) ident(pkg protogen.GoImportPath, name string) string {
-	return w.g.QualifiedGoIdent(pkg.Ident(name))
 }
 
 // field writes the value of a field that is not a oneof member.
@@ -130,44 +122,44 @@ func (w *body) field(fd *protogen.Field) error {
 			return fmt.Errorf("a map keyed by %v is not supported (the API's maps are keyed by string)", key.Desc.Kind())
 		}
 		w.usesErr = true
-		w.p("b = append(b, '{')")
-		w.p("if len(", expr, ") > 0 {")
-		w.p("var buf [8]string")
-		w.p("for i, k := range ", w.ident(pbjsonPkg, "SortedKeys"), "(", expr, ", buf[:]) {")
-		w.p("if i > 0 {")
-		w.p("b = append(b, ',')")
-		w.p("}")
-		w.p("if b, err = ", w.ident(pbjsonPkg, "AppendString"), "(b, k); err != nil {")
-		w.p("return b, err")
-		w.p("}")
-		w.p("b = append(b, ':')")
+		w.P("b = append(b, '{')")
+		w.P("if len(", expr, ") > 0 {")
+		w.P("var buf [8]string")
+		w.P("for i, k := range ", w.Ident(pbjsonPkg, "SortedKeys"), "(", expr, ", buf[:]) {")
+		w.P("if i > 0 {")
+		w.P("b = append(b, ',')")
+		w.P("}")
+		w.P("if b, err = ", w.Ident(pbjsonPkg, "AppendString"), "(b, k); err != nil {")
+		w.P("return b, err")
+		w.P("}")
+		w.P("b = append(b, ':')")
 		if err := w.singular(expr+"[k]", val); err != nil {
 			return err
 		}
-		w.p("}")
-		w.p("}")
-		w.p("b = append(b, '}')")
+		w.P("}")
+		w.P("}")
+		w.P("b = append(b, '}')")
 		return nil
 	case d.IsList():
-		w.p("b = append(b, '[')")
-		w.p("for i, v := range ", expr, " {")
-		w.p("if i > 0 {")
-		w.p("b = append(b, ',')")
-		w.p("}")
+		w.P("b = append(b, '[')")
+		w.P("for i, v := range ", expr, " {")
+		w.P("if i > 0 {")
+		w.P("b = append(b, ',')")
+		w.P("}")
 		if err := w.singular("v", fd); err != nil {
 			return err
 		}
-		w.p("}")
-		w.p("b = append(b, ']')")
+		w.P("}")
+		w.P("b = append(b, ']')")
 		return nil
 	case d.Kind() == protoreflect.MessageKind:
-		w.p("if ", expr, " == nil {")
-		w.p("b = append(b, \"null\"...)")
-		w.p("} else {")
+		w.P("if ", expr, " == nil {")
+		w.P("b = append(b, \"null\"...)")
+		w.P("} else {")
 		if err := w.singular(expr, fd); err != nil {
 			return err
 		}
-		w.p("}")
+		w.P("}")
 		return nil
 	}
 	return w.singular(expr, fd)
@@ -188,18 +180,18 @@ func (w *body) singular(expr string, fd *protogen.Field) error {
 			helper = "AppendDuration"
 		}
 		w.usesErr = true
-		w.p("if b, err = ", w.ident(pbjsonPkg, helper), "(b, ", expr, ".GetSeconds(), ", expr, ".GetNanos()); err != nil {")
-		w.p("return b, err")
-		w.p("}")
+		w.P("if b, err = ", w.Ident(pbjsonPkg, helper), "(b, ", expr, ".GetSeconds(), ", expr, ".GetNanos()); err != nil {")
+		w.P("return b, err")
+		w.P("}")
 		return nil
 	}
-	if msg.GoIdent.GoImportPath != w.file.GoImportPath {
+	if msg.GoIdent.GoImportPath != w.File.GoImportPath {
 		return fmt.Errorf("message %s is in another Go package and has no AppendProtoJSON", msg.Desc.FullName())
 	}
 	w.usesErr = true
-	w.p("if b, err = ", expr, ".AppendProtoJSON(b); err != nil {")
-	w.p("return b, err")
-	w.p("}")
+	w.P("if b, err = ", expr, ".AppendProtoJSON(b); err != nil {")
+	w.P("return b, err")
+	w.P("}")
 	return nil
 }
 
@@ -207,33 +199,33 @@ func (w *body) singular(expr string, fd *protogen.Field) error {
 func (w *body) scalar(expr string, fd *protogen.Field) error {
 	switch k := fd.Desc.Kind(); k {
 	case protoreflect.BoolKind:
-		w.p("b = ", w.ident(strconvPkg, "AppendBool"), "(b, ", expr, ")")
+		w.P("b = ", w.Ident(strconvPkg, "AppendBool"), "(b, ", expr, ")")
 	case protoreflect.StringKind:
 		w.usesErr = true
-		w.p("if b, err = ", w.ident(pbjsonPkg, "AppendString"), "(b, ", expr, "); err != nil {")
-		w.p("return b, err")
-		w.p("}")
+		w.P("if b, err = ", w.Ident(pbjsonPkg, "AppendString"), "(b, ", expr, "); err != nil {")
+		w.P("return b, err")
+		w.P("}")
 	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		w.p("b = ", w.ident(strconvPkg, "AppendInt"), "(b, int64(", expr, "), 10)")
+		w.P("b = ", w.Ident(strconvPkg, "AppendInt"), "(b, int64(", expr, "), 10)")
 	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		w.p("b = ", w.ident(strconvPkg, "AppendUint"), "(b, uint64(", expr, "), 10)")
+		w.P("b = ", w.Ident(strconvPkg, "AppendUint"), "(b, uint64(", expr, "), 10)")
 	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		w.p("b = ", w.ident(pbjsonPkg, "AppendQuotedInt"), "(b, ", expr, ")")
+		w.P("b = ", w.Ident(pbjsonPkg, "AppendQuotedInt"), "(b, ", expr, ")")
 	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		w.p("b = ", w.ident(pbjsonPkg, "AppendQuotedUint"), "(b, ", expr, ")")
+		w.P("b = ", w.Ident(pbjsonPkg, "AppendQuotedUint"), "(b, ", expr, ")")
 	case protoreflect.FloatKind:
-		w.p("b = ", w.ident(pbjsonPkg, "AppendFloat"), "(b, float64(", expr, "), 32)")
+		w.P("b = ", w.Ident(pbjsonPkg, "AppendFloat"), "(b, float64(", expr, "), 32)")
 	case protoreflect.DoubleKind:
-		w.p("b = ", w.ident(pbjsonPkg, "AppendFloat"), "(b, ", expr, ", 64)")
+		w.P("b = ", w.Ident(pbjsonPkg, "AppendFloat"), "(b, ", expr, ", 64)")
 	case protoreflect.BytesKind:
-		w.p("b = ", w.ident(pbjsonPkg, "AppendBytes"), "(b, ", expr, ")")
+		w.P("b = ", w.Ident(pbjsonPkg, "AppendBytes"), "(b, ", expr, ")")
 	case protoreflect.EnumKind:
 		if fd.Enum.Desc.FullName() == "google.protobuf.NullValue" {
-			w.p("b = append(b, \"null\"...)")
+			w.P("b = append(b, \"null\"...)")
 			return nil
 		}
-		names := w.g.QualifiedGoIdent(protogen.GoIdent{GoName: fd.Enum.GoIdent.GoName + "_name", GoImportPath: fd.Enum.GoIdent.GoImportPath})
-		w.p("b = ", w.ident(pbjsonPkg, "AppendEnum"), "(b, int32(", expr, "), ", names, ")")
+		names := w.G.QualifiedGoIdent(protogen.GoIdent{GoName: fd.Enum.GoIdent.GoName + "_name", GoImportPath: fd.Enum.GoIdent.GoImportPath})
+		w.P("b = ", w.Ident(pbjsonPkg, "AppendEnum"), "(b, int32(", expr, "), ", names, ")")
 	default:
 		return fmt.Errorf("field kind %v is not supported", k)
 	}
