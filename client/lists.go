@@ -41,11 +41,11 @@ func pages[T any](ctx context.Context, fetch func(ctx context.Context, token str
 
 // AllJobs lists every job that matches req (its page token is ignored),
 // newest first, fetching pages as the loop goes. Each page holds
-// req.PageSize jobs when it is set, else the client's page size
-// (WithPageSize): a caller that shows the newest N asks pages of N, so
+// req.PageSize jobs (at most 1000) when it is set, else the client's page
+// size (WithPageSize): a caller that shows the newest N asks pages of N, so
 // that the server neither reads nor sends a thousand to show fifty.
 func (c *Client) AllJobs(ctx context.Context, req *longfairv1.ListJobsRequest) iter.Seq2[*longfairv1.Job, error] {
-	size := req.GetPageSize()
+	size := min(req.GetPageSize(), longfairv1.MaxPageSize)
 	if size <= 0 {
 		size = c.opts.pageSize
 	}

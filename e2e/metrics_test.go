@@ -15,7 +15,8 @@ import (
 // 'longfair server' routes hashicorp/raft's and raft-boltdb's own timings
 // there. After one submission the leader shows its log appends, their
 // dispatch and the commit, and its AppendEntries round trips to each
-// follower; each follower shows its own log appends.
+// follower; each follower shows its own log appends; every server shows
+// its log store's page and transaction statistics.
 func TestServersShowRaftsOwnTimings(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -30,6 +31,10 @@ func TestServersShowRaftsOwnTimings(t *testing.T) {
 				"longfair_raft_replication_appendEntries_rpc"}
 		}
 		fams := scrapeProc(ctx, t, s.HTTP)
+		// The log store's own statistics, reported from the start.
+		if fams["longfair_raft_boltdb_numFreePages"] == nil || fams["longfair_raft_boltdb_txstats_write"] == nil {
+			t.Errorf("%s: /metrics has no raft-boltdb store statistics (numFreePages, txstats_write)", s.ID)
+		}
 		for _, name := range want {
 			f := fams[name]
 			if f == nil || len(f.GetMetric()) == 0 {

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"github.com/longfair/longfair/ops/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -10,6 +12,10 @@ import (
 // scrape time from Raft and from this server's replica of the FSM; the
 // scheduling and commit metrics count what this server did while it led.
 func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
+
+// libraryMetricsInterval is how often raft-boltdb reports its store's
+// statistics (free pages, the freelist's size, transactions).
+const libraryMetricsInterval = 5 * time.Second
 
 // newServerMetrics builds the registry with the server's scrape-time
 // collectors.

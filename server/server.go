@@ -251,6 +251,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if join := joinList(s.cfg.Join, known); len(join) > 0 {
 		s.goRun(func() { s.gossip.joinLoop(runCtx, join) })
 	}
+	// The Raft log store's page and transaction statistics, through
+	// go-metrics (ops/metrics.RouteLibraryMetrics shows them).
+	s.goRun(func() { s.stores.bolt.RunMetrics(runCtx, libraryMetricsInterval) })
 	s.goRun(func() { s.rememberServersLoop(runCtx) })
 	s.goRun(func() { s.rejoinLoop(runCtx) })
 	s.goRun(func() { s.healthLoop(runCtx) })

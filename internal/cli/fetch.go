@@ -2,8 +2,12 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"iter"
 
 	"golang.org/x/sync/errgroup"
+
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
 
 // fetchAhead is how many calls fetchEach has in flight: sacct and squeue
@@ -37,4 +41,17 @@ func fetchEach[T any](ctx context.Context, n int, fetch func(ctx context.Context
 		return nil, err
 	}
 	return out, nil
+}
+
+// collectTasks gathers what list (AllTasks or AllAttempts) yields for a
+// job; an error names the job.
+func collectTasks(ctx context.Context, job uint64, list func(context.Context, uint64) iter.Seq2[*longfairv1.Task, error]) ([]*longfairv1.Task, error) {
+	var tasks []*longfairv1.Task
+	for t, err := range list(ctx, job) {
+		if err != nil {
+			return nil, fmt.Errorf("job %d: %w", job, err)
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, nil
 }

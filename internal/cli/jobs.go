@@ -118,12 +118,9 @@ func jobShowCommand() func(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		var tasks []*longfairv1.Task
-		for t, err := range c.AllTasks(ctx, id) {
-			if err != nil {
-				return err
-			}
-			tasks = append(tasks, t)
+		tasks, err := collectTasks(ctx, id, c.AllTasks)
+		if err != nil {
+			return err
 		}
 		switch f.output {
 		case "json":

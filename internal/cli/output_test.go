@@ -17,9 +17,8 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	return w.Builder.Write(p)
 }
 
-// A listing reaches stdout in one write, aligned: a pipe's reader gets it
-// whole, a message on stderr cannot land inside it, and a 50-job listing
-// costs one system call instead of one per cell and per run of padding.
+// A listing reaches stdout in one write, aligned: a 50-job listing costs
+// one system call instead of one per cell and per run of padding.
 func TestWriteTableWritesTheTableAtOnce(t *testing.T) {
 	tab := table{header: []string{"ID", "ACCOUNT", "NAME", "STATE"}}
 	for i := range 50 {

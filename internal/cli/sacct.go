@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -589,18 +588,6 @@ func (q *sacctQuery) collect(ctx context.Context, c *client.Client, now time.Tim
 	return out, nil
 }
 
-// collectTasks gathers what list yields for a job.
-func collectTasks(ctx context.Context, job uint64, list func(context.Context, uint64) iter.Seq2[*longfairv1.Task, error]) ([]*longfairv1.Task, error) {
-	var tasks []*longfairv1.Task
-	for t, err := range list(ctx, job) {
-		if err != nil {
-			return nil, fmt.Errorf("job %d: %w", job, err)
-		}
-		tasks = append(tasks, t)
-	}
-	return tasks, nil
-}
-
 // chargeEveryAttempt sets the SU of the lines that stand for tasks run
 // more than once (requeued, or lost with their node) to the sum of all
 // their attempts' charges: the ledger charged each run, and a line per
@@ -609,11 +596,12 @@ func chargeEveryAttempt(ctx context.Context, c *client.Client, j *longfairv1.Job
 	if !slices.ContainsFunc(latest, func(t *longfairv1.Task) bool { return t.GetAttempt() > 1 }) {
 		return nil
 	}
+	attempts, err := collectTasks(ctx, j.GetId(), c.AllAttempts)
+	if err != nil {
+		return err
+	}
 	total := map[int64]int64{}
-	for t, err := range c.AllAttempts(ctx, j.GetId()) {
-		if err != nil {
-			return fmt.Errorf("job %d: attempts: %w", j.GetId(), err)
-		}
+	for _, t := range attempts {
 		total[t.GetIndex()] += t.GetChargedMicroSu()
 	}
 	for i := range rows {

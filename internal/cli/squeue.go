@@ -288,31 +288,34 @@ func queueRows(ctx context.Context, c *client.Client, account, user string, ids 
 		return nil, err
 	}
 	var rows []queueRow
-	var waiting []int // rows whose reason is asked, at most maxExplained
+	var asked []uint64           // jobs whose reason is asked, at most maxExplained
+	reasonOf := map[uint64]int{} // a job's place in asked
 	for i, j := range jobs {
 		for _, r := range acctRows(j, tasksOf[i], now) {
 			if r.state != "PENDING" && r.state != "RUNNING" {
 				continue
 			}
-			if r.state == "PENDING" && len(waiting) < maxExplained {
-				waiting = append(waiting, len(rows))
+			if _, ok := reasonOf[j.GetId()]; r.state == "PENDING" && !ok && len(asked) < maxExplained {
+				reasonOf[j.GetId()] = len(asked)
+				asked = append(asked, j.GetId())
 			}
 			rows = append(rows, queueRow{acctRow: r, reason: "Priority"})
 		}
 	}
-	reasons, err := fetchEach(ctx, len(waiting), func(ctx context.Context, k int) (string, error) {
-		id := rows[waiting[k]].job.GetId()
-		x, err := c.Jobs().ExplainJob(ctx, &longfairv1.ExplainJobRequest{JobId: id})
+	reasons, err := fetchEach(ctx, len(asked), func(ctx context.Context, k int) (string, error) {
+		x, err := c.Jobs().ExplainJob(ctx, &longfairv1.ExplainJobRequest{JobId: asked[k]})
 		if err != nil {
-			return "", fmt.Errorf("why job %d waits: %w", id, err)
+			return "", fmt.Errorf("why job %d waits: %w", asked[k], err)
 		}
 		return waitReason(x), nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	for k, at := range waiting {
-		rows[at].reason = reasons[k]
+	for i := range rows {
+		if k, ok := reasonOf[rows[i].job.GetId()]; ok && rows[i].state == "PENDING" {
+			rows[i].reason = reasons[k]
+		}
 	}
 	return rows, nil
 }

@@ -18,19 +18,19 @@ import (
 // from dispatch to commit (longfair_raft_commitTime), each apply to the
 // state (longfair_raft_fsm_apply), elections, snapshots and the log
 // store's page and transaction statistics. Timers are summaries in
-// milliseconds, go-metrics' unit (longfair's own are in seconds); a
-// series not updated for a minute is dropped, as go-metrics' Prometheus
-// sink does.
+// milliseconds, go-metrics' unit (longfair's own are in seconds). No
+// series expires: go-metrics' sink would drop one not updated for a
+// minute, counters included, so an election counter would vanish and
+// come back from zero, and an alert on its increase would never fire.
 //
 // go-metrics has one sink per process, so this is for a process that runs
-// one server ('longfair server'): in a process with several, the last to
-// call it gets every server's library metrics. The function it returns,
-// called when the server stops, sends go-metrics to a sink that drops
-// everything and takes the library's series off this registry.
+// one server ('longfair server'). The function it returns, called when
+// the server stops, sends go-metrics to a sink that drops everything and
+// takes the library's series off this registry.
 func (m *Metrics) RouteLibraryMetrics() (undo func(), err error) {
 	sink, err := gmprometheus.NewPrometheusSinkFrom(gmprometheus.PrometheusOpts{
 		Registerer: m.reg,
-		Expiration: gmprometheus.DefaultPrometheusOpts.Expiration,
+		Expiration: 0, // never
 		Name:       Namespace + "_library_metrics",
 	})
 	if err != nil {

@@ -18,6 +18,8 @@ func TestLibraryMetricsShowOnTheRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(undo) // again at the end is harmless
+	routed := gometrics.Default()
 	srv := httptest.NewServer(m.Handler(slog.New(slog.DiscardHandler)))
 	defer srv.Close()
 
@@ -50,6 +52,9 @@ func TestLibraryMetricsShowOnTheRegistry(t *testing.T) {
 	}
 
 	undo()
+	if gometrics.Default() == routed {
+		t.Fatal("go-metrics still reports to this registry's sink after undo")
+	}
 	gometrics.MeasureSince([]string{"raft", "boltdb", "storeLogs"}, time.Now())
 	if fams := scrape(t, srv.URL); fams["longfair_raft_boltdb_storeLogs"] != nil {
 		t.Fatalf("the library's series are still served after undo: %v", fams["longfair_raft_boltdb_storeLogs"])

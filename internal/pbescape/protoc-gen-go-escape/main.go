@@ -90,13 +90,17 @@ func (w *body) field(fd *protogen.Field) error {
 		case protoreflect.StringKind:
 			w.P(w.helper("Values"), "(", expr, ", esc)")
 		case protoreflect.MessageKind:
-			if ok, err := w.holdsStrings(val.Message); err != nil || !ok {
+			ok, err := w.holdsStrings(val.Message)
+			if err != nil {
 				return err
 			}
-			w.P("for _, v := range ", expr, " {")
-			w.P("v.EscapeStrings(esc)")
-			w.P("}")
+			if ok {
+				w.P("for _, v := range ", expr, " {")
+				w.P("v.EscapeStrings(esc)")
+				w.P("}")
+			}
 		}
+		// The keys, whatever the values hold.
 		if key.Desc.Kind() == protoreflect.StringKind {
 			w.P(w.helper("Keys"), "(", expr, ", esc)")
 		}
