@@ -408,16 +408,17 @@ func TestSnapshotSaveAndRestore(t *testing.T) {
 	}
 }
 
-// A listing that shows the newest N asks pages of N: AllJobs fetches the
-// page size its request gives, and the client's own without one.
-func TestAllJobsAsksThePageSizeItIsGiven(t *testing.T) {
+// A listing that shows the first N asks pages of N: AllJobs and
+// AllJournal fetch the page size their request gives, and the client's
+// own without one.
+func TestListingsAskThePageSizeTheyAreGiven(t *testing.T) {
 	g := testcluster.New(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var mu sync.Mutex
 	var asked []int32
 	count := grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		if r, ok := req.(*longfairv1.ListJobsRequest); ok {
+		if r, ok := req.(interface{ GetPageSize() int32 }); ok {
 			mu.Lock()
 			asked = append(asked, r.GetPageSize())
 			mu.Unlock()
@@ -464,5 +465,28 @@ func TestAllJobsAsksThePageSizeItIsGiven(t *testing.T) {
 	}
 	if ids := list(0, 0); len(ids) != 5 || !slices.Equal(asked, []int32{4, 4}) {
 		t.Errorf("every job in the client's pages: jobs %v, pages asked %v; want 5 jobs in pages of 4", ids, asked)
+	}
+	journal := func(size int32, show int) (n int) {
+		mu.Lock()
+		asked = nil
+		mu.Unlock()
+		for _, err := range c.AllJournal(ctx, &longfairv1.ListJournalRequest{PageSize: size}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n++; n == show {
+				break
+			}
+		}
+		return n
+	}
+	if n := journal(1, 1); n != 1 || !slices.Equal(asked, []int32{1}) {
+		t.Errorf("the first journal entry in pages of 1: %d entries, pages asked %v; want one page of 1", n, asked)
+	}
+	if n := journal(5000, 0); n == 0 || len(asked) != 1 || asked[0] != longfairv1.MaxPageSize {
+		t.Errorf("a page size above the most: %d entries, pages asked %v; want one page of %d", n, asked, longfairv1.MaxPageSize)
+	}
+	if n := journal(0, 0); n == 0 || len(asked) == 0 || asked[0] != 4 {
+		t.Errorf("the journal in the client's pages: %d entries, pages asked %v; want pages of 4", n, asked)
 	}
 }

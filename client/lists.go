@@ -45,10 +45,7 @@ func pages[T any](ctx context.Context, fetch func(ctx context.Context, token str
 // size (WithPageSize): a caller that shows the newest N asks pages of N, so
 // that the server neither reads nor sends a thousand to show fifty.
 func (c *Client) AllJobs(ctx context.Context, req *longfairv1.ListJobsRequest) iter.Seq2[*longfairv1.Job, error] {
-	size := min(req.GetPageSize(), longfairv1.MaxPageSize)
-	if size <= 0 {
-		size = c.opts.pageSize
-	}
+	size := c.pageSize(req.GetPageSize())
 	return pages(ctx, func(ctx context.Context, token string) ([]*longfairv1.Job, string, error) {
 		r := &longfairv1.ListJobsRequest{Account: req.GetAccount(), User: req.GetUser(), States: req.GetStates(),
 			PageSize: size, PageToken: token}
@@ -104,10 +101,19 @@ func (c *Client) AllGrants(ctx context.Context, account string) iter.Seq2[*longf
 // Journal lists the SU journal in sequence order from the entry after
 // afterSeq; with an account, only entries that touch it.
 func (c *Client) Journal(ctx context.Context, account string, afterSeq uint64) iter.Seq2[*longfairv1.JournalEntry, error] {
+	return c.AllJournal(ctx, &longfairv1.ListJournalRequest{Account: account, AfterSeq: afterSeq})
+}
+
+// AllJournal is Journal for a request: from the entry after
+// req.AfterSeq, only entries that touch req.Account when it is set, in
+// pages of req.PageSize entries (at most 1000) when it is set, else of
+// the client's page size — a caller that shows the first N asks N.
+func (c *Client) AllJournal(ctx context.Context, req *longfairv1.ListJournalRequest) iter.Seq2[*longfairv1.JournalEntry, error] {
+	size := c.pageSize(req.GetPageSize())
 	return func(yield func(*longfairv1.JournalEntry, error) bool) {
-		after := afterSeq
+		after := req.GetAfterSeq()
 		for {
-			resp, err := c.Ledger().ListJournal(ctx, &longfairv1.ListJournalRequest{Account: account, AfterSeq: after, PageSize: c.opts.pageSize})
+			resp, err := c.Ledger().ListJournal(ctx, &longfairv1.ListJournalRequest{Account: req.GetAccount(), AfterSeq: after, PageSize: size})
 			if err != nil {
 				yield(nil, err)
 				return
@@ -123,4 +129,13 @@ func (c *Client) Journal(ctx context.Context, account string, afterSeq uint64) i
 			after = resp.GetNextAfterSeq()
 		}
 	}
+}
+
+// pageSize is the page size a request asks (at most 1000), or the
+// client's when it asks none.
+func (c *Client) pageSize(asked int32) int32 {
+	if asked <= 0 {
+		return c.opts.pageSize
+	}
+	return min(asked, longfairv1.MaxPageSize)
 }

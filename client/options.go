@@ -104,8 +104,8 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithPageSize sets how many items the All* iterators and Journal fetch per
-// call (1 to 1000; the default is 1000). AllJobs takes its request's page
-// size instead when it has one.
+// call (1 to 1000; the default is 1000). AllJobs and AllJournal take their
+// request's page size instead when it has one.
 func WithPageSize(n int) Option {
 	return func(o *options) { o.pageSize = int32(max(1, min(n, longfairv1.MaxPageSize))) }
 }

@@ -90,7 +90,9 @@ func ledgerShowCommand() func(args []string, stdout, stderr io.Writer) error {
 		ctx, cancel := f.callContext(ctx)
 		defer cancel()
 		var list []*longfairv1.JournalEntry
-		for e, err := range c.Journal(ctx, account, after) {
+		// Pages of what it shows: the first 100 are one page of 100.
+		req := &longfairv1.ListJournalRequest{Account: account, AfterSeq: after, PageSize: int32(min(limit, longfairv1.MaxPageSize))}
+		for e, err := range c.AllJournal(ctx, req) {
 			if err != nil {
 				return err
 			}
