@@ -1,7 +1,7 @@
 // Package pbgen is what longfair's own protoc plugins share
 // (protoc-gen-go-pbjson, protoc-gen-go-escape): the run over the files
 // protoc gives, one generated Go file per proto file with a method for
-// each message, and the lines of a method's body.
+// each message, and a method's body.
 package pbgen
 
 import (
@@ -51,29 +51,23 @@ func each(g *protogen.GeneratedFile, f *protogen.File, m *protogen.Message, meth
 	return method(g, f, m)
 }
 
-// Lines collects the lines of a method's body, to be written once the
-// method's signature (which may depend on them) is known.
-type Lines []string
+// Body is a method's body being written: the Go file it goes into, the
+// proto file it is generated from, and its lines, kept until the method's
+// signature (which may depend on them) is written.
+type Body struct {
+	G     *protogen.GeneratedFile
+	File  *protogen.File
+	Lines []string
+}
 
-// P adds a line: its parts printed one after another.
-func (l *Lines) P(parts ...any) {
+// P adds a line to the body: its parts printed one after another.
+func (b *Body) P(parts ...any) {
 	var s strings.Builder
 	for _, p := range parts {
 		fmt.Fprint(&s, p)
 	}
-	*l = append(*l, s.String())
+	b.Lines = append(b.Lines, s.String())
 }
-
-// Body is a method's body being written: the Go file it goes into, the
-// proto file it is generated from, and its lines.
-type Body struct {
-	G     *protogen.GeneratedFile
-	File  *protogen.File
-	Lines Lines
-}
-
-// P adds a line to the body.
-func (b *Body) P(parts ...any) { b.Lines.P(parts...) }
 
 // Ident is name of package pkg as the generated file refers to it,
 // importing pkg.
