@@ -33,6 +33,7 @@ var (
 	// have fenced them first (issue 10 item 3); -lin.worker-faults=false
 	// leaves the workers alone for a shorter run.
 	linWorkerFaults = flag.Bool("lin.worker-faults", true, "also pause a worker running tasks long enough to be declared lost (issue 10 item 3)")
+	linLogStore     = flag.String("lin.log-store", "boltdb", "the servers' Raft log store (--raft-log-store): boltdb or wal")
 )
 
 // The shape of every job in the history: one task that needs a MIC
@@ -221,7 +222,7 @@ func TestLinearizableUnderFaults(t *testing.T) {
 	}
 	t.Logf("seed %d (rerun with -lin.seed=%d)", seed, seed)
 
-	c := startCluster(ctx, t, 3)
+	c := startCluster(ctx, t, 3, "--raft-log-store", *linLogStore)
 	// The node that keeps the history's jobs placeable but never placed.
 	parked := c.startWorker("parked", "--cpu", "1", "--mic", "1")
 	c.waitNodes(ctx, map[string]bool{"parked": true})

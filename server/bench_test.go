@@ -237,20 +237,27 @@ func fsyncLatency(b *testing.B, dir string, n int) time.Duration {
 // BenchmarkCommitLatencyAtLightLoad: the mean time of one submission
 // committed by a 3-server group over loopback, from one client sending
 // one at a time (light load: nothing to batch), beside one fsync on the
-// same file system measured in the same run, in turns. Goal: ≤ 3 fsyncs.
-// A commit needs the leader's log append, then a follower's (hashicorp/raft
-// writes the leader's before it sends), each a bbolt commit of two disk
-// syncs, the round trip between them, and the leader's state machine
-// commit, which syncs nothing (fsm.Options.RebuiltFromLog). Here the three
-// servers share one disk and two cores. It also reports hashicorp/raft's
-// and raft-boltdb's own means (the *_ms of the library, below), which
-// show the split.
+// same file system measured in the same run, in turns, for each Raft log
+// store. Goal: ≤ 3 fsyncs. A commit needs the leader's log append, then a
+// follower's (hashicorp/raft writes the leader's before it sends), the
+// round trip between them, and the leader's state machine commit, which
+// syncs nothing (fsm.Options.RebuiltFromLog). An append is a bbolt commit
+// of two disk syncs with boltdb, one sync with wal. Here the three servers
+// share one disk and two cores. It also reports hashicorp/raft's and the
+// log store's own means (the *_ms of the library, below), which show the
+// split.
 func BenchmarkCommitLatencyAtLightLoad(b *testing.B) {
+	for _, store := range []string{server.LogStoreBoltDB, server.LogStoreWAL} {
+		b.Run(store, func(b *testing.B) { commitLatencyAtLightLoad(b, store) })
+	}
+}
+
+func commitLatencyAtLightLoad(b *testing.B, store string) {
 	ctx := context.Background()
-	c := testcluster.New(b, 3)
+	c := testcluster.NewWith(b, 3, func(cfg *server.Config) { cfg.Raft.LogStore = store })
 	account, user := setupAccount(ctx, b, c, "bench")
 	leader := []*server.Server{c.WaitLeader(ctx)}
-	// hashicorp/raft's and raft-boltdb's own timers (go-metrics, one sink
+	// hashicorp/raft's and the log store's own timers (go-metrics, one sink
 	// per process, so the three servers' together) say where the
 	// commit's time goes; from here on, so that set-up is not counted.
 	lib := gometrics.NewInmemSink(time.Hour, time.Hour)
@@ -280,8 +287,9 @@ func BenchmarkCommitLatencyAtLightLoad(b *testing.B) {
 	b.ReportMetric(ms(meanFsync), "fsync_ms")
 	b.ReportMetric(float64(meanCommit)/float64(meanFsync), "commit/fsync")
 	// The library's means over the run (milliseconds, its unit): one log
-	// append with its two syncs on any server, the leader's, and the
-	// leader's round trip to a follower, that follower's append included;
+	// append with its syncs on any server, the leader's, and the
+	// leader's round trip to a follower, that follower's append included
+	// (log_append_ms is raft-boltdb's alone; raft-wal times no appends);
 	// a commit is the leader's append, then a follower's round trip. An
 	// FSM apply is any server's.
 	for name, key := range map[string]string{

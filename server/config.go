@@ -136,6 +136,10 @@ type RaftConfig struct {
 	TrailingLogs uint64 `json:"trailing_logs"`
 	// SnapshotsRetained is how many snapshot files are kept on disk.
 	SnapshotsRetained int `json:"snapshots_retained"`
+	// LogStore is where the Raft log is kept: LogStoreBoltDB (the
+	// default) or LogStoreWAL. A data dir keeps the store it was started
+	// with; to change it, a server rejoins with an empty data dir.
+	LogStore string `json:"log_store"`
 }
 
 // StateCheckConfig sets the periodic state check: the leader commits a
@@ -171,6 +175,7 @@ func DefaultConfig() Config {
 			SnapshotThreshold:  8192,
 			TrailingLogs:       10240,
 			SnapshotsRetained:  2,
+			LogStore:           LogStoreBoltDB,
 		},
 		StateCheck: StateCheckConfig{Interval: Duration(time.Minute), Entries: 50_000},
 	}
@@ -299,6 +304,9 @@ func (r RaftConfig) validate() error {
 	}
 	if r.SnapshotsRetained < 1 {
 		errs = append(errs, fmt.Errorf("raft snapshots_retained is %d: keep at least 1 snapshot", r.SnapshotsRetained))
+	}
+	if r.LogStore != LogStoreBoltDB && r.LogStore != LogStoreWAL {
+		errs = append(errs, fmt.Errorf("raft log_store is %q: use %q (the default) or %q", r.LogStore, LogStoreBoltDB, LogStoreWAL))
 	}
 	return errors.Join(errs...)
 }

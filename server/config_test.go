@@ -43,6 +43,8 @@ func TestValidateSaysWhatIsWrong(t *testing.T) {
 		{"lease above heartbeat", func(c *Config) { c.Raft.LeaderLeaseTimeout = Duration(time.Second) }, "leader_lease_timeout"},
 		{"zero timeout", func(c *Config) { c.Raft.ElectionTimeout = 0 }, "election_timeout is 0s"},
 		{"append entries", func(c *Config) { c.Raft.MaxAppendEntries = 0 }, "max_append_entries"},
+		{"unknown log store", func(c *Config) { c.Raft.LogStore = "rocksdb" }, `raft log_store is "rocksdb": use "boltdb" (the default) or "wal"`},
+		{"no log store", func(c *Config) { c.Raft.LogStore = "" }, `raft log_store is ""`},
 		{"worker loss too short", func(c *Config) { c.WorkerLossTimeout = Duration(time.Second) }, "worker_loss_timeout is 1s: give at least 2s"},
 	}
 	for _, tc := range cases {

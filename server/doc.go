@@ -2,9 +2,11 @@
 //
 // A Server ties together the pieces every server runs:
 //
-//   - a hashicorp/raft node whose log and stable store is raft-boltdb/v2,
-//     with a file snapshot store and a TCP transport, applying the log to
-//     the bbolt-backed ledger FSM of package fsm;
+//   - a hashicorp/raft node whose log and stable store is raft-boltdb/v2
+//     or, if the operator chooses it, hashicorp/raft-wal (raftstore.go: one
+//     disk sync per append instead of two), with a file snapshot store and
+//     a TCP transport, applying the log to the bbolt-backed ledger FSM of
+//     package fsm;
 //   - a memberlist gossip member advertising the server's role, node id and
 //     Raft and gRPC addresses, through which servers find each other and,
 //     with bootstrap-expect, form the group once enough of them are present;
@@ -62,7 +64,8 @@
 // each to compare. A server that differs answers reads Unavailable with
 // the index and the remedy and fails /readyz; Operator.VerifyState judges
 // every server's digest against the majority, which also finds a damaged
-// leader. At start-up, a damaged raft.db or fsm.db is refused with the
+// leader. At start-up, a damaged raft.db, fsm.db or raft-wal metadata file
+// is refused with the
 // file named (internal/boltcheck), never a panic, and an fsm.db changed
 // since the last clean shutdown marks the server diverged at once.
 //

@@ -121,9 +121,21 @@ func checkAcked(ctx context.Context, t testing.TB, c *testcluster.Cluster, s *se
 }
 
 func TestLeaderShutdownFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
+	forEachLogStore(t, leaderShutdownFailsOverWithoutLosingAcknowledgedWrites)
+}
+
+// forEachLogStore runs test once for each Raft log store a server can keep
+// its log in, with the stores' tune applied to every server.
+func forEachLogStore(t *testing.T, test func(t *testing.T, store func(*server.Config))) {
+	for _, kind := range []string{server.LogStoreBoltDB, server.LogStoreWAL} {
+		t.Run(kind, func(t *testing.T) { test(t, func(cfg *server.Config) { cfg.Raft.LogStore = kind }) })
+	}
+}
+
+func leaderShutdownFailsOverWithoutLosingAcknowledgedWrites(t *testing.T, store func(*server.Config)) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := testcluster.New(t, 3)
+	c := testcluster.NewWith(t, 3, store)
 	w := &ackedWrites{jobs: map[uint64]string{}}
 	w.account, w.user = setupAccount(ctx, t, c, "chem")
 	writeSome(ctx, t, c, w, 12, "before")

@@ -84,9 +84,13 @@ func TestRestartKeepsStateWithoutReplayingTheLog(t *testing.T) {
 // and the server ends with every acknowledged write and the same state as
 // the others.
 func TestRestartAfterACrashRebuildsTheStateFromTheLog(t *testing.T) {
+	forEachLogStore(t, restartAfterACrashRebuildsTheStateFromTheLog)
+}
+
+func restartAfterACrashRebuildsTheStateFromTheLog(t *testing.T, store func(*server.Config)) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := testcluster.NewWith(t, 3, func(cfg *server.Config) { cfg.Raft.TrailingLogs = 2 })
+	c := testcluster.NewWith(t, 3, func(cfg *server.Config) { store(cfg); cfg.Raft.TrailingLogs = 2 })
 	w := &ackedWrites{jobs: map[uint64]string{}}
 	w.account, w.user = setupAccount(ctx, t, c, "bio")
 	writeSome(ctx, t, c, w, 10, "before")

@@ -94,7 +94,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	// The Raft log is opened first: its lock wait is short, so a second
 	// server on the same data dir is told so within a second.
-	stores, err := openRaftStores(filepath.Join(cfg.DataDir, "raft"), cfg.Raft.SnapshotsRetained, logger)
+	stores, err := openRaftStores(filepath.Join(cfg.DataDir, "raft"), cfg.Raft.LogStore, cfg.Raft.SnapshotsRetained, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	notify := make(chan bool, 16)
-	s.raft, err = raft.NewRaft(raftConfig(s.cfg, notify, s.restoreOnStart, s.logger), s.fsm, s.stores.logs, s.stores.bolt, s.stores.snaps, s.transport)
+	s.raft, err = raft.NewRaft(raftConfig(s.cfg, notify, s.restoreOnStart, s.logger), s.fsm, s.stores.logs, s.stores.stable, s.stores.snaps, s.transport)
 	if err != nil {
 		return fmt.Errorf("start raft: %w", err)
 	}
@@ -253,7 +253,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	// The Raft log store's page and transaction statistics, through
 	// go-metrics (ops/metrics.RouteLibraryMetrics shows them).
-	s.goRun(func() { s.stores.bolt.RunMetrics(runCtx, libraryMetricsInterval) })
+	s.goRun(func() { s.stores.runMetrics(runCtx, libraryMetricsInterval) })
 	s.goRun(func() { s.rememberServersLoop(runCtx) })
 	s.goRun(func() { s.rejoinLoop(runCtx) })
 	s.goRun(func() { s.healthLoop(runCtx) })

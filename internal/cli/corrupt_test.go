@@ -21,7 +21,8 @@ import (
 
 // TestServerRefusesDamagedDataFilesWithAdvice damages a stopped server's
 // Raft log and state file the ways a disk or an operator does — a
-// truncated raft.db, pages of fsm.db overwritten — and starts the real
+// truncated raft.db, pages of fsm.db or of raft-wal's metadata file
+// overwritten — and starts the real
 // binary on each: it must exit non-zero with a message naming the file and
 // what to do, and never with a Go panic or a fault's goroutine dump.
 func TestServerRefusesDamagedDataFilesWithAdvice(t *testing.T) {
@@ -32,12 +33,90 @@ func TestServerRefusesDamagedDataFilesWithAdvice(t *testing.T) {
 	defer cancel()
 	bin := testcluster.Binary(t)
 
-	// A server with some state, stopped cleanly.
+	// Servers with some state, stopped cleanly, one for each Raft log
+	// store.
+	dataDirs := map[string]string{}
+	for _, store := range []string{server.LogStoreBoltDB, server.LogStoreWAL} {
+		dataDirs[store] = stoppedServer(ctx, t, store)
+	}
+	for _, tc := range []struct {
+		name   string
+		file   string // in the data dir
+		damage func(t *testing.T, path string)
+	}{
+		{"raft.db truncated", "raft/raft.db", func(t *testing.T, path string) {
+			// Two pages and a bit: both meta pages survive, every page
+			// they point at is gone.
+			if err := os.Truncate(path, 2*4096+100); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"fsm.db pages overwritten", "fsm/fsm.db", func(t *testing.T, path string) {
+			overwrite(t, path, 2*4096, 8*4096)
+		}},
+		{"raft.db pages overwritten", "raft/raft.db", func(t *testing.T, path string) {
+			overwrite(t, path, 2*4096, 4*4096)
+		}},
+		{"fsm.db truncated", "fsm/fsm.db", func(t *testing.T, path string) {
+			if err := os.Truncate(path, 3*4096); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"wal-meta.db truncated", "raft/wal/wal-meta.db", func(t *testing.T, path string) {
+			if err := os.Truncate(path, 2*4096+100); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"wal-meta.db pages overwritten", "raft/wal/wal-meta.db", func(t *testing.T, path string) {
+			overwrite(t, path, 2*4096, 2*4096)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			store := server.LogStoreBoltDB
+			if strings.HasPrefix(tc.file, "raft/wal/") {
+				store = server.LogStoreWAL
+			}
+			dir := t.TempDir()
+			copyTree(t, dataDirs[store], dir)
+			path := filepath.Join(dir, filepath.FromSlash(tc.file))
+			tc.damage(t, path)
+			rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+			defer rcancel()
+			cmd := exec.CommandContext(rctx, bin, "server", "--node-id", "dmg-1", "--data-dir", dir,
+				"--raft-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--acl=false", "--raft-log-store", store)
+			out, err := cmd.CombinedOutput()
+			if rctx.Err() != nil {
+				t.Fatalf("the server kept running on a damaged %s:\n%s", tc.file, out)
+			}
+			if err == nil {
+				t.Fatalf("the server exited 0 on a damaged %s:\n%s", tc.file, out)
+			}
+			text := string(out)
+			for _, bad := range []string{"panic:", "goroutine ", "fatal error", "SIGBUS", "SIGSEGV"} {
+				if strings.Contains(text, bad) {
+					t.Fatalf("the server crashed on a damaged %s instead of refusing it (%q in its output):\n%s", tc.file, bad, firstLines(text, 20))
+				}
+			}
+			if !strings.Contains(text, path) {
+				t.Errorf("the refusal does not name the damaged file %s:\n%s", path, text)
+			}
+			if !strings.Contains(text, "empty data dir") || !strings.Contains(text, "snapshot") {
+				t.Errorf("the refusal does not say what to do (rejoin with an empty data dir, or restore a snapshot):\n%s", text)
+			}
+		})
+	}
+}
+
+// stoppedServer runs a one-server group keeping its Raft log in store,
+// writes some state, stops it cleanly and returns its data dir.
+func stoppedServer(ctx context.Context, t *testing.T, store string) string {
+	t.Helper()
 	dataDir := filepath.Join(t.TempDir(), "dmg-1")
 	cfg := server.DefaultConfig()
 	cfg.NodeID, cfg.DataDir, cfg.Bootstrap = "dmg-1", dataDir, true
 	cfg.RaftAddr, cfg.GRPCAddr, cfg.GossipAddr, cfg.HTTPAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0", ""
 	cfg.ACL.Enabled = false
+	cfg.Raft.LogStore = store
 	s, err := server.New(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -66,63 +145,7 @@ func TestServerRefusesDamagedDataFilesWithAdvice(t *testing.T) {
 	if err := s.Shutdown(sctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name   string
-		file   string
-		damage func(t *testing.T, path string)
-	}{
-		{"raft.db truncated", "raft.db", func(t *testing.T, path string) {
-			// Two pages and a bit: both meta pages survive, every page
-			// they point at is gone.
-			if err := os.Truncate(path, 2*4096+100); err != nil {
-				t.Fatal(err)
-			}
-		}},
-		{"fsm.db pages overwritten", "fsm.db", func(t *testing.T, path string) {
-			overwrite(t, path, 2*4096, 8*4096)
-		}},
-		{"raft.db pages overwritten", "raft.db", func(t *testing.T, path string) {
-			overwrite(t, path, 2*4096, 4*4096)
-		}},
-		{"fsm.db truncated", "fsm.db", func(t *testing.T, path string) {
-			if err := os.Truncate(path, 3*4096); err != nil {
-				t.Fatal(err)
-			}
-		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			copyTree(t, dataDir, dir)
-			path := filepath.Join(dir, "raft", "raft.db")
-			if tc.file == "fsm.db" {
-				path = filepath.Join(dir, "fsm", "fsm.db")
-			}
-			tc.damage(t, path)
-			rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
-			defer rcancel()
-			cmd := exec.CommandContext(rctx, bin, "server", "--node-id", "dmg-1", "--data-dir", dir,
-				"--raft-addr", "127.0.0.1:0", "--grpc-addr", "127.0.0.1:0", "--gossip-addr", "127.0.0.1:0", "--http-addr", "127.0.0.1:0", "--acl=false")
-			out, err := cmd.CombinedOutput()
-			if rctx.Err() != nil {
-				t.Fatalf("the server kept running on a damaged %s:\n%s", tc.file, out)
-			}
-			if err == nil {
-				t.Fatalf("the server exited 0 on a damaged %s:\n%s", tc.file, out)
-			}
-			text := string(out)
-			for _, bad := range []string{"panic:", "goroutine ", "fatal error", "SIGBUS", "SIGSEGV"} {
-				if strings.Contains(text, bad) {
-					t.Fatalf("the server crashed on a damaged %s instead of refusing it (%q in its output):\n%s", tc.file, bad, firstLines(text, 20))
-				}
-			}
-			if !strings.Contains(text, path) {
-				t.Errorf("the refusal does not name the damaged file %s:\n%s", path, text)
-			}
-			if !strings.Contains(text, "empty data dir") || !strings.Contains(text, "snapshot") {
-				t.Errorf("the refusal does not say what to do (rejoin with an empty data dir, or restore a snapshot):\n%s", text)
-			}
-		})
-	}
+	return dataDir
 }
 
 // overwrite fills n bytes of path from off with seeded pseudo-random bytes.

@@ -186,7 +186,7 @@ func fieldsSetBy(t *testing.T, flag string) []string {
 		"--node-id": "y", "--data-dir": "/other", "--join": "10.9.9.9:7412", "--bootstrap-expect": "5",
 		"--bootstrap": "true", "--acl": "false", "--acl-bootstrap-token": tokenFile(t), "--munge-socket": "/run/munge/munge.socket.2", "--log-level": "debug",
 		"--log-format": "json", "--gossip-key": base64.StdEncoding.EncodeToString(make([]byte, 16)),
-		"--tls-server-name": "server.longfair", "--worker-loss-timeout": "90s", "--look-ahead": "true",
+		"--tls-server-name": "server.longfair", "--worker-loss-timeout": "90s", "--look-ahead": "true", "--raft-log-store": "wal",
 	}[flag]
 	switch {
 	case value != "":

@@ -67,6 +67,7 @@ type serverFlags struct {
 	shutdownTimeout                               time.Duration
 	workerLossTimeout                             time.Duration
 	lookAhead                                     bool
+	raftLogStore                                  string
 	security                                      securityFlags // server_security.go
 }
 
@@ -94,6 +95,7 @@ func newServerFlagSet(f *serverFlags, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.httpAddr, "http-addr", server.DefaultHTTPAddr, "listen `host:port` for /metrics, /healthz and /readyz (no token is asked) and the JSON/HTTP API under /v1/ (tokens as for gRPC); '' disables it")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long in-flight calls get to finish on SIGINT/SIGTERM")
 	fs.DurationVar(&f.workerLossTimeout, "worker-loss-timeout", server.DefaultWorkerLossTimeout, "how long after a worker was last heard its tasks are rerun elsewhere; workers must fence (--fence-timeout plus --kill-grace) at least 1s sooner")
+	fs.StringVar(&f.raftLogStore, "raft-log-store", server.LogStoreBoltDB, "where the Raft log is kept: `store` boltdb (raft-boltdb, two disk syncs per append) or wal (hashicorp/raft-wal, one; experimental upstream); a data dir keeps the store it was started with")
 	fs.BoolVar(&f.lookAhead, "look-ahead", false, "give each worker a queue of committed tasks to start as soon as a slot frees, under hmrf, ltdrf, ltaf and ltrf (at most one node's worth; the order bends by at most one queued task per slot)")
 	f.security.register(fs)
 	return fs
@@ -157,6 +159,8 @@ func serverConfig(args []string, stderr io.Writer) (server.Config, serverFlags, 
 			cfg.WorkerLossTimeout = server.Duration(f.workerLossTimeout)
 		case "look-ahead":
 			cfg.LookAhead = f.lookAhead
+		case "raft-log-store":
+			cfg.Raft.LogStore = f.raftLogStore
 		}
 	})
 	if err := f.security.apply(fs, &cfg); err != nil {

@@ -88,6 +88,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 		demo, keep    bool
 		noWorkers     bool
 		lookAhead     bool
+		logStore      string
 		startTimeout  time.Duration
 	)
 	fs := cli.NewFlags("dev")
@@ -97,6 +98,7 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&noWorkers, "no-workers", false, "start only the three servers")
 	fs.StringVar(&logLevel, "log-level", "info", "log `level` of the servers and workers (their logs are in the directory)")
 	fs.BoolVar(&lookAhead, "look-ahead", false, "start the servers with --look-ahead: workers start queued tasks as soon as a slot frees")
+	fs.StringVar(&logStore, "raft-log-store", "", "start the servers with --raft-log-store `store`: boltdb or wal (a resumed cluster needs the store it started with)")
 	fs.DurationVar(&startTimeout, "start-timeout", 60*time.Second, "give up when the cluster is not up within this `duration`")
 	pos, _, err := cli.ParseFlags(fs, args, devHelp, stdout)
 	if err != nil {
@@ -128,7 +130,14 @@ func runDev(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	d := &devCluster{Dir: dir, PID: os.Getpid()}
 	startCtx, cancel := context.WithTimeout(ctx, startTimeout)
-	err = d.start(startCtx, exe, logLevel, !noWorkers, lookAhead, stdout)
+	var serverFlags []string
+	if lookAhead {
+		serverFlags = append(serverFlags, "--look-ahead")
+	}
+	if logStore != "" {
+		serverFlags = append(serverFlags, "--raft-log-store", logStore)
+	}
+	err = d.start(startCtx, exe, logLevel, !noWorkers, serverFlags, stdout)
 	cancel()
 	if err != nil {
 		d.stop()

@@ -56,8 +56,8 @@ func devWorkers() []devWorker {
 }
 
 // start brings the cluster up: servers, a leader, the demo accounts, the
-// workers, then dev.json and dev.env.
-func (d *devCluster) start(ctx context.Context, exe, logLevel string, withWorkers, lookAhead bool, stdout io.Writer) error {
+// workers, then dev.json and dev.env. serverFlags go to every server.
+func (d *devCluster) start(ctx context.Context, exe, logLevel string, withWorkers bool, serverFlags []string, stdout io.Writer) error {
 	// A dev.env left by a dev that was killed must not make anyone think
 	// this cluster is up.
 	if err := os.Remove(filepath.Join(d.Dir, "dev.env")); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -94,9 +94,7 @@ func (d *devCluster) start(ctx context.Context, exe, logLevel string, withWorker
 		args := []string{"server", "--node-id", id, "--data-dir", filepath.Join(d.Dir, id, "data"),
 			"--raft-addr", raftAddr, "--grpc-addr", grpcAddr, "--gossip-addr", gossipAddr, "--http-addr", "127.0.0.1:0",
 			"--bootstrap-expect", "3", "--log-format", "json", "--log-level", logLevel}
-		if lookAhead {
-			args = append(args, "--look-ahead")
-		}
+		args = append(args, serverFlags...)
 		if d.ACLOff != "" {
 			conf := filepath.Join(d.Dir, id, "dev-server.json")
 			if err := os.MkdirAll(filepath.Dir(conf), 0o700); err != nil {

@@ -1,0 +1,273 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	gometrics "github.com/hashicorp/go-metrics/compat"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	wal "github.com/hashicorp/raft-wal"
+	walmetadb "github.com/hashicorp/raft-wal/metadb"
+	"go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/longfair/longfair/internal/boltcheck"
+)
+
+// The Raft log stores a server can keep its log in (RaftConfig.LogStore).
+const (
+	// LogStoreBoltDB is raft-boltdb/v2: one bbolt file, raft.db. Each
+	// append is a bbolt commit of two disk syncs. The default.
+	LogStoreBoltDB = "boltdb"
+	// LogStoreWAL is hashicorp/raft-wal: segment files of appended
+	// entries, and a small bbolt file for its metadata and Raft's stable
+	// values, in wal/. Each append is one disk sync, so a commit, which
+	// waits for the leader's append and then a follower's, waits for two
+	// syncs instead of four. raft-wal calls itself experimental; Consul
+	// offers it as an option, as longfair does.
+	LogStoreWAL = "wal"
+)
+
+// raftStores are the on-disk parts of the Raft node: the log, the stable
+// store (Raft's term and vote) and the snapshot directory.
+type raftStores struct {
+	kind   string        // LogStoreBoltDB or LogStoreWAL
+	logs   raft.LogStore // the log behind a cache of recent entries
+	stable raft.StableStore
+	snaps  *raft.FileSnapshotStore
+	bolt   *raftboltdb.BoltStore // boltdb: the log and stable store; else nil
+	closer func() error          // closes the log and stable store
+}
+
+// logCacheEntries keeps the most recent log entries in memory, so
+// replicating to followers rarely reads the log back from disk.
+const logCacheEntries = 1024
+
+// The names a log store leaves in the Raft directory, by which a data
+// dir's store is known.
+const (
+	boltLogFile = "raft.db"
+	walLogDir   = "wal"
+)
+
+func openRaftStores(dir, kind string, retain int, logger *slog.Logger) (*raftStores, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create raft directory: %w", err)
+	}
+	if err := checkLogStoreKind(dir, kind); err != nil {
+		return nil, err
+	}
+	open := openBoltLog
+	if kind == LogStoreWAL {
+		open = openWALLog
+	}
+	st, err := open(dir, logger)
+	if err != nil {
+		return nil, err
+	}
+	if st.logs, err = raft.NewLogCache(logCacheEntries, st.logs); err != nil {
+		st.closer()
+		return nil, fmt.Errorf("raft log cache: %w", err)
+	}
+	if st.snaps, err = raft.NewFileSnapshotStoreWithLogger(dir, retain, newHclog(logger, "raft-snapshot")); err != nil {
+		st.closer()
+		return nil, fmt.Errorf("open raft snapshot store in %s: %w", dir, err)
+	}
+	return st, nil
+}
+
+// checkLogStoreKind refuses a configured log store other than the one
+// the data dir already holds its log in: the other would start empty,
+// and a server with an empty log but a state and snapshots could vote
+// and acknowledge as if it had lost what it had acknowledged before.
+func checkLogStoreKind(dir, kind string) error {
+	var have []string
+	if _, err := os.Stat(filepath.Join(dir, boltLogFile)); err == nil {
+		have = append(have, LogStoreBoltDB)
+	}
+	if _, err := os.Stat(filepath.Join(dir, walLogDir)); err == nil {
+		have = append(have, LogStoreWAL)
+	}
+	switch {
+	case len(have) > 1:
+		return fmt.Errorf("raft directory %s holds both a %s log (%s) and a %s log (%s/): one of them was not made by this server; %s",
+			dir, LogStoreBoltDB, boltLogFile, LogStoreWAL, walLogDir, raftLogRemedy)
+	case len(have) == 1 && have[0] != kind:
+		return fmt.Errorf("this data dir keeps its Raft log in %s, but the log store asked for is %s: start the server with --raft-log-store %s (raft.log_store), or, to move this server to %s, %s",
+			have[0], kind, have[0], kind, raftLogRemedy)
+	}
+	return nil
+}
+
+// openBoltLog opens raft-boltdb's one file, the log and stable store.
+func openBoltLog(dir string, _ *slog.Logger) (*raftStores, error) {
+	path := filepath.Join(dir, boltLogFile)
+	if err := checkBoltFile(path); err != nil {
+		return nil, err
+	}
+	bolt, err := raftboltdb.New(raftboltdb.Options{
+		Path: path,
+		// Without a timeout a second server on the same data dir would
+		// hang on bbolt's file lock instead of saying what is wrong.
+		BoltOptions: &bbolt.Options{
+			Timeout: time.Second,
+			// Every append is a bbolt commit with its own disk syncs, and
+			// those syncs are what a write waits for. Not writing the
+			// freelist on each commit makes them smaller; bbolt rebuilds
+			// the freelist when it opens the file, as etcd does.
+			NoFreelistSync: true,
+			FreelistType:   bbolt.FreelistMapType,
+		},
+	})
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, lockedError(path)
+		}
+		return nil, fmt.Errorf("open raft log %s: %w", path, err)
+	}
+	return &raftStores{kind: LogStoreBoltDB, logs: bolt, stable: bolt, bolt: bolt, closer: bolt.Close}, nil
+}
+
+// openWALLog opens raft-wal in its own directory. Its metadata file is a
+// bbolt file that raft-wal opens with no lock timeout, so a lock on the
+// directory, taken first, is what tells a second server on the same data
+// dir that it is not alone instead of leaving it hanging.
+func openWALLog(dir string, logger *slog.Logger) (*raftStores, error) {
+	walDir := filepath.Join(dir, walLogDir)
+	if err := os.MkdirAll(walDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create raft log directory: %w", err)
+	}
+	unlock, err := lockDir(walDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBoltFile(filepath.Join(walDir, walmetadb.FileName)); err != nil {
+		unlock()
+		return nil, err
+	}
+	var w *wal.WAL
+	err = boltcheck.Guard(walDir, raftLogRemedy, func() (err error) {
+		w, err = wal.Open(walDir, wal.WithLogger(newHclog(logger, "raft-wal")), wal.WithMetricsCollector(walMetrics{}))
+		return err
+	})
+	if err != nil {
+		unlock()
+		if errors.Is(err, boltcheck.ErrCorrupt) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("open raft log %s: %w (if it is damaged: %s)", walDir, err, raftLogRemedy)
+	}
+	closer := func() error {
+		err := w.Close()
+		unlock()
+		return err
+	}
+	return &raftStores{kind: LogStoreWAL, logs: w, stable: w, closer: closer}, nil
+}
+
+// lockDir takes an exclusive lock on a file in dir, held until the
+// returned function runs (or the process ends).
+func lockDir(dir string) (unlock func(), err error) {
+	path := filepath.Join(dir, "LOCK")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open raft log lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, lockedError(dir)
+		}
+		return nil, fmt.Errorf("lock raft log %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+func lockedError(path string) error {
+	return fmt.Errorf("open raft log %s: it is locked by another process; is another server running on this data dir?", path)
+}
+
+// raftLogRemedy is what to do about a damaged Raft log. A server's log is
+// a copy of the group's, so wiping the data dir and rejoining rebuilds it.
+const raftLogRemedy = "stop this server, move its data dir aside (keep it for inspection) and start it again with an empty data dir joining the others: it rejoins and copies the log and state from the leader; if it was the last server of its group, restore a snapshot with 'longfair operator snapshot restore' into a fresh group"
+
+// checkBoltFile refuses a damaged bbolt file of the Raft log (raft.db, or
+// raft-wal's metadata) before the library opens it: a truncated file
+// would fault inside bbolt and a damaged page would panic. It opens the
+// file read-only and runs bbolt's consistency check, which reads every
+// page; raft.db holds only the entries since the last snapshot, and
+// raft-wal's metadata a few keys, so this is quick.
+func checkBoltFile(path string) error {
+	if err := boltcheck.Precheck(path, raftLogRemedy); err != nil {
+		return err
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return boltcheck.Guard(path, raftLogRemedy, func() error {
+		db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true, Timeout: time.Second})
+		if err != nil {
+			if errors.Is(err, bolterrors.ErrTimeout) {
+				return lockedError(path)
+			}
+			return &boltcheck.CorruptError{Path: path, Problem: err.Error(), Remedy: raftLogRemedy}
+		}
+		defer db.Close()
+		return db.View(func(tx *bbolt.Tx) error { return boltcheck.Check(tx, path, raftLogRemedy) })
+	})
+}
+
+// hasState reports whether this data dir already belongs to a Raft group;
+// such a server never bootstraps again.
+func (st *raftStores) hasState() (bool, error) {
+	ok, err := raft.HasExistingState(st.logs, st.stable, st.snaps)
+	if err != nil {
+		return false, fmt.Errorf("inspect raft state: %w", err)
+	}
+	return ok, nil
+}
+
+func (st *raftStores) close() error { return st.closer() }
+
+// runMetrics reports the log store's statistics through go-metrics until
+// ctx ends: raft-boltdb's page and transaction figures every interval.
+// raft-wal reports its own as it goes (walMetrics).
+func (st *raftStores) runMetrics(ctx context.Context, interval time.Duration) {
+	if st.bolt != nil {
+		st.bolt.RunMetrics(ctx, interval)
+	}
+}
+
+// walMetrics passes raft-wal's counters and gauges to go-metrics, under
+// raft.wal, as hashicorp/raft's own go there (ops/metrics shows them). It
+// asks for go-metrics' sink at each call, so a sink set after the log was
+// opened still gets them.
+type walMetrics struct{}
+
+func (walMetrics) IncrementCounter(name string, delta uint64) {
+	gometrics.IncrCounter([]string{"raft", "wal", name}, float32(delta))
+}
+
+func (walMetrics) SetGauge(name string, val uint64) {
+	gometrics.SetGauge([]string{"raft", "wal", name}, float32(val))
+}
+
+// latestSnapshot is the index of the newest snapshot in the store, 0 when
+// there is none.
+func (st *raftStores) latestSnapshot() (uint64, error) {
+	snaps, err := st.snaps.List()
+	if err != nil {
+		return 0, fmt.Errorf("list raft snapshots: %w", err)
+	}
+	if len(snaps) == 0 {
+		return 0, nil
+	}
+	return snaps[0].Index, nil
+}

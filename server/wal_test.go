@@ -1,0 +1,85 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	wal "github.com/hashicorp/raft-wal"
+
+	"github.com/longfair/longfair/internal/testcluster"
+	"github.com/longfair/longfair/server"
+)
+
+// walLastIndex opens a stopped server's raft-wal log and returns its last
+// index.
+func walLastIndex(t *testing.T, dir string) uint64 {
+	t.Helper()
+	w, err := wal.Open(dir)
+	if err != nil {
+		t.Fatalf("open %s: %v", dir, err)
+	}
+	defer w.Close()
+	last, err := w.LastIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return last
+}
+
+// A crash can tear the last append of a raft-wal log: its bytes only
+// partly reach the disk, and it was never acknowledged, since the sync
+// that would have made it durable did not return. The server must start
+// on such a log (raft-wal drops the torn append, as etcd's WAL does),
+// take back from the leader what it is missing, and end with every
+// acknowledged write and the state the others hold.
+func TestWALServerRecoversFromATornLastAppend(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := testcluster.NewWith(t, 3, func(cfg *server.Config) { cfg.Raft.LogStore = server.LogStoreWAL })
+	w := &ackedWrites{jobs: map[uint64]string{}}
+	w.account, w.user = setupAccount(ctx, t, c, "geo")
+	writeSome(ctx, t, c, w, 10, "before")
+	c.WaitConverged(ctx)
+	f := c.Follower(ctx)
+	idx := c.Index(f)
+	c.Stop(idx)
+
+	dir := filepath.Join(c.ServerConfig(idx).DataDir, "raft", "wal")
+	before := walLastIndex(t, dir)
+	segments, err := filepath.Glob(filepath.Join(dir, "*.wal"))
+	if err != nil || len(segments) == 0 {
+		t.Fatalf("no segment files in %s (%v)", dir, err)
+	}
+	slices.Sort(segments)
+	tail := segments[len(segments)-1]
+	data, err := os.ReadFile(tail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The segment is written from its start; past the last append its
+	// bytes are zero. Tear the end of the last append.
+	end := len(bytes.TrimRight(data, "\x00"))
+	if end < 64 {
+		t.Fatalf("tail segment %s holds %d bytes", tail, end)
+	}
+	clear(data[end-16 : end])
+	if err := os.WriteFile(tail, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if after := walLastIndex(t, dir); after >= before {
+		t.Fatalf("the torn log still ends at %d (it ended at %d): the damage missed the last append", after, before)
+	}
+
+	writeSome(ctx, t, c, w, 5, "while-down")
+	c.Start(idx)
+	digest := c.WaitConverged(ctx)
+	if d, _ := c.Server(idx).FSM().Digest(); d != digest {
+		t.Fatal("the recovered server's state differs from the others'")
+	}
+	checkAcked(ctx, t, c, c.Server(idx), w)
+}
