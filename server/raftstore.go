@@ -14,7 +14,9 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	wal "github.com/hashicorp/raft-wal"
+	walfs "github.com/hashicorp/raft-wal/fs"
 	walmetadb "github.com/hashicorp/raft-wal/metadb"
+	walsegment "github.com/hashicorp/raft-wal/segment"
 	"go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
@@ -86,15 +88,28 @@ func openRaftStores(dir, kind string, retain int, logger *slog.Logger) (*raftSto
 // checkLogStoreKind refuses a configured log store other than the one
 // the data dir already holds its log in: the other would start empty,
 // and a server with an empty log but a state and snapshots could vote
-// and acknowledge as if it had lost what it had acknowledged before.
+// and acknowledge as if it had lost what it had acknowledged before. For
+// the same reason it refuses snapshots with no log at all, and raft-wal's
+// segments without the metadata file that lists them (raft-wal would
+// delete them and start empty).
 func checkLogStoreKind(dir, kind string) error {
+	exists := func(path string) bool {
+		_, err := os.Stat(path)
+		return err == nil
+	}
+	walMeta := exists(filepath.Join(dir, walLogDir, walmetadb.FileName))
+	segments, _ := filepath.Glob(filepath.Join(dir, walLogDir, "*.wal"))
+	if len(segments) > 0 && !walMeta {
+		return &boltcheck.CorruptError{Path: filepath.Join(dir, walLogDir), Problem: fmt.Sprintf("%d raft-wal segment files but no %s listing them", len(segments), walmetadb.FileName), Remedy: raftLogRemedy}
+	}
 	var have []string
-	if _, err := os.Stat(filepath.Join(dir, boltLogFile)); err == nil {
+	if exists(filepath.Join(dir, boltLogFile)) {
 		have = append(have, LogStoreBoltDB)
 	}
-	if _, err := os.Stat(filepath.Join(dir, walLogDir)); err == nil {
+	if walMeta {
 		have = append(have, LogStoreWAL)
 	}
+	snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "meta.json"))
 	switch {
 	case len(have) > 1:
 		return fmt.Errorf("raft directory %s holds both a %s log (%s) and a %s log (%s/): one of them was not made by this server; %s",
@@ -102,6 +117,8 @@ func checkLogStoreKind(dir, kind string) error {
 	case len(have) == 1 && have[0] != kind:
 		return fmt.Errorf("this data dir keeps its Raft log in %s, but the log store asked for is %s: start the server with --raft-log-store %s (raft.log_store), or, to move this server to %s, %s",
 			have[0], kind, have[0], kind, raftLogRemedy)
+	case len(have) == 0 && len(snaps) > 0:
+		return &boltcheck.CorruptError{Path: dir, Problem: "it holds Raft snapshots but no Raft log", Remedy: raftLogRemedy}
 	}
 	return nil
 }
@@ -152,17 +169,31 @@ func openWALLog(dir string, logger *slog.Logger) (*raftStores, error) {
 		unlock()
 		return nil, err
 	}
+	if err := checkWALTail(walDir); err != nil {
+		unlock()
+		return nil, err
+	}
 	var w *wal.WAL
 	err = boltcheck.Guard(walDir, raftLogRemedy, func() (err error) {
 		w, err = wal.Open(walDir, wal.WithLogger(newHclog(logger, "raft-wal")), wal.WithMetricsCollector(walMetrics{}))
-		return err
+		if err != nil {
+			if errors.Is(err, wal.ErrCorrupt) {
+				return &boltcheck.CorruptError{Path: walDir, Problem: err.Error(), Remedy: raftLogRemedy}
+			}
+			return fmt.Errorf("open raft log %s: %w", walDir, err)
+		}
+		if err := readWholeLog(w, walDir); err != nil {
+			w.Close()
+			return err
+		}
+		return nil
 	})
 	if err != nil {
+		// raft-wal v0.4.2 leaves its metadata file open when Open fails
+		// part-way, so in this process a second try is refused as locked;
+		// a server exits on this error anyway.
 		unlock()
-		if errors.Is(err, boltcheck.ErrCorrupt) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("open raft log %s: %w (if it is damaged: %s)", walDir, err, raftLogRemedy)
+		return nil, err
 	}
 	closer := func() error {
 		err := w.Close()
@@ -170,6 +201,72 @@ func openWALLog(dir string, logger *slog.Logger) (*raftStores, error) {
 		return err
 	}
 	return &raftStores{kind: LogStoreWAL, logs: w, stable: w, closer: closer}, nil
+}
+
+// checkWALTail refuses a raft-wal log whose last segment is sealed on disk
+// while its metadata still lists it as the open one: raft-wal v0.4.2 seals
+// a full segment as part of an append and records the switch to the next
+// one afterwards, in the background, so a stop or crash between the two
+// leaves a log that opens but refuses every append ("segment is sealed")
+// for good. Such a server would never catch up; it is told what to do
+// instead. It reads with raft-wal's own metadata and segment code.
+func checkWALTail(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, walmetadb.FileName)); err != nil {
+		return nil // a new log; raft-wal creates it
+	}
+	var meta walmetadb.BoltMetaDB
+	state, err := meta.Load(dir)
+	if err != nil {
+		return &boltcheck.CorruptError{Path: filepath.Join(dir, walmetadb.FileName), Problem: err.Error(), Remedy: raftLogRemedy}
+	}
+	defer meta.Close()
+	if len(state.Segments) == 0 {
+		return nil
+	}
+	tail := state.Segments[len(state.Segments)-1]
+	if !tail.SealTime.IsZero() {
+		return nil
+	}
+	sw, err := walsegment.NewFiler(dir, walfs.New()).RecoverTail(tail)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // raft-wal recreates a tail lost before its first sync
+	}
+	if err != nil {
+		return &boltcheck.CorruptError{Path: filepath.Join(dir, walsegment.FileName(tail)), Problem: err.Error(), Remedy: raftLogRemedy}
+	}
+	defer sw.Close()
+	sealed, _, err := sw.Sealed()
+	if err != nil || sealed {
+		problem := "its last segment was sealed but the switch to the next one was never recorded (a stop during raft-wal's segment switch), so no entry can be appended"
+		if err != nil {
+			problem = err.Error()
+		}
+		return &boltcheck.CorruptError{Path: filepath.Join(dir, walsegment.FileName(tail)), Problem: problem, Remedy: raftLogRemedy}
+	}
+	return nil
+}
+
+// readWholeLog reads every entry of the log once. raft-wal checks a
+// segment's frames only as it reads them, and hashicorp/raft panics on an
+// entry it cannot read at start-up; reading them first turns damage into
+// a refusal that says what to do. The log holds only the entries since
+// the last snapshot (about 20,000 at most by default), so this is quick.
+func readWholeLog(w *wal.WAL, dir string) error {
+	first, err := w.FirstIndex()
+	if err != nil {
+		return fmt.Errorf("read raft log %s: %w", dir, err)
+	}
+	last, err := w.LastIndex()
+	if err != nil {
+		return fmt.Errorf("read raft log %s: %w", dir, err)
+	}
+	var entry raft.Log
+	for i := first; i > 0 && i <= last; i++ {
+		if err := w.GetLog(i, &entry); err != nil {
+			return &boltcheck.CorruptError{Path: dir, Problem: fmt.Sprintf("entry %d of %d–%d cannot be read: %v", i, first, last, err), Remedy: raftLogRemedy}
+		}
+	}
+	return nil
 }
 
 // lockDir takes an exclusive lock on a file in dir, held until the

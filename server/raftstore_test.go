@@ -4,10 +4,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	wal "github.com/hashicorp/raft-wal"
+
+	"github.com/longfair/longfair/internal/boltcheck"
 )
 
 // storeSome opens the stores of kind in dir, appends n entries and a
@@ -87,9 +92,158 @@ func TestLogStoreRefusesADirHoldingBoth(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, walLogDir), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	w, err := wal.Open(filepath.Join(dir, walLogDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
 	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
 		if _, err := openRaftStores(dir, kind, 1, nil); err == nil || !strings.Contains(err.Error(), "holds both") {
 			t.Errorf("a dir with both logs opened as %s: %v", kind, err)
 		}
+	}
+}
+
+// A log store's leftovers that hold no log (an empty wal/ from a first
+// start that failed) do not decide the store; a log that lost its index,
+// or snapshots with no log beside them, are refused: opening would start
+// an empty log under what the server had acknowledged.
+func TestLogStoreJudgesWhatIsThereNotWhatIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, walLogDir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, walLogDir, "LOCK"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := openRaftStores(dir, LogStoreBoltDB, 1, nil)
+	if err != nil {
+		t.Fatalf("an empty wal/ kept a new boltdb log from opening: %v", err)
+	}
+	st.close()
+
+	dir = t.TempDir()
+	storeSome(t, dir, LogStoreWAL, 3)
+	if err := os.Remove(filepath.Join(dir, walLogDir, "wal-meta.db")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openRaftStores(dir, LogStoreWAL, 1, nil); !errors.Is(err, boltcheck.ErrCorrupt) || !strings.Contains(err.Error(), "no wal-meta.db") {
+		t.Fatalf("segments without their metadata: %v, want a refusal naming the missing wal-meta.db", err)
+	}
+
+	dir = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "snapshots", "2-10-1700000000000"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "snapshots", "2-10-1700000000000", "meta.json"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
+		if _, err := openRaftStores(dir, kind, 1, nil); !errors.Is(err, boltcheck.ErrCorrupt) || !strings.Contains(err.Error(), "snapshots but no Raft log") {
+			t.Errorf("snapshots without a log opened as %s: %v", kind, err)
+		}
+	}
+}
+
+// A second server on a new data dir, before raft-wal has made any file
+// there, is refused by the directory's lock, not left to race the first.
+func TestWALLogIsLockedFromItsFirstOpen(t *testing.T) {
+	dir := t.TempDir()
+	walDir := filepath.Join(dir, walLogDir)
+	if err := os.MkdirAll(walDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockDir(walDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	_, err = openRaftStores(dir, LogStoreWAL, 1, nil)
+	if err == nil || !strings.Contains(err.Error(), walDir+": it is locked by another process") {
+		t.Fatalf("open of a locked new wal log: %v, want a refusal naming %s as locked", err, walDir)
+	}
+}
+
+// raft-wal v0.4.2 seals a full segment inside an append and records the
+// switch to the next segment afterwards, in the background; a log closed
+// in between opens but refuses every append. checkWALTail must refuse
+// exactly those logs: for logs closed at every length across a few
+// segment switches, it refuses a log if and only if raft-wal can no
+// longer append to it.
+func TestWALTailCheckRefusesExactlyTheLogsThatCannotAppend(t *testing.T) {
+	quiet := wal.WithLogger(hclog.NewNullLogger())
+	refused := 0
+	for n := 1; n <= 80; n++ {
+		dir := t.TempDir()
+		w, err := wal.Open(dir, wal.WithSegmentSize(4096), quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= n; i++ {
+			if err := w.StoreLogs([]*raft.Log{{Index: uint64(i), Term: 1, Data: make([]byte, 100)}}); err != nil {
+				t.Fatalf("append %d: %v", i, err)
+			}
+		}
+		w.Close()
+		checkErr := checkWALTail(dir)
+		w, err = wal.Open(dir, wal.WithSegmentSize(4096), quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendErr := w.StoreLogs([]*raft.Log{{Index: uint64(n + 1), Term: 1, Data: make([]byte, 100)}})
+		w.Close()
+		if (checkErr != nil) != (appendErr != nil) {
+			t.Fatalf("log of %d entries: the check says %v, an append says %v", n, checkErr, appendErr)
+		}
+		if checkErr != nil {
+			refused++
+			if !errors.Is(checkErr, boltcheck.ErrCorrupt) || !strings.Contains(checkErr.Error(), "empty data dir") {
+				t.Fatalf("refusal %q does not say what to do", checkErr)
+			}
+		}
+	}
+	t.Logf("%d of 80 logs were closed between a segment's seal and the switch", refused)
+}
+
+// A damaged entry in a sealed segment opens without error in raft-wal and
+// would panic hashicorp/raft when it reads it at start; the store refuses
+// it at open.
+func TestWALDamagedEntryIsRefusedAtOpen(t *testing.T) {
+	dir := t.TempDir()
+	walDir := filepath.Join(dir, walLogDir)
+	if err := os.Mkdir(walDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	w, err := wal.Open(walDir, wal.WithSegmentSize(4096), wal.WithLogger(hclog.NewNullLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 200; i++ {
+		if err := w.StoreLogs([]*raft.Log{{Index: uint64(i), Term: 1, Data: make([]byte, 100)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One more append waits for the last switch, so the log is whole.
+	if err := w.StoreLogs([]*raft.Log{{Index: 201, Term: 1, Data: make([]byte, 100)}}); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	segments, _ := filepath.Glob(filepath.Join(walDir, "*.wal"))
+	slices.Sort(segments)
+	if len(segments) < 2 {
+		t.Fatalf("want several segments, have %d", len(segments))
+	}
+	f, err := os.OpenFile(segments[0], os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first entry's frame length, just after the segment's header.
+	if _, err := f.WriteAt([]byte{0xff, 0xff, 0xff, 0xff}, 32+4); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	_, err = openRaftStores(dir, LogStoreWAL, 1, nil)
+	if !errors.Is(err, boltcheck.ErrCorrupt) || !strings.Contains(err.Error(), "entry 1 of") || !strings.Contains(err.Error(), "empty data dir") {
+		t.Fatalf("a damaged entry: %v, want a refusal naming the entry and saying what to do", err)
 	}
 }

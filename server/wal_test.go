@@ -31,12 +31,13 @@ func walLastIndex(t *testing.T, dir string) uint64 {
 	return last
 }
 
-// A crash can tear the last append of a raft-wal log: its bytes only
-// partly reach the disk, and it was never acknowledged, since the sync
-// that would have made it durable did not return. The server must start
-// on such a log (raft-wal drops the torn append, as etcd's WAL does),
-// take back from the leader what it is missing, and end with every
-// acknowledged write and the state the others hold.
+// The end of a raft-wal log can be torn: a crash during an append leaves
+// it partly written (that append was never acknowledged), and damage to
+// the last bytes looks the same. Here a stopped follower's last append is
+// torn. The server must start on such a log (raft-wal drops the torn
+// append, as etcd's WAL does), take back from the leader what it is
+// missing, and end with every acknowledged write and the state the others
+// hold.
 func TestWALServerRecoversFromATornLastAppend(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
