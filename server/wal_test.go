@@ -11,6 +11,7 @@ import (
 
 	wal "github.com/hashicorp/raft-wal"
 
+	"github.com/longfair/longfair/fsm"
 	"github.com/longfair/longfair/internal/testcluster"
 	"github.com/longfair/longfair/server"
 )
@@ -33,22 +34,33 @@ func walLastIndex(t *testing.T, dir string) uint64 {
 
 // The end of a raft-wal log can be torn: a crash during an append leaves
 // it partly written (that append was never acknowledged), and damage to
-// the last bytes looks the same. Here a stopped follower's last append is
-// torn. The server must start on such a log (raft-wal drops the torn
-// append, as etcd's WAL does), take back from the leader what it is
-// missing, and end with every acknowledged write and the state the others
-// hold.
+// the last bytes looks the same. Here a follower stops as a crash stops
+// it — no shutdown record, so its state file is not trusted — with the
+// last append of its log torn, after a snapshot. The server must start on
+// such a log (raft-wal drops the torn append, as etcd's WAL does),
+// rebuild its state from the snapshot and the log after it, take back
+// from the leader what it is missing, and end with every acknowledged
+// write and the state the others hold.
 func TestWALServerRecoversFromATornLastAppend(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := testcluster.NewWith(t, 3, func(cfg *server.Config) { cfg.Raft.LogStore = server.LogStoreWAL })
+	c := testcluster.NewWith(t, 3, func(cfg *server.Config) { cfg.Raft.LogStore = server.LogStoreWAL; cfg.Raft.TrailingLogs = 2 })
 	w := &ackedWrites{jobs: map[uint64]string{}}
 	w.account, w.user = setupAccount(ctx, t, c, "geo")
 	writeSome(ctx, t, c, w, 10, "before")
+	for _, s := range c.Running() {
+		if err := s.Raft().Snapshot().Error(); err != nil {
+			t.Fatalf("snapshot on %s: %v", s.NodeID(), err)
+		}
+	}
+	writeSome(ctx, t, c, w, 5, "after-snapshot")
 	c.WaitConverged(ctx)
 	f := c.Follower(ctx)
 	idx := c.Index(f)
 	c.Stop(idx)
+	if err := os.Remove(filepath.Join(c.ServerConfig(idx).DataDir, "fsm", fsm.FileName+".shutdown-digest")); err != nil {
+		t.Fatal(err)
+	}
 
 	dir := filepath.Join(c.ServerConfig(idx).DataDir, "raft", "wal")
 	before := walLastIndex(t, dir)
@@ -79,6 +91,9 @@ func TestWALServerRecoversFromATornLastAppend(t *testing.T) {
 	writeSome(ctx, t, c, w, 5, "while-down")
 	c.Start(idx)
 	digest := c.WaitConverged(ctx)
+	if got, want := c.Server(idx).AppliedIndex(), c.Running()[0].AppliedIndex(); got != want {
+		t.Fatalf("recovered server applied %d, the others %d", got, want)
+	}
 	if d, _ := c.Server(idx).FSM().Digest(); d != digest {
 		t.Fatal("the recovered server's state differs from the others'")
 	}
