@@ -66,11 +66,7 @@ func openRaftStores(dir, kind string, retain int, logger *slog.Logger) (*raftSto
 	if err := checkLogStoreKind(dir, kind); err != nil {
 		return nil, err
 	}
-	open := openBoltLog
-	if kind == LogStoreWAL {
-		open = openWALLog
-	}
-	st, err := open(dir, logger)
+	st, err := openLogStore(dir, kind, "", logger)
 	if err != nil {
 		return nil, err
 	}
@@ -89,10 +85,28 @@ func openRaftStores(dir, kind string, retain int, logger *slog.Logger) (*raftSto
 // the data dir already holds its log in: the other would start empty,
 // and a server with an empty log but a state and snapshots could vote
 // and acknowledge as if it had lost what it had acknowledged before. For
-// the same reason it refuses snapshots with no log at all, and raft-wal's
-// segments without the metadata file that lists them (raft-wal would
-// delete them and start empty).
+// the same reason it refuses snapshots with no log at all.
 func checkLogStoreKind(dir, kind string) error {
+	have, err := logStoreOnDisk(dir)
+	if err != nil {
+		return err
+	}
+	snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "meta.json"))
+	switch {
+	case have != "" && have != kind:
+		return fmt.Errorf("this data dir keeps its Raft log in %s, but the log store asked for is %s: start the server with --raft-log-store %s (raft.log_store), or convert the log while the server is stopped with 'longfair convert-log --data-dir %s --to %s'",
+			have, kind, have, filepath.Dir(dir), kind)
+	case have == "" && len(snaps) > 0:
+		return &boltcheck.CorruptError{Path: dir, Problem: "it holds Raft snapshots but no Raft log", Remedy: "if 'longfair convert-log' was interrupted, run it again; else " + raftLogRemedy}
+	}
+	return nil
+}
+
+// logStoreOnDisk is the log store whose files the Raft directory holds:
+// LogStoreBoltDB, LogStoreWAL, or "" for none. It refuses both at once,
+// and raft-wal's segments without the metadata file that lists them
+// (raft-wal would delete them and start empty).
+func logStoreOnDisk(dir string) (string, error) {
 	exists := func(path string) bool {
 		_, err := os.Stat(path)
 		return err == nil
@@ -100,32 +114,39 @@ func checkLogStoreKind(dir, kind string) error {
 	walMeta := exists(filepath.Join(dir, walLogDir, walmetadb.FileName))
 	segments, _ := filepath.Glob(filepath.Join(dir, walLogDir, "*.wal"))
 	if len(segments) > 0 && !walMeta {
-		return &boltcheck.CorruptError{Path: filepath.Join(dir, walLogDir), Problem: fmt.Sprintf("%d raft-wal segment files but no %s listing them", len(segments), walmetadb.FileName), Remedy: raftLogRemedy}
+		return "", &boltcheck.CorruptError{Path: filepath.Join(dir, walLogDir), Problem: fmt.Sprintf("%d raft-wal segment files but no %s listing them", len(segments), walmetadb.FileName), Remedy: raftLogRemedy}
 	}
-	var have []string
-	if exists(filepath.Join(dir, boltLogFile)) {
-		have = append(have, LogStoreBoltDB)
-	}
-	if walMeta {
-		have = append(have, LogStoreWAL)
-	}
-	snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "meta.json"))
+	bolt := exists(filepath.Join(dir, boltLogFile))
 	switch {
-	case len(have) > 1:
-		return fmt.Errorf("raft directory %s holds both a %s log (%s) and a %s log (%s/): one of them was not made by this server; %s",
+	case bolt && walMeta:
+		return "", fmt.Errorf("raft directory %s holds both a %s log (%s) and a %s log (%s/): one of them was not made by this server; %s",
 			dir, LogStoreBoltDB, boltLogFile, LogStoreWAL, walLogDir, raftLogRemedy)
-	case len(have) == 1 && have[0] != kind:
-		return fmt.Errorf("this data dir keeps its Raft log in %s, but the log store asked for is %s: start the server with --raft-log-store %s (raft.log_store), or, to move this server to %s, %s",
-			have[0], kind, have[0], kind, raftLogRemedy)
-	case len(have) == 0 && len(snaps) > 0:
-		return &boltcheck.CorruptError{Path: dir, Problem: "it holds Raft snapshots but no Raft log", Remedy: raftLogRemedy}
+	case bolt:
+		return LogStoreBoltDB, nil
+	case walMeta:
+		return LogStoreWAL, nil
 	}
-	return nil
+	return "", nil
+}
+
+// openLogStore opens the log and stable store of kind in the Raft
+// directory dir, at path if it is not "" (a file for boltdb, a directory
+// for wal), else at the store's own name there.
+func openLogStore(dir, kind, path string, logger *slog.Logger) (*raftStores, error) {
+	if kind == LogStoreWAL {
+		if path == "" {
+			path = filepath.Join(dir, walLogDir)
+		}
+		return openWALLog(path, logger)
+	}
+	if path == "" {
+		path = filepath.Join(dir, boltLogFile)
+	}
+	return openBoltLog(path)
 }
 
 // openBoltLog opens raft-boltdb's one file, the log and stable store.
-func openBoltLog(dir string, _ *slog.Logger) (*raftStores, error) {
-	path := filepath.Join(dir, boltLogFile)
+func openBoltLog(path string) (*raftStores, error) {
 	if err := checkBoltFile(path); err != nil {
 		return nil, err
 	}
@@ -156,8 +177,7 @@ func openBoltLog(dir string, _ *slog.Logger) (*raftStores, error) {
 // bbolt file that raft-wal opens with no lock timeout, so a lock on the
 // directory, taken first, is what tells a second server on the same data
 // dir that it is not alone instead of leaving it hanging.
-func openWALLog(dir string, logger *slog.Logger) (*raftStores, error) {
-	walDir := filepath.Join(dir, walLogDir)
+func openWALLog(walDir string, logger *slog.Logger) (*raftStores, error) {
 	if err := os.MkdirAll(walDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create raft log directory: %w", err)
 	}

@@ -74,7 +74,7 @@ func TestLogStoreKeepsItsLogAndRefusesTheOther(t *testing.T) {
 			if err == nil {
 				t.Fatalf("a %s data dir opened as %s", kind, other)
 			}
-			for _, want := range []string{"keeps its Raft log in " + kind, "--raft-log-store " + kind, "empty data dir"} {
+			for _, want := range []string{"keeps its Raft log in " + kind, "--raft-log-store " + kind, "longfair convert-log --data-dir " + filepath.Dir(dir), "--to " + other} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("refusal %q does not say %q", err, want)
 				}

@@ -99,3 +99,41 @@ func TestWALServerRecoversFromATornLastAppend(t *testing.T) {
 	}
 	checkAcked(ctx, t, c, c.Server(idx), w)
 }
+
+// A follower stopped, its log converted from boltdb to wal in place
+// ('longfair convert-log'), and started on wal rejoins: raft takes the
+// converted log, term and vote, and the server serves every acknowledged
+// write and ends with the others' state. (That the conversion keeps each
+// entry is TestConvertLogStoreKeepsEveryEntryAndTheVote's.)
+func TestConvertedServerRejoinsWithItsLog(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := testcluster.New(t, 3)
+	w := &ackedWrites{jobs: map[uint64]string{}}
+	w.account, w.user = setupAccount(ctx, t, c, "conv")
+	writeSome(ctx, t, c, w, 10, "before")
+	c.WaitConverged(ctx)
+	f := c.Follower(ctx)
+	idx := c.Index(f)
+	applied := f.AppliedIndex()
+	c.Stop(idx)
+
+	res, err := server.ConvertLogStore(ctx, c.ServerConfig(idx).DataDir, server.LogStoreWAL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Last < applied {
+		t.Fatalf("the converted log ends at %d, before the %d entries the server had applied", res.Last, applied)
+	}
+	c.Reconfigure(idx, func(cfg *server.Config) { cfg.Raft.LogStore = server.LogStoreWAL })
+	c.Start(idx)
+	writeSome(ctx, t, c, w, 5, "after")
+	digest := c.WaitConverged(ctx)
+	if d, _ := c.Server(idx).FSM().Digest(); d != digest {
+		t.Fatal("the converted server's state differs from the others'")
+	}
+	checkAcked(ctx, t, c, c.Server(idx), w)
+	if last := c.Server(idx).Raft().LastIndex(); last < res.Last {
+		t.Fatalf("the converted server's log ends at %d, before the %d it was converted with", last, res.Last)
+	}
+}

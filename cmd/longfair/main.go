@@ -19,6 +19,7 @@ func commands() map[string]cli.Command {
 	cmds["sim"] = simulate.Command()
 	cmds["server"] = daemon.ServerCommand()
 	cmds["worker"] = daemon.WorkerCommand()
+	cmds["convert-log"] = daemon.ConvertLogCommand()
 	cmds["dev"] = dev.Command()
 	return cmds
 }

@@ -25,7 +25,7 @@ type Command struct {
 // client binary (cmd/longfair-client) says where they are.
 func FullBinaryOnly(name string) bool {
 	switch name {
-	case "server", "worker", "dev", "sim":
+	case "server", "worker", "convert-log", "dev", "sim":
 		return true
 	}
 	return false

@@ -150,6 +150,12 @@ func (c *Cluster) Start(i int) *server.Server {
 	return s
 }
 
+// Reconfigure changes stopped server i's configuration for its next
+// Start.
+func (c *Cluster) Reconfigure(i int, change func(*server.Config)) {
+	change(&c.cfgs[i])
+}
+
 // Stop shuts server i down; its data dir stays.
 func (c *Cluster) Stop(i int) {
 	c.tb.Helper()

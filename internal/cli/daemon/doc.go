@@ -2,6 +2,8 @@
 // processes: 'longfair server', a member of the Raft server group, and
 // 'longfair worker', the agent of a compute node. Their flags override the
 // config file's settings, and both stop cleanly on SIGINT and SIGTERM.
+// 'longfair convert-log' (convert_log.go) moves a stopped server's Raft
+// log to another log store.
 package daemon
 
 import "github.com/longfair/longfair/internal/cli"

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/raft"
+)
+
+// writeLog fills the stores of kind in the Raft directory dir with n
+// entries of several terms, a term and a vote, and closes them.
+func writeLog(t *testing.T, dir, kind string, n int) []*raft.Log {
+	t.Helper()
+	st, err := openRaftStores(dir, kind, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	logs := make([]*raft.Log, n)
+	for i := range logs {
+		logs[i] = &raft.Log{Index: uint64(i + 1), Term: uint64(1 + i/10), Type: raft.LogCommand, Data: []byte(strings.Repeat(string(rune('a'+i%26)), i+1))}
+	}
+	if err := st.logs.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]uint64{"CurrentTerm": 7, "LastVoteTerm": 6} {
+		if err := st.stable.SetUint64([]byte(k), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.stable.Set([]byte("LastVoteCand"), []byte("s2")); err != nil {
+		t.Fatal(err)
+	}
+	return logs
+}
+
+// checkLog opens the stores of kind and checks they hold want and the
+// term and vote writeLog wrote.
+func checkLog(t *testing.T, dir, kind string, want []*raft.Log) {
+	t.Helper()
+	st, err := openRaftStores(dir, kind, 1, nil)
+	if err != nil {
+		t.Fatalf("open the converted %s log: %v", kind, err)
+	}
+	defer st.close()
+	for _, w := range want {
+		var got raft.Log
+		if err := st.logs.GetLog(w.Index, &got); err != nil {
+			t.Fatalf("entry %d: %v", w.Index, err)
+		}
+		if got.Term != w.Term || got.Type != w.Type || !bytes.Equal(got.Data, w.Data) {
+			t.Fatalf("entry %d is %+v, want %+v", w.Index, got, *w)
+		}
+	}
+	if last, _ := st.logs.LastIndex(); last != uint64(len(want)) {
+		t.Fatalf("the converted log ends at %d, want %d", last, len(want))
+	}
+	for k, v := range map[string]uint64{"CurrentTerm": 7, "LastVoteTerm": 6} {
+		if got, err := st.stable.GetUint64([]byte(k)); err != nil || got != v {
+			t.Fatalf("%s is %d (%v), want %d", k, got, err, v)
+		}
+	}
+	if got, err := st.stable.Get([]byte("LastVoteCand")); err != nil || string(got) != "s2" {
+		t.Fatalf("LastVoteCand is %q (%v), want s2", got, err)
+	}
+}
+
+// Converting a stopped server's log keeps every entry, the term and the
+// vote, in either direction; afterwards the data dir opens with the new
+// store only, the old one is kept aside, and a second run says there is
+// nothing to do.
+func TestConvertLogStoreKeepsEveryEntryAndTheVote(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct{ from, to string }{{LogStoreBoltDB, LogStoreWAL}, {LogStoreWAL, LogStoreBoltDB}} {
+		t.Run(c.from+"-to-"+c.to, func(t *testing.T) {
+			dataDir := t.TempDir()
+			dir := filepath.Join(dataDir, "raft")
+			want := writeLog(t, dir, c.from, 300)
+			res, err := ConvertLogStore(ctx, dataDir, c.to, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.From != c.from || res.First != 1 || res.Last != 300 || res.Term != 7 {
+				t.Fatalf("conversion says %+v", res)
+			}
+			checkLog(t, dir, c.to, want)
+			if _, err := openRaftStores(dir, c.from, 1, nil); err == nil {
+				t.Fatalf("the data dir still opens as %s", c.from)
+			}
+			if _, err := os.Stat(res.Backup); err != nil {
+				t.Fatalf("the old log was not kept aside: %v", err)
+			}
+			if _, err := ConvertLogStore(ctx, dataDir, c.to, nil); err == nil || !strings.Contains(err.Error(), "already in "+c.to) {
+				t.Fatalf("a second conversion: %v, want 'already'", err)
+			}
+		})
+	}
+}
+
+// A conversion interrupted after the old log was moved aside, before the
+// new one was put in place, leaves no log; running it again converts from
+// the log kept aside.
+func TestConvertLogStoreResumesAnInterruptedRun(t *testing.T) {
+	ctx := context.Background()
+	dataDir := t.TempDir()
+	dir := filepath.Join(dataDir, "raft")
+	want := writeLog(t, dir, LogStoreBoltDB, 40)
+	res, err := ConvertLogStore(ctx, dataDir, LogStoreWAL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The state of a run stopped between its two renames.
+	if err := os.RemoveAll(filepath.Join(dir, walLogDir)); err != nil {
+		t.Fatal(err)
+	}
+	again, err := ConvertLogStore(ctx, dataDir, LogStoreWAL, nil)
+	if err != nil {
+		t.Fatalf("resumed conversion: %v", err)
+	}
+	if again.Backup != res.Backup || again.Last != 40 {
+		t.Fatalf("resumed conversion says %+v", again)
+	}
+	checkLog(t, dir, LogStoreWAL, want)
+}
+
+// A log a running server holds is not converted under it.
+func TestConvertLogStoreRefusesARunningServersLog(t *testing.T) {
+	dataDir := t.TempDir()
+	dir := filepath.Join(dataDir, "raft")
+	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
+		os.RemoveAll(dir)
+		writeLog(t, dir, kind, 5)
+		st, err := openRaftStores(dir, kind, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := map[string]string{LogStoreBoltDB: LogStoreWAL, LogStoreWAL: LogStoreBoltDB}[kind]
+		_, err = ConvertLogStore(context.Background(), dataDir, to, nil)
+		st.close()
+		if err == nil || !strings.Contains(err.Error(), "stop the server") {
+			t.Fatalf("converting an open %s log: %v, want a refusal saying to stop the server", kind, err)
+		}
+		if got, _ := logStoreOnDisk(dir); got != kind {
+			t.Fatalf("the refused conversion left the log in %q", got)
+		}
+	}
+}
