@@ -189,12 +189,12 @@ func openWALLog(walDir string, logger *slog.Logger) (*raftStores, error) {
 		unlock()
 		return nil, err
 	}
-	if err := checkWALTail(walDir); err != nil {
-		unlock()
-		return nil, err
-	}
 	var w *wal.WAL
 	err = boltcheck.Guard(walDir, raftLogRemedy, func() (err error) {
+		// Inside the guard too: raft-wal reads its metadata trusting it.
+		if err := checkWALTail(walDir); err != nil {
+			return err
+		}
 		w, err = wal.Open(walDir, wal.WithLogger(newHclog(logger, "raft-wal")), wal.WithMetricsCollector(walMetrics{}))
 		if err != nil {
 			if errors.Is(err, wal.ErrCorrupt) {
@@ -235,11 +235,11 @@ func checkWALTail(dir string) error {
 		return nil // a new log; raft-wal creates it
 	}
 	var meta walmetadb.BoltMetaDB
+	defer meta.Close() // also when Load fails after opening the file
 	state, err := meta.Load(dir)
 	if err != nil {
 		return &boltcheck.CorruptError{Path: filepath.Join(dir, walmetadb.FileName), Problem: err.Error(), Remedy: raftLogRemedy}
 	}
-	defer meta.Close()
 	if len(state.Segments) == 0 {
 		return nil
 	}
@@ -257,7 +257,7 @@ func checkWALTail(dir string) error {
 	defer sw.Close()
 	sealed, _, err := sw.Sealed()
 	if err != nil || sealed {
-		problem := "its last segment was sealed but the switch to the next one was never recorded (a stop during raft-wal's segment switch), so no entry can be appended"
+		problem := "its last segment is sealed, or its seal was torn, but the switch to the next one was never recorded (a stop during raft-wal's segment switch), so no entry can be appended"
 		if err != nil {
 			problem = err.Error()
 		}
@@ -267,10 +267,13 @@ func checkWALTail(dir string) error {
 }
 
 // readWholeLog reads every entry of the log once. raft-wal checks a
-// segment's frames only as it reads them, and hashicorp/raft panics on an
-// entry it cannot read at start-up; reading them first turns damage into
-// a refusal that says what to do. The log holds only the entries since
-// the last snapshot (about 20,000 at most by default), so this is quick.
+// sealed segment's frames only as it reads them (their headers and
+// encoding: it keeps no checksum of a sealed entry's bytes), and
+// hashicorp/raft panics on an entry it cannot read at start-up; reading
+// them first turns such damage into a refusal that says what to do. An
+// entry that decodes under another index means a damaged segment index.
+// The log holds the entries since the last snapshot (about 20,000 by
+// default: 0.13 s to read here).
 func readWholeLog(w *wal.WAL, dir string) error {
 	first, err := w.FirstIndex()
 	if err != nil {
@@ -284,6 +287,9 @@ func readWholeLog(w *wal.WAL, dir string) error {
 	for i := first; i > 0 && i <= last; i++ {
 		if err := w.GetLog(i, &entry); err != nil {
 			return &boltcheck.CorruptError{Path: dir, Problem: fmt.Sprintf("entry %d of %d–%d cannot be read: %v", i, first, last, err), Remedy: raftLogRemedy}
+		}
+		if entry.Index != i {
+			return &boltcheck.CorruptError{Path: dir, Problem: fmt.Sprintf("entry %d of %d–%d reads back as entry %d", i, first, last, entry.Index), Remedy: raftLogRemedy}
 		}
 	}
 	return nil
