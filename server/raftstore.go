@@ -66,7 +66,7 @@ func openRaftStores(dir, kind string, retain int, logger *slog.Logger) (*raftSto
 	if err := checkLogStoreKind(dir, kind); err != nil {
 		return nil, err
 	}
-	st, err := openLogStore(dir, kind, "", logger)
+	st, err := openLogStore(dir, kind, "", false, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -131,13 +131,15 @@ func logStoreOnDisk(dir string) (string, error) {
 
 // openLogStore opens the log and stable store of kind in the Raft
 // directory dir, at path if it is not "" (a file for boltdb, a directory
-// for wal), else at the store's own name there.
-func openLogStore(dir, kind, path string, logger *slog.Logger) (*raftStores, error) {
+// for wal), else at the store's own name there. readOnly is for a log
+// that will only be read (a conversion's source): a wal log that can no
+// longer be appended to (checkWALTail) is still read whole.
+func openLogStore(dir, kind, path string, readOnly bool, logger *slog.Logger) (*raftStores, error) {
 	if kind == LogStoreWAL {
 		if path == "" {
 			path = filepath.Join(dir, walLogDir)
 		}
-		return openWALLog(path, logger)
+		return openWALLog(path, readOnly, logger)
 	}
 	if path == "" {
 		path = filepath.Join(dir, boltLogFile)
@@ -177,7 +179,7 @@ func openBoltLog(path string) (*raftStores, error) {
 // bbolt file that raft-wal opens with no lock timeout, so a lock on the
 // directory, taken first, is what tells a second server on the same data
 // dir that it is not alone instead of leaving it hanging.
-func openWALLog(walDir string, logger *slog.Logger) (*raftStores, error) {
+func openWALLog(walDir string, readOnly bool, logger *slog.Logger) (*raftStores, error) {
 	if err := os.MkdirAll(walDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create raft log directory: %w", err)
 	}
@@ -192,8 +194,10 @@ func openWALLog(walDir string, logger *slog.Logger) (*raftStores, error) {
 	var w *wal.WAL
 	err = boltcheck.Guard(walDir, raftLogRemedy, func() (err error) {
 		// Inside the guard too: raft-wal reads its metadata trusting it.
-		if err := checkWALTail(walDir); err != nil {
-			return err
+		if !readOnly {
+			if err := checkWALTail(walDir); err != nil {
+				return err
+			}
 		}
 		w, err = wal.Open(walDir, wal.WithLogger(newHclog(logger, "raft-wal")), wal.WithMetricsCollector(walMetrics{}))
 		if err != nil {
@@ -257,11 +261,15 @@ func checkWALTail(dir string) error {
 	defer sw.Close()
 	sealed, _, err := sw.Sealed()
 	if err != nil || sealed {
-		problem := "its last segment is sealed, or its seal was torn, but the switch to the next one was never recorded (a stop during raft-wal's segment switch), so no entry can be appended"
 		if err != nil {
-			problem = err.Error()
+			return &boltcheck.CorruptError{Path: filepath.Join(dir, walsegment.FileName(tail)), Problem: err.Error(), Remedy: raftLogRemedy}
 		}
-		return &boltcheck.CorruptError{Path: filepath.Join(dir, walsegment.FileName(tail)), Problem: problem, Remedy: raftLogRemedy}
+		return &boltcheck.CorruptError{
+			Path:    filepath.Join(dir, walsegment.FileName(tail)),
+			Problem: "its last segment is sealed, or its seal was torn, but the switch to the next one was never recorded (a stop during raft-wal's segment switch), so no entry can be appended",
+			Remedy: fmt.Sprintf("the log itself is whole: convert it with 'longfair convert-log --data-dir %s --to boltdb', which keeps every entry (and back with --to wal if you want), then start the server with the store it is in; or %s",
+				filepath.Dir(filepath.Dir(dir)), raftLogRemedy),
+		}
 	}
 	return nil
 }
@@ -314,8 +322,11 @@ func lockDir(dir string) (unlock func(), err error) {
 }
 
 func lockedError(path string) error {
-	return fmt.Errorf("open raft log %s: it is locked by another process; is another server running on this data dir?", path)
+	return fmt.Errorf("open raft log %s: %w", path, errLogLocked)
 }
+
+// errLogLocked is a Raft log another process has open.
+var errLogLocked = errors.New("it is locked by another process; is another server running on this data dir?")
 
 // raftLogRemedy is what to do about a damaged Raft log. A server's log is
 // a copy of the group's, so wiping the data dir and rejoining rebuilds it.

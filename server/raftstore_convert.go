@@ -64,9 +64,12 @@ func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logge
 	}
 	res := ConvertedLog{From: from, To: to, Backup: backup}
 
-	src, err := openLogStore(dir, from, srcPath, logger)
-	if err != nil {
+	src, err := openLogStore(dir, from, srcPath, true, logger)
+	if errors.Is(err, errLogLocked) {
 		return res, fmt.Errorf("open the %s log: %w (stop the server before converting its log)", from, err)
+	}
+	if err != nil {
+		return res, fmt.Errorf("open the %s log: %w", from, err)
 	}
 	closeSrc := sync.OnceValue(src.closer)
 	defer closeSrc()
@@ -79,7 +82,7 @@ func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logge
 			return res, fmt.Errorf("create %s: %w", tmp, err)
 		}
 	}
-	dst, err := openLogStore(dir, to, tmp, logger)
+	dst, err := openLogStore(dir, to, tmp, false, logger)
 	if err != nil {
 		return res, fmt.Errorf("create the %s log: %w", to, err)
 	}

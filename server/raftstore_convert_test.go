@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+	wal "github.com/hashicorp/raft-wal"
 )
 
 // writeLog fills the stores of kind in the Raft directory dir with n
@@ -148,4 +150,63 @@ func TestConvertLogStoreRefusesARunningServersLog(t *testing.T) {
 			t.Fatalf("the refused conversion left the log in %q", got)
 		}
 	}
+}
+
+// A wal log closed during raft-wal's segment switch can no longer be
+// appended to (checkWALTail), but it is whole: converting it to boltdb
+// keeps every entry, and converting it back gives a wal log that takes
+// appends again.
+func TestAWALLogThatCannotAppendIsConvertedWhole(t *testing.T) {
+	ctx := context.Background()
+	quiet := wal.WithLogger(hclog.NewNullLogger())
+	for n := 1; n <= 80; n++ {
+		dataDir := t.TempDir()
+		walDir := filepath.Join(dataDir, "raft", walLogDir)
+		if err := os.MkdirAll(walDir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		w, err := wal.Open(walDir, wal.WithSegmentSize(4096), quiet)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []*raft.Log
+		for i := 1; i <= n; i++ {
+			l := &raft.Log{Index: uint64(i), Term: 3, Type: raft.LogCommand, Data: bytes.Repeat([]byte{byte(i)}, 100)}
+			want = append(want, l)
+			if err := w.StoreLogs([]*raft.Log{l}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Close()
+		if checkWALTail(walDir) == nil {
+			continue // this one can append; look for one that cannot
+		}
+		if _, err := ConvertLogStore(ctx, dataDir, LogStoreBoltDB, nil); err != nil {
+			t.Fatalf("converting a whole log that cannot append: %v", err)
+		}
+		st, err := openRaftStores(filepath.Join(dataDir, "raft"), LogStoreBoltDB, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range want {
+			var got raft.Log
+			if err := st.logs.GetLog(l.Index, &got); err != nil || !bytes.Equal(got.Data, l.Data) {
+				t.Fatalf("entry %d after the conversion: %v", l.Index, err)
+			}
+		}
+		st.close()
+		if _, err := ConvertLogStore(ctx, dataDir, LogStoreWAL, nil); err != nil {
+			t.Fatalf("converting back to wal: %v", err)
+		}
+		st, err = openRaftStores(filepath.Join(dataDir, "raft"), LogStoreWAL, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.close()
+		if err := st.logs.StoreLogs([]*raft.Log{{Index: uint64(n + 1), Term: 3, Type: raft.LogCommand}}); err != nil {
+			t.Fatalf("the converted wal log takes no append: %v", err)
+		}
+		return
+	}
+	t.Fatal("no log was closed between a segment's seal and the switch: nothing to convert")
 }
