@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/longfair/longfair/internal/testcluster"
 )
 
 // An operator moves one server of a running group to raft-wal as
@@ -45,6 +47,14 @@ func TestAServerMovesToTheWALLogStore(t *testing.T) {
 	s.Args = append(s.Args, "--raft-log-store", "wal")
 	c.restartServer(ctx, t, s)
 	c.submit(ctx, acct, user, "after", 1, map[string]float64{"cpu": 1}, time.Minute, "true")
+	// The submission is committed once the leader and the other follower
+	// hold it; the moved server appends it when the leader reaches it.
+	leader = c.leader(ctx)
+	testcluster.WaitFor(ctx, t, s.ID+" to apply what the leader applied", func() bool {
+		want, err1 := appliedIndex(ctx, leader.HTTP)
+		got, err2 := appliedIndex(ctx, s.HTTP)
+		return err1 == nil && err2 == nil && got >= want
+	})
 
 	for _, p := range c.live() {
 		fams := scrapeProc(ctx, t, p.HTTP)
