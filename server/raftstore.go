@@ -40,7 +40,6 @@ const (
 // raftStores are the on-disk parts of the Raft node: the log, the stable
 // store (Raft's term and vote) and the snapshot directory.
 type raftStores struct {
-	kind   string        // LogStoreBoltDB or LogStoreWAL
 	logs   raft.LogStore // the log behind a cache of recent entries
 	stable raft.StableStore
 	snaps  *raft.FileSnapshotStore
@@ -172,7 +171,7 @@ func openBoltLog(path string) (*raftStores, error) {
 		}
 		return nil, fmt.Errorf("open raft log %s: %w", path, err)
 	}
-	return &raftStores{kind: LogStoreBoltDB, logs: bolt, stable: bolt, bolt: bolt, closer: bolt.Close}, nil
+	return &raftStores{logs: bolt, stable: bolt, bolt: bolt, closer: bolt.Close}, nil
 }
 
 // openWALLog opens raft-wal in its own directory. Its metadata file is a
@@ -224,7 +223,7 @@ func openWALLog(walDir string, readOnly bool, logger *slog.Logger) (*raftStores,
 		unlock()
 		return err
 	}
-	return &raftStores{kind: LogStoreWAL, logs: w, stable: w, closer: closer}, nil
+	return &raftStores{logs: w, stable: w, closer: closer}, nil
 }
 
 // checkWALTail refuses a raft-wal log whose last segment is sealed on disk
@@ -260,10 +259,10 @@ func checkWALTail(dir string) error {
 	}
 	defer sw.Close()
 	sealed, _, err := sw.Sealed()
-	if err != nil || sealed {
-		if err != nil {
-			return &boltcheck.CorruptError{Path: filepath.Join(dir, walsegment.FileName(tail)), Problem: err.Error(), Remedy: raftLogRemedy}
-		}
+	if err != nil {
+		return &boltcheck.CorruptError{Path: filepath.Join(dir, walsegment.FileName(tail)), Problem: err.Error(), Remedy: raftLogRemedy}
+	}
+	if sealed {
 		return &boltcheck.CorruptError{
 			Path:    filepath.Join(dir, walsegment.FileName(tail)),
 			Problem: "its last segment is sealed, or its seal was torn, but the switch to the next one was never recorded (a stop during raft-wal's segment switch), so no entry can be appended",

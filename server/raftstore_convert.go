@@ -34,7 +34,8 @@ type ConvertedLog struct {
 // It is safe to interrupt and run again: the new store is written under
 // a temporary name and put in place only when it holds every entry; the
 // old one is then moved aside (never deleted), and a run that finds no
-// log but that moved-aside one converts from it.
+// log, that moved-aside one and the new one under its temporary name
+// converts again from the old one.
 func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logger) (ConvertedLog, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -47,20 +48,27 @@ func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logge
 	if err != nil {
 		return ConvertedLog{}, err
 	}
-	// The old store's place once moved aside, and the new one's while it
-	// is written.
-	fromName := map[string]string{LogStoreBoltDB: boltLogFile, LogStoreWAL: walLogDir}
+	// Each store's file or directory; the old one's name once moved
+	// aside, and the new one's while it is written.
+	storeName := map[string]string{LogStoreBoltDB: boltLogFile, LogStoreWAL: walLogDir}
 	other := map[string]string{LogStoreBoltDB: LogStoreWAL, LogStoreWAL: LogStoreBoltDB}[to]
-	backup := filepath.Join(dir, fromName[other]+".before-"+to)
+	backup := filepath.Join(dir, storeName[other]+".before-"+to)
+	tmp := filepath.Join(dir, storeName[to]+".converting")
+	exists := func(path string) bool { _, err := os.Stat(path); return err == nil }
 	srcPath := ""
 	switch {
 	case from == to:
 		return ConvertedLog{}, fmt.Errorf("the Raft log in %s is already in %s: nothing to convert; start the server with --raft-log-store %s", dir, to, to)
+	case from != "" && exists(backup):
+		return ConvertedLog{}, fmt.Errorf("%s holds the log an earlier conversion moved aside: remove it (no server reads it) and run again", backup)
+	case from == "" && exists(backup) && exists(tmp):
+		// A run stopped between moving the old log aside and putting the
+		// new one in place: convert again from the old one.
+		from, srcPath = other, backup
+	case from == "" && exists(backup):
+		return ConvertedLog{}, fmt.Errorf("no Raft log in %s; %s is the log an earlier conversion moved aside, which is not used on its own: if it is the log this server last ran on, move it back to %s and run again", dir, backup, storeName[other])
 	case from == "":
-		if _, err := os.Stat(backup); err != nil {
-			return ConvertedLog{}, fmt.Errorf("no Raft log in %s to convert (is --data-dir the server's data dir?)", dir)
-		}
-		from, srcPath = other, backup // an interrupted run moved it aside
+		return ConvertedLog{}, fmt.Errorf("no Raft log in %s to convert (is --data-dir the server's data dir?)", dir)
 	}
 	res := ConvertedLog{From: from, To: to, Backup: backup}
 
@@ -73,7 +81,6 @@ func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logge
 	}
 	closeSrc := sync.OnceValue(src.closer)
 	defer closeSrc()
-	tmp := filepath.Join(dir, fromName[to]+".converting")
 	if err := os.RemoveAll(tmp); err != nil {
 		return res, fmt.Errorf("remove what an interrupted conversion left: %w", err)
 	}
@@ -95,16 +102,16 @@ func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logge
 		return res, fmt.Errorf("close the %s log: %w", from, err)
 	}
 	if srcPath == "" {
-		if err := os.Rename(filepath.Join(dir, fromName[from]), backup); err != nil {
+		if err := os.Rename(filepath.Join(dir, storeName[from]), backup); err != nil {
 			return res, fmt.Errorf("move the %s log aside: %w", from, err)
 		}
 	}
 	// An empty wal/ left by a failed first start holds no log
 	// (logStoreOnDisk), and a directory is renamed only over an empty one.
-	if err := os.RemoveAll(filepath.Join(dir, fromName[to])); err != nil {
-		return res, fmt.Errorf("remove the empty %s: %w", fromName[to], err)
+	if err := os.RemoveAll(filepath.Join(dir, storeName[to])); err != nil {
+		return res, fmt.Errorf("remove the empty %s: %w", storeName[to], err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, fromName[to])); err != nil {
+	if err := os.Rename(tmp, filepath.Join(dir, storeName[to])); err != nil {
 		return res, fmt.Errorf("put the %s log in place: %w (run the conversion again)", to, err)
 	}
 	if err := syncDir(dir); err != nil {

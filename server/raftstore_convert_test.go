@@ -105,7 +105,8 @@ func TestConvertLogStoreKeepsEveryEntryAndTheVote(t *testing.T) {
 
 // A conversion interrupted after the old log was moved aside, before the
 // new one was put in place, leaves no log; running it again converts from
-// the log kept aside.
+// the log kept aside. A log moved aside by an earlier, finished conversion
+// is never taken on its own, nor overwritten.
 func TestConvertLogStoreResumesAnInterruptedRun(t *testing.T) {
 	ctx := context.Background()
 	dataDir := t.TempDir()
@@ -115,8 +116,9 @@ func TestConvertLogStoreResumesAnInterruptedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The state of a run stopped between its two renames.
-	if err := os.RemoveAll(filepath.Join(dir, walLogDir)); err != nil {
+	// The state of a run stopped between its two renames: the old log
+	// moved aside, the new one still under its temporary name.
+	if err := os.Rename(filepath.Join(dir, walLogDir), filepath.Join(dir, walLogDir+".converting")); err != nil {
 		t.Fatal(err)
 	}
 	again, err := ConvertLogStore(ctx, dataDir, LogStoreWAL, nil)
@@ -127,6 +129,22 @@ func TestConvertLogStoreResumesAnInterruptedRun(t *testing.T) {
 		t.Fatalf("resumed conversion says %+v", again)
 	}
 	checkLog(t, dir, LogStoreWAL, want)
+
+	// Back to boltdb keeps the wal log aside too; going to wal again finds
+	// the first conversion's copy in the way and leaves it alone.
+	if _, err := ConvertLogStore(ctx, dataDir, LogStoreBoltDB, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ConvertLogStore(ctx, dataDir, LogStoreWAL, nil); err == nil || !strings.Contains(err.Error(), "an earlier conversion moved aside: remove it") {
+		t.Fatalf("converting over an earlier conversion's copy: %v", err)
+	}
+	// With no log and only such a copy, nothing is taken on its own.
+	if err := os.Remove(filepath.Join(dir, boltLogFile)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ConvertLogStore(ctx, dataDir, LogStoreWAL, nil); err == nil || !strings.Contains(err.Error(), "not used on its own") {
+		t.Fatalf("converting from a stale copy alone: %v", err)
+	}
 }
 
 // A log a running server holds is not converted under it.
