@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 
+	"github.com/longfair/longfair/fsm"
 	"github.com/longfair/longfair/internal/boltcheck"
 )
 
@@ -58,16 +60,32 @@ const (
 	walLogDir   = "wal"
 )
 
+// openRaftStores opens the Raft directory dir of a server: its log in
+// the store kind, and its snapshots. The server holds the directory's
+// lock until it closes the stores, so that 'longfair convert-log', which
+// takes the same lock, never runs beside it.
 func openRaftStores(dir, kind string, retain int, logger *slog.Logger) (*raftStores, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create raft directory: %w", err)
 	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkLogStoreKind(dir, kind); err != nil {
+		unlock()
 		return nil, err
 	}
 	st, err := openLogStore(dir, kind, "", false, logger)
 	if err != nil {
+		unlock()
 		return nil, err
+	}
+	closeLog := st.closer
+	st.closer = func() error {
+		err := closeLog()
+		unlock()
+		return err
 	}
 	if st.logs, err = raft.NewLogCache(logCacheEntries, st.logs); err != nil {
 		st.closer()
@@ -84,21 +102,46 @@ func openRaftStores(dir, kind string, retain int, logger *slog.Logger) (*raftSto
 // the data dir already holds its log in: the other would start empty,
 // and a server with an empty log but a state and snapshots could vote
 // and acknowledge as if it had lost what it had acknowledged before. For
-// the same reason it refuses snapshots with no log at all.
+// the same reason, with no log in place, it refuses a directory holding
+// snapshots, a state file beside it, or what an interrupted 'longfair
+// convert-log' left (which it finishes when run again).
 func checkLogStoreKind(dir, kind string) error {
 	have, err := logStoreOnDisk(dir)
 	if err != nil {
 		return err
 	}
-	snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "meta.json"))
-	switch {
-	case have != "" && have != kind:
+	if have != "" && have != kind {
 		return fmt.Errorf("this data dir keeps its Raft log in %s, but the log store asked for is %s: start the server with --raft-log-store %s (raft.log_store), or convert the log while the server is stopped with 'longfair convert-log --data-dir %s --to %s'",
 			have, kind, have, filepath.Dir(dir), kind)
-	case have == "" && len(snaps) > 0:
-		return &boltcheck.CorruptError{Path: dir, Problem: "it holds Raft snapshots but no Raft log", Remedy: "if 'longfair convert-log' was interrupted, run it again; else " + raftLogRemedy}
+	}
+	if have != "" {
+		return nil
+	}
+	if left := conversionLeftovers(dir); len(left) > 0 {
+		return fmt.Errorf("raft directory %s holds no Raft log but %s: a 'longfair convert-log' was interrupted; run it again with the same --to before starting the server", dir, strings.Join(left, " and "))
+	}
+	snaps, _ := filepath.Glob(filepath.Join(dir, "snapshots", "*", "meta.json"))
+	if len(snaps) > 0 {
+		return &boltcheck.CorruptError{Path: dir, Problem: "it holds Raft snapshots but no Raft log", Remedy: raftLogRemedy}
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "fsm", fsm.FileName)); err == nil {
+		return &boltcheck.CorruptError{Path: dir, Problem: "it holds no Raft log, but the server's state (fsm/" + fsm.FileName + ") is there", Remedy: raftLogRemedy}
 	}
 	return nil
+}
+
+// conversionLeftovers are the names an interrupted 'longfair convert-log'
+// leaves in the Raft directory: a log moved aside, a new one not yet in
+// place.
+func conversionLeftovers(dir string) []string {
+	var left []string
+	for _, pattern := range []string{"*.before-*", "*.converting"} {
+		m, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, p := range m {
+			left = append(left, filepath.Base(p))
+		}
+	}
+	return left
 }
 
 // logStoreOnDisk is the log store whose files the Raft directory holds:

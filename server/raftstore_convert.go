@@ -44,6 +44,19 @@ func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logge
 		return ConvertedLog{}, fmt.Errorf("log store %q: convert to %q or %q", to, LogStoreBoltDB, LogStoreWAL)
 	}
 	dir := filepath.Join(dataDir, "raft")
+	if _, err := os.Stat(dir); err != nil {
+		return ConvertedLog{}, fmt.Errorf("no Raft directory in %s (is --data-dir the server's data dir?): %w", dataDir, err)
+	}
+	// The server's own lock on its Raft directory: no server runs on it
+	// while this does, and none starts until it is done.
+	unlock, err := lockDir(dir)
+	if errors.Is(err, errLogLocked) {
+		return ConvertedLog{}, fmt.Errorf("%w (stop the server before converting its log)", err)
+	}
+	if err != nil {
+		return ConvertedLog{}, err
+	}
+	defer unlock()
 	from, err := logStoreOnDisk(dir)
 	if err != nil {
 		return ConvertedLog{}, err
@@ -60,7 +73,7 @@ func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logge
 	case from == to:
 		return ConvertedLog{}, fmt.Errorf("the Raft log in %s is already in %s: nothing to convert; start the server with --raft-log-store %s", dir, to, to)
 	case from != "" && exists(backup):
-		return ConvertedLog{}, fmt.Errorf("%s holds the log an earlier conversion moved aside: remove it (no server reads it) and run again", backup)
+		return ConvertedLog{}, fmt.Errorf("%s holds the log an earlier conversion moved aside (the server runs on the %s log now): remove it and run again", backup, from)
 	case from == "" && exists(backup) && exists(tmp):
 		// A run stopped between moving the old log aside and putting the
 		// new one in place: convert again from the old one.
@@ -98,12 +111,22 @@ func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logge
 		os.RemoveAll(tmp)
 		return res, fmt.Errorf("convert the Raft log in %s from %s to %s: %w", dir, from, to, err)
 	}
+	// The new log's name is on disk before the old one is moved aside,
+	// and each rename before the next: after a crash the directory holds
+	// the old log, or the old one moved aside and the new one under its
+	// temporary name (a run to finish), or the new one in place.
+	if err := syncDir(dir); err != nil {
+		return res, err
+	}
 	if err := closeSrc(); err != nil {
 		return res, fmt.Errorf("close the %s log: %w", from, err)
 	}
 	if srcPath == "" {
 		if err := os.Rename(filepath.Join(dir, storeName[from]), backup); err != nil {
 			return res, fmt.Errorf("move the %s log aside: %w", from, err)
+		}
+		if err := syncDir(dir); err != nil {
+			return res, err
 		}
 	}
 	// An empty wal/ left by a failed first start holds no log

@@ -121,6 +121,13 @@ func TestConvertLogStoreResumesAnInterruptedRun(t *testing.T) {
 	if err := os.Rename(filepath.Join(dir, walLogDir), filepath.Join(dir, walLogDir+".converting")); err != nil {
 		t.Fatal(err)
 	}
+	// No server starts on that: it would open an empty log under the
+	// state it has.
+	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
+		if _, err := openRaftStores(dir, kind, 1, nil); err == nil || !strings.Contains(err.Error(), "convert-log' was interrupted; run it again") {
+			t.Fatalf("a %s server started on an interrupted conversion: %v", kind, err)
+		}
+	}
 	again, err := ConvertLogStore(ctx, dataDir, LogStoreWAL, nil)
 	if err != nil {
 		t.Fatalf("resumed conversion: %v", err)
@@ -135,7 +142,7 @@ func TestConvertLogStoreResumesAnInterruptedRun(t *testing.T) {
 	if _, err := ConvertLogStore(ctx, dataDir, LogStoreBoltDB, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ConvertLogStore(ctx, dataDir, LogStoreWAL, nil); err == nil || !strings.Contains(err.Error(), "an earlier conversion moved aside: remove it") {
+	if _, err := ConvertLogStore(ctx, dataDir, LogStoreWAL, nil); err == nil || !strings.Contains(err.Error(), "an earlier conversion moved aside") {
 		t.Fatalf("converting over an earlier conversion's copy: %v", err)
 	}
 	// With no log and only such a copy, nothing is taken on its own.
@@ -227,4 +234,44 @@ func TestAWALLogThatCannotAppendIsConvertedWhole(t *testing.T) {
 		return
 	}
 	t.Fatal("no log was closed between a segment's seal and the switch: nothing to convert")
+}
+
+// The Raft directory's lock keeps a server and a conversion apart, both
+// ways.
+func TestConvertLogStoreAndAServerNeverRunTogether(t *testing.T) {
+	dataDir := t.TempDir()
+	dir := filepath.Join(dataDir, "raft")
+	writeLog(t, dir, LogStoreBoltDB, 5)
+	unlock, err := lockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ConvertLogStore(context.Background(), dataDir, LogStoreWAL, nil); err == nil || !strings.Contains(err.Error(), "stop the server") {
+		t.Fatalf("a conversion beside a holder of the lock: %v", err)
+	}
+	if _, err := openRaftStores(dir, LogStoreBoltDB, 1, nil); err == nil || !strings.Contains(err.Error(), "locked by another process") {
+		t.Fatalf("a server beside a holder of the lock: %v", err)
+	}
+	unlock()
+	if _, err := ConvertLogStore(context.Background(), dataDir, LogStoreWAL, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A server whose state file is there but whose Raft log is not (removed,
+// or moved by hand) is refused, even before its first snapshot: it would
+// start an empty log under the state it has.
+func TestLogStoreRefusesAStateWithoutALog(t *testing.T) {
+	dataDir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dataDir, "fsm"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dataDir, "fsm", "fsm.db"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
+		if _, err := openRaftStores(filepath.Join(dataDir, "raft"), kind, 1, nil); err == nil || !strings.Contains(err.Error(), "no Raft log, but the server's state") {
+			t.Errorf("a %s log opened empty beside a state: %v", kind, err)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -101,8 +102,8 @@ func TestWALServerRecoversFromATornLastAppend(t *testing.T) {
 }
 
 // A follower stopped, its log converted from boltdb to wal in place
-// ('longfair convert-log'), and started on wal rejoins: raft takes the
-// converted log, term and vote, and the server serves every acknowledged
+// ('longfair convert-log'), and started on wal holds the converted log and
+// term before it hears from anyone, rejoins, serves every acknowledged
 // write and ends with the others' state. (That the conversion keeps each
 // entry is TestConvertLogStoreKeepsEveryEntryAndTheVote's.)
 func TestConvertedServerRejoinsWithItsLog(t *testing.T) {
@@ -126,7 +127,25 @@ func TestConvertedServerRejoinsWithItsLog(t *testing.T) {
 		t.Fatalf("the converted log ends at %d, before the %d entries the server had applied", res.Last, applied)
 	}
 	c.Reconfigure(idx, func(cfg *server.Config) { cfg.Raft.LogStore = server.LogStoreWAL })
-	c.Start(idx)
+	// Started alone, with no leader to copy anything from, it holds
+	// the log it was converted with.
+	var others []int
+	for i := range c.Len() {
+		if i != idx {
+			c.Stop(i)
+			others = append(others, i)
+		}
+	}
+	alone := c.Start(idx)
+	if last := alone.Raft().LastIndex(); last != res.Last {
+		t.Fatalf("started alone on the converted log, it ends at %d, want %d", last, res.Last)
+	}
+	if term, _ := strconv.ParseUint(alone.Raft().Stats()["term"], 10, 64); term < res.Term {
+		t.Fatalf("started alone on the converted log, its term is %d, want at least %d", term, res.Term)
+	}
+	for _, i := range others {
+		c.Start(i)
+	}
 	writeSome(ctx, t, c, w, 5, "after")
 	digest := c.WaitConverged(ctx)
 	if d, _ := c.Server(idx).FSM().Digest(); d != digest {
