@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -14,7 +15,9 @@ import (
 )
 
 // writeLog fills the stores of kind in the Raft directory dir with n
-// entries of several terms, a term and a vote, and closes them.
+// entries of several terms from index 101 (as a log compacted by a
+// snapshot starts), with extensions and append times, a term and a vote,
+// and closes them.
 func writeLog(t *testing.T, dir, kind string, n int) []*raft.Log {
 	t.Helper()
 	st, err := openRaftStores(dir, kind, 1, nil)
@@ -24,7 +27,8 @@ func writeLog(t *testing.T, dir, kind string, n int) []*raft.Log {
 	defer st.close()
 	logs := make([]*raft.Log, n)
 	for i := range logs {
-		logs[i] = &raft.Log{Index: uint64(i + 1), Term: uint64(1 + i/10), Type: raft.LogCommand, Data: []byte(strings.Repeat(string(rune('a'+i%26)), i+1))}
+		logs[i] = &raft.Log{Index: uint64(101 + i), Term: uint64(1 + i/10), Type: raft.LogCommand, Data: []byte(strings.Repeat(string(rune('a'+i%26)), i+1)),
+			Extensions: []byte{byte(i), 7}, AppendedAt: time.Unix(1_700_000_000+int64(i), 0).UTC()}
 	}
 	if err := st.logs.StoreLogs(logs); err != nil {
 		t.Fatal(err)
@@ -54,12 +58,15 @@ func checkLog(t *testing.T, dir, kind string, want []*raft.Log) {
 		if err := st.logs.GetLog(w.Index, &got); err != nil {
 			t.Fatalf("entry %d: %v", w.Index, err)
 		}
-		if got.Term != w.Term || got.Type != w.Type || !bytes.Equal(got.Data, w.Data) {
+		if got.Index != w.Index || got.Term != w.Term || got.Type != w.Type || !bytes.Equal(got.Data, w.Data) ||
+			!bytes.Equal(got.Extensions, w.Extensions) || !got.AppendedAt.Equal(w.AppendedAt) {
 			t.Fatalf("entry %d is %+v, want %+v", w.Index, got, *w)
 		}
 	}
-	if last, _ := st.logs.LastIndex(); last != uint64(len(want)) {
-		t.Fatalf("the converted log ends at %d, want %d", last, len(want))
+	first, _ := st.logs.FirstIndex()
+	last, _ := st.logs.LastIndex()
+	if first != want[0].Index || last != want[len(want)-1].Index {
+		t.Fatalf("the converted log holds %d–%d, want %d–%d", first, last, want[0].Index, want[len(want)-1].Index)
 	}
 	for k, v := range map[string]uint64{"CurrentTerm": 7, "LastVoteTerm": 6} {
 		if got, err := st.stable.GetUint64([]byte(k)); err != nil || got != v {
@@ -86,7 +93,7 @@ func TestConvertLogStoreKeepsEveryEntryAndTheVote(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.From != c.from || res.First != 1 || res.Last != 300 || res.Term != 7 {
+			if res.From != c.from || res.First != 101 || res.Last != 400 || res.Term != 7 {
 				t.Fatalf("conversion says %+v", res)
 			}
 			checkLog(t, dir, c.to, want)
@@ -132,7 +139,7 @@ func TestConvertLogStoreResumesAnInterruptedRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resumed conversion: %v", err)
 	}
-	if again.Backup != res.Backup || again.Last != 40 {
+	if again.Backup != res.Backup || again.Last != 140 {
 		t.Fatalf("resumed conversion says %+v", again)
 	}
 	checkLog(t, dir, LogStoreWAL, want)
