@@ -16,6 +16,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/longfair/longfair/internal/durable"
 )
 
 // Checkpoint is the state check, in two entries. One without CompareIndex
@@ -357,7 +359,7 @@ func (f *FSM) discardUnclean() error {
 	if err := os.Remove(f.path); err != nil {
 		return fmt.Errorf("fsm: discard the state file that was not closed cleanly: %w", err)
 	}
-	if err := syncDir(f.dir); err != nil {
+	if err := durable.SyncDir(f.dir); err != nil {
 		return fmt.Errorf("fsm: discard the state file that was not closed cleanly: %w", err)
 	}
 	return nil
@@ -380,7 +382,7 @@ func (f *FSM) checkShutdownDigest() error {
 	// with it.
 	err = os.Remove(path)
 	if err == nil {
-		err = syncDir(f.dir)
+		err = durable.SyncDir(f.dir)
 	}
 	if err != nil {
 		if f.noSync {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/longfair/longfair/internal/durable"
 )
 
 // Snapshot returns a consistent point-in-time copy of the state: a bbolt
@@ -83,7 +85,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		os.Remove(tmp)
 		return f.reopenAfter(fmt.Errorf("fsm: restore: swap in the snapshot: %w", err))
 	}
-	if err := syncDir(filepath.Dir(f.path)); err != nil {
+	if err := durable.SyncDir(filepath.Dir(f.path)); err != nil {
 		db.Close()
 		return f.reopenAfter(fmt.Errorf("fsm: restore: %w", err))
 	}
@@ -124,18 +126,6 @@ func writeSynced(path string, r io.Reader) error {
 		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	return file.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
 }
 
 // Digest is the SHA-256 of every bucket's contents in key order (but the

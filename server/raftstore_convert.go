@@ -12,6 +12,8 @@ import (
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"github.com/hashicorp/raft-wal/migrate"
+
+	"github.com/longfair/longfair/internal/durable"
 )
 
 // ConvertedLog is what ConvertLogStore did.
@@ -115,7 +117,7 @@ func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logge
 	// and each rename before the next: after a crash the directory holds
 	// the old log, or the old one moved aside and the new one under its
 	// temporary name (a run to finish), or the new one in place.
-	if err := syncDir(dir); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return res, err
 	}
 	if err := closeSrc(); err != nil {
@@ -125,7 +127,7 @@ func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logge
 		if err := os.Rename(filepath.Join(dir, storeName[from]), backup); err != nil {
 			return res, fmt.Errorf("move the %s log aside: %w", from, err)
 		}
-		if err := syncDir(dir); err != nil {
+		if err := durable.SyncDir(dir); err != nil {
 			return res, err
 		}
 	}
@@ -137,7 +139,7 @@ func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logge
 	if err := os.Rename(tmp, filepath.Join(dir, storeName[to])); err != nil {
 		return res, fmt.Errorf("put the %s log in place: %w (run the conversion again)", to, err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := durable.SyncDir(dir); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -207,19 +209,6 @@ func copyStable(dst, src raft.StableStore) error {
 		if err := dst.Set([]byte(k), v); err != nil {
 			return fmt.Errorf("write %s: %w", k, err)
 		}
-	}
-	return nil
-}
-
-// syncDir makes the renames in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func layerOf(rel string) int {
 		return layerEngine
 	case rel == "sim" || strings.HasPrefix(rel, "sim/"):
 		return layerSim
-	case rel == "fsm" || strings.HasPrefix(rel, "fsm/"), rel == "internal/boltcheck":
+	case rel == "fsm" || strings.HasPrefix(rel, "fsm/"), rel == "internal/boltcheck", rel == "internal/durable":
 		return layerFSM
 	}
 	return layerService
