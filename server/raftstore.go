@@ -217,24 +217,20 @@ func openBoltLog(path string) (*raftStores, error) {
 	return &raftStores{logs: bolt, stable: bolt, bolt: bolt, closer: bolt.Close}, nil
 }
 
-// openWALLog opens raft-wal in its own directory. Its metadata file is a
-// bbolt file that raft-wal opens with no lock timeout, so a lock on the
-// directory, taken first, is what tells a second server on the same data
-// dir that it is not alone instead of leaving it hanging.
+// openWALLog opens raft-wal in its own directory. raft-wal opens its
+// metadata file, a bbolt file, with no lock timeout: the caller holds the
+// Raft directory's lock (openRaftStores, ConvertLogStore), which tells a
+// second server on the same data dir that it is not alone instead of
+// leaving it hanging there.
 func openWALLog(walDir string, readOnly bool, logger *slog.Logger) (*raftStores, error) {
 	if err := os.MkdirAll(walDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create raft log directory: %w", err)
 	}
-	unlock, err := lockDir(walDir)
-	if err != nil {
-		return nil, err
-	}
 	if err := checkBoltFile(filepath.Join(walDir, walmetadb.FileName)); err != nil {
-		unlock()
 		return nil, err
 	}
 	var w *wal.WAL
-	err = boltcheck.Guard(walDir, raftLogRemedy, func() (err error) {
+	err := boltcheck.Guard(walDir, raftLogRemedy, func() (err error) {
 		// Inside the guard too: raft-wal reads its metadata trusting it.
 		if !readOnly {
 			if err := checkWALTail(walDir); err != nil {
@@ -256,17 +252,11 @@ func openWALLog(walDir string, readOnly bool, logger *slog.Logger) (*raftStores,
 	})
 	if err != nil {
 		// raft-wal v0.4.2 leaves its metadata file open when Open fails
-		// part-way, so in this process a second try is refused as locked;
-		// a server exits on this error anyway.
-		unlock()
+		// part-way, so in this process a second try would hang on it; a
+		// server exits on this error anyway.
 		return nil, err
 	}
-	closer := func() error {
-		err := w.Close()
-		unlock()
-		return err
-	}
-	return &raftStores{logs: w, stable: w, closer: closer}, nil
+	return &raftStores{logs: w, stable: w, closer: w.Close}, nil
 }
 
 // checkWALTail refuses a raft-wal log whose last segment is sealed on disk

@@ -147,22 +147,21 @@ func TestLogStoreJudgesWhatIsThereNotWhatIsNamed(t *testing.T) {
 	}
 }
 
-// A second server on a new data dir, before raft-wal has made any file
-// there, is refused by the directory's lock, not left to race the first.
-func TestWALLogIsLockedFromItsFirstOpen(t *testing.T) {
-	dir := t.TempDir()
-	walDir := filepath.Join(dir, walLogDir)
-	if err := os.MkdirAll(walDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	unlock, err := lockDir(walDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	_, err = openRaftStores(dir, LogStoreWAL, 1, nil)
-	if err == nil || !strings.Contains(err.Error(), walDir+": it is locked by another process") {
-		t.Fatalf("open of a locked new wal log: %v, want a refusal naming %s as locked", err, walDir)
+// A second server on a new data dir, for either store, is refused by the
+// Raft directory's lock from the first server's first open, before any
+// log file exists to be locked (raft-wal would hang on its metadata file).
+func TestANewLogIsLockedFromItsFirstOpen(t *testing.T) {
+	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
+		dir := t.TempDir()
+		first, err := openRaftStores(dir, kind, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = openRaftStores(dir, kind, 1, nil)
+		first.close()
+		if err == nil || !strings.Contains(err.Error(), dir+": it is locked by another process") {
+			t.Fatalf("a second %s open of a new log: %v, want a refusal naming %s as locked", kind, err, dir)
+		}
 	}
 }
 
