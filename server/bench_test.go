@@ -247,7 +247,7 @@ func fsyncLatency(b *testing.B, dir string, n int) time.Duration {
 // log store's own means (the *_ms of the library, below), which show the
 // split.
 func BenchmarkCommitLatencyAtLightLoad(b *testing.B) {
-	for _, store := range []string{server.LogStoreBoltDB, server.LogStoreWAL} {
+	for _, store := range server.LogStores() {
 		b.Run(store, func(b *testing.B) { commitLatencyAtLightLoad(b, store) })
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -305,7 +306,7 @@ func (r RaftConfig) validate() error {
 	if r.SnapshotsRetained < 1 {
 		errs = append(errs, fmt.Errorf("raft snapshots_retained is %d: keep at least 1 snapshot", r.SnapshotsRetained))
 	}
-	if r.LogStore != LogStoreBoltDB && r.LogStore != LogStoreWAL {
+	if !slices.Contains(LogStores(), r.LogStore) {
 		errs = append(errs, fmt.Errorf("raft log_store is %q: use %q (the default) or %q", r.LogStore, LogStoreBoltDB, LogStoreWAL))
 	}
 	return errors.Join(errs...)

@@ -127,7 +127,7 @@ func TestLeaderShutdownFailsOverWithoutLosingAcknowledgedWrites(t *testing.T) {
 // forEachLogStore runs test once for each Raft log store a server can keep
 // its log in, with the stores' tune applied to every server.
 func forEachLogStore(t *testing.T, test func(t *testing.T, store func(*server.Config))) {
-	for _, kind := range []string{server.LogStoreBoltDB, server.LogStoreWAL} {
+	for _, kind := range server.LogStores() {
 		t.Run(kind, func(t *testing.T) { test(t, func(cfg *server.Config) { cfg.Raft.LogStore = kind }) })
 	}
 }

@@ -39,6 +39,10 @@ const (
 	LogStoreWAL = "wal"
 )
 
+// LogStores are the log stores a server can keep its log in, the
+// default first.
+func LogStores() []string { return []string{LogStoreBoltDB, LogStoreWAL} }
+
 // raftStores are the on-disk parts of the Raft node: the log, the stable
 // store (Raft's term and vote) and the snapshot directory.
 type raftStores struct {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/hashicorp/raft"
@@ -42,7 +43,7 @@ func ConvertLogStore(ctx context.Context, dataDir, to string, logger *slog.Logge
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if to != LogStoreBoltDB && to != LogStoreWAL {
+	if !slices.Contains(LogStores(), to) {
 		return ConvertedLog{}, fmt.Errorf("log store %q: convert to %q or %q", to, LogStoreBoltDB, LogStoreWAL)
 	}
 	dir := filepath.Join(dataDir, "raft")

@@ -130,7 +130,7 @@ func TestConvertLogStoreResumesAnInterruptedRun(t *testing.T) {
 	}
 	// No server starts on that: it would open an empty log under the
 	// state it has.
-	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
+	for _, kind := range LogStores() {
 		if _, err := openRaftStores(dir, kind, 1, nil); err == nil || !strings.Contains(err.Error(), "convert-log' was interrupted; run it again") {
 			t.Fatalf("a %s server started on an interrupted conversion: %v", kind, err)
 		}
@@ -165,7 +165,7 @@ func TestConvertLogStoreResumesAnInterruptedRun(t *testing.T) {
 func TestConvertLogStoreRefusesARunningServersLog(t *testing.T) {
 	dataDir := t.TempDir()
 	dir := filepath.Join(dataDir, "raft")
-	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
+	for _, kind := range LogStores() {
 		os.RemoveAll(dir)
 		writeLog(t, dir, kind, 5)
 		st, err := openRaftStores(dir, kind, 1, nil)
@@ -276,7 +276,7 @@ func TestLogStoreRefusesAStateWithoutALog(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dataDir, "fsm", "fsm.db"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
+	for _, kind := range LogStores() {
 		if _, err := openRaftStores(filepath.Join(dataDir, "raft"), kind, 1, nil); err == nil || !strings.Contains(err.Error(), "no Raft log, but the server's state") {
 			t.Errorf("a %s log opened empty beside a state: %v", kind, err)
 		}

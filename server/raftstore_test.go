@@ -44,7 +44,7 @@ func storeSome(t *testing.T, dir, kind string, n int) {
 // a data dir is never opened with the other store, which would start an
 // empty log under the state and votes the server already has.
 func TestLogStoreKeepsItsLogAndRefusesTheOther(t *testing.T) {
-	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
+	for _, kind := range LogStores() {
 		t.Run(kind, func(t *testing.T) {
 			dir := t.TempDir()
 			storeSome(t, dir, kind, 5)
@@ -99,7 +99,7 @@ func TestLogStoreRefusesADirHoldingBoth(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
-	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
+	for _, kind := range LogStores() {
 		if _, err := openRaftStores(dir, kind, 1, nil); err == nil || !strings.Contains(err.Error(), "holds both") {
 			t.Errorf("a dir with both logs opened as %s: %v", kind, err)
 		}
@@ -140,7 +140,7 @@ func TestLogStoreJudgesWhatIsThereNotWhatIsNamed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "snapshots", "2-10-1700000000000", "meta.json"), []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
+	for _, kind := range LogStores() {
 		if _, err := openRaftStores(dir, kind, 1, nil); !errors.Is(err, boltcheck.ErrCorrupt) || !strings.Contains(err.Error(), "snapshots but no Raft log") {
 			t.Errorf("snapshots without a log opened as %s: %v", kind, err)
 		}
@@ -151,7 +151,7 @@ func TestLogStoreJudgesWhatIsThereNotWhatIsNamed(t *testing.T) {
 // Raft directory's lock from the first server's first open, before any
 // log file exists to be locked (raft-wal would hang on its metadata file).
 func TestANewLogIsLockedFromItsFirstOpen(t *testing.T) {
-	for _, kind := range []string{LogStoreBoltDB, LogStoreWAL} {
+	for _, kind := range LogStores() {
 		dir := t.TempDir()
 		first, err := openRaftStores(dir, kind, 1, nil)
 		if err != nil {

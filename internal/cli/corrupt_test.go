@@ -36,7 +36,7 @@ func TestServerRefusesDamagedDataFilesWithAdvice(t *testing.T) {
 	// Servers with some state, stopped cleanly, one for each Raft log
 	// store.
 	dataDirs := map[string]string{}
-	for _, store := range []string{server.LogStoreBoltDB, server.LogStoreWAL} {
+	for _, store := range server.LogStores() {
 		dataDirs[store] = stoppedServer(ctx, t, store)
 	}
 	for _, tc := range []struct {
