@@ -187,9 +187,9 @@ func (c *Client) add(addr string) error {
 	if creds == nil {
 		creds = insecure.NewCredentials()
 	}
-	dial := []grpc.DialOption{grpc.WithTransportCredentials(creds), longfairv1.CodecDialOption(),
+	dial := append(longfairv1.DialOptions(), grpc.WithTransportCredentials(creds),
 		// Servers allow pings this often (server.go's enforcement policy).
-		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true})}
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true}))
 	if c.opts.token != "" {
 		dial = append(dial, grpc.WithPerRPCCredentials(bearer{token: c.opts.token, secure: c.opts.creds != nil}))
 	}

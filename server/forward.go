@@ -99,7 +99,7 @@ func (f *forwarder) dial(key, addr string, opts ...grpc.DialOption) (*grpc.Clien
 	if creds == nil {
 		creds = insecure.NewCredentials()
 	}
-	c, err := grpc.NewClient(addr, append(opts, grpc.WithTransportCredentials(creds), longfairv1.CodecDialOption())...)
+	c, err := grpc.NewClient(addr, append(append(opts, grpc.WithTransportCredentials(creds)), longfairv1.DialOptions()...)...)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "connect to %s: %v", addr, err)
 	}

@@ -204,8 +204,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.grpcAddr == "" {
 		s.grpcAddr = s.grpcLis.Addr().String()
 	}
-	s.grpc = grpc.NewServer(append(s.sec.serverOptions(),
-		longfairv1.CodecServerOption(),
+	s.grpc = grpc.NewServer(append(append(s.sec.serverOptions(), longfairv1.ServerOptions()...),
 		// Tokens are checked first (auth_interceptor.go), then requests,
 		// before they are routed: a call without a usable token, or a
 		// malformed one, is refused where it arrives and never travels

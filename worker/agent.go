@@ -196,7 +196,7 @@ func (ag *Agent) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	ag.grpc = grpc.NewServer(append(serverOpts, longfairv1.CodecServerOption())...)
+	ag.grpc = grpc.NewServer(append(serverOpts, longfairv1.ServerOptions()...)...)
 	longfairv1.RegisterTaskOutputServer(ag.grpc, &outputService{ag: ag})
 	longfairv1.RegisterAllocationServer(ag.grpc, &allocationService{ag: ag})
 	ag.goLoop(func() {

@@ -126,7 +126,7 @@ func runExec(ctx context.Context, node string, argv, extra []string, stdin io.Re
 			return fmt.Errorf("TLS for the worker of node %s: %w", node, err)
 		}
 	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
+	conn, err := grpc.NewClient(addr, append(longfairv1.DialOptions(), grpc.WithTransportCredentials(creds))...)
 	if err != nil {
 		return fmt.Errorf("connect to the worker of node %s at %s: %w", node, addr, err)
 	}

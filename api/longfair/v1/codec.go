@@ -3,7 +3,6 @@ package longfairv1
 import (
 	"fmt"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 )
@@ -74,12 +73,4 @@ func (Codec) Unmarshal(data mem.BufferSlice, v any) error {
 		return fmt.Errorf("unmarshal: %T is not a protobuf message", v)
 	}
 	return proto.Unmarshal(buf.ReadOnlyData(), pm)
-}
-
-// CodecServerOption makes a gRPC server use Codec.
-func CodecServerOption() grpc.ServerOption { return grpc.ForceServerCodecV2(Codec{}) }
-
-// CodecDialOption makes a gRPC connection's calls use Codec.
-func CodecDialOption() grpc.DialOption {
-	return grpc.WithDefaultCallOptions(grpc.ForceCodecV2(Codec{}))
 }
