@@ -73,11 +73,13 @@ func BenchmarkSimulatedWorkers(b *testing.B) {
 	leader := c.leader(ctx)
 	time.Sleep(2 * time.Second) // joins settle
 	stopProfile := profileLeader(ctx, b, leader, profiles, "idle")
+	before := commitIndex(ctx, b, c, leader)
 	// This process holds every simulated worker: its share is what n
 	// workers' gossip and streams cost, which on a real cluster n
 	// machines share.
 	shares := cpuShares(b, 5*time.Second, leader.Cmd.Process.Pid, os.Getpid())
 	idle, idleWorkers := shares[0], shares[1]
+	idleEntries := commitIndex(ctx, b, c, leader) - before
 	stopProfile()
 
 	// A crashed worker's task runs again elsewhere.
@@ -128,6 +130,7 @@ func BenchmarkSimulatedWorkers(b *testing.B) {
 	b.ReportMetric(converged.Seconds(), "s-converge")
 	b.ReportMetric(100*idle, "%core-idle-leader")
 	b.ReportMetric(100*idleWorkers, "%core-idle-workers")
+	b.ReportMetric(float64(idleEntries)/5, "entries/s-idle")
 	b.ReportMetric(requeued.Seconds(), "s-requeue")
 	b.ReportMetric(float64(tasks*b.N)/placed.Seconds(), "placements/s")
 	b.Logf("%d workers: converged in %v, idle leader %.1f%% of a core (the workers %.1f%%), crashed worker's task ran again after %v, %d tasks at %.0f placements/s",
@@ -295,4 +298,13 @@ func envInt(b *testing.B, name string, def int) int {
 		b.Fatalf("%s=%q: want a positive integer", name, s)
 	}
 	return v
+}
+
+// commitIndex is server s's commit index.
+func commitIndex(ctx context.Context, b *testing.B, c *cluster, s *serverProc) uint64 {
+	st, err := longfairv1.NewOperatorClient(c.conn(s.GRPC)).GetRaftStatus(ctx, &longfairv1.GetRaftStatusRequest{})
+	if err != nil {
+		b.Fatalf("raft status of %s: %v", s.ID, err)
+	}
+	return st.GetCommitIndex()
 }
