@@ -9,7 +9,7 @@ import "google.golang.org/grpc"
 // now and then, as a worker's heartbeats and the leader's echoes do, that is
 // one more write and read on each side per message. With 200 workers it was
 // 45% of the leader's writes and reads, and fixed windows took a fifth off
-// its idle CPU (server BenchmarkSimulatedWorkers; TestNoPingPerMessage).
+// its idle CPU (e2e BenchmarkSimulatedWorkers; TestNoPingPerMessage).
 //
 // A stream may have StreamWindow bytes in flight: 80 MB/s at a 50 ms round
 // trip, for a snapshot or a task's output read from afar, and what a
