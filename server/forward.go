@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,7 +100,7 @@ func (f *forwarder) dial(key, addr string, opts ...grpc.DialOption) (*grpc.Clien
 	if creds == nil {
 		creds = insecure.NewCredentials()
 	}
-	c, err := grpc.NewClient(addr, append(append(opts, grpc.WithTransportCredentials(creds)), longfairv1.DialOptions()...)...)
+	c, err := grpc.NewClient(addr, slices.Concat(opts, []grpc.DialOption{grpc.WithTransportCredentials(creds)}, longfairv1.DialOptions())...)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "connect to %s: %v", addr, err)
 	}

@@ -62,7 +62,7 @@ func dialOnce(conns map[string]*grpc.ClientConn, addr string, dial []grpc.DialOp
 	if dial == nil {
 		dial = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	}
-	c, err := grpc.NewClient(addr, append(dial, longfairv1.DialOptions()...)...)
+	c, err := grpc.NewClient(addr, slices.Concat(dial, longfairv1.DialOptions())...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
