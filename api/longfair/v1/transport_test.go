@@ -73,6 +73,7 @@ func exchangeBeats(t *testing.T, n int, serverOpts []grpc.ServerOption, dialOpts
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer conn.Close() // on a failure; closed below before the counts are read
 	stream, err := NewWorkersClient(conn).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
