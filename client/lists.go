@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
@@ -70,6 +71,25 @@ func (c *Client) tasks(ctx context.Context, jobID uint64, all bool) iter.Seq2[*l
 		resp, err := c.Jobs().ListTasks(ctx, &longfairv1.ListTasksRequest{JobId: jobID, PageSize: c.opts.pageSize, PageToken: token, AllAttempts: all})
 		return resp.GetTasks(), resp.GetNextPageToken(), err
 	})
+}
+
+// TasksOf lists the tasks of each of jobs in turn, as AllTasks lists one
+// job's (or, with all, AllAttempts), in as few calls as it can: a call
+// names up to MaxTaskListJobs jobs. Each task carries its job's id. A job
+// that does not exist, or that the caller may not see, is an error.
+func (c *Client) TasksOf(ctx context.Context, jobs []uint64, all bool) iter.Seq2[*longfairv1.Task, error] {
+	return func(yield func(*longfairv1.Task, error) bool) {
+		for chunk := range slices.Chunk(jobs, longfairv1.MaxTaskListJobs) {
+			for t, err := range pages(ctx, func(ctx context.Context, token string) ([]*longfairv1.Task, string, error) {
+				resp, err := c.Jobs().ListTasks(ctx, &longfairv1.ListTasksRequest{JobIds: chunk, PageSize: c.opts.pageSize, PageToken: token, AllAttempts: all})
+				return resp.GetTasks(), resp.GetNextPageToken(), err
+			}) {
+				if !yield(t, err) || err != nil {
+					return
+				}
+			}
+		}
+	}
 }
 
 // AllAccounts lists every account in name order.

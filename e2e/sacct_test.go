@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
 )
 
@@ -163,6 +164,39 @@ while :; do sleep 0.1; done`, mark, ready))...)
 	out = c.cli(ctx, "sacct", "-D", "-X", "-P", "-n", "-j", fmt.Sprint(requeued), "--format", "JobID,Attempt")
 	if got := strings.TrimSpace(out); got != fmt.Sprintf("%d|2", requeued) {
 		t.Errorf("sacct -D -X printed %q, want the latest attempt alone", got)
+	}
+
+	// What sacct reads, many jobs' tasks in one listing, holds what each
+	// job's own listing does, in the order the jobs are named, when the
+	// server sends it one task a page.
+	cl := newClient(t, grpcAddrs(c.live()...), client.WithPageSize(1))
+	jobs := []uint64{requeued, array, ok, bad}
+	for _, all := range []bool{false, true} {
+		name := func(tk *longfairv1.Task) string {
+			return fmt.Sprintf("%d_%d attempt %d %s", tk.GetJobId(), tk.GetIndex(), tk.GetAttempt(), tk.GetState())
+		}
+		var want, got []string
+		for _, id := range jobs {
+			list := cl.AllTasks
+			if all {
+				list = cl.AllAttempts
+			}
+			for tk, err := range list(ctx, id) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, name(tk))
+			}
+		}
+		for tk, err := range cl.TasksOf(ctx, jobs, all) {
+			if err != nil {
+				t.Fatalf("the tasks of jobs %v (all attempts: %v): %v", jobs, all, err)
+			}
+			got = append(got, name(tk))
+		}
+		if len(want) < 6 || !slices.Equal(got, want) {
+			t.Errorf("the tasks of jobs %v (all attempts: %v), a task a page:\n%s\nwant, as each job lists them:\n%s", jobs, all, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
 	}
 }
 

@@ -76,53 +76,104 @@ func (f *FSM) Attempts(job uint64, from int64, limit int) (tasks []TaskInfo, nex
 }
 
 func (f *FSM) attempts(job uint64, from int64, limit int, all bool) (tasks []TaskInfo, next int64, err error) {
-	limit = pageLimit(limit)
 	err = f.view(func(_ readSnap, tx *bolt.Tx) error {
-		var j jobRecord
-		if ok, err := getJSON(tx.Bucket(bucketJobs), jobKey(job), &j); err != nil || !ok {
+		tasks, _, next, err = jobAttempts(tx, job, from, pageLimit(limit), all, nil)
+		return err
+	})
+	return tasks, next, err
+}
+
+// TasksCursor is where a listing of several jobs' tasks (TasksOf) goes
+// on: the position of a job in the list, and a task index in that job.
+type TasksCursor struct {
+	Job  int
+	Task int64
+}
+
+// TasksOf lists the tasks of each of jobs in turn, as Tasks (or, with all,
+// Attempts) lists one job's, starting at cursor at and holding up to limit
+// tasks in all, whole, from one read of the state. next is where the
+// following page starts; its Job is len(jobs) once every job was listed.
+// A job that does not exist is an error naming it.
+func (f *FSM) TasksOf(jobs []uint64, at TasksCursor, limit int, all bool) (tasks []TaskInfo, next TasksCursor, err error) {
+	limit = pageLimit(limit)
+	next = TasksCursor{Job: len(jobs)}
+	err = f.view(func(_ readSnap, tx *bolt.Tx) error {
+		count := 0
+		for k := max(at.Job, 0); k < len(jobs); k++ {
+			if count == limit {
+				next = TasksCursor{Job: k}
+				return nil
+			}
+			from := int64(0)
+			if k == at.Job {
+				from = at.Task
+			}
+			var n int
+			var more int64
+			var err error
+			tasks, n, more, err = jobAttempts(tx, jobs[k], from, limit-count, all, tasks)
 			if err != nil {
 				return err
 			}
-			return notFound("job %d does not exist: check the id", job)
-		}
-		c := tx.Bucket(bucketTasks).Cursor()
-		prefix := taskPrefix(job, -1)
-		// group holds the current task's attempts, oldest first (keys
-		// sort by attempt); a task is added whole when the next begins.
-		var group []*attemptRecord
-		count := 0
-		flush := func() bool {
-			if len(group) == 0 {
-				return true
-			}
-			if count == limit {
-				next = group[0].Task
-				return false
-			}
-			count++
-			if !all {
-				group = group[len(group)-1:]
-			}
-			for _, a := range group {
-				tasks = append(tasks, taskInfo(a, &j))
-			}
-			group = group[:0]
-			return true
-		}
-		for k, v := c.Seek(taskPrefix(job, max(from, 0))); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			a := new(attemptRecord)
-			if err := jsonUnmarshal(v, a); err != nil {
-				return err
-			}
-			if len(group) > 0 && group[0].Task != a.Task && !flush() {
+			count += n
+			if more != 0 {
+				next = TasksCursor{Job: k, Task: more}
 				return nil
 			}
-			group = append(group, a)
 		}
-		flush()
 		return nil
 	})
 	return tasks, next, err
+}
+
+// jobAttempts appends to tasks the attempts of job's tasks from task index
+// from on, by index: up to limit tasks, each with every attempt (all) or
+// its latest. It returns how many tasks it added, and the index of the
+// first task it left out (0: none was).
+func jobAttempts(tx *bolt.Tx, job uint64, from int64, limit int, all bool, tasks []TaskInfo) (_ []TaskInfo, count int, next int64, err error) {
+	var j jobRecord
+	if ok, err := getJSON(tx.Bucket(bucketJobs), jobKey(job), &j); err != nil || !ok {
+		if err != nil {
+			return tasks, 0, 0, err
+		}
+		return tasks, 0, 0, notFound("job %d does not exist: check the id", job)
+	}
+	c := tx.Bucket(bucketTasks).Cursor()
+	prefix := taskPrefix(job, -1)
+	// group holds the current task's attempts, oldest first (keys sort by
+	// attempt); a task is added whole when the next begins.
+	var group []*attemptRecord
+	flush := func() bool {
+		if len(group) == 0 {
+			return true
+		}
+		if count == limit {
+			next = group[0].Task
+			return false
+		}
+		count++
+		if !all {
+			group = group[len(group)-1:]
+		}
+		for _, a := range group {
+			tasks = append(tasks, taskInfo(a, &j))
+		}
+		group = group[:0]
+		return true
+	}
+	for k, v := c.Seek(taskPrefix(job, max(from, 0))); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		a := new(attemptRecord)
+		if err := jsonUnmarshal(v, a); err != nil {
+			return tasks, count, 0, err
+		}
+		if len(group) > 0 && group[0].Task != a.Task && !flush() {
+			return tasks, count, next, nil
+		}
+		group = append(group, a)
+	}
+	flush()
+	return tasks, count, next, nil
 }
 
 // Running lists the attempts that hold resources (placed or running), on

@@ -135,7 +135,17 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 				}
 			})), true
 	case "Jobs/ListTasks":
-		return userRule(checkOf(func(u *userScope, r *longfairv1.ListTasksRequest) error { return u.job(r.GetJobId()) }), nil), true
+		return userRule(checkOf(func(u *userScope, r *longfairv1.ListTasksRequest) error {
+			if len(r.GetJobIds()) == 0 {
+				return u.job(r.GetJobId())
+			}
+			for _, id := range r.GetJobIds() {
+				if err := u.job(id); err != nil {
+					return err
+				}
+			}
+			return nil
+		}), nil), true
 	case "Jobs/ListJobs":
 		return userRule(checkOf(func(u *userScope, r *longfairv1.ListJobsRequest) error { return u.optionalMember(r.GetAccount()) }),
 			filterOf(func(u *userScope, r *longfairv1.ListJobsResponse) {

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -176,6 +178,9 @@ func (j *jobsService) ListJobs(ctx context.Context, req *longfairv1.ListJobsRequ
 }
 
 func (j *jobsService) ListTasks(ctx context.Context, req *longfairv1.ListTasksRequest) (*longfairv1.ListTasksResponse, error) {
+	if ids := req.GetJobIds(); len(ids) > 0 {
+		return j.listTasksOf(ids, req)
+	}
 	from, err := decodeUintToken(req.GetPageToken())
 	if err != nil {
 		return nil, err
@@ -192,6 +197,42 @@ func (j *jobsService) ListTasks(ctx context.Context, req *longfairv1.ListTasksRe
 		out.Tasks = append(out.Tasks, taskProto(info))
 	}
 	return out, nil
+}
+
+// listTasksOf is ListTasks for several jobs. Its page token is the
+// position of a job in ids and a task index in it.
+func (j *jobsService) listTasksOf(ids []uint64, req *longfairv1.ListTasksRequest) (*longfairv1.ListTasksResponse, error) {
+	at, err := decodeTasksCursor(req.GetPageToken(), len(ids))
+	if err != nil {
+		return nil, err
+	}
+	list, next, err := j.s.fsm.TasksOf(ids, at, pageSize(req.GetPageSize()), req.GetAllAttempts())
+	if err != nil {
+		return nil, err
+	}
+	out := &longfairv1.ListTasksResponse{Tasks: make([]*longfairv1.Task, 0, len(list))}
+	if next.Job < len(ids) {
+		out.NextPageToken = encodeToken(strconv.Itoa(next.Job) + "." + strconv.FormatInt(next.Task, 10))
+	}
+	for _, info := range list {
+		out.Tasks = append(out.Tasks, taskProto(info))
+	}
+	return out, nil
+}
+
+// decodeTasksCursor reads listTasksOf's page token for a list of n jobs.
+func decodeTasksCursor(token string, n int) (fsm.TasksCursor, error) {
+	s, err := decodeToken(token)
+	if err != nil || s == "" {
+		return fsm.TasksCursor{}, err
+	}
+	job, task, ok := strings.Cut(s, ".")
+	k, kerr := strconv.Atoi(job)
+	t, terr := strconv.ParseInt(task, 10, 64)
+	if !ok || kerr != nil || terr != nil || k < 0 || k >= n || t < 0 {
+		return fsm.TasksCursor{}, status.Error(codes.InvalidArgument, "page_token is not one this server issued for these job_ids: pass the next_page_token of the previous response unchanged, with the same job_ids")
+	}
+	return fsm.TasksCursor{Job: k, Task: t}, nil
 }
 
 // mayBeNotNice refuses a negative nice, which moves a job ahead of its

@@ -560,24 +560,27 @@ func (q *sacctQuery) collect(ctx context.Context, c *client.Client, now time.Tim
 	jobs = slices.DeleteFunc(jobs, func(j *longfairv1.Job) bool {
 		return q.acct != "" && j.GetAccount() != q.acct || q.user != "" && j.GetUser() != q.user || !q.jobInRange(j)
 	})
-	list := c.AllTasks
-	if q.duplicates {
-		list = c.AllAttempts
-	}
-	tasksOf, err := fetchEach(ctx, len(jobs), func(ctx context.Context, i int) ([]*longfairv1.Task, error) {
-		return collectTasks(ctx, jobs[i].GetId(), list)
-	})
+	tasksOf, err := tasksByJob(ctx, c, jobs, q.duplicates, nil)
 	if err != nil {
 		return nil, err
 	}
+	var attemptsOf [][]*longfairv1.Task
+	if !q.duplicates {
+		// A line per task stands for all its attempts: read every
+		// attempt of the jobs that ran a task more than once (requeued,
+		// or lost with its node).
+		rerun := func(i int) bool {
+			return slices.ContainsFunc(tasksOf[i], func(t *longfairv1.Task) bool { return t.GetAttempt() > 1 })
+		}
+		if attemptsOf, err = tasksByJob(ctx, c, jobs, true, rerun); err != nil {
+			return nil, err
+		}
+	}
 	var out []acctRow
 	for i, j := range jobs {
-		tasks := tasksOf[i]
-		rows := acctRows(j, tasks, now)
-		if !q.duplicates {
-			if err := chargeEveryAttempt(ctx, c, j, tasks, rows); err != nil {
-				return nil, err
-			}
+		rows := acctRows(j, tasksOf[i], now)
+		if attemptsOf != nil && attemptsOf[i] != nil {
+			chargeEveryAttempt(attemptsOf[i], rows)
 		}
 		for _, r := range rows {
 			if q.overlaps(&r) && (q.states == nil || q.states[r.state]) {
@@ -589,17 +592,9 @@ func (q *sacctQuery) collect(ctx context.Context, c *client.Client, now time.Tim
 }
 
 // chargeEveryAttempt sets the SU of the lines that stand for tasks run
-// more than once (requeued, or lost with their node) to the sum of all
-// their attempts' charges: the ledger charged each run, and a line per
-// job must add up to what the job cost. Only such jobs' attempts are read.
-func chargeEveryAttempt(ctx context.Context, c *client.Client, j *longfairv1.Job, latest []*longfairv1.Task, rows []acctRow) error {
-	if !slices.ContainsFunc(latest, func(t *longfairv1.Task) bool { return t.GetAttempt() > 1 }) {
-		return nil
-	}
-	attempts, err := collectTasks(ctx, j.GetId(), c.AllAttempts)
-	if err != nil {
-		return err
-	}
+// more than once to the sum of all their attempts' charges: the ledger
+// charged each run, and a line per job must add up to what the job cost.
+func chargeEveryAttempt(attempts []*longfairv1.Task, rows []acctRow) {
 	total := map[int64]int64{}
 	for _, t := range attempts {
 		total[t.GetIndex()] += t.GetChargedMicroSu()
@@ -609,7 +604,6 @@ func chargeEveryAttempt(ctx context.Context, c *client.Client, j *longfairv1.Job
 			rows[i].su = total[rows[i].task.GetIndex()]
 		}
 	}
-	return nil
 }
 
 // oldestFirst reads the jobs named by ids, in that order, or else every

@@ -278,11 +278,10 @@ func queueRows(ctx context.Context, c *client.Client, account, user string, ids 
 		return nil, err
 	}
 	jobs = slices.DeleteFunc(jobs, client.JobEnded)
-	tasksOf, err := fetchEach(ctx, len(jobs), func(ctx context.Context, i int) ([]*longfairv1.Task, error) {
-		if j := jobs[i]; j.GetRunningTasks() > 0 || j.GetSucceededTasks()+j.GetFailedTasks() > 0 {
-			return collectTasks(ctx, j.GetId(), c.AllTasks)
-		}
-		return nil, nil
+	// Only jobs that have placed a task have tasks to read.
+	tasksOf, err := tasksByJob(ctx, c, jobs, false, func(i int) bool {
+		j := jobs[i]
+		return j.GetRunningTasks() > 0 || j.GetSucceededTasks()+j.GetFailedTasks() > 0
 	})
 	if err != nil {
 		return nil, err

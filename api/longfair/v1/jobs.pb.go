@@ -1520,13 +1520,20 @@ func (x *Job) GetRequeues() int32 {
 }
 
 type ListTasksRequest struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	JobId     uint64                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	PageSize  int32                  `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken string                 `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// job_id: the job whose tasks to list; or 0, and job_ids.
+	JobId     uint64 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	PageSize  int32  `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// all_attempts lists every attempt of each task, oldest first (sacct
 	// --duplicates), not only the latest; a page still holds whole tasks.
-	AllAttempts   bool `protobuf:"varint,4,opt,name=all_attempts,json=allAttempts,proto3" json:"all_attempts,omitempty"`
+	AllAttempts bool `protobuf:"varint,4,opt,name=all_attempts,json=allAttempts,proto3" json:"all_attempts,omitempty"`
+	// job_ids lists the tasks of each of these jobs in turn, in the order
+	// given, as one listing (each task carries its job_id): up to 1,000
+	// jobs, each named once, every one of which the caller may see. Pass
+	// the same job_ids with each next_page_token. sacct and squeue read a
+	// page of jobs' tasks in one call this way, not one call per job.
+	JobIds        []uint64 `protobuf:"varint,5,rep,packed,name=job_ids,json=jobIds,proto3" json:"job_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1587,6 +1594,13 @@ func (x *ListTasksRequest) GetAllAttempts() bool {
 		return x.AllAttempts
 	}
 	return false
+}
+
+func (x *ListTasksRequest) GetJobIds() []uint64 {
+	if x != nil {
+		return x.JobIds
+	}
+	return nil
 }
 
 type ListTasksResponse struct {
@@ -2313,13 +2327,14 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\brequeues\x18= \x01(\x05R\brequeues\x1a9\n" +
 	"\vDemandEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\x88\x01\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xa1\x01\n" +
 	"\x10ListTasksRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\x12!\n" +
-	"\fall_attempts\x18\x04 \x01(\bR\vallAttempts\"d\n" +
+	"\fall_attempts\x18\x04 \x01(\bR\vallAttempts\x12\x17\n" +
+	"\ajob_ids\x18\x05 \x03(\x04R\x06jobIds\"d\n" +
 	"\x11ListTasksResponse\x12'\n" +
 	"\x05tasks\x18\x01 \x03(\v2\x11.longfair.v1.TaskR\x05tasks\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9a\x05\n" +

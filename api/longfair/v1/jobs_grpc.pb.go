@@ -73,7 +73,8 @@ type JobsClient interface {
 	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*Job, error)
 	// ListJobs lists jobs newest first, filtered by account, user and state.
 	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
-	// ListTasks lists a job's tasks that have started at least once, by index.
+	// ListTasks lists a job's tasks that have started at least once, by
+	// index; or, given job_ids, those of several jobs in turn.
 	ListTasks(ctx context.Context, in *ListTasksRequest, opts ...grpc.CallOption) (*ListTasksResponse, error)
 	// ExplainJob says why a job's pending tasks wait, as the scheduler sees
 	// it: where the job's account ranks as the next pass begins, by the key
@@ -258,7 +259,8 @@ type JobsServer interface {
 	GetJob(context.Context, *GetJobRequest) (*Job, error)
 	// ListJobs lists jobs newest first, filtered by account, user and state.
 	ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
-	// ListTasks lists a job's tasks that have started at least once, by index.
+	// ListTasks lists a job's tasks that have started at least once, by
+	// index; or, given job_ids, those of several jobs in turn.
 	ListTasks(context.Context, *ListTasksRequest) (*ListTasksResponse, error)
 	// ExplainJob says why a job's pending tasks wait, as the scheduler sees
 	// it: where the job's account ranks as the next pass begins, by the key

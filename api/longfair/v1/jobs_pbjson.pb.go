@@ -561,6 +561,15 @@ func (x *ListTasksRequest) AppendProtoJSON(b []byte) ([]byte, error) {
 	}
 	b = append(b, ",\"all_attempts\":"...)
 	b = strconv.AppendBool(b, x.AllAttempts)
+	b = append(b, ",\"job_ids\":"...)
+	b = append(b, '[')
+	for i, v := range x.JobIds {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = pbjson.AppendQuotedUint(b, v)
+	}
+	b = append(b, ']')
 	return append(b, '}'), nil
 }
 

@@ -96,6 +96,11 @@ func TestOtherValidation(t *testing.T) {
 		{"job state", &ListJobsRequest{States: []JobState{42}}, []string{"states", "PENDING"}},
 		{"job id", &GetJobRequest{}, []string{"job_id"}},
 		{"explain job id", &ExplainJobRequest{}, []string{"job_id"}},
+		{"tasks of no job", &ListTasksRequest{}, []string{"job_id"}},
+		{"tasks of a job and jobs", &ListTasksRequest{JobId: 1, JobIds: []uint64{2}}, []string{"job_id 1", "job_ids", "one"}},
+		{"tasks of a job twice", &ListTasksRequest{JobIds: []uint64{2, 3, 2}}, []string{"job 2", "twice"}},
+		{"tasks of job 0", &ListTasksRequest{JobIds: []uint64{2, 0}}, []string{"job_ids", "0"}},
+		{"tasks of too many jobs", &ListTasksRequest{JobIds: seq(MaxTaskListJobs + 1)}, []string{"1001 jobs", "at most 1000"}},
 		{"usage range", &UsageReportRequest{From: timestamppb.New(time.Unix(100, 0)), To: timestamppb.New(time.Unix(50, 0))}, []string{"from", "before"}},
 		{"usage missing", &UsageReportRequest{}, []string{"from and to"}},
 		{"settings empty", &UpdateSettingsRequest{}, []string{"nothing to update"}},
@@ -178,4 +183,13 @@ func FuzzSubmitJobFields(f *testing.F) {
 			t.Fatalf("accepted an unusable job: %v", r)
 		}
 	})
+}
+
+// seq is 1 to n.
+func seq(n int) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = uint64(i + 1)
+	}
+	return out
 }
