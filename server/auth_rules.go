@@ -129,9 +129,12 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 		// Whoever may see the job may see why it waits; the account
 		// ranked first is named only to its members.
 		return userRule(checkOf(func(u *userScope, r *longfairv1.ExplainJobRequest) error { return u.job(r.GetJobId()) }),
-			filterOf(func(u *userScope, r *longfairv1.JobExplanation) {
-				if !u.isMember(r.GetFirstAccount()) {
-					r.FirstAccount = ""
+			filterOf(func(u *userScope, r *longfairv1.JobExplanation) { u.hideFirstAccount(r) })), true
+	case "Jobs/ExplainJobs":
+		return userRule(checkOf(func(u *userScope, r *longfairv1.ExplainJobsRequest) error { return u.jobs(r.GetJobIds()) }),
+			filterOf(func(u *userScope, r *longfairv1.ExplainJobsResponse) {
+				for _, x := range r.GetExplanations() {
+					u.hideFirstAccount(x)
 				}
 			})), true
 	case "Jobs/ListTasks":
@@ -139,12 +142,7 @@ func ruleOf(fullMethod string) (methodRule, bool) {
 			if len(r.GetJobIds()) == 0 {
 				return u.job(r.GetJobId())
 			}
-			for _, id := range r.GetJobIds() {
-				if err := u.job(id); err != nil {
-					return err
-				}
-			}
-			return nil
+			return u.jobs(r.GetJobIds())
 		}), nil), true
 	case "Jobs/ListJobs":
 		return userRule(checkOf(func(u *userScope, r *longfairv1.ListJobsRequest) error { return u.optionalMember(r.GetAccount()) }),
@@ -279,6 +277,24 @@ func (u *userScope) job(id uint64) error {
 		return nil
 	}
 	return status.Errorf(codes.PermissionDenied, "job %d belongs to account %q, which user %s is not a member of", id, j.Account, u.user)
+}
+
+// jobs is job for each of ids.
+func (u *userScope) jobs(ids []uint64) error {
+	for _, id := range ids {
+		if err := u.job(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hideFirstAccount leaves the account an explanation ranks first unnamed
+// unless the user is its member.
+func (u *userScope) hideFirstAccount(x *longfairv1.JobExplanation) {
+	if !u.isMember(x.GetFirstAccount()) {
+		x.FirstAccount = ""
+	}
 }
 
 func (u *userScope) accountList() string {

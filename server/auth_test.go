@@ -129,6 +129,10 @@ func TestSecurityRefusals(t *testing.T) {
 			_, err := longfairv1.NewJobsClient(c.Conn(s)).ListTasks(testcluster.As(ctx, ann), &longfairv1.ListTasksRequest{JobIds: []uint64{annJob.GetJob().GetId(), bobJob.GetJob().GetId()}})
 			return err
 		}},
+		{"user asks why another account's job waits among her own", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
+			_, err := longfairv1.NewJobsClient(c.Conn(s)).ExplainJobs(testcluster.As(ctx, ann), &longfairv1.ExplainJobsRequest{JobIds: []uint64{annJob.GetJob().GetId(), bobJob.GetJob().GetId()}})
+			return err
+		}},
 		{"user reads another account's balance", codes.PermissionDenied, func(ctx context.Context, s *server.Server) error {
 			_, err := longfairv1.NewLedgerClient(c.Conn(s)).GetBalance(testcluster.As(ctx, ann), &longfairv1.GetBalanceRequest{Account: "bio"})
 			return err

@@ -70,6 +70,33 @@ func TestExplainJobBehindAnotherAccount(t *testing.T) {
 		t.Fatalf("physics's job: rank %d, key %v (chem's %v); want first with the smaller dominant share", y.GetRank(), y.GetRankKey(), x.GetRankKey())
 	}
 
+	// Both at once with the filling job (nothing pending), over one view:
+	// ExplainJob's answers, in the order asked. Only what the clock moves
+	// may differ: how long the account has waited, the forecast start,
+	// and β as the running tasks' usage accrues.
+	fillX, err := jobs.ExplainJob(ctx, &longfairv1.ExplainJobRequest{JobId: fill.GetJob().GetId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked := []uint64{other.GetJob().GetId(), later.GetJob().GetId(), fill.GetJob().GetId()}
+	xs, err := jobs.ExplainJobs(ctx, &longfairv1.ExplainJobsRequest{JobIds: asked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := xs.GetExplanations(); len(got) != len(asked) {
+		t.Fatalf("ExplainJobs of %v: %d explanations", asked, len(got))
+	}
+	for i, want := range []*longfairv1.JobExplanation{y, x, fillX} {
+		g := proto.Clone(xs.GetExplanations()[i]).(*longfairv1.JobExplanation)
+		w := proto.Clone(want).(*longfairv1.JobExplanation)
+		for _, e := range []*longfairv1.JobExplanation{g, w} {
+			e.Waiting, e.ForecastStart, e.Beta = nil, nil, 0
+		}
+		if !proto.Equal(g, w) {
+			t.Errorf("ExplainJobs' explanation of job %d:\n%v\nExplainJob's:\n%v", asked[i], g, w)
+		}
+	}
+
 	// A job with nothing pending is returned alone; a missing one is an error.
 	if _, err := jobs.CancelJob(ctx, &longfairv1.CancelJobRequest{JobId: fill.GetJob().GetId()}); err != nil {
 		t.Fatal(err)

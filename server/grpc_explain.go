@@ -9,6 +9,7 @@ import (
 
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/fsm"
+	"github.com/longfair/longfair/ledger"
 	"github.com/longfair/longfair/sched"
 )
 
@@ -19,13 +20,38 @@ import (
 // with every up node. The CLI asks the leader (a consistent read).
 func (j *jobsService) ExplainJob(ctx context.Context, req *longfairv1.ExplainJobRequest) (*longfairv1.JobExplanation, error) {
 	at := now()
-	var v *sched.View
-	if t := j.s.hub.current(); t != nil {
-		v = t.passView(at)
-	} else {
-		v = j.s.fsm.View(at)
+	return j.explain(j.explainView(at), at, req.GetJobId())
+}
+
+// ExplainJobs explains each job asked over one view, as ExplainJob would.
+func (j *jobsService) ExplainJobs(ctx context.Context, req *longfairv1.ExplainJobsRequest) (*longfairv1.ExplainJobsResponse, error) {
+	at := now()
+	v := j.explainView(at)
+	out := &longfairv1.ExplainJobsResponse{Explanations: make([]*longfairv1.JobExplanation, 0, len(req.GetJobIds()))}
+	for _, id := range req.GetJobIds() {
+		x, err := j.explain(v, at, id)
+		if err != nil {
+			return nil, err
+		}
+		out.Explanations = append(out.Explanations, x)
 	}
-	info, err := j.s.fsm.Job(req.GetJobId())
+	return out, nil
+}
+
+// explainView is the scheduler's state that explanations read at time at:
+// the leader's next pass's view, or a follower's from its FSM.
+func (j *jobsService) explainView(at ledger.Time) *sched.View {
+	if t := j.s.hub.current(); t != nil {
+		return t.passView(at)
+	}
+	return j.s.fsm.View(at)
+}
+
+// explain says why job id waits in v at time at, with an engine of its
+// own. The engine only reads v, so one view serves every job of an
+// ExplainJobs (whose test checks the answers against ExplainJob's).
+func (j *jobsService) explain(v *sched.View, at ledger.Time, id uint64) (*longfairv1.JobExplanation, error) {
+	info, err := j.s.fsm.Job(id)
 	if err != nil {
 		return nil, err
 	}

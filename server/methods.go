@@ -49,7 +49,7 @@ func methodKindOf(fullMethod string) (methodKind, bool) {
 	case "Accounts/GetAccount", "Accounts/ListAccounts",
 		"Users/GetUser", "Users/ListUsers",
 		"Grants/ListGrants",
-		"Jobs/GetJob", "Jobs/ListJobs", "Jobs/ListTasks", "Jobs/ExplainJob", "Jobs/QuoteJob",
+		"Jobs/GetJob", "Jobs/ListJobs", "Jobs/ListTasks", "Jobs/ExplainJob", "Jobs/ExplainJobs", "Jobs/QuoteJob",
 		"Fairness/GetFairnessReport", "Fairness/GetFairnessHistory",
 		"Ledger/GetBalance", "Ledger/ListJournal", "Ledger/Verify", "Ledger/UsageReport",
 		"Operator/GetSettings", "Operator/ListNodes",

@@ -11,11 +11,10 @@ import (
 	"github.com/longfair/longfair/client"
 )
 
-// fetchAhead is how many calls fetchEach has in flight: squeue makes one
-// call per pending job (why it waits), and one at a time a listing of
-// hundreds of jobs waited on as many round trips in a row — 650 jobs took
-// sacct 0.6 s when it asked each job's tasks alone — while each call
-// costs the server little.
+// fetchAhead is how many calls fetchEach has in flight: a listing of
+// thousands of jobs' tasks takes a call per page, and one at a time it
+// would wait on as many round trips in a row, while each call costs the
+// server little.
 const fetchAhead = 8
 
 // fetchEach calls fetch for 0 to n-1, fetchAhead at a time, and returns

@@ -41,8 +41,8 @@ Example:
 // squeueDefaultFormat is Slurm's default.
 const squeueDefaultFormat = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
 
-// maxExplained bounds the pending lines whose reason is asked of the
-// scheduler, one call each; the rest say Priority.
+// maxExplained bounds the pending jobs whose reason is asked of the
+// scheduler (in one ExplainJobs call); the rest say Priority.
 const maxExplained = 200
 
 // queueRow is one line: a job, a running element, or an array's elements
@@ -301,15 +301,19 @@ func queueRows(ctx context.Context, c *client.Client, account, user string, ids 
 			rows = append(rows, queueRow{acctRow: r, reason: "Priority"})
 		}
 	}
-	reasons, err := fetchEach(ctx, len(asked), func(ctx context.Context, k int) (string, error) {
-		x, err := c.Jobs().ExplainJob(ctx, &longfairv1.ExplainJobRequest{JobId: asked[k]})
+	// One call, one view of the scheduler's state for them all.
+	reasons := make([]string, 0, len(asked))
+	if len(asked) > 0 {
+		xs, err := c.Jobs().ExplainJobs(ctx, &longfairv1.ExplainJobsRequest{JobIds: asked})
 		if err != nil {
-			return "", fmt.Errorf("why job %d waits: %w", asked[k], err)
+			return nil, fmt.Errorf("why jobs %d to %d wait: %w", asked[0], asked[len(asked)-1], err)
 		}
-		return waitReason(x), nil
-	})
-	if err != nil {
-		return nil, err
+		if len(xs.GetExplanations()) != len(asked) {
+			return nil, fmt.Errorf("the server explained %d jobs of the %d asked: the server is faulty, upgrade or report it", len(xs.GetExplanations()), len(asked))
+		}
+		for _, x := range xs.GetExplanations() {
+			reasons = append(reasons, waitReason(x))
+		}
 	}
 	for i := range rows {
 		if k, ok := reasonOf[rows[i].job.GetId()]; ok && rows[i].state == "PENDING" {

@@ -1895,6 +1895,98 @@ func (x *ExplainJobRequest) GetJobId() uint64 {
 	return 0
 }
 
+type ExplainJobsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// job_ids: up to 1,000 jobs, each named once, every one of which the
+	// caller may see.
+	JobIds        []uint64 `protobuf:"varint,1,rep,packed,name=job_ids,json=jobIds,proto3" json:"job_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainJobsRequest) Reset() {
+	*x = ExplainJobsRequest{}
+	mi := &file_longfair_v1_jobs_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainJobsRequest) ProtoMessage() {}
+
+func (x *ExplainJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_jobs_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainJobsRequest.ProtoReflect.Descriptor instead.
+func (*ExplainJobsRequest) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ExplainJobsRequest) GetJobIds() []uint64 {
+	if x != nil {
+		return x.JobIds
+	}
+	return nil
+}
+
+type ExplainJobsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// explanations: one per job asked, in the order asked, each as
+	// ExplainJob gives it.
+	Explanations  []*JobExplanation `protobuf:"bytes,1,rep,name=explanations,proto3" json:"explanations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExplainJobsResponse) Reset() {
+	*x = ExplainJobsResponse{}
+	mi := &file_longfair_v1_jobs_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExplainJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExplainJobsResponse) ProtoMessage() {}
+
+func (x *ExplainJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_longfair_v1_jobs_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExplainJobsResponse.ProtoReflect.Descriptor instead.
+func (*ExplainJobsResponse) Descriptor() ([]byte, []int) {
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ExplainJobsResponse) GetExplanations() []*JobExplanation {
+	if x != nil {
+		return x.Explanations
+	}
+	return nil
+}
+
 // JobExplanation is the engine's own account of a pending job (package
 // sched, Explanation); unset past job when the job has no pending task.
 type JobExplanation struct {
@@ -1965,7 +2057,7 @@ type JobExplanation struct {
 
 func (x *JobExplanation) Reset() {
 	*x = JobExplanation{}
-	mi := &file_longfair_v1_jobs_proto_msgTypes[18]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1977,7 +2069,7 @@ func (x *JobExplanation) String() string {
 func (*JobExplanation) ProtoMessage() {}
 
 func (x *JobExplanation) ProtoReflect() protoreflect.Message {
-	mi := &file_longfair_v1_jobs_proto_msgTypes[18]
+	mi := &file_longfair_v1_jobs_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1990,7 +2082,7 @@ func (x *JobExplanation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobExplanation.ProtoReflect.Descriptor instead.
 func (*JobExplanation) Descriptor() ([]byte, []int) {
-	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{18}
+	return file_longfair_v1_jobs_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JobExplanation) GetJob() *Job {
@@ -2362,7 +2454,11 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x06queued\x18= \x01(\bR\x06queued\x125\n" +
 	"\bwalltime\x18> \x01(\v2\x19.google.protobuf.DurationR\bwalltime\"*\n" +
 	"\x11ExplainJobRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"\xe0\b\n" +
+	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"-\n" +
+	"\x12ExplainJobsRequest\x12\x17\n" +
+	"\ajob_ids\x18\x01 \x03(\x04R\x06jobIds\"V\n" +
+	"\x13ExplainJobsResponse\x12?\n" +
+	"\fexplanations\x18\x01 \x03(\v2\x1b.longfair.v1.JobExplanationR\fexplanations\"\xe0\b\n" +
 	"\x0eJobExplanation\x12\"\n" +
 	"\x03job\x18\x01 \x01(\v2\x10.longfair.v1.JobR\x03job\x12\x16\n" +
 	"\x06policy\x18\x02 \x01(\tR\x06policy\x12\x12\n" +
@@ -2428,7 +2524,7 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x0eJOB_WAIT_BEGIN\x10\x06\x12\x15\n" +
 	"\x11JOB_WAIT_THROTTLE\x10\a\x12\x13\n" +
 	"\x0fJOB_WAIT_QUEUED\x10\n" +
-	"2\xae\x06\n" +
+	"2\x80\a\n" +
 	"\x04Jobs\x12J\n" +
 	"\tSubmitJob\x12\x1d.longfair.v1.SubmitJobRequest\x1a\x1e.longfair.v1.SubmitJobResponse\x12<\n" +
 	"\tCancelJob\x12\x1d.longfair.v1.CancelJobRequest\x1a\x10.longfair.v1.Job\x128\n" +
@@ -2443,7 +2539,8 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\bListJobs\x12\x1c.longfair.v1.ListJobsRequest\x1a\x1d.longfair.v1.ListJobsResponse\x12J\n" +
 	"\tListTasks\x12\x1d.longfair.v1.ListTasksRequest\x1a\x1e.longfair.v1.ListTasksResponse\x12I\n" +
 	"\n" +
-	"ExplainJob\x12\x1e.longfair.v1.ExplainJobRequest\x1a\x1b.longfair.v1.JobExplanation\x12@\n" +
+	"ExplainJob\x12\x1e.longfair.v1.ExplainJobRequest\x1a\x1b.longfair.v1.JobExplanation\x12P\n" +
+	"\vExplainJobs\x12\x1f.longfair.v1.ExplainJobsRequest\x1a .longfair.v1.ExplainJobsResponse\x12@\n" +
 	"\bQuoteJob\x12\x1d.longfair.v1.SubmitJobRequest\x1a\x15.longfair.v1.JobQuoteB9Z7github.com/longfair/longfair/api/longfair/v1;longfairv1b\x06proto3"
 
 var (
@@ -2459,7 +2556,7 @@ func file_longfair_v1_jobs_proto_rawDescGZIP() []byte {
 }
 
 var file_longfair_v1_jobs_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_longfair_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_longfair_v1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_longfair_v1_jobs_proto_goTypes = []any{
 	(JobState)(0),                 // 0: longfair.v1.JobState
 	(TaskState)(0),                // 1: longfair.v1.TaskState
@@ -2482,73 +2579,78 @@ var file_longfair_v1_jobs_proto_goTypes = []any{
 	(*ListTasksResponse)(nil),     // 18: longfair.v1.ListTasksResponse
 	(*Task)(nil),                  // 19: longfair.v1.Task
 	(*ExplainJobRequest)(nil),     // 20: longfair.v1.ExplainJobRequest
-	(*JobExplanation)(nil),        // 21: longfair.v1.JobExplanation
-	nil,                           // 22: longfair.v1.JobQuote.DemandEntry
-	nil,                           // 23: longfair.v1.SubmitJobRequest.DemandEntry
-	nil,                           // 24: longfair.v1.Job.DemandEntry
-	nil,                           // 25: longfair.v1.JobExplanation.ClosestFreeEntry
-	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 27: google.protobuf.Duration
+	(*ExplainJobsRequest)(nil),    // 21: longfair.v1.ExplainJobsRequest
+	(*ExplainJobsResponse)(nil),   // 22: longfair.v1.ExplainJobsResponse
+	(*JobExplanation)(nil),        // 23: longfair.v1.JobExplanation
+	nil,                           // 24: longfair.v1.JobQuote.DemandEntry
+	nil,                           // 25: longfair.v1.SubmitJobRequest.DemandEntry
+	nil,                           // 26: longfair.v1.Job.DemandEntry
+	nil,                           // 27: longfair.v1.JobExplanation.ClosestFreeEntry
+	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 29: google.protobuf.Duration
 }
 var file_longfair_v1_jobs_proto_depIdxs = []int32{
-	22, // 0: longfair.v1.JobQuote.demand:type_name -> longfair.v1.JobQuote.DemandEntry
-	26, // 1: longfair.v1.JobQuote.forecast_start:type_name -> google.protobuf.Timestamp
+	24, // 0: longfair.v1.JobQuote.demand:type_name -> longfair.v1.JobQuote.DemandEntry
+	28, // 1: longfair.v1.JobQuote.forecast_start:type_name -> google.protobuf.Timestamp
 	2,  // 2: longfair.v1.JobQuote.wait:type_name -> longfair.v1.JobWait
-	23, // 3: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
-	27, // 4: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
-	26, // 5: longfair.v1.SubmitJobRequest.begin:type_name -> google.protobuf.Timestamp
+	25, // 3: longfair.v1.SubmitJobRequest.demand:type_name -> longfair.v1.SubmitJobRequest.DemandEntry
+	29, // 4: longfair.v1.SubmitJobRequest.walltime:type_name -> google.protobuf.Duration
+	28, // 5: longfair.v1.SubmitJobRequest.begin:type_name -> google.protobuf.Timestamp
 	16, // 6: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
-	27, // 7: longfair.v1.UpdateJobRequest.walltime:type_name -> google.protobuf.Duration
+	29, // 7: longfair.v1.UpdateJobRequest.walltime:type_name -> google.protobuf.Duration
 	0,  // 8: longfair.v1.ListJobsRequest.states:type_name -> longfair.v1.JobState
 	16, // 9: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
-	24, // 10: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
-	27, // 11: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
+	26, // 10: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
+	29, // 11: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
 	0,  // 12: longfair.v1.Job.state:type_name -> longfair.v1.JobState
-	26, // 13: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
-	26, // 14: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
-	26, // 15: longfair.v1.Job.begin:type_name -> google.protobuf.Timestamp
+	28, // 13: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
+	28, // 14: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
+	28, // 15: longfair.v1.Job.begin:type_name -> google.protobuf.Timestamp
 	19, // 16: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
 	1,  // 17: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
-	26, // 18: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
-	26, // 19: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	26, // 20: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
-	27, // 21: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
-	27, // 22: longfair.v1.Task.walltime:type_name -> google.protobuf.Duration
-	16, // 23: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
-	27, // 24: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
-	27, // 25: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
-	2,  // 26: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
-	25, // 27: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
-	26, // 28: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
-	4,  // 29: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
-	12, // 30: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
-	10, // 31: longfair.v1.Jobs.HoldJob:input_type -> longfair.v1.HoldJobRequest
-	11, // 32: longfair.v1.Jobs.ReleaseJob:input_type -> longfair.v1.ReleaseJobRequest
-	6,  // 33: longfair.v1.Jobs.UpdateJob:input_type -> longfair.v1.UpdateJobRequest
-	7,  // 34: longfair.v1.Jobs.SignalJob:input_type -> longfair.v1.SignalJobRequest
-	9,  // 35: longfair.v1.Jobs.RequeueJob:input_type -> longfair.v1.RequeueJobRequest
-	13, // 36: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
-	14, // 37: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
-	17, // 38: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
-	20, // 39: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
-	4,  // 40: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
-	5,  // 41: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
-	16, // 42: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
-	16, // 43: longfair.v1.Jobs.HoldJob:output_type -> longfair.v1.Job
-	16, // 44: longfair.v1.Jobs.ReleaseJob:output_type -> longfair.v1.Job
-	16, // 45: longfair.v1.Jobs.UpdateJob:output_type -> longfair.v1.Job
-	8,  // 46: longfair.v1.Jobs.SignalJob:output_type -> longfair.v1.SignalJobResponse
-	16, // 47: longfair.v1.Jobs.RequeueJob:output_type -> longfair.v1.Job
-	16, // 48: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
-	15, // 49: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
-	18, // 50: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
-	21, // 51: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
-	3,  // 52: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
-	41, // [41:53] is the sub-list for method output_type
-	29, // [29:41] is the sub-list for method input_type
-	29, // [29:29] is the sub-list for extension type_name
-	29, // [29:29] is the sub-list for extension extendee
-	0,  // [0:29] is the sub-list for field type_name
+	28, // 18: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
+	28, // 19: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	28, // 20: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
+	29, // 21: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
+	29, // 22: longfair.v1.Task.walltime:type_name -> google.protobuf.Duration
+	23, // 23: longfair.v1.ExplainJobsResponse.explanations:type_name -> longfair.v1.JobExplanation
+	16, // 24: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
+	29, // 25: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
+	29, // 26: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
+	2,  // 27: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
+	27, // 28: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
+	28, // 29: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
+	4,  // 30: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
+	12, // 31: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
+	10, // 32: longfair.v1.Jobs.HoldJob:input_type -> longfair.v1.HoldJobRequest
+	11, // 33: longfair.v1.Jobs.ReleaseJob:input_type -> longfair.v1.ReleaseJobRequest
+	6,  // 34: longfair.v1.Jobs.UpdateJob:input_type -> longfair.v1.UpdateJobRequest
+	7,  // 35: longfair.v1.Jobs.SignalJob:input_type -> longfair.v1.SignalJobRequest
+	9,  // 36: longfair.v1.Jobs.RequeueJob:input_type -> longfair.v1.RequeueJobRequest
+	13, // 37: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
+	14, // 38: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
+	17, // 39: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
+	20, // 40: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
+	21, // 41: longfair.v1.Jobs.ExplainJobs:input_type -> longfair.v1.ExplainJobsRequest
+	4,  // 42: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
+	5,  // 43: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
+	16, // 44: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
+	16, // 45: longfair.v1.Jobs.HoldJob:output_type -> longfair.v1.Job
+	16, // 46: longfair.v1.Jobs.ReleaseJob:output_type -> longfair.v1.Job
+	16, // 47: longfair.v1.Jobs.UpdateJob:output_type -> longfair.v1.Job
+	8,  // 48: longfair.v1.Jobs.SignalJob:output_type -> longfair.v1.SignalJobResponse
+	16, // 49: longfair.v1.Jobs.RequeueJob:output_type -> longfair.v1.Job
+	16, // 50: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
+	15, // 51: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
+	18, // 52: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
+	23, // 53: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
+	22, // 54: longfair.v1.Jobs.ExplainJobs:output_type -> longfair.v1.ExplainJobsResponse
+	3,  // 55: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
+	43, // [43:56] is the sub-list for method output_type
+	30, // [30:43] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_jobs_proto_init() }
@@ -2563,7 +2665,7 @@ func file_longfair_v1_jobs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_longfair_v1_jobs_proto_rawDesc), len(file_longfair_v1_jobs_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -197,6 +197,25 @@ func (x *ExplainJobRequest) EscapeStrings(esc func(string) string) {
 
 // EscapeStrings replaces every string x holds, at any depth (fields,
 // list elements, map keys and values), by esc of it; see package pbescape.
+func (x *ExplainJobsRequest) EscapeStrings(esc func(string) string) {
+	if x == nil {
+		return
+	}
+}
+
+// EscapeStrings replaces every string x holds, at any depth (fields,
+// list elements, map keys and values), by esc of it; see package pbescape.
+func (x *ExplainJobsResponse) EscapeStrings(esc func(string) string) {
+	if x == nil {
+		return
+	}
+	for _, v := range x.Explanations {
+		v.EscapeStrings(esc)
+	}
+}
+
+// EscapeStrings replaces every string x holds, at any depth (fields,
+// list elements, map keys and values), by esc of it; see package pbescape.
 func (x *JobExplanation) EscapeStrings(esc func(string) string) {
 	if x == nil {
 		return

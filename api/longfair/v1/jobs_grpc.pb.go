@@ -19,18 +19,19 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Jobs_SubmitJob_FullMethodName  = "/longfair.v1.Jobs/SubmitJob"
-	Jobs_CancelJob_FullMethodName  = "/longfair.v1.Jobs/CancelJob"
-	Jobs_HoldJob_FullMethodName    = "/longfair.v1.Jobs/HoldJob"
-	Jobs_ReleaseJob_FullMethodName = "/longfair.v1.Jobs/ReleaseJob"
-	Jobs_UpdateJob_FullMethodName  = "/longfair.v1.Jobs/UpdateJob"
-	Jobs_SignalJob_FullMethodName  = "/longfair.v1.Jobs/SignalJob"
-	Jobs_RequeueJob_FullMethodName = "/longfair.v1.Jobs/RequeueJob"
-	Jobs_GetJob_FullMethodName     = "/longfair.v1.Jobs/GetJob"
-	Jobs_ListJobs_FullMethodName   = "/longfair.v1.Jobs/ListJobs"
-	Jobs_ListTasks_FullMethodName  = "/longfair.v1.Jobs/ListTasks"
-	Jobs_ExplainJob_FullMethodName = "/longfair.v1.Jobs/ExplainJob"
-	Jobs_QuoteJob_FullMethodName   = "/longfair.v1.Jobs/QuoteJob"
+	Jobs_SubmitJob_FullMethodName   = "/longfair.v1.Jobs/SubmitJob"
+	Jobs_CancelJob_FullMethodName   = "/longfair.v1.Jobs/CancelJob"
+	Jobs_HoldJob_FullMethodName     = "/longfair.v1.Jobs/HoldJob"
+	Jobs_ReleaseJob_FullMethodName  = "/longfair.v1.Jobs/ReleaseJob"
+	Jobs_UpdateJob_FullMethodName   = "/longfair.v1.Jobs/UpdateJob"
+	Jobs_SignalJob_FullMethodName   = "/longfair.v1.Jobs/SignalJob"
+	Jobs_RequeueJob_FullMethodName  = "/longfair.v1.Jobs/RequeueJob"
+	Jobs_GetJob_FullMethodName      = "/longfair.v1.Jobs/GetJob"
+	Jobs_ListJobs_FullMethodName    = "/longfair.v1.Jobs/ListJobs"
+	Jobs_ListTasks_FullMethodName   = "/longfair.v1.Jobs/ListTasks"
+	Jobs_ExplainJob_FullMethodName  = "/longfair.v1.Jobs/ExplainJob"
+	Jobs_ExplainJobs_FullMethodName = "/longfair.v1.Jobs/ExplainJobs"
+	Jobs_QuoteJob_FullMethodName    = "/longfair.v1.Jobs/QuoteJob"
 )
 
 // JobsClient is the client API for Jobs service.
@@ -83,6 +84,10 @@ type JobsClient interface {
 	// them; a follower serving a stale read: every up node). An ended job,
 	// or one with every task placed, comes back with the job alone.
 	ExplainJob(ctx context.Context, in *ExplainJobRequest, opts ...grpc.CallOption) (*JobExplanation, error)
+	// ExplainJobs is ExplainJob for several jobs at once, explained over one
+	// view of the scheduler's state: squeue asks why each pending job waits
+	// in one call.
+	ExplainJobs(ctx context.Context, in *ExplainJobsRequest, opts ...grpc.CallOption) (*ExplainJobsResponse, error)
 	// QuoteJob answers what SubmitJob would do with the same request,
 	// without submitting: the SU hold (the most the job can cost), the cost
 	// of one task per hour it runs, the account's available SU, whether it
@@ -209,6 +214,16 @@ func (c *jobsClient) ExplainJob(ctx context.Context, in *ExplainJobRequest, opts
 	return out, nil
 }
 
+func (c *jobsClient) ExplainJobs(ctx context.Context, in *ExplainJobsRequest, opts ...grpc.CallOption) (*ExplainJobsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ExplainJobsResponse)
+	err := c.cc.Invoke(ctx, Jobs_ExplainJobs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *jobsClient) QuoteJob(ctx context.Context, in *SubmitJobRequest, opts ...grpc.CallOption) (*JobQuote, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(JobQuote)
@@ -269,6 +284,10 @@ type JobsServer interface {
 	// them; a follower serving a stale read: every up node). An ended job,
 	// or one with every task placed, comes back with the job alone.
 	ExplainJob(context.Context, *ExplainJobRequest) (*JobExplanation, error)
+	// ExplainJobs is ExplainJob for several jobs at once, explained over one
+	// view of the scheduler's state: squeue asks why each pending job waits
+	// in one call.
+	ExplainJobs(context.Context, *ExplainJobsRequest) (*ExplainJobsResponse, error)
 	// QuoteJob answers what SubmitJob would do with the same request,
 	// without submitting: the SU hold (the most the job can cost), the cost
 	// of one task per hour it runs, the account's available SU, whether it
@@ -317,6 +336,9 @@ func (UnimplementedJobsServer) ListTasks(context.Context, *ListTasksRequest) (*L
 }
 func (UnimplementedJobsServer) ExplainJob(context.Context, *ExplainJobRequest) (*JobExplanation, error) {
 	return nil, status.Error(codes.Unimplemented, "method ExplainJob not implemented")
+}
+func (UnimplementedJobsServer) ExplainJobs(context.Context, *ExplainJobsRequest) (*ExplainJobsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ExplainJobs not implemented")
 }
 func (UnimplementedJobsServer) QuoteJob(context.Context, *SubmitJobRequest) (*JobQuote, error) {
 	return nil, status.Error(codes.Unimplemented, "method QuoteJob not implemented")
@@ -540,6 +562,24 @@ func _Jobs_ExplainJob_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Jobs_ExplainJobs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ExplainJobsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).ExplainJobs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_ExplainJobs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).ExplainJobs(ctx, req.(*ExplainJobsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Jobs_QuoteJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SubmitJobRequest)
 	if err := dec(in); err != nil {
@@ -608,6 +648,10 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ExplainJob",
 			Handler:    _Jobs_ExplainJob_Handler,
+		},
+		{
+			MethodName: "ExplainJobs",
+			Handler:    _Jobs_ExplainJobs_Handler,
 		},
 		{
 			MethodName: "QuoteJob",

@@ -707,6 +707,49 @@ func (x *ExplainJobRequest) AppendProtoJSON(b []byte) ([]byte, error) {
 // AppendProtoJSON appends x as protojson writes it with UseProtoNames and
 // EmitUnpopulated; on a value protojson refuses it returns an error (see
 // package pbjson).
+func (x *ExplainJobsRequest) AppendProtoJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		x = &ExplainJobsRequest{}
+	}
+	b = append(b, '{')
+	b = append(b, "\"job_ids\":"...)
+	b = append(b, '[')
+	for i, v := range x.JobIds {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = pbjson.AppendQuotedUint(b, v)
+	}
+	b = append(b, ']')
+	return append(b, '}'), nil
+}
+
+// AppendProtoJSON appends x as protojson writes it with UseProtoNames and
+// EmitUnpopulated; on a value protojson refuses it returns an error (see
+// package pbjson).
+func (x *ExplainJobsResponse) AppendProtoJSON(b []byte) ([]byte, error) {
+	if x == nil {
+		x = &ExplainJobsResponse{}
+	}
+	var err error
+	b = append(b, '{')
+	b = append(b, "\"explanations\":"...)
+	b = append(b, '[')
+	for i, v := range x.Explanations {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = v.AppendProtoJSON(b); err != nil {
+			return b, err
+		}
+	}
+	b = append(b, ']')
+	return append(b, '}'), nil
+}
+
+// AppendProtoJSON appends x as protojson writes it with UseProtoNames and
+// EmitUnpopulated; on a value protojson refuses it returns an error (see
+// package pbjson).
 func (x *JobExplanation) AppendProtoJSON(b []byte) ([]byte, error) {
 	if x == nil {
 		x = &JobExplanation{}

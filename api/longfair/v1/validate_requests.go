@@ -279,34 +279,52 @@ func (r *ListJobsRequest) Validate() error {
 	return checkPage(r.GetPageSize(), r.GetPageToken())
 }
 
-// MaxTaskListJobs bounds the jobs one ListTasks request names.
+// MaxTaskListJobs bounds the jobs one ListTasks or ExplainJobs request
+// names.
 const MaxTaskListJobs = 1000
 
 // Validate checks the request.
 func (r *ListTasksRequest) Validate() error {
-	ids := r.GetJobIds()
 	switch {
-	case len(ids) == 0:
+	case len(r.GetJobIds()) == 0:
 		if err := checkJobID(r.GetJobId()); err != nil {
 			return err
 		}
 	case r.GetJobId() != 0:
 		return bad("job_id %d and job_ids both given: give one job_id, or job_ids alone", r.GetJobId())
-	case len(ids) > MaxTaskListJobs:
-		return bad("job_ids names %d jobs: ask for at most %d at a time", len(ids), MaxTaskListJobs)
 	default:
-		seen := make(map[uint64]bool, len(ids))
-		for _, id := range ids {
-			if id == 0 {
-				return bad("job_ids holds 0: give the ids SubmitJob returned")
-			}
-			if seen[id] {
-				return bad("job_ids names job %d twice: name each job once", id)
-			}
-			seen[id] = true
+		if err := checkJobIDs(r.GetJobIds()); err != nil {
+			return err
 		}
 	}
 	return checkPage(r.GetPageSize(), r.GetPageToken())
+}
+
+// Validate checks the request.
+func (r *ExplainJobsRequest) Validate() error {
+	if len(r.GetJobIds()) == 0 {
+		return bad("job_ids is empty: name the jobs to explain")
+	}
+	return checkJobIDs(r.GetJobIds())
+}
+
+// checkJobIDs checks a list of jobs: at most MaxTaskListJobs, each a job
+// id, each once.
+func checkJobIDs(ids []uint64) error {
+	if len(ids) > MaxTaskListJobs {
+		return bad("job_ids names %d jobs: ask for at most %d at a time", len(ids), MaxTaskListJobs)
+	}
+	seen := make(map[uint64]bool, len(ids))
+	for _, id := range ids {
+		if id == 0 {
+			return bad("job_ids holds 0: give the ids SubmitJob returned")
+		}
+		if seen[id] {
+			return bad("job_ids names job %d twice: name each job once", id)
+		}
+		seen[id] = true
+	}
+	return nil
 }
 
 // Validate checks the request.
