@@ -75,11 +75,12 @@ func (f *FSM) Attempts(job uint64, from int64, limit int) (tasks []TaskInfo, nex
 	return f.attempts(job, from, limit, true)
 }
 
+// attempts is TasksOf for one job.
 func (f *FSM) attempts(job uint64, from int64, limit int, all bool) (tasks []TaskInfo, next int64, err error) {
-	err = f.view(func(_ readSnap, tx *bolt.Tx) error {
-		tasks, _, next, err = jobAttempts(tx, job, from, pageLimit(limit), all, nil)
-		return err
-	})
+	tasks, at, err := f.TasksOf([]uint64{job}, TasksCursor{Task: from}, limit, all)
+	if at.Job == 0 {
+		next = at.Task
+	}
 	return tasks, next, err
 }
 

@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -30,46 +31,49 @@ func TestAttemptReadsEveryAttempt(t *testing.T) {
 }
 
 // TasksOf lists several jobs' tasks as one listing, in the order the jobs
-// are named: page by page, whatever the page size, it gives what Tasks
-// (or, with all, Attempts) gives for each job in turn, and a job that
-// does not exist is an error naming it.
+// are named: page by page, whatever the page size, it gives each job's
+// placed tasks by index, with every attempt (all) or the latest, as the
+// placements made them, and a job that does not exist is an error naming
+// it.
 func TestTasksOfListsJobsInTurn(t *testing.T) {
 	h := newHarness(t)
 	h.setup(1000)
 	for _, n := range []int64{3, 2, 4} {
 		h.ok(&SubmitJob{Account: "phys", User: "ann", Demand: map[string]float64{"cpu": 1}, Tasks: n, Walltime: time.Hour, Command: []string{"x"}})
 	}
-	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}, {JobID: 1, Task: 2, Node: "n1"},
-		{JobID: 2, Task: 0, Node: "n1"}, {JobID: 3, Task: 0, Node: "n1"}, {JobID: 3, Task: 1, Node: "n1"}}})
+	first := []TaskPlacement{{JobID: 1, Task: 0, Node: "n1"}, {JobID: 1, Task: 1, Node: "n1"}, {JobID: 1, Task: 2, Node: "n1"},
+		{JobID: 2, Task: 0, Node: "n1"}, {JobID: 3, Task: 0, Node: "n1"}, {JobID: 3, Task: 1, Node: "n1"}}
 	// Every attempt on n1 is lost with it, and some tasks run again.
+	again := []TaskPlacement{{JobID: 1, Task: 1, Node: "n2"}, {JobID: 3, Task: 0, Node: "n2"}, {JobID: 3, Task: 1, Node: "n2"}, {JobID: 3, Task: 2, Node: "n2"}}
+	h.ok(&Assign{Placements: first})
 	h.ok(&NodeUp{ID: "n2", Capacity: map[string]float64{"cpu": 8}})
 	h.ok(&NodeDown{ID: "n1"})
-	h.ok(&Assign{Placements: []TaskPlacement{{JobID: 1, Task: 1, Node: "n2"}, {JobID: 3, Task: 0, Node: "n2"}, {JobID: 3, Task: 1, Node: "n2"}, {JobID: 3, Task: 2, Node: "n2"}}})
+	h.ok(&Assign{Placements: again})
 
+	// What the placements made: each task's attempts' nodes, in order.
+	type task struct {
+		job  uint64
+		task int64
+	}
+	nodes := map[task][]string{}
+	for _, p := range slices.Concat(first, again) {
+		nodes[task{p.JobID, p.Task}] = append(nodes[task{p.JobID, p.Task}], p.Node)
+	}
 	jobs := []uint64{3, 1, 2}
 	for _, all := range []bool{false, true} {
-		var want []TaskInfo
+		var want []string
 		for _, j := range jobs {
-			list, next, err := h.f.Tasks(j, 0, 0)
-			if all {
-				list, next, err = h.f.Attempts(j, 0, 0)
+			for i := int64(0); i < 4; i++ {
+				ns := nodes[task{j, i}]
+				for k, n := range ns {
+					if all || k == len(ns)-1 {
+						want = append(want, fmt.Sprintf("%d_%d attempt %d on %s", j, i, k+1, n))
+					}
+				}
 			}
-			if err != nil || next != 0 {
-				t.Fatalf("job %d alone: next %d, %v", j, next, err)
-			}
-			want = append(want, list...)
-		}
-		// The listing must cross jobs and, with all, hold tasks' earlier
-		// attempts beside their latest.
-		tasks := map[[2]uint64]bool{}
-		for _, a := range want {
-			tasks[[2]uint64{a.JobID, uint64(a.Task)}] = true
-		}
-		if len(tasks) < 6 || all != (len(want) > len(tasks)) {
-			t.Fatalf("all=%v: the jobs alone list %d attempts of %d tasks: %+v", all, len(want), len(tasks), want)
 		}
 		for limit := 1; limit <= 7; limit++ {
-			var got []TaskInfo
+			var got []string
 			at := TasksCursor{}
 			for pages := 0; at.Job < len(jobs); pages++ {
 				if pages > 10 {
@@ -79,20 +83,18 @@ func TestTasksOfListsJobsInTurn(t *testing.T) {
 				if err != nil {
 					t.Fatalf("all=%v limit %d at %+v: %v", all, limit, at, err)
 				}
-				tasks := map[[2]uint64]bool{}
+				tasks := map[task]bool{}
 				for _, a := range list {
-					tasks[[2]uint64{a.JobID, uint64(a.Task)}] = true
+					tasks[task{a.JobID, a.Task}] = true
+					got = append(got, fmt.Sprintf("%d_%d attempt %d on %s", a.JobID, a.Task, a.Attempt, a.Node))
 				}
 				if len(tasks) > limit || len(list) == 0 {
 					t.Fatalf("all=%v limit %d at %+v: a page of %d attempts of %d tasks", all, limit, at, len(list), len(tasks))
 				}
-				got = append(got, list...)
 				at = next
 			}
-			if !slices.EqualFunc(got, want, func(a, b TaskInfo) bool {
-				return a.JobID == b.JobID && a.Task == b.Task && a.Attempt == b.Attempt && a.Node == b.Node
-			}) {
-				t.Fatalf("all=%v limit %d: paged\n%+v\nwant\n%+v", all, limit, got, want)
+			if !slices.Equal(got, want) {
+				t.Fatalf("all=%v limit %d: paged\n%s\nwant\n%s", all, limit, strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 		}
 	}

@@ -105,9 +105,7 @@ func tasksByJob(ctx context.Context, c *client.Client, jobs []*longfairv1.Job, a
 	}
 	out := make([][]*longfairv1.Task, len(jobs))
 	for i, j := range jobs {
-		if want == nil || want(i) {
-			out[i] = byID[j.GetId()]
-		}
+		out[i] = byID[j.GetId()] // nil for a job not wanted
 	}
 	return out, nil
 }
