@@ -6,6 +6,8 @@ import (
 	"iter"
 	"slices"
 
+	"google.golang.org/protobuf/proto"
+
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 )
 
@@ -47,9 +49,13 @@ func pages[T any](ctx context.Context, fetch func(ctx context.Context, token str
 // that the server neither reads nor sends a thousand to show fifty.
 func (c *Client) AllJobs(ctx context.Context, req *longfairv1.ListJobsRequest) iter.Seq2[*longfairv1.Job, error] {
 	size := c.pageSize(req.GetPageSize())
+	if req == nil {
+		req = &longfairv1.ListJobsRequest{}
+	}
 	return pages(ctx, func(ctx context.Context, token string) ([]*longfairv1.Job, string, error) {
-		r := &longfairv1.ListJobsRequest{Account: req.GetAccount(), User: req.GetUser(), States: req.GetStates(),
-			PageSize: size, PageToken: token}
+		// Every field the caller set (a newer one too), and the page.
+		r := proto.CloneOf(req)
+		r.PageSize, r.PageToken = size, token
 		resp, err := c.Jobs().ListJobs(ctx, r)
 		return resp.GetJobs(), resp.GetNextPageToken(), err
 	})

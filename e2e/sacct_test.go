@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"google.golang.org/protobuf/types/known/timestamppb"
 	"os"
 	"path/filepath"
 	"slices"
@@ -196,6 +197,56 @@ while :; do sleep 0.1; done`, mark, ready))...)
 		}
 		if len(want) < 6 || !slices.Equal(got, want) {
 			t.Errorf("the tasks of jobs %v (all attempts: %v), a task a page:\n%s\nwant, as each job lists them:\n%s", jobs, all, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+
+	// The servers select sacct's jobs by time: a window names exactly
+	// the jobs queued or running in it, taken from the jobs' own times.
+	var firstSubmit, firstEnd, lastEnd time.Time
+	submitted := map[time.Time]int{}
+	for i, id := range jobs {
+		j, err := cl.Job(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, end := j.GetSubmittedAt().AsTime(), j.GetEndedAt().AsTime()
+		submitted[sub]++
+		if i == 0 || sub.Before(firstSubmit) {
+			firstSubmit = sub
+		}
+		if i == 0 || end.Before(firstEnd) {
+			firstEnd = end
+		}
+		if end.After(lastEnd) {
+			lastEnd = end
+		}
+	}
+	firstSubmitted := submitted[firstSubmit]
+	for _, w := range []struct {
+		name         string
+		since, until time.Time
+		want         int
+	}{
+		{"from the first end", firstEnd, time.Time{}, len(jobs)},
+		{"from just after the last end", lastEnd.Add(time.Nanosecond), time.Time{}, 0},
+		{"until just before the first submission", firstSubmit.Add(-time.Hour), firstSubmit.Add(-time.Nanosecond), 0},
+		{"at the first submission", firstSubmit, firstSubmit, firstSubmitted},
+	} {
+		req := &longfairv1.ListJobsRequest{Account: acct, Since: timestamppb.New(w.since)}
+		if !w.until.IsZero() {
+			req.Until = timestamppb.New(w.until)
+		}
+		var got []uint64
+		for j, err := range cl.AllJobs(ctx, req) {
+			if err != nil {
+				t.Fatalf("jobs %s: %v", w.name, err)
+			}
+			if slices.Contains(jobs, j.GetId()) {
+				got = append(got, j.GetId())
+			}
+		}
+		if len(got) != w.want {
+			t.Errorf("jobs %s (%s .. %s): %v, want %d of %v", w.name, w.since.Format(time.RFC3339Nano), w.until.Format(time.RFC3339Nano), got, w.want, jobs)
 		}
 	}
 }

@@ -258,9 +258,9 @@ func (b *batch) finish() error {
 			return fmt.Errorf("store meta %s: %w", kv[0], err)
 		}
 	}
-	// The index of ended attempts is complete up to here (usage_index.go).
-	if err := b.bucket(bucketTasksEnded).SetSequence(st.applied); err != nil {
-		return fmt.Errorf("store the ended attempts' index mark: %w", err)
+	// The derived indexes are complete up to here (indexes.go).
+	if err := markIndexes(b.tx, st.applied); err != nil {
+		return err
 	}
 	if err := b.saveQueues(); err != nil {
 		return fmt.Errorf("store latency queues: %w", err)

@@ -220,7 +220,7 @@ func openStoreUnguarded(path string, out **bolt.DB) (*state, error) {
 					return err
 				}
 			}
-			return buildEndedIndex(tx, st.applied)
+			return buildIndexes(tx, st.applied)
 		})
 	}
 	if errors.Is(err, boltcheck.ErrCorrupt) {

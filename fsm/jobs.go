@@ -542,13 +542,17 @@ func (b *batch) maybeEndJob(j *jobRecord, t ledger.Time) error {
 	return nil
 }
 
-// saveJob writes a job and keeps the active-jobs index in step.
+// saveJob writes a job and keeps the indexes of active and ended jobs in
+// step.
 func (b *batch) saveJob(j *jobRecord) error {
 	if err := putJSON(b.bucket(bucketJobs), jobKey(j.ID), j); err != nil {
 		return err
 	}
 	active := b.bucket(bucketJobsActive)
 	if j.State.Ended() {
+		if err := indexEndedJob(b.bucket(bucketJobsEnded), j); err != nil {
+			return err
+		}
 		return active.Delete(jobKey(j.ID))
 	}
 	return active.Put(jobKey(j.ID), nil)

@@ -93,10 +93,22 @@ type JobFilter struct {
 	Account string
 	User    string
 	States  []JobState
+	// Since and Until, when not zero, keep only the jobs that were queued
+	// or running at some time from Since to Until: submitted at or before
+	// Until and not ended before Since, as sacct selects them. With Since,
+	// Jobs reads the window's jobs through the index of ended jobs
+	// (jobs_window.go) rather than every job.
+	Since, Until ledger.Time
 	// Before lists only jobs with a smaller id (0: from the newest); pass
 	// the next value Jobs returned to get the following page.
 	Before uint64
 	Limit  int
+}
+
+// matches reports whether job j passes every filter of q.
+func (q *JobFilter) matches(j *jobRecord) bool {
+	return (q.Account == "" || j.Account == q.Account) && (q.User == "" || j.User == q.User) &&
+		(len(q.States) == 0 || slices.Contains(q.States, j.State)) && q.activeIn(j)
 }
 
 // Job returns one job.
@@ -131,9 +143,40 @@ func (f *FSM) Job(id uint64) (JobInfo, error) {
 
 // Jobs lists jobs newest first.
 func (f *FSM) Jobs(q JobFilter) (jobs []JobInfo, next uint64, err error) {
+	if q.Since > 0 && q.Until > 0 && q.Until < q.Since {
+		return nil, 0, invalid("the window ends (%s) before it starts (%s): give since ≤ until", formatTime(q.Until), formatTime(q.Since))
+	}
 	limit := pageLimit(q.Limit)
 	err = f.view(func(rs readSnap, tx *bolt.Tx) error {
 		all := tx.Bucket(bucketJobs)
+		// add lists job id if it matches, and reports whether to go on.
+		add := func(id uint64) (bool, error) {
+			var j jobRecord
+			if ok, err := getJSON(all, jobKey(id), &j); err != nil || !ok {
+				return false, err
+			}
+			if !q.matches(&j) {
+				return true, nil
+			}
+			if len(jobs) == limit {
+				next = jobs[len(jobs)-1].ID
+				return false, nil
+			}
+			jobs = append(jobs, jobInfo(&j, rs.resources))
+			return true, nil
+		}
+		if q.Since > 0 {
+			ids, err := jobsInWindow(tx, &q)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if more, err := add(id); !more || err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		// Walk an index when there is one to walk, newest first.
 		var index *bolt.Bucket
 		var prefix []byte
@@ -157,19 +200,9 @@ func (f *FSM) Jobs(q JobFilter) (jobs []JobInfo, next uint64, err error) {
 		for ; k != nil && bytes.Compare(k, start) >= 0; k, _ = c.Prev() {
 		}
 		for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
-			id := readU64(k[len(prefix):])
-			var j jobRecord
-			if ok, err := getJSON(all, jobKey(id), &j); err != nil || !ok {
+			if more, err := add(readU64(k[len(prefix):])); !more || err != nil {
 				return err
 			}
-			if q.User != "" && j.User != q.User || len(q.States) > 0 && !slices.Contains(q.States, j.State) {
-				continue
-			}
-			if len(jobs) == limit {
-				next = jobs[len(jobs)-1].ID
-				break
-			}
-			jobs = append(jobs, jobInfo(&j, rs.resources))
 		}
 		return nil
 	})

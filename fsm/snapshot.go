@@ -154,9 +154,9 @@ func digestTx(tx *bolt.Tx, skip func(bucket, key []byte) bool) ([32]byte, error)
 	var sum [32]byte
 	h := sha256.New()
 	err := tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-		if string(name) == string(bucketHistory) || string(name) == string(bucketTasksEnded) {
-			// A report of the state (history.go) and an index derived
-			// from the attempts (usage_index.go), not state.
+		if string(name) == string(bucketHistory) || isDerived(name) {
+			// A report of the state (history.go) and indexes derived
+			// from other records (indexes.go), not state.
 			return nil
 		}
 		writeField(h, name)

@@ -39,7 +39,7 @@ var allBuckets = [][]byte{
 	bucketMeta, bucketSettings, bucketAccounts, bucketUsers, bucketGrants, bucketJournal,
 	bucketJobs, bucketJobsAccount, bucketJobsUser, bucketRequests, bucketTasks, bucketNodes,
 	bucketFairness, bucketJobsActive, bucketTasksActive, bucketTokens,
-	bucketGroups, bucketQueues, bucketShares, bucketHistory, bucketTasksEnded,
+	bucketGroups, bucketQueues, bucketShares, bucketHistory, bucketTasksEnded, bucketJobsEnded,
 }
 
 // fillAppended tells bbolt, for this write transaction, how full to fill
@@ -56,7 +56,7 @@ var allBuckets = [][]byte{
 // between the others', where fuller pages only split more often. The
 // setting is not stored: it holds for tx only.
 func fillAppended(tx *bolt.Tx) {
-	for _, name := range [][]byte{bucketTasks, bucketTasksEnded, bucketJobs, bucketHistory} {
+	for _, name := range [][]byte{bucketTasks, bucketTasksEnded, bucketJobs, bucketJobsEnded, bucketHistory} {
 		if b := tx.Bucket(name); b != nil {
 			b.FillPercent = 0.9
 		}

@@ -18,22 +18,17 @@ import (
 // later started after To), and the running ones, instead of decoding every
 // attempt of the history: a month of a centre-year is a twelfth of it.
 //
-// The index is derived from the tasks bucket and nothing else: every
-// replica writes the same entries as it applies the same attempts, and a
-// state file without the index (written before it existed, or restored
-// from such a snapshot) gets it built when it is opened. Like the history
-// bucket, it is not state of its own, so Digest leaves it out: the
-// attempts it is made from are digested, and old fixtures' digests hold.
+// It is a derived index (indexes.go), made from the tasks bucket alone.
 var bucketTasksEnded = []byte("tasks_ended")
 
-// Keys of bucketTasksEnded other than the attempts' (which are
-// endedKeyLen long and begin with a time after 1972, so never 0x00).
+// Keys of bucketTasksEnded and bucketJobsEnded other than the attempts'
+// and jobs' (which begin with a time after 1972, so never 0x00).
 var (
 	// keyEndedBuilt is present once the index was built (see
-	// buildEndedIndex for how it stays complete).
+	// buildIndexes for how it stays complete).
 	keyEndedBuilt = []byte("\x00built")
 	// keyEndedMaxSpan is the longest time an ended attempt held resources,
-	// in nanoseconds (8).
+	// or an ended job lasted from its submission, in nanoseconds (8).
 	keyEndedMaxSpan = []byte("\x00max_span")
 )
 
@@ -73,55 +68,10 @@ func indexEnded(b *bolt.Bucket, a *attemptRecord) error {
 	if err := b.Put(endedKey(a), encodeEnded(a)); err != nil {
 		return fmt.Errorf("index ended attempt %d.%d.%d: %w", a.Job, a.Task, a.Attempt, err)
 	}
-	span := max(a.EndedAt.Sub(a.heldFrom()), 0)
-	if span > endedMaxSpan(b) {
-		if err := b.Put(keyEndedMaxSpan, u64(uint64(span))); err != nil {
-			return fmt.Errorf("index ended attempt %d.%d.%d: %w", a.Job, a.Task, a.Attempt, err)
-		}
+	if err := raiseMaxSpan(b, a.EndedAt.Sub(a.heldFrom())); err != nil {
+		return fmt.Errorf("index ended attempt %d.%d.%d: %w", a.Job, a.Task, a.Attempt, err)
 	}
 	return nil
-}
-
-func endedMaxSpan(b *bolt.Bucket) time.Duration {
-	if v := b.Get(keyEndedMaxSpan); len(v) == 8 {
-		return time.Duration(readU64(v))
-	}
-	return 0
-}
-
-// buildEndedIndex (re)builds the index of a state file whose index is not
-// complete up to its applied index: one written before the index existed,
-// restored from a snapshot taken then, or applied to by such a release
-// after a downgrade. Every batch marks the index complete up to the entry
-// it applied, in the bucket's sequence (batch.finish), so an older
-// release's entries leave the mark behind. A rebuild decodes the whole
-// history once: minutes for a centre-year.
-func buildEndedIndex(tx *bolt.Tx, applied uint64) error {
-	idx := tx.Bucket(bucketTasksEnded)
-	if idx.Get(keyEndedBuilt) != nil && idx.Sequence() == applied {
-		return nil
-	}
-	if err := tx.DeleteBucket(bucketTasksEnded); err != nil {
-		return fmt.Errorf("build the index of ended attempts: %w", err)
-	}
-	idx, err := tx.CreateBucket(bucketTasksEnded)
-	if err != nil {
-		return fmt.Errorf("build the index of ended attempts: %w", err)
-	}
-	err = tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
-		var a attemptRecord
-		if err := jsonUnmarshal(v, &a); err != nil {
-			return fmt.Errorf("attempt %x: %w", k, err)
-		}
-		return indexEnded(idx, &a)
-	})
-	if err != nil {
-		return fmt.Errorf("build the index of ended attempts: %w", err)
-	}
-	if err := idx.Put(keyEndedBuilt, nil); err != nil {
-		return err
-	}
-	return idx.SetSequence(applied)
 }
 
 // encodeEnded packs what a usage report reads of an ended attempt.

@@ -158,7 +158,12 @@ func (j *jobsService) ListJobs(ctx context.Context, req *longfairv1.ListJobsRequ
 	if err != nil {
 		return nil, err
 	}
-	q := fsm.JobFilter{Account: req.GetAccount(), User: req.GetUser(), Before: before, Limit: pageSize(req.GetPageSize())}
+	q := fsm.JobFilter{Account: req.GetAccount(), User: req.GetUser(), Since: ledgerTime(req.GetSince()), Before: before, Limit: pageSize(req.GetPageSize())}
+	if req.GetUntil() != nil {
+		// The epoch itself is a window no job was submitted in, not
+		// "until now" (the filter's zero).
+		q.Until = max(ledgerTime(req.GetUntil()), 1)
+	}
 	for _, s := range req.GetStates() {
 		st, err := jobStateFromProto(s)
 		if err != nil {

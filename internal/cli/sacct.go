@@ -440,8 +440,9 @@ type sacctQuery struct {
 
 // jobInRange reports whether job j can have a line in [start, end]: not
 // when it was submitted after the end or ended before the start (a job
-// ends after every attempt of it). ListJobs has no time filter, so this
-// spares a ListTasks call for each of a user's older jobs.
+// ends after every attempt of it). ListJobs selects the same jobs; servers
+// older than its since and until list every job, and this spares a
+// ListTasks call for each of a user's older jobs then.
 func (q *sacctQuery) jobInRange(j *longfairv1.Job) bool {
 	if t := j.GetSubmittedAt(); t != nil && t.AsTime().After(q.end) {
 		return false
@@ -553,7 +554,7 @@ func sacctCommand() func(args []string, stdout, stderr io.Writer) error {
 // collect reads the jobs q selects and lays out their lines, oldest job
 // first, as sacct lists them.
 func (q *sacctQuery) collect(ctx context.Context, c *client.Client, now time.Time) ([]acctRow, error) {
-	jobs, err := oldestFirst(ctx, c, q.jobs, &longfairv1.ListJobsRequest{Account: q.acct, User: q.user})
+	jobs, err := oldestFirst(ctx, c, q.jobs, &longfairv1.ListJobsRequest{Account: q.acct, User: q.user, Since: storable(q.start), Until: storable(q.end)})
 	if err != nil {
 		return nil, err
 	}
@@ -589,6 +590,16 @@ func (q *sacctQuery) collect(ctx context.Context, c *client.Client, now time.Tim
 		}
 	}
 	return out, nil
+}
+
+// storable is t for a request's window, or none when t is outside the
+// times the cluster stores (1970–2262), which the window then need not
+// bound: sacct --starttime 1960-01-01 lists from the first job.
+func storable(t time.Time) *timestamppb.Timestamp {
+	if !longfairv1.StorableTime(t) {
+		return nil
+	}
+	return timestamppb.New(t)
 }
 
 // chargeEveryAttempt sets the SU of the lines that stand for tasks run

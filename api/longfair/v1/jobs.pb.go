@@ -1086,9 +1086,16 @@ type ListJobsRequest struct {
 	Account string                 `protobuf:"bytes,1,opt,name=account,proto3" json:"account,omitempty"`
 	User    string                 `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
 	// states, if not empty, keeps only jobs in one of these states.
-	States        []JobState `protobuf:"varint,3,rep,packed,name=states,proto3,enum=longfair.v1.JobState" json:"states,omitempty"`
-	PageSize      int32      `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	PageToken     string     `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	States    []JobState `protobuf:"varint,3,rep,packed,name=states,proto3,enum=longfair.v1.JobState" json:"states,omitempty"`
+	PageSize  int32      `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	PageToken string     `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// since and until, when set, keep only the jobs that were queued or
+	// running at some time in [since, until], as sacct's --starttime and
+	// --endtime select them: submitted at or before until, and not ended
+	// before since. With since, the servers read only that window's jobs,
+	// however long the history.
+	Since         *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=since,proto3" json:"since,omitempty"`
+	Until         *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=until,proto3" json:"until,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1156,6 +1163,20 @@ func (x *ListJobsRequest) GetPageToken() string {
 		return x.PageToken
 	}
 	return ""
+}
+
+func (x *ListJobsRequest) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *ListJobsRequest) GetUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Until
+	}
+	return nil
 }
 
 type ListJobsResponse struct {
@@ -2370,14 +2391,16 @@ const file_longfair_v1_jobs_proto_rawDesc = "" +
 	"\x10CancelJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"\xaa\x01\n" +
+	"\x06job_id\x18\x01 \x01(\x04R\x05jobId\"\x8e\x02\n" +
 	"\x0fListJobsRequest\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12-\n" +
 	"\x06states\x18\x03 \x03(\x0e2\x15.longfair.v1.JobStateR\x06states\x12\x1b\n" +
 	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tR\tpageToken\"`\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\x120\n" +
+	"\x05since\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x120\n" +
+	"\x05until\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x05until\"`\n" +
 	"\x10ListJobsResponse\x12$\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x10.longfair.v1.JobR\x04jobs\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xfc\b\n" +
@@ -2599,58 +2622,60 @@ var file_longfair_v1_jobs_proto_depIdxs = []int32{
 	16, // 6: longfair.v1.SubmitJobResponse.job:type_name -> longfair.v1.Job
 	29, // 7: longfair.v1.UpdateJobRequest.walltime:type_name -> google.protobuf.Duration
 	0,  // 8: longfair.v1.ListJobsRequest.states:type_name -> longfair.v1.JobState
-	16, // 9: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
-	26, // 10: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
-	29, // 11: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
-	0,  // 12: longfair.v1.Job.state:type_name -> longfair.v1.JobState
-	28, // 13: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
-	28, // 14: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
-	28, // 15: longfair.v1.Job.begin:type_name -> google.protobuf.Timestamp
-	19, // 16: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
-	1,  // 17: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
-	28, // 18: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
-	28, // 19: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
-	28, // 20: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
-	29, // 21: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
-	29, // 22: longfair.v1.Task.walltime:type_name -> google.protobuf.Duration
-	23, // 23: longfair.v1.ExplainJobsResponse.explanations:type_name -> longfair.v1.JobExplanation
-	16, // 24: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
-	29, // 25: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
-	29, // 26: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
-	2,  // 27: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
-	27, // 28: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
-	28, // 29: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
-	4,  // 30: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
-	12, // 31: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
-	10, // 32: longfair.v1.Jobs.HoldJob:input_type -> longfair.v1.HoldJobRequest
-	11, // 33: longfair.v1.Jobs.ReleaseJob:input_type -> longfair.v1.ReleaseJobRequest
-	6,  // 34: longfair.v1.Jobs.UpdateJob:input_type -> longfair.v1.UpdateJobRequest
-	7,  // 35: longfair.v1.Jobs.SignalJob:input_type -> longfair.v1.SignalJobRequest
-	9,  // 36: longfair.v1.Jobs.RequeueJob:input_type -> longfair.v1.RequeueJobRequest
-	13, // 37: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
-	14, // 38: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
-	17, // 39: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
-	20, // 40: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
-	21, // 41: longfair.v1.Jobs.ExplainJobs:input_type -> longfair.v1.ExplainJobsRequest
-	4,  // 42: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
-	5,  // 43: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
-	16, // 44: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
-	16, // 45: longfair.v1.Jobs.HoldJob:output_type -> longfair.v1.Job
-	16, // 46: longfair.v1.Jobs.ReleaseJob:output_type -> longfair.v1.Job
-	16, // 47: longfair.v1.Jobs.UpdateJob:output_type -> longfair.v1.Job
-	8,  // 48: longfair.v1.Jobs.SignalJob:output_type -> longfair.v1.SignalJobResponse
-	16, // 49: longfair.v1.Jobs.RequeueJob:output_type -> longfair.v1.Job
-	16, // 50: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
-	15, // 51: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
-	18, // 52: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
-	23, // 53: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
-	22, // 54: longfair.v1.Jobs.ExplainJobs:output_type -> longfair.v1.ExplainJobsResponse
-	3,  // 55: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
-	43, // [43:56] is the sub-list for method output_type
-	30, // [30:43] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	28, // 9: longfair.v1.ListJobsRequest.since:type_name -> google.protobuf.Timestamp
+	28, // 10: longfair.v1.ListJobsRequest.until:type_name -> google.protobuf.Timestamp
+	16, // 11: longfair.v1.ListJobsResponse.jobs:type_name -> longfair.v1.Job
+	26, // 12: longfair.v1.Job.demand:type_name -> longfair.v1.Job.DemandEntry
+	29, // 13: longfair.v1.Job.walltime:type_name -> google.protobuf.Duration
+	0,  // 14: longfair.v1.Job.state:type_name -> longfair.v1.JobState
+	28, // 15: longfair.v1.Job.submitted_at:type_name -> google.protobuf.Timestamp
+	28, // 16: longfair.v1.Job.ended_at:type_name -> google.protobuf.Timestamp
+	28, // 17: longfair.v1.Job.begin:type_name -> google.protobuf.Timestamp
+	19, // 18: longfair.v1.ListTasksResponse.tasks:type_name -> longfair.v1.Task
+	1,  // 19: longfair.v1.Task.state:type_name -> longfair.v1.TaskState
+	28, // 20: longfair.v1.Task.assigned_at:type_name -> google.protobuf.Timestamp
+	28, // 21: longfair.v1.Task.started_at:type_name -> google.protobuf.Timestamp
+	28, // 22: longfair.v1.Task.ended_at:type_name -> google.protobuf.Timestamp
+	29, // 23: longfair.v1.Task.runtime:type_name -> google.protobuf.Duration
+	29, // 24: longfair.v1.Task.walltime:type_name -> google.protobuf.Duration
+	23, // 25: longfair.v1.ExplainJobsResponse.explanations:type_name -> longfair.v1.JobExplanation
+	16, // 26: longfair.v1.JobExplanation.job:type_name -> longfair.v1.Job
+	29, // 27: longfair.v1.JobExplanation.waiting:type_name -> google.protobuf.Duration
+	29, // 28: longfair.v1.JobExplanation.timeout:type_name -> google.protobuf.Duration
+	2,  // 29: longfair.v1.JobExplanation.wait:type_name -> longfair.v1.JobWait
+	27, // 30: longfair.v1.JobExplanation.closest_free:type_name -> longfair.v1.JobExplanation.ClosestFreeEntry
+	28, // 31: longfair.v1.JobExplanation.forecast_start:type_name -> google.protobuf.Timestamp
+	4,  // 32: longfair.v1.Jobs.SubmitJob:input_type -> longfair.v1.SubmitJobRequest
+	12, // 33: longfair.v1.Jobs.CancelJob:input_type -> longfair.v1.CancelJobRequest
+	10, // 34: longfair.v1.Jobs.HoldJob:input_type -> longfair.v1.HoldJobRequest
+	11, // 35: longfair.v1.Jobs.ReleaseJob:input_type -> longfair.v1.ReleaseJobRequest
+	6,  // 36: longfair.v1.Jobs.UpdateJob:input_type -> longfair.v1.UpdateJobRequest
+	7,  // 37: longfair.v1.Jobs.SignalJob:input_type -> longfair.v1.SignalJobRequest
+	9,  // 38: longfair.v1.Jobs.RequeueJob:input_type -> longfair.v1.RequeueJobRequest
+	13, // 39: longfair.v1.Jobs.GetJob:input_type -> longfair.v1.GetJobRequest
+	14, // 40: longfair.v1.Jobs.ListJobs:input_type -> longfair.v1.ListJobsRequest
+	17, // 41: longfair.v1.Jobs.ListTasks:input_type -> longfair.v1.ListTasksRequest
+	20, // 42: longfair.v1.Jobs.ExplainJob:input_type -> longfair.v1.ExplainJobRequest
+	21, // 43: longfair.v1.Jobs.ExplainJobs:input_type -> longfair.v1.ExplainJobsRequest
+	4,  // 44: longfair.v1.Jobs.QuoteJob:input_type -> longfair.v1.SubmitJobRequest
+	5,  // 45: longfair.v1.Jobs.SubmitJob:output_type -> longfair.v1.SubmitJobResponse
+	16, // 46: longfair.v1.Jobs.CancelJob:output_type -> longfair.v1.Job
+	16, // 47: longfair.v1.Jobs.HoldJob:output_type -> longfair.v1.Job
+	16, // 48: longfair.v1.Jobs.ReleaseJob:output_type -> longfair.v1.Job
+	16, // 49: longfair.v1.Jobs.UpdateJob:output_type -> longfair.v1.Job
+	8,  // 50: longfair.v1.Jobs.SignalJob:output_type -> longfair.v1.SignalJobResponse
+	16, // 51: longfair.v1.Jobs.RequeueJob:output_type -> longfair.v1.Job
+	16, // 52: longfair.v1.Jobs.GetJob:output_type -> longfair.v1.Job
+	15, // 53: longfair.v1.Jobs.ListJobs:output_type -> longfair.v1.ListJobsResponse
+	18, // 54: longfair.v1.Jobs.ListTasks:output_type -> longfair.v1.ListTasksResponse
+	23, // 55: longfair.v1.Jobs.ExplainJob:output_type -> longfair.v1.JobExplanation
+	22, // 56: longfair.v1.Jobs.ExplainJobs:output_type -> longfair.v1.ExplainJobsResponse
+	3,  // 57: longfair.v1.Jobs.QuoteJob:output_type -> longfair.v1.JobQuote
+	45, // [45:58] is the sub-list for method output_type
+	32, // [32:45] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_longfair_v1_jobs_proto_init() }

@@ -377,6 +377,22 @@ func (x *ListJobsRequest) AppendProtoJSON(b []byte) ([]byte, error) {
 	if b, err = pbjson.AppendString(b, x.PageToken); err != nil {
 		return b, err
 	}
+	b = append(b, ",\"since\":"...)
+	if x.Since == nil {
+		b = append(b, "null"...)
+	} else {
+		if b, err = pbjson.AppendTimestamp(b, x.Since.GetSeconds(), x.Since.GetNanos()); err != nil {
+			return b, err
+		}
+	}
+	b = append(b, ",\"until\":"...)
+	if x.Until == nil {
+		b = append(b, "null"...)
+	} else {
+		if b, err = pbjson.AppendTimestamp(b, x.Until.GetSeconds(), x.Until.GetNanos()); err != nil {
+			return b, err
+		}
+	}
 	return append(b, '}'), nil
 }
 

@@ -143,6 +143,12 @@ func checkPage(size int32, token string) error {
 	return nil
 }
 
+// StorableTime reports whether t is one of the times the cluster stores:
+// nanoseconds since 1970 in an int64, so until 2262.
+func StorableTime(t time.Time) bool {
+	return !t.Before(time.Unix(0, 0)) && !t.After(time.Unix(0, math.MaxInt64))
+}
+
 func checkTimestamp(field string, ts *timestamppb.Timestamp) error {
 	if ts == nil {
 		return nil
@@ -150,8 +156,22 @@ func checkTimestamp(field string, ts *timestamppb.Timestamp) error {
 	if err := ts.CheckValid(); err != nil {
 		return bad("%s is not a valid time (%v): give a time between years 1 and 9999", field, err)
 	}
-	if ts.AsTime().Before(time.Unix(0, 0)) || ts.AsTime().After(time.Unix(0, math.MaxInt64)) {
+	if !StorableTime(ts.AsTime()) {
 		return bad("%s %s is outside 1970–2262, the range the cluster stores", field, ts.AsTime().Format(time.RFC3339))
+	}
+	return nil
+}
+
+// checkWindow checks a range of time, each end optional: since ≤ until.
+func checkWindow(since, until *timestamppb.Timestamp) error {
+	if err := checkTimestamp("since", since); err != nil {
+		return err
+	}
+	if err := checkTimestamp("until", until); err != nil {
+		return err
+	}
+	if since != nil && until != nil && until.AsTime().Before(since.AsTime()) {
+		return bad("until %s is before since %s: give since ≤ until", until.AsTime().Format(time.RFC3339Nano), since.AsTime().Format(time.RFC3339Nano))
 	}
 	return nil
 }

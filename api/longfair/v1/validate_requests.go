@@ -276,6 +276,9 @@ func (r *ListJobsRequest) Validate() error {
 			return bad("states contains %d, which is not a job state: use PENDING, RUNNING, SUCCEEDED, FAILED or CANCELLED", int32(s))
 		}
 	}
+	if err := checkWindow(r.GetSince(), r.GetUntil()); err != nil {
+		return err
+	}
 	return checkPage(r.GetPageSize(), r.GetPageToken())
 }
 
@@ -345,14 +348,8 @@ func (r *GetFairnessHistoryRequest) Validate() error {
 			return err
 		}
 	}
-	if err := checkTimestamp("since", r.GetSince()); err != nil {
+	if err := checkWindow(r.GetSince(), r.GetUntil()); err != nil {
 		return err
-	}
-	if err := checkTimestamp("until", r.GetUntil()); err != nil {
-		return err
-	}
-	if r.GetSince() != nil && r.GetUntil() != nil && r.GetUntil().AsTime().Before(r.GetSince().AsTime()) {
-		return bad("until %s is before since %s: give since ≤ until", r.GetUntil().AsTime().Format(time.RFC3339), r.GetSince().AsTime().Format(time.RFC3339))
 	}
 	if _, ok := HistoryResolution_name[int32(r.GetResolution())]; !ok {
 		return bad("resolution is %d: use MINUTE, HOUR, DAY, or leave it out to pick by range", int32(r.GetResolution()))

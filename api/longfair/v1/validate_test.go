@@ -94,6 +94,8 @@ func TestOtherValidation(t *testing.T) {
 		{"user twice", &CreateUserRequest{Name: "ann", Accounts: []string{"a", "a"}}, []string{"twice"}},
 		{"page size", &ListJobsRequest{PageSize: -1}, []string{"page_size"}},
 		{"job state", &ListJobsRequest{States: []JobState{42}}, []string{"states", "PENDING"}},
+		{"jobs window backwards", &ListJobsRequest{Since: &timestamppb.Timestamp{Seconds: 2e9}, Until: &timestamppb.Timestamp{Seconds: 1e9}}, []string{"until", "before since", "since ≤ until"}},
+		{"jobs window before 1970", &ListJobsRequest{Since: &timestamppb.Timestamp{Seconds: -5}}, []string{"since", "1970"}},
 		{"job id", &GetJobRequest{}, []string{"job_id"}},
 		{"explain job id", &ExplainJobRequest{}, []string{"job_id"}},
 		{"tasks of no job", &ListTasksRequest{}, []string{"job_id"}},
