@@ -174,6 +174,17 @@ func TestHTTPAPIBehavesAsGRPC(t *testing.T) {
 	if len(list.GetJobs()) != 1 || list.GetJobs()[0].GetId() != id {
 		t.Errorf("GET /v1/jobs?account=phys lists %v, want job %d", list.GetJobs(), id)
 	}
+	// A window, as sacct asks for one: the pending job was submitted in
+	// one ending a second after, not in one ending a second before.
+	submitted := got.GetSubmittedAt().AsTime()
+	for until, want := range map[time.Time]int{submitted.Add(time.Second): 1, submitted.Add(-time.Second): 0} {
+		var list longfairv1.ListJobsResponse
+		q := fmt.Sprintf("/v1/jobs?account=phys&since=%s&until=%s", submitted.Add(-time.Hour).Format(time.RFC3339Nano), until.Format(time.RFC3339Nano))
+		ann.ok("GET", q, "", &list, "Longfair-Consistent", "true")
+		if len(list.GetJobs()) != want {
+			t.Errorf("GET %s lists %v, want %d job(s)", q, list.GetJobs(), want)
+		}
+	}
 
 	before := testcluster.Fingerprint(t, leader)
 	jobs := longfairv1.NewJobsClient(c.Conn(follower))
