@@ -30,6 +30,8 @@ import (
 // `sbatch --array --wrap true` (2,000 tasks; LONGFAIR_BENCH_SLURM_ARRAY)
 // to its end; x-slurm compares the tasks per second (goal ≥ 20).
 // LONGFAIR_BENCH_DEV_ARGS adds flags to `longfair dev` (--look-ahead).
+// The ms-cpu metrics split the CPU time the array took, per task, between
+// the servers, the workers, their task supervisors and the tasks.
 func BenchmarkArrayOnDev(b *testing.B) {
 	tasks := envInt(b, "LONGFAIR_BENCH_ARRAY", 10_000)
 	slurmTasks := envInt(b, "LONGFAIR_BENCH_SLURM_ARRAY", 2_000)
@@ -72,6 +74,7 @@ func BenchmarkArrayOnDev(b *testing.B) {
 	b.ResetTimer()
 	var span time.Duration
 	first := commitIndex()
+	cpu0 := readDevCPU(b, dev.Dir)
 	for i := range b.N {
 		resp, err := c.Jobs().SubmitJob(ctx, &longfairv1.SubmitJobRequest{
 			Account: dev.Getenv("LONGFAIR_ACCOUNT"), User: dev.Getenv("LONGFAIR_USER"), Name: fmt.Sprintf("array-%d", i),
@@ -87,6 +90,7 @@ func BenchmarkArrayOnDev(b *testing.B) {
 		span += j.GetEndedAt().AsTime().Sub(j.GetSubmittedAt().AsTime())
 	}
 	b.StopTimer()
+	cpu := readDevCPU(b, dev.Dir)
 	entries := commitIndex() - first
 	rate := float64(b.N*tasks) / span.Seconds()
 	bare := bareExecRate(b, tasks, slots)
@@ -98,6 +102,14 @@ func BenchmarkArrayOnDev(b *testing.B) {
 	// Raft entries per task, the array's submission and anything the
 	// cluster committed meanwhile (node renewals) included.
 	b.ReportMetric(float64(entries)/float64(b.N*tasks), "entries/task")
+	// Where the machine's time went, per task: the control plane's
+	// processes against the tasks' own (their shells, reaped by the
+	// supervisors).
+	perTask := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N*tasks) }
+	b.ReportMetric(perTask(cpu.servers-cpu0.servers), "ms-cpu-servers/task")
+	b.ReportMetric(perTask(cpu.workers-cpu0.workers), "ms-cpu-workers/task")
+	b.ReportMetric(perTask(cpu.supervisors-cpu0.supervisors), "ms-cpu-supervisors/task")
+	b.ReportMetric(perTask(cpu.tasks-cpu0.tasks), "ms-cpu-tasks/task")
 	if slurm := slurmArrayRate(ctx, b, slurmTasks, slots); slurm > 0 {
 		b.ReportMetric(slurm, "slurm-tasks/s")
 		b.ReportMetric(rate/slurm, "x-slurm")
