@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"slices"
 	"os"
 	"path/filepath"
 
@@ -155,12 +154,7 @@ func digestTx(tx *bolt.Tx, skip func(bucket, key []byte) bool) ([32]byte, error)
 	var sum [32]byte
 	h := sha256.New()
 	err := tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-		if string(name) == string(bucketHistory) || isDerived(name) || !slices.ContainsFunc(allBuckets, func(b []byte) bool { return string(b) == string(name) }) {
-			// Not state: a report of the state (history.go), indexes
-			// derived from other records (indexes.go), and buckets
-			// of a newer release, whose snapshot this one restored
-			// (its derived indexes: the newer release leaves them out
-			// too).
+		if !isState(name) {
 			return nil
 		}
 		writeField(h, name)

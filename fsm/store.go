@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -40,6 +41,18 @@ var allBuckets = [][]byte{
 	bucketJobs, bucketJobsAccount, bucketJobsUser, bucketRequests, bucketTasks, bucketNodes,
 	bucketFairness, bucketJobsActive, bucketTasksActive, bucketTokens,
 	bucketGroups, bucketQueues, bucketShares, bucketHistory, bucketTasksEnded, bucketJobsEnded,
+}
+
+// isState reports whether bucket name holds state, which the digest
+// counts: a bucket of allBuckets but the history (a report of the state,
+// history.go) and the derived indexes (indexes.go). A bucket of a newer
+// release, whose snapshot this one restored, is not: it is a derived index
+// the newer release leaves out too, or state this release cannot know.
+func isState(name []byte) bool {
+	if string(name) == string(bucketHistory) || isDerived(name) {
+		return false
+	}
+	return slices.ContainsFunc(allBuckets, func(b []byte) bool { return string(b) == string(name) })
 }
 
 // fillAppended tells bbolt, for this write transaction, how full to fill
