@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -253,9 +254,10 @@ func fuzzSeeds() map[string][]proto.Message {
 		"/longfair.v1.Jobs/SubmitJob": {fuzzSeedJob(), &longfairv1.SubmitJobRequest{Account: "fz", User: "fz-user", Name: "m",
 			Demand: map[string]float64{"cpu": 0.5, "mem": 1 << 30, "mic": 1}, Tasks: 3, Walltime: durationpb.New(time.Hour),
 			Command: []string{"sh", "-c", "echo hi"}, MaxAttempts: 2, RequestId: "fz-2"}},
-		"/longfair.v1.Jobs/CancelJob":              {&longfairv1.CancelJobRequest{JobId: 1}},
-		"/longfair.v1.Jobs/GetJob":                 {&longfairv1.GetJobRequest{JobId: 1}},
-		"/longfair.v1.Jobs/ListJobs":               {&longfairv1.ListJobsRequest{Account: "fz", States: []longfairv1.JobState{longfairv1.JobState_JOB_STATE_PENDING}}},
+		"/longfair.v1.Jobs/CancelJob": {&longfairv1.CancelJobRequest{JobId: 1}},
+		"/longfair.v1.Jobs/GetJob":    {&longfairv1.GetJobRequest{JobId: 1}},
+		"/longfair.v1.Jobs/ListJobs": {&longfairv1.ListJobsRequest{Account: "fz", States: []longfairv1.JobState{longfairv1.JobState_JOB_STATE_PENDING}},
+			&longfairv1.ListJobsRequest{Since: timestamppb.New(time.Unix(1, 0)), Until: timestamppb.New(time.Unix(0, math.MaxInt64))}},
 		"/longfair.v1.Jobs/ListTasks":              {&longfairv1.ListTasksRequest{JobId: 1, PageSize: 5}, &longfairv1.ListTasksRequest{JobIds: []uint64{1, 2}, PageSize: 1}},
 		"/longfair.v1.Jobs/ExplainJobs":            {&longfairv1.ExplainJobsRequest{JobIds: []uint64{1, 2}}},
 		"/longfair.v1.Ledger/GetBalance":           {&longfairv1.GetBalanceRequest{Account: "fz"}},
