@@ -22,6 +22,17 @@ type derivedIndex struct {
 	add    func(idx *bolt.Bucket, v []byte) error
 }
 
+// Keys of every derived index other than its entries (which begin with a
+// time after 1972, so never 0x00).
+var (
+	// keyEndedBuilt is present once the index was built (see
+	// buildIndexes for how it stays complete).
+	keyEndedBuilt = []byte("\x00built")
+	// keyEndedMaxSpan is the longest time an ended attempt held resources,
+	// or an ended job lasted from its submission, in nanoseconds (8).
+	keyEndedMaxSpan = []byte("\x00max_span")
+)
+
 // derivedIndexes are the FSM's derived indexes: the ended attempts by
 // end time (usage_index.go) and the ended jobs by end time
 // (jobs_window.go).

@@ -21,17 +21,6 @@ import (
 // It is a derived index (indexes.go), made from the tasks bucket alone.
 var bucketTasksEnded = []byte("tasks_ended")
 
-// Keys of bucketTasksEnded and bucketJobsEnded other than the attempts'
-// and jobs' (which begin with a time after 1972, so never 0x00).
-var (
-	// keyEndedBuilt is present once the index was built (see
-	// buildIndexes for how it stays complete).
-	keyEndedBuilt = []byte("\x00built")
-	// keyEndedMaxSpan is the longest time an ended attempt held resources,
-	// or an ended job lasted from its submission, in nanoseconds (8).
-	keyEndedMaxSpan = []byte("\x00max_span")
-)
-
 // endedKeyLen is an attempt's key in the index: its end time, then its
 // key in the tasks bucket.
 const endedKeyLen = 8 + 20
