@@ -249,6 +249,16 @@ while :; do sleep 0.1; done`, mark, ready))...)
 			t.Errorf("jobs %s (%s .. %s): %v, want %d of %v", w.name, w.since.Format(time.RFC3339Nano), w.until.Format(time.RFC3339Nano), got, w.want, jobs)
 		}
 	}
+	// `longfair jobs --since` asks for the same window, to the second.
+	for since, want := range map[string]int{
+		firstEnd.Local().Format("2006-01-02T15:04:05"):                 len(jobs),
+		lastEnd.Add(time.Second).Local().Format("2006-01-02T15:04:05"): 0,
+	} {
+		out := c.cli(ctx, "jobs", "--account", acct, "--since", since, "--output", "csv")
+		if n := strings.Count(strings.TrimSpace(out), "\n"); n != want {
+			t.Errorf("jobs --since %s lists %d jobs, want %d:\n%s", since, n, want, out)
+		}
+	}
 }
 
 // Bad input to sacct and squeue is a usage error (exit 2) that names what

@@ -10,23 +10,29 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
 )
 
 const jobsHelp = `Usage: longfair jobs [flags]
 
-Lists jobs, newest first, with their task counts by state.
+Lists jobs, newest first, with their task counts by state. --since and
+--until keep the jobs that were queued or running at some time between
+them (as sacct -S and -E select them), in the same forms.
 
 Examples:
   longfair jobs
   longfair jobs --account astro --state pending,running
   longfair jobs --user ann --all --output csv > ann-jobs.csv
+  longfair jobs --since 2026-11-01 --until 2026-12-01 --all
 `
 
 func jobsCommand() func(args []string, stdout, stderr io.Writer) error {
 	var (
 		account, user, states string
+		since, until          string
 		limit                 int
 		all                   bool
 	)
@@ -34,6 +40,8 @@ func jobsCommand() func(args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&account, "account", "", "only this `account`'s jobs")
 		fs.StringVar(&user, "user", "", "only this `user`'s jobs")
 		fs.StringVar(&states, "state", "", "only jobs in these `states`, comma-separated: pending, running, succeeded, failed, cancelled")
+		fs.StringVar(&since, "since", "", "only jobs queued or running at or after this `time` (2026-11-01, 08:00, now-2days, ...)")
+		fs.StringVar(&until, "until", "", "only jobs submitted at or before this `time`")
 		fs.IntVar(&limit, "limit", 50, "list at most `N` jobs")
 		fs.BoolVar(&all, "all", false, "list every job (no --limit)")
 	}
@@ -51,6 +59,23 @@ func jobsCommand() func(args []string, stdout, stderr io.Writer) error {
 				return Usagef("--state: %v", err)
 			}
 			req.States = append(req.States, st)
+		}
+		now := time.Now()
+		for _, w := range []struct {
+			flag, value string
+			into        **timestamppb.Timestamp
+		}{{"since", since, &req.Since}, {"until", until, &req.Until}} {
+			if w.value == "" {
+				continue
+			}
+			t, err := parseSacctTime(w.flag, w.value, now)
+			if err != nil {
+				return err
+			}
+			*w.into = storable(t)
+		}
+		if req.Since != nil && req.Until != nil && req.Until.AsTime().Before(req.Since.AsTime()) {
+			return Usagef("--until %s is before --since %s: give an end after the start", until, since)
 		}
 		if limit < 1 && !all {
 			return Usagef("--limit %d: give 1 or more, or --all", limit)
