@@ -3,7 +3,6 @@ package fsm
 import (
 	"encoding/json"
 	"math"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -226,15 +225,8 @@ func TestSettingsWithoutARuleReadAsSum(t *testing.T) {
 	h := newHarness(t)
 	h.setup(100)
 	h.ok(&UpdateSettings{BillingWeights: map[string]float64{"cpu": 1, "mem": 0.25 / (1 << 30)}})
-	if err := h.f.Close(); err != nil {
-		t.Fatal(err)
-	}
 	// Rewrite the stored record as an older release wrote it.
-	db, err := bolt.Open(filepath.Join(h.dir, FileName), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	editStateFile(t, h.f, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSettings)
 		var rec map[string]json.RawMessage
 		if err := json.Unmarshal(b.Get(keySettings), &rec); err != nil {
@@ -250,12 +242,6 @@ func TestSettingsWithoutARuleReadAsSum(t *testing.T) {
 		}
 		return b.Put(keySettings, data)
 	})
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := openFSM(t, h.dir)
 	if got := f.Settings().BillingRule; got != ledger.BillingSum {
 		t.Fatalf("settings stored without a rule read as %v, want sum", got)

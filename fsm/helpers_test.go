@@ -1,10 +1,12 @@
 package fsm
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/longfair/longfair/ledger"
 )
@@ -94,4 +96,48 @@ func (h *harness) setup(sus ledger.SU) {
 	h.ok(&CreateUser{Name: "ann", Accounts: []string{"phys"}})
 	h.ok(&Grant{ID: "g1", Account: "phys", Amount: sus * ledger.MicroPerSU})
 	h.ok(&NodeUp{ID: "n1", Capacity: map[string]float64{"cpu": 8, "mem": 32 << 30}})
+}
+
+// editStateFile closes f and changes its state file as edit does, in one
+// bbolt update: what an older release, a downgrade or damage left behind.
+// The caller opens the file again.
+func editStateFile(t testing.TB, f *FSM, edit func(tx *bolt.Tx) error) {
+	t.Helper()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(f.path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(edit)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// indexDamages are the ways a state file can lack derived index bucket
+// (entries entryLen long): no index at all (written before it existed,
+// or restored from a snapshot taken then), or its last entry missing with
+// its mark one entry back (a downgrade: an older release applied an entry
+// without indexing it).
+func indexDamages(bucket []byte, entryLen int) map[string]func(tx *bolt.Tx) error {
+	return map[string]func(tx *bolt.Tx) error{
+		"no index": func(tx *bolt.Tx) error { return tx.DeleteBucket(bucket) },
+		"index behind": func(tx *bolt.Tx) error {
+			idx := tx.Bucket(bucket)
+			c := idx.Cursor()
+			k, _ := c.Last()
+			if len(k) != entryLen {
+				return fmt.Errorf("%s has no entry to drop", bucket)
+			}
+			if err := c.Delete(); err != nil {
+				return err
+			}
+			return idx.SetSequence(idx.Sequence() - 1)
+		},
+	}
 }

@@ -13,24 +13,13 @@ import (
 func TestDigestCountsTheStateAlone(t *testing.T) {
 	h := newWorkload(t, 4).run(200)
 	want := digestOf(t, h.f)
-	dir, path := h.dir, h.f.path
-	if err := h.f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	f := h.f
+	// edit changes the state file the last FSM opened and reads the digest
+	// of what it holds then.
 	edit := func(fn func(tx *bolt.Tx) error) [32]byte {
 		t.Helper()
-		db, err := bolt.Open(path, 0o600, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Update(fn); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-		f := openFSM(t, dir)
-		defer f.Close()
+		editStateFile(t, f, fn)
+		f = openFSM(t, h.dir)
 		return digestOf(t, f)
 	}
 	if got := edit(func(tx *bolt.Tx) error {

@@ -355,14 +355,7 @@ func TestStateChangedWhileStoppedIsFoundAtStart(t *testing.T) {
 		t.Fatalf("an FSM reopened unchanged says it diverged: %v", d)
 	}
 	applied, _ := f.AppliedIndex()
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err := bolt.Open(f.path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	editStateFile(t, f, func(tx *bolt.Tx) error {
 		bk := tx.Bucket(bucketGrants)
 		var rec map[string]any
 		if err := json.Unmarshal(bk.Get([]byte("g1")), &rec); err != nil {
@@ -372,10 +365,6 @@ func TestStateChangedWhileStoppedIsFoundAtStart(t *testing.T) {
 		v, _ := json.Marshal(rec)
 		return bk.Put([]byte("g1"), v)
 	})
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	g, err := Open(Options{Dir: h.dir, noSync: true})
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/longfair/longfair/ledger"
 )
 
@@ -134,21 +132,7 @@ func TestJobsWindowBackwardsIsRefused(t *testing.T) {
 // existed) or with one an older release left behind gets it built when
 // opened: the window's listing and the digest are the same.
 func TestJobsIndexIsBuiltWhenMissingOrBehind(t *testing.T) {
-	for name, damage := range map[string]func(tx *bolt.Tx) error{
-		"no index": func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketJobsEnded) },
-		"index behind": func(tx *bolt.Tx) error {
-			idx := tx.Bucket(bucketJobsEnded)
-			c := idx.Cursor()
-			k, _ := c.Last()
-			if len(k) != jobEndedKeyLen {
-				return fmt.Errorf("no ended job to unindex")
-			}
-			if err := c.Delete(); err != nil {
-				return err
-			}
-			return idx.SetSequence(idx.Sequence() - 1)
-		},
-	} {
+	for name, damage := range indexDamages(bucketJobsEnded, jobEndedKeyLen) {
 		t.Run(name, func(t *testing.T) {
 			h := newWorkload(t, 2).run(400)
 			q := JobFilter{Since: t0.Add(time.Hour), Until: h.now}
@@ -157,19 +141,7 @@ func TestJobsIndexIsBuiltWhenMissingOrBehind(t *testing.T) {
 				t.Fatal("the window holds no job: the comparison proves nothing")
 			}
 			digest := digestOf(t, h.f)
-			if err := h.f.Close(); err != nil {
-				t.Fatal(err)
-			}
-			db, err := bolt.Open(h.f.path, 0o600, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Update(damage); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
+			editStateFile(t, h.f, damage)
 			f := openFSM(t, h.dir)
 			if got := windowPages(t, f, q, 1000); !reflect.DeepEqual(got, want) {
 				t.Fatalf("after the index was rebuilt: %v, want %v", jobIDs(got), jobIDs(want))

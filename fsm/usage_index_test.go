@@ -54,21 +54,7 @@ func TestUsageByIndexMatchesAFullScan(t *testing.T) {
 // ending attempts, without indexing them): the reports are the same and
 // so is the digest.
 func TestUsageIndexIsBuiltWhenMissingOrBehind(t *testing.T) {
-	for name, damage := range map[string]func(tx *bolt.Tx) error{
-		"no index": func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketTasksEnded) },
-		"index behind": func(tx *bolt.Tx) error {
-			idx := tx.Bucket(bucketTasksEnded)
-			c := idx.Cursor()
-			k, _ := c.Last()
-			if len(k) != endedKeyLen {
-				return fmt.Errorf("no ended attempt to unindex")
-			}
-			if err := c.Delete(); err != nil {
-				return err
-			}
-			return idx.SetSequence(idx.Sequence() - 1)
-		},
-	} {
+	for name, damage := range indexDamages(bucketTasksEnded, endedKeyLen) {
 		t.Run(name, func(t *testing.T) {
 			h := newWorkload(t, 3).run(400)
 			q := UsageQuery{From: t0, To: h.now.Add(time.Hour), Now: h.now, ByUser: true}
@@ -80,19 +66,7 @@ func TestUsageIndexIsBuiltWhenMissingOrBehind(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := h.f.Close(); err != nil {
-				t.Fatal(err)
-			}
-			db, err := bolt.Open(h.f.path, 0o600, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Update(damage); err != nil {
-				t.Fatal(err)
-			}
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
+			editStateFile(t, h.f, damage)
 			f := openFSM(t, h.dir)
 			got, err := f.Usage(q)
 			if err != nil {
