@@ -37,8 +37,9 @@ import (
 // task array of `true`, from submission until every task's end is
 // committed. LONGFAIR_BENCH_FENCE sets the workers' fence timeout (2s by
 // default, for a rerun within 5s; a worker's default is 30s), which paces
-// their heartbeats. LONGFAIR_BENCH_PROFILE=dir keeps CPU profiles of the idle
-// leader and workers, the servers' logs and the workers' log there.
+// their heartbeats. LONGFAIR_BENCH_PROFILE=dir keeps CPU profiles of the
+// workers while they join (up to 30s) and of the idle leader and workers,
+// the servers' logs and the workers' log there.
 // LONGFAIR_BENCH_SERVER_ARGS adds flags to the servers' (--look-ahead).
 func BenchmarkSimulatedWorkers(b *testing.B) {
 	n := envInt(b, "LONGFAIR_BENCH_WORKERS", 50)
@@ -69,6 +70,7 @@ func BenchmarkSimulatedWorkers(b *testing.B) {
 	gogc := debug.SetGCPercent(400)
 	b.Cleanup(func() { debug.SetGCPercent(gogc) })
 	start := time.Now()
+	stopJoinProfile := profileSelf(b, profiles, "join", 30*time.Second)
 	agents := startSimulatedWorkers(ctx, b, c, n, fence, profiles)
 	fmt.Fprintf(os.Stderr, "%d simulated workers started in %v\n", n, time.Since(start))
 	testcluster.WaitFor(ctx, b, fmt.Sprintf("%d simulated workers up", n), func() bool {
@@ -76,6 +78,7 @@ func BenchmarkSimulatedWorkers(b *testing.B) {
 		return upNodes(ctx, c) >= n
 	})
 	converged := time.Since(start)
+	stopJoinProfile()
 	fmt.Fprintf(os.Stderr, "converged in %v\n", converged)
 
 	leader := c.leader(ctx)
@@ -242,6 +245,34 @@ func profileLeader(ctx context.Context, b *testing.B, leader *serverProc, dir, w
 		<-done
 		pprof.StopCPUProfile()
 		f.Close()
+	}
+}
+
+// profileSelf saves into dir, unless it is "", a CPU profile of this
+// process (the simulated workers) as workers-<what>.pprof, from now until
+// the returned func is called or max has passed, whichever is first.
+func profileSelf(b *testing.B, dir, what string, max time.Duration) func() {
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, "workers-"+what+".pprof"))
+	if err != nil {
+		b.Fatalf("profile the workers: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatalf("profile the workers: %v", err)
+	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		})
+	}
+	t := time.AfterFunc(max, stop)
+	return func() {
+		t.Stop()
+		stop()
 	}
 }
 

@@ -96,9 +96,15 @@ func Start(c Config, logger *slog.Logger) (*memberlist.Memberlist, string, error
 	}
 	mc.Delegate, mc.Events = c.Delegate, c.Events
 	mc.Logger = log.New(ops.NewBracketLogWriter(logger, "memberlist"), "", 0)
-	ml, err := memberlist.Create(mc)
+	t, err := listen(host, p, logger.With("component", "gossip"))
 	if err != nil {
 		return nil, "", fmt.Errorf("start gossip on %s: %w (is another process using the port? pick another with --gossip-addr)", c.Addr, err)
+	}
+	mc.Transport = t
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		t.Shutdown()
+		return nil, "", fmt.Errorf("start gossip on %s: %w", c.Addr, err)
 	}
 	// Read once, before any gossip runs: memberlist hands out its own node
 	// record, which it rewrites when the metadata changes.
