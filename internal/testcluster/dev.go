@@ -36,6 +36,7 @@ func StartDev(bin, dir, out string, args ...string) (*Dev, error) {
 	d.cmd = exec.Command(bin, append([]string{"dev", "--dir", dir}, args...)...)
 	d.cmd.Stdout, d.cmd.Stderr = log, log
 	d.cmd.Env = CleanEnv()
+	d.cmd.SysProcAttr = diesWithTest(false) // its own processes die with it
 	if err := d.cmd.Start(); err != nil {
 		return nil, err
 	}

@@ -49,6 +49,7 @@ func StartMunged(tb testing.TB) string {
 		"--pid-file="+filepath.Join(dir, "munged.pid"), "--seed-file="+filepath.Join(dir, "munged.seed"),
 		"--log-file="+filepath.Join(dir, "munged.log"))
 	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = diesWithTest(false)
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("start munged: %v", err)
 	}

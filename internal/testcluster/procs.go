@@ -24,7 +24,7 @@ type Proc struct {
 
 // StartProc starts the binary bin (Build, Binary) with args, its log
 // (JSON lines) in dir/name.log. The test's cleanup kills its whole process
-// group.
+// group, and the process dies with the test binary.
 func StartProc(t testing.TB, bin, dir, name string, args ...string) *Proc {
 	t.Helper()
 	logPath := filepath.Join(dir, name+".log")
@@ -34,7 +34,7 @@ func StartProc(t testing.TB, bin, dir, name string, args ...string) *Proc {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = diesWithTest(true)
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		t.Fatalf("start %s: %v", name, err)
@@ -52,6 +52,16 @@ func StartProc(t testing.TB, bin, dir, name string, args ...string) *Proc {
 		}
 	})
 	return p
+}
+
+// diesWithTest is the SysProcAttr of a process a test starts, in its own
+// process group or not: the kernel kills it when the test binary dies. A
+// test's cleanup stops what it started, but a binary killed outright (a
+// timeout from outside, or go test -timeout, which runs no cleanup)
+// would leave it running: a server left so keeps gossiping to ports
+// that later runs reuse.
+func diesWithTest(setpgid bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: setpgid, Pdeathsig: syscall.SIGKILL}
 }
 
 // Kill sends SIGKILL to the process group and waits for the process.
