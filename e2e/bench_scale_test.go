@@ -27,7 +27,7 @@ import (
 // BenchmarkSimulatedWorkers is the control plane at a centre's scale
 // (issue 15): a real 3-server group (processes) and LONGFAIR_BENCH_WORKERS
 // (default 50; issue 15 asks about 1000, but one process on 2 cores
-// gossips for about 250: the workers' share of a core is reported)
+// gossips for about 300: the workers' share of a core is reported)
 // simulated workers in this process — real gossip, real streams to the
 // leader, no process exec (worker.Config.Simulate). It reports how long
 // membership takes to converge, the leader's CPU while idle and the Raft
