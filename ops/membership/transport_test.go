@@ -27,17 +27,25 @@ func receive(t *testing.T, tr *transport) *memberlist.Packet {
 	}
 }
 
-func TestEachPacketKeepsItsOwnBytes(t *testing.T) {
+// loopback starts a transport on a loopback port the kernel picks and
+// returns it with the host:port it advertises; the test's cleanup shuts
+// it down.
+func loopback(t *testing.T) (*transport, string) {
+	t.Helper()
 	tr, err := listen("127.0.0.1", 0, quietLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tr.Shutdown()
+	t.Cleanup(func() { tr.Shutdown() })
 	ip, port, err := tr.FinalAdvertiseAddr("", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	to := net.JoinHostPort(ip.String(), strconv.Itoa(port))
+	return tr, net.JoinHostPort(ip.String(), strconv.Itoa(port))
+}
+
+func TestEachPacketKeepsItsOwnBytes(t *testing.T) {
+	tr, to := loopback(t)
 	sender, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -74,21 +82,8 @@ func TestEachPacketKeepsItsOwnBytes(t *testing.T) {
 }
 
 func TestStreamsAndPacketsShareOnePort(t *testing.T) {
-	a, err := listen("127.0.0.1", 0, quietLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Shutdown()
-	b, err := listen("127.0.0.1", 0, quietLogger())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Shutdown()
-	ip, port, err := b.FinalAdvertiseAddr("", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addrB := net.JoinHostPort(ip.String(), strconv.Itoa(port))
+	a, _ := loopback(t)
+	b, addrB := loopback(t)
 
 	if _, err := a.WriteToAddress([]byte("ping"), memberlist.Address{Addr: addrB, Name: "b"}); err != nil {
 		t.Fatal(err)
@@ -119,15 +114,11 @@ func TestStreamsAndPacketsShareOnePort(t *testing.T) {
 }
 
 func TestShutdownEndsWhileNothingIsRead(t *testing.T) {
-	tr, err := listen("127.0.0.1", 0, quietLogger())
+	tr, to := loopback(t)
+	_, port, err := tr.FinalAdvertiseAddr("", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ip, port, err := tr.FinalAdvertiseAddr("", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	to := net.JoinHostPort(ip.String(), strconv.Itoa(port))
 	// A packet and a connection that nobody takes from the channels.
 	if _, err := tr.WriteTo([]byte("x"), to); err != nil {
 		t.Fatal(err)
