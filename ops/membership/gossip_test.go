@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +50,26 @@ func TestTwoMembersJoinOverLoopback(t *testing.T) {
 			t.Fatalf("members see %d and %d members, want 2 each", a.NumMembers(), b.NumMembers())
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+}
+
+func TestJoinAddressWithoutAPortUsesTheBoundPort(t *testing.T) {
+	// A pool whose members share one port can be joined by host alone:
+	// here 127.0.0.2 from 127.0.0.1, both on the port the kernel picked
+	// for the first member.
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	a, addrA, err := Start(Config{Name: "a", Addr: "127.0.0.2:0"}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Shutdown()
+	_, port, _ := net.SplitHostPort(addrA)
+	b, _, err := Start(Config{Name: "b", Addr: net.JoinHostPort("127.0.0.1", port)}, quiet)
+	if err != nil {
+		t.Skipf("port %s is taken on 127.0.0.1: %v", port, err)
+	}
+	defer b.Shutdown()
+	if n, err := b.Join([]string{"127.0.0.2"}); n != 1 {
+		t.Fatalf("joining 127.0.0.2 without a port reached %d members: %v", n, err)
 	}
 }

@@ -101,6 +101,9 @@ func listenOnce(ip net.IP, port int, logger *slog.Logger) (*transport, error) {
 	return t, nil
 }
 
+// port is the port bound, TCP and UDP.
+func (t *transport) port() int { return t.tcp.Addr().(*net.TCPAddr).Port }
+
 // FinalAdvertiseAddr implements memberlist.Transport: the address given,
 // or else the one bound; a member bound to every interface advertises
 // its first private address, as memberlist's own transport does.
@@ -117,7 +120,7 @@ func (t *transport) FinalAdvertiseAddr(ip string, port int) (net.IP, int, error)
 	}
 	bound := t.tcp.Addr().(*net.TCPAddr)
 	if !bound.IP.IsUnspecified() {
-		return bound.IP, bound.Port, nil
+		return bound.IP, t.port(), nil
 	}
 	priv, err := sockaddr.GetPrivateIP()
 	if err != nil {
@@ -127,7 +130,7 @@ func (t *transport) FinalAdvertiseAddr(ip string, port int) (net.IP, int, error)
 	if a == nil {
 		return nil, 0, errors.New("bound to every interface but found no private IP address to advertise: give the gossip advertise address")
 	}
-	return a, bound.Port, nil
+	return a, t.port(), nil
 }
 
 // WriteTo implements memberlist.Transport.
