@@ -234,17 +234,10 @@ func profileLeader(ctx context.Context, b *testing.B, leader *serverProc, dir, w
 			b.Errorf("profile the leader: %v", err)
 		}
 	}()
-	f, err := os.Create(filepath.Join(dir, "workers-"+what+".pprof"))
-	if err != nil {
-		b.Fatalf("profile the workers: %v", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		b.Fatalf("profile the workers: %v", err)
-	}
+	stopSelf := profileSelf(b, dir, what, time.Hour)
 	return func() {
 		<-done
-		pprof.StopCPUProfile()
-		f.Close()
+		stopSelf()
 	}
 }
 
@@ -288,27 +281,24 @@ func upNodes(ctx context.Context, c *cluster) int {
 }
 
 // cpuShares are the shares of one core the processes pids used over the
-// same d.
+// same d (procCPU).
 func cpuShares(b *testing.B, d time.Duration, pids ...int) []float64 {
-	ticks := func(pid int) float64 {
-		s, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			b.Fatal(err)
+	used := func(pid int) time.Duration {
+		self, _, ppid := procCPU(pid)
+		if ppid == 0 {
+			b.Fatalf("process %d is gone: cannot measure its CPU", pid)
 		}
-		f := strings.Fields(string(s)[strings.LastIndexByte(string(s), ')')+2:])
-		u, _ := strconv.ParseFloat(f[11], 64)
-		k, _ := strconv.ParseFloat(f[12], 64)
-		return u + k
+		return self
 	}
 	t0 := time.Now()
-	c0 := make([]float64, len(pids))
+	c0 := make([]time.Duration, len(pids))
 	for i, pid := range pids {
-		c0[i] = ticks(pid)
+		c0[i] = used(pid)
 	}
 	time.Sleep(d)
 	out := make([]float64, len(pids))
 	for i, pid := range pids {
-		out[i] = (ticks(pid) - c0[i]) / 100 / time.Since(t0).Seconds() // USER_HZ is 100 on Linux
+		out[i] = (used(pid) - c0[i]).Seconds() / time.Since(t0).Seconds()
 	}
 	return out
 }
