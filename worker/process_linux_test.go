@@ -1,0 +1,165 @@
+package worker
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// threads is how many OS threads this process runs.
+func threads(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("Threads:")); ok {
+			n, err := strconv.Atoi(string(bytes.TrimSpace(v)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no Threads line in /proc/self/status")
+	return 0
+}
+
+// A supervisor waits for each of its tasks at once. Waiting must not hold
+// an OS thread per task, and it must leave the task unreaped (a zombie
+// keeps its process group id taken until the group has been killed).
+func TestWaitingForManyTasksHoldsNoThreadEach(t *testing.T) {
+	const n = 32
+	cmds := make([]*exec.Cmd, n)
+	for i := range cmds {
+		cmds[i] = exec.Command("/bin/sh", "-c", "sleep 2")
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, c := range cmds {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	})
+	base := threads(t)
+	var wg sync.WaitGroup
+	done := make([]time.Time, n)
+	for i, c := range cmds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			waitExit(c.Process.Pid)
+			done[i] = time.Now()
+		}()
+	}
+	// Every waiter has started its wait well before the tasks end.
+	time.Sleep(500 * time.Millisecond)
+	waiting := threads(t)
+	wg.Wait()
+	if grew := waiting - base; grew >= n/2 {
+		t.Errorf("waiting for %d tasks took %d more OS threads (%d, from %d): a thread per task", n, grew, waiting, base)
+	}
+	for i, c := range cmds {
+		if done[i].IsZero() {
+			t.Fatalf("waitExit for task %d never returned", i)
+		}
+		// waitExit did not reap it: its status is still there to collect.
+		if err := c.Wait(); err != nil {
+			t.Errorf("task %d: collecting its exit after waitExit: %v", i, err)
+		}
+	}
+}
+
+// A task that has already exited when the wait starts is waited for at
+// once, and its exit status is still there to collect.
+func TestWaitForATaskThatHasAlreadyExited(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "exit 3")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for state(t, pid) != 'Z' {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d not a zombie after 10s", pid)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	returned := make(chan struct{})
+	go func() {
+		waitExit(pid)
+		close(returned)
+	}()
+	select {
+	case <-returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("waitExit did not return for a process that had exited")
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+		t.Fatalf("collecting the exit after waitExit: got %v, want exit status 3", err)
+	}
+}
+
+// state is the state letter of process pid (R, S, Z, ...).
+func state(t *testing.T, pid int) byte {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		t.Fatalf("unexpected /proc/%d/stat: %q", pid, b)
+	}
+	return b[i+2]
+}
+
+// The supervisor's own CPU for each short task it waits for, benchWindow
+// at a time, waiting in the poller (what waitExit does) against one
+// blocking waitid per task (its fallback). Each task is /bin/sh -c true;
+// the figure is this process's CPU (not the tasks') per task, and the
+// thread count it ends with.
+func BenchmarkWaitForTasks(b *testing.B) {
+	for _, m := range []struct {
+		name string
+		wait func(pid int)
+	}{
+		{"wait=poll", func(pid int) {
+			if err := pollExit(pid); err != nil {
+				b.Fatal(err)
+			}
+		}},
+		{"wait=block", blockExit},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			sem := make(chan struct{}, benchWindow)
+			var wg sync.WaitGroup
+			cpu := processTime()
+			for b.Loop() {
+				sem <- struct{}{}
+				cmd := exec.Command("/bin/sh", "-c", "true")
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					m.wait(cmd.Process.Pid)
+					_ = cmd.Wait()
+					<-sem
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(processTime()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/task")
+		})
+	}
+}
