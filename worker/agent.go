@@ -123,7 +123,7 @@ func New(cfg Config, logger *slog.Logger) (*Agent, error) {
 			return nil, fmt.Errorf("find this program to run task supervisors: %w (set the worker's Executable)", err)
 		}
 	}
-	ag.supervisors = newSupervisors(ag.exe, ag.lease.Load)
+	ag.supervisors = newSupervisors(ag.exe, filepath.Join(cfg.WorkDir, supervisorsDir), ag.lease.Load)
 	ag.clientExe = cfg.ClientExecutable
 	if ag.clientExe == "" {
 		// The real path, not /proc/self/exe: the task's agent script runs

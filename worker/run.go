@@ -139,7 +139,7 @@ func (ag *Agent) run(a *attempt, startCtx context.Context, ticket *slotTicket) {
 	proc, err := ag.supervisors.start(supervisorSpec{
 		Script: script, Dir: dir, Env: env, Cred: l.cred,
 		Walltime: a.asg.GetWalltime().AsDuration(), KillGrace: ag.cfg.KillGrace,
-		LockFile: supervisorLock(ag.cfg.WorkDir, k), Cgroup: ag.cgroupFor(a, idx),
+		Cgroup: ag.cgroupFor(a, idx),
 	}, stdout, stderr)
 	ag.tasks.mu.Lock()
 	if err == nil {

@@ -40,7 +40,9 @@ import (
 // message: the control pipe (fd 3; agent to supervisor) carries
 // supervisorRequests, the status pipe (fd 4; supervisor to agent)
 // supervisorReports: for each attempt, one when the task started (or
-// could not), one when it ended.
+// could not), one when it ended. The supervisor also holds, as fd 5, a
+// file the agent locked for it: locked for as long as it lives, which a
+// restarted agent waits for (supervised.go).
 const envSupervisor = "LONGFAIR_TASK_SUPERVISOR"
 
 // supervisorArgs are the arguments a supervisor is started with. The
@@ -92,10 +94,6 @@ type supervisorSpec struct {
 	// KillGrace is the time between SIGTERM and SIGKILL, at the walltime
 	// and when fencing.
 	KillGrace time.Duration `json:"kill_grace"`
-	// LockFile is locked (flock) for the supervisor's life and removed
-	// when its task is surely dead: a worker restarted after a crash
-	// waits for its predecessor's supervisors by it (waitOldSupervisors).
-	LockFile string `json:"lock_file,omitempty"`
 	// Cred is who the task runs as; nil is the supervisor's own user
 	// (identity.go).
 	Cred *taskCredential `json:"cred,omitempty"`
@@ -159,10 +157,18 @@ func supervise() int {
 		fmt.Fprintln(os.Stderr, "longfair task supervisor: started without its pipes; it is started by the worker only")
 		return 2
 	}
-	// The tasks must not hold the agent's pipes: a task's process would
-	// keep the status pipe open after this process died.
+	// The lock file the agent locked for this process's life (fd 5):
+	// held until it exits, for a restarted agent to wait on.
+	if _, err := unix.FcntlInt(5, unix.F_GETFD, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "longfair task supervisor: started without its lock file; it is started by the worker only")
+		return 2
+	}
+	// The tasks must not hold the agent's pipes, nor the lock: a task's
+	// process would keep the status pipe open, and the lock held, after
+	// this process died.
 	unix.CloseOnExec(3)
 	unix.CloseOnExec(4)
+	unix.CloseOnExec(5)
 	// Signals to the worker's terminal or service are the agent's to act
 	// on; the supervisor ends with its tasks. SIGTERM sent to the
 	// supervisor itself fences the tasks rather than orphan them.
@@ -306,23 +312,6 @@ func (sv *supervisor) fenceAll(why string) {
 func (sv *supervisor) run(id uint64, spec supervisorSpec, orders *orderBox) {
 	defer func() { sv.done <- id }()
 	report := func(s supervisorStatus) { sv.report(supervisorReport{ID: id, supervisorStatus: s}) }
-	if spec.LockFile != "" {
-		lock, err := os.OpenFile(spec.LockFile, os.O_CREATE|os.O_RDWR|syscall.O_CLOEXEC, 0o600)
-		if err == nil {
-			err = unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		}
-		if err != nil {
-			if lock != nil {
-				lock.Close()
-			}
-			report(supervisorStatus{Error: fmt.Sprintf("lock %s: %v", spec.LockFile, err)})
-			return
-		}
-		// Removed once the task's group is dead (returning from here),
-		// then unlocked.
-		defer lock.Close()
-		defer os.Remove(spec.LockFile)
-	}
 	stdout, stderr, err := openTaskOutput(spec.Stdout, spec.Stderr)
 	if err != nil {
 		report(supervisorStatus{Error: err.Error()})

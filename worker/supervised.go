@@ -21,6 +21,8 @@ import (
 // another when that one has died.
 type supervisors struct {
 	exe string
+	// lockDir holds each supervisor's lock file (waitOldSupervisors).
+	lockDir string
 	// mu orders the requests: a renewal and a new attempt's spec reach
 	// the supervisor in the order the agent made them, so an attempt's
 	// spec, which carries the lease current when it was sent, is never
@@ -31,15 +33,18 @@ type supervisors struct {
 	lease func() int64
 }
 
-func newSupervisors(exe string, lease func() int64) *supervisors {
-	return &supervisors{exe: exe, lease: lease}
+func newSupervisors(exe, lockDir string, lease func() int64) *supervisors {
+	return &supervisors{exe: exe, lockDir: lockDir, lease: lease}
 }
 
 // supervisorProcess is one supervisor process.
 type supervisorProcess struct {
 	cmd *exec.Cmd
-	ctl *os.File
-	wmu sync.Mutex // one request at a time on ctl
+	// lock is the path of the file the supervisor holds locked for its
+	// life; removed once it has ended.
+	lock string
+	ctl  *os.File
+	wmu  sync.Mutex // one request at a time on ctl
 
 	mu sync.Mutex
 	// waiting holds the attempts whose end has not been read, by id.
@@ -67,7 +72,7 @@ func (ss *supervisors) start(spec supervisorSpec, stdout, stderr *os.File) (*sup
 	p := ss.cur
 	if p == nil || p.isDead() {
 		var err error
-		if p, err = startSupervisorProcess(ss.exe); err != nil {
+		if p, err = startSupervisorProcess(ss.exe, ss.lockDir); err != nil {
 			ss.mu.Unlock()
 			return nil, err
 		}
@@ -120,14 +125,36 @@ func (ss *supervisors) close() {
 }
 
 // startSupervisorProcess starts a supervisor: exe run again with
-// envSupervisor set.
-func startSupervisorProcess(exe string) (*supervisorProcess, error) {
+// envSupervisor set, holding a new lock file in lockDir for its life.
+//
+// The lock is taken here, before the supervisor starts, on a file
+// description the supervisor inherits (fd 5) and this process then
+// closes: flock belongs to the open file description, so the lock is held
+// for exactly as long as the supervisor lives, from before its first task
+// to after its last task's group is dead (it ends only then), or until it
+// is killed, which kills its tasks' shells. A restarted agent waits for
+// it (waitOldSupervisors). One lock per supervisor, not one per attempt:
+// a file created and removed per task is two inode changes per task, and
+// on a file system without a journal each new inode costs a scan past
+// every inode freed in the last minutes, about 0.5 ms a task here.
+func startSupervisorProcess(exe, lockDir string) (*supervisorProcess, error) {
+	lock, err := os.CreateTemp(lockDir, "*.lock")
+	if err != nil {
+		return nil, fmt.Errorf("create the supervisor's lock file: %w", err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		os.Remove(lock.Name())
+		return nil, fmt.Errorf("lock %s: %w", lock.Name(), err)
+	}
 	ctlR, ctlW, err := os.Pipe()
 	if err != nil {
+		os.Remove(lock.Name())
 		return nil, fmt.Errorf("create the supervisor's control pipe: %w", err)
 	}
 	stR, stW, err := os.Pipe()
 	if err != nil {
+		os.Remove(lock.Name())
 		ctlR.Close()
 		ctlW.Close()
 		return nil, fmt.Errorf("create the supervisor's status pipe: %w", err)
@@ -139,7 +166,7 @@ func startSupervisorProcess(exe string) (*supervisorProcess, error) {
 	// What it says itself (not its tasks) goes where the agent's own
 	// output goes.
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.ExtraFiles = []*os.File{ctlR, stW}
+	cmd.ExtraFiles = []*os.File{ctlR, stW, lock}
 	// Its own process group: signals to the agent's group (a terminal's
 	// ^C, a service manager stopping the agent) reach the agent, which
 	// stops its tasks, not the supervisor, which would orphan them. No
@@ -150,11 +177,12 @@ func startSupervisorProcess(exe string) (*supervisorProcess, error) {
 	ctlR.Close()
 	stW.Close()
 	if err != nil {
+		os.Remove(lock.Name())
 		ctlW.Close()
 		stR.Close()
 		return nil, fmt.Errorf("start the task supervisor %s: %w", exe, err)
 	}
-	p := &supervisorProcess{cmd: cmd, ctl: ctlW, waiting: make(map[uint64]chan supervisorStatus)}
+	p := &supervisorProcess{cmd: cmd, ctl: ctlW, lock: lock.Name(), waiting: make(map[uint64]chan supervisorStatus)}
 	go p.readReports(stR)
 	return p, nil
 }
@@ -182,6 +210,8 @@ func (p *supervisorProcess) readReports(st *os.File) {
 	st.Close()
 	p.ctl.Close()
 	_ = p.cmd.Wait()
+	// Gone, and its lock with it.
+	os.Remove(p.lock)
 	p.mu.Lock()
 	p.dead = true
 	for id, ch := range p.waiting {
@@ -309,12 +339,9 @@ func (s *supervised) wait(started time.Time) (exit, error) {
 	return exit{code: st.ExitCode, runtime: st.Runtime, fenced: st.Fenced, usage: st.Usage}, err
 }
 
-// supervisorLock is the lock file of attempt k's supervisor.
-func supervisorLock(workDir string, k attemptKey) string {
-	return filepath.Join(workDir, supervisorsDir, fmt.Sprintf("%d.%d.%d.lock", k.job, k.task, k.attempt))
-}
-
-// supervisorsDir holds the supervisors' lock files, under the work dir.
+// supervisorsDir holds the supervisors' lock files, under the work dir:
+// each supervisor's, held for its life (startSupervisorProcess), and, from
+// releases before that, each attempt's.
 const supervisorsDir = "supervisors"
 
 // waitOldSupervisors waits until the supervisors a previous agent process

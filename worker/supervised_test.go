@@ -108,3 +108,47 @@ func TestTaskOutputCannotBeRedirected(t *testing.T) {
 		t.Errorf("the agent's output file holds %q, want the task's output", b)
 	}
 }
+
+// A restarted worker waits for its predecessor's supervisor by the lock
+// file that supervisor holds (waitOldSupervisors): held while any of its
+// tasks may run, free once the supervisor is gone. One lock serves all of
+// a supervisor's attempts; none is created per attempt.
+func TestASupervisorHoldsOneLockForItsLife(t *testing.T) {
+	ag := newTestAgent(t, nil)
+	for task := range int64(3) {
+		ag.assign(asg(1, task, 1, "sleep 300", time.Hour, nil))
+	}
+	for task := range int64(3) {
+		waitEvent(t, ag, 1, task, 1, started)
+	}
+	locks, err := filepath.Glob(filepath.Join(ag.cfg.WorkDir, supervisorsDir, "*.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(locks) != 1 {
+		t.Fatalf("3 attempts running under one supervisor hold %d lock files %v; want the supervisor's one", len(locks), locks)
+	}
+	if free, err := lockFree(locks[0]); err != nil || free {
+		t.Fatalf("the supervisor's lock %s is free (%v) while its tasks run", locks[0], err)
+	}
+	ag.supervisors.mu.Lock()
+	sup := ag.supervisors.cur
+	ag.supervisors.mu.Unlock()
+	if err := sup.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		free, err := lockFree(locks[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if free {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lock %s is still held 10s after its supervisor was killed", locks[0])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
