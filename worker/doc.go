@@ -70,13 +70,17 @@
 // which the ledger charges if it still holds the attempt, and ignores
 // otherwise. A supervisor that dies takes its tasks with it (their
 // shells have a parent-death signal); the agent reports them ended and
-// starts another for the next attempt. The leader reruns the attempts of
-// a silent worker only WorkerLossTimeout after it last heard it, and
-// refuses a worker whose FenceTimeout plus KillGrace (sent in its hello)
-// is not at least a second shorter (package server: the timeline). The
-// default fence timeout, 30 s, is far above a leader failover: a worker
-// went 1.3 s without an answered heartbeat when its leader was killed,
-// 2.1 s when it was stopped (SIGSTOP), on the default Raft timings.
+// starts another for the next attempt. Each supervisor holds a lock file
+// (supervisors/ in the work dir) for its life, so that a worker restarted
+// after a crash waits, before its first hello, until its predecessor's
+// supervisor has killed its tasks and ended. The leader reruns the
+// attempts of a silent worker only WorkerLossTimeout after it last heard
+// it, and refuses a worker whose FenceTimeout plus KillGrace (sent in its
+// hello) is not at least a second shorter (package server: the
+// timeline). The default fence timeout, 30 s, is far above a leader
+// failover: a worker went 1.3 s without an answered heartbeat when its
+// leader was killed, 2.1 s when it was stopped (SIGSTOP), on the default
+// Raft timings.
 //
 // Containment (cgroup.go, cgroup_linux.go). A worker confines each
 // attempt to its own cgroup, /longfair/NODE/JOB.TASK.ATTEMPT from the
