@@ -83,7 +83,8 @@ type Config struct {
 	// margin: the leader refuses a worker that fences too late.
 	FenceTimeout time.Duration
 	// Executable is the program the task supervisor runs as (it
-	// must call Supervise first in main); empty is this program
+	// must call Supervise first in main, and be this release: agent and
+	// supervisor share a private protocol); empty is this program
 	// (/proc/self/exe on Linux, so that an upgrade replacing the file does
 	// not change what running agents start).
 	Executable string

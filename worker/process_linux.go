@@ -27,8 +27,8 @@ const waitKeepsZombie = true
 // running a dozen short tasks would otherwise hold a dozen threads in
 // waitid, and the runtime hands each one's P to another thread whenever
 // the wait outlasts 20 µs, waking threads and keeping its monitor polling
-// at its fastest pace. Where pidfds are missing (Linux before 5.3) it
-// falls back to the blocking wait.
+// at its fastest pace. Where a pidfd cannot be waited on (Linux before
+// 5.4) it falls back to the blocking wait.
 func waitExit(pid int) {
 	if err := pollExit(pid); err != nil {
 		blockExit(pid)
@@ -39,9 +39,15 @@ func waitExit(pid int) {
 // means it could not, and nothing was waited for.
 func pollExit(pid int) error {
 	// The child is not reaped, so pid cannot name another process yet.
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	// Made non-blocking here rather than with PIDFD_NONBLOCK, which
+	// Linux only takes from 5.10.
+	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		return fmt.Errorf("open pidfd of %d: %w", pid, err)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return fmt.Errorf("pidfd of %d: %w", pid, err)
 	}
 	f := os.NewFile(uintptr(fd), "pidfd")
 	defer f.Close()
@@ -58,10 +64,10 @@ func pollExit(pid int) error {
 				break
 			}
 		}
-		// With WNOHANG and no exit yet, the kernel leaves the zeroed
-		// siginfo as it was: then wait until the pidfd is readable. An
-		// exit before this check is seen by it; one after it makes the
-		// pidfd readable, which the poller reports.
+		// With WNOHANG and no exit yet, the kernel sets no signal
+		// (si_signo 0): then wait until the pidfd is readable. An exit
+		// before this check is seen by it; one after it makes the pidfd
+		// readable, which the poller reports.
 		return werr != nil || info.Signo != 0
 	})
 	if err == nil {

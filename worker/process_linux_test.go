@@ -35,6 +35,7 @@ func threads(t *testing.T) int {
 // an OS thread per task, and it must leave the task unreaped (a zombie
 // keeps its process group id taken until the group has been killed).
 func TestWaitingForManyTasksHoldsNoThreadEach(t *testing.T) {
+	skipWithoutPidfdWait(t)
 	const n = 32
 	cmds := make([]*exec.Cmd, n)
 	for i := range cmds {
@@ -126,18 +127,14 @@ func state(t *testing.T, pid int) byte {
 // The supervisor's own CPU for each short task it waits for, benchWindow
 // at a time, waiting in the poller (what waitExit does) against one
 // blocking waitid per task (its fallback). Each task is /bin/sh -c true;
-// the figure is this process's CPU (not the tasks') per task, and the
-// thread count it ends with.
+// the figure is this process's CPU (not the tasks') per task.
 func BenchmarkWaitForTasks(b *testing.B) {
+	skipWithoutPidfdWait(b)
 	for _, m := range []struct {
 		name string
 		wait func(pid int)
 	}{
-		{"wait=poll", func(pid int) {
-			if err := pollExit(pid); err != nil {
-				b.Fatal(err)
-			}
-		}},
+		{"wait=poll", waitExit},
 		{"wait=block", blockExit},
 	} {
 		b.Run(m.name, func(b *testing.B) {
@@ -161,5 +158,20 @@ func BenchmarkWaitForTasks(b *testing.B) {
 			wg.Wait()
 			b.ReportMetric(float64(processTime()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/task")
 		})
+	}
+}
+
+// skipWithoutPidfdWait skips where a pidfd cannot be waited on (Linux
+// before 5.4): there waitExit falls back to a blocking wait.
+func skipWithoutPidfdWait(tb testing.TB) {
+	tb.Helper()
+	cmd := exec.Command("/bin/sh", "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	err := pollExit(cmd.Process.Pid)
+	_ = cmd.Wait()
+	if err != nil {
+		tb.Skipf("this kernel cannot wait on a pidfd (%v): waitExit blocks a thread here", err)
 	}
 }
