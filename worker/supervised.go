@@ -143,18 +143,21 @@ func startSupervisorProcess(exe, lockDir string) (*supervisorProcess, error) {
 		return nil, fmt.Errorf("create the supervisor's lock file: %w", err)
 	}
 	defer lock.Close()
+	started := false
+	defer func() {
+		if !started {
+			os.Remove(lock.Name())
+		}
+	}()
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		os.Remove(lock.Name())
 		return nil, fmt.Errorf("lock %s: %w", lock.Name(), err)
 	}
 	ctlR, ctlW, err := os.Pipe()
 	if err != nil {
-		os.Remove(lock.Name())
 		return nil, fmt.Errorf("create the supervisor's control pipe: %w", err)
 	}
 	stR, stW, err := os.Pipe()
 	if err != nil {
-		os.Remove(lock.Name())
 		ctlR.Close()
 		ctlW.Close()
 		return nil, fmt.Errorf("create the supervisor's status pipe: %w", err)
@@ -177,11 +180,11 @@ func startSupervisorProcess(exe, lockDir string) (*supervisorProcess, error) {
 	ctlR.Close()
 	stW.Close()
 	if err != nil {
-		os.Remove(lock.Name())
 		ctlW.Close()
 		stR.Close()
 		return nil, fmt.Errorf("start the task supervisor %s: %w", exe, err)
 	}
+	started = true
 	p := &supervisorProcess{cmd: cmd, ctl: ctlW, lock: lock.Name(), waiting: make(map[uint64]chan supervisorStatus)}
 	go p.readReports(stR)
 	return p, nil

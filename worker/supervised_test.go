@@ -53,12 +53,7 @@ func TestAgentOutlivesItsSupervisor(t *testing.T) {
 	child := filepath.Join(t.TempDir(), "child")
 	ag.assign(asg(1, 0, 1, "sleep 300 & echo $! > "+child+"; wait", time.Hour, nil))
 	pid := waitPID(t, child)
-	ag.supervisors.mu.Lock()
-	sup := ag.supervisors.cur
-	ag.supervisors.mu.Unlock()
-	if err := sup.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	killSupervisor(t, ag)
 	if code := waitEvent(t, ag, 1, 0, 1, exited).GetExitCode(); code != 128+int32(syscall.SIGKILL) {
 		t.Errorf("the task of a killed supervisor exited %d, want %d", code, 128+syscall.SIGKILL)
 	}
@@ -131,12 +126,7 @@ func TestASupervisorHoldsOneLockForItsLife(t *testing.T) {
 	if free, err := lockFree(locks[0]); err != nil || free {
 		t.Fatalf("the supervisor's lock %s is free (%v) while its tasks run", locks[0], err)
 	}
-	ag.supervisors.mu.Lock()
-	sup := ag.supervisors.cur
-	ag.supervisors.mu.Unlock()
-	if err := sup.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
+	killSupervisor(t, ag)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		free, err := lockFree(locks[0])
@@ -150,5 +140,16 @@ func TestASupervisorHoldsOneLockForItsLife(t *testing.T) {
 			t.Fatalf("the lock %s is still held 10s after its supervisor was killed", locks[0])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// killSupervisor kills the agent's current task supervisor (SIGKILL).
+func killSupervisor(t *testing.T, ag *Agent) {
+	t.Helper()
+	ag.supervisors.mu.Lock()
+	sup := ag.supervisors.cur
+	ag.supervisors.mu.Unlock()
+	if err := sup.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
 	}
 }

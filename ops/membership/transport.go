@@ -101,9 +101,6 @@ func listenOnce(ip net.IP, port int, logger *slog.Logger) (*transport, error) {
 	return t, nil
 }
 
-// port is the port bound, TCP and UDP.
-func (t *transport) port() int { return t.tcp.Addr().(*net.TCPAddr).Port }
-
 // FinalAdvertiseAddr implements memberlist.Transport: the address given,
 // or else the one bound; a member bound to every interface advertises
 // its first private address, as memberlist's own transport does.
@@ -120,7 +117,7 @@ func (t *transport) FinalAdvertiseAddr(ip string, port int) (net.IP, int, error)
 	}
 	bound := t.tcp.Addr().(*net.TCPAddr)
 	if !bound.IP.IsUnspecified() {
-		return bound.IP, t.port(), nil
+		return bound.IP, bound.Port, nil
 	}
 	priv, err := sockaddr.GetPrivateIP()
 	if err != nil {
@@ -130,7 +127,7 @@ func (t *transport) FinalAdvertiseAddr(ip string, port int) (net.IP, int, error)
 	if a == nil {
 		return nil, 0, errors.New("bound to every interface but found no private IP address to advertise: give the gossip advertise address")
 	}
-	return a, t.port(), nil
+	return a, bound.Port, nil
 }
 
 // WriteTo implements memberlist.Transport.

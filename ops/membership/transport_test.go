@@ -44,6 +44,9 @@ func loopback(t *testing.T) (*transport, string) {
 	return tr, net.JoinHostPort(ip.String(), strconv.Itoa(port))
 }
 
+// boundPort is the port tr bound, TCP and UDP.
+func boundPort(tr *transport) int { return tr.tcp.Addr().(*net.TCPAddr).Port }
+
 func TestEachPacketKeepsItsOwnBytes(t *testing.T) {
 	tr, to := loopback(t)
 	sender, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -115,7 +118,7 @@ func TestStreamsAndPacketsShareOnePort(t *testing.T) {
 
 func TestShutdownEndsWhileNothingIsRead(t *testing.T) {
 	tr, to := loopback(t)
-	port := tr.port()
+	port := boundPort(tr)
 	// A packet and a connection that nobody takes from the channels.
 	if _, err := tr.WriteTo([]byte("x"), to); err != nil {
 		t.Fatal(err)
@@ -168,7 +171,7 @@ func BenchmarkPacketReceive(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			return tr, tr.port()
+			return tr, boundPort(tr)
 		}},
 		{"transport=memberlist", func(b *testing.B) (memberlist.Transport, int) {
 			nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{"127.0.0.1"}, Logger: log.New(io.Discard, "", 0)})
