@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
+
 	longfairv1 "github.com/longfair/longfair/api/longfair/v1"
 	"github.com/longfair/longfair/client"
 )
@@ -20,11 +22,15 @@ import (
 // (issue 15): the wall time of one `longfair submit -- true` to an idle
 // 3-server cluster with the client binary (longfair-client, the one for
 // login nodes), beside the full binary's in turn (ms/submit-full), and
-// the client's jobs per second from one shell and from 8 shells at once. Where Debian's slurm-wlm is installed it starts a one-node
-// Slurm on loopback beside it (scripts/slurm-loopback, which it stops
-// after) and measures `sbatch --wrap true` the same way in the same run,
-// reporting the ratios: ≥ 2 means longfair submits at least twice as
-// fast.
+// the client's jobs per second from one shell and from 8 shells at once.
+// Beside them, the floor of any client written in Go here
+// (ms/go-floor-p50): an empty Go program's start and exit, plus the same
+// submission from a process already connected. Where Debian's slurm-wlm
+// is installed it starts a one-node Slurm on loopback beside it
+// (scripts/slurm-loopback, which it stops after) and measures `sbatch
+// --wrap true` the same way in the same run, reporting the ratios: ≥ 2
+// means longfair submits at least twice as fast; x-sbatch-go-floor is
+// the most a Go client could reach from one shell.
 func BenchmarkShellSubmit(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -35,9 +41,10 @@ func BenchmarkShellSubmit(b *testing.B) {
 		return shellCommand(env, bin, "submit", "--account", acct, "--user", user, "--cpu", "1", "--walltime", "1m", "--", "true")
 	}
 	full, slim := submit(binary), submit(clientBinary)
+	emptyGo := shellCommand(env, buildEmptyGoProgram(b))
 	// One call first: a failing command should fail the benchmark, not
 	// be timed.
-	for _, cmd := range []func() *exec.Cmd{full, slim} {
+	for _, cmd := range []func() *exec.Cmd{full, slim, emptyGo} {
 		if out, err := cmd().CombinedOutput(); err != nil {
 			b.Fatalf("%s: %v\n%s", cmd(), err, out)
 		}
@@ -50,7 +57,17 @@ func BenchmarkShellSubmit(b *testing.B) {
 	perCall, calls := timeCalls(b, b.N, 1, slim)
 	all8, _ := timeCalls(b, b.N, 8, slim)
 	rate8 := float64(8*b.N) / all8.Seconds()
+	_, goCalls := timeCalls(b, b.N, 1, emptyGo)
+	warm := submitWarm(ctx, b, c, acct, user, b.N)
 	b.StopTimer()
+	// The floor of any client written in Go, on this machine: starting a
+	// Go program that does nothing, plus the same submission from a
+	// process already running and connected. A shell's call can take no
+	// less; the goal of 2× sbatch needs it under half of sbatch's call.
+	floor := median(goCalls) + median(warm)
+	b.ReportMetric(ms(median(goCalls)), "ms/empty-go-p50")
+	b.ReportMetric(ms(median(warm)), "ms/submit-warm-p50")
+	b.ReportMetric(ms(floor), "ms/go-floor-p50")
 	b.ReportMetric(float64(fullCall.Microseconds())/1000/float64(b.N), "ms/submit-full")
 	b.ReportMetric(float64(perCall.Microseconds())/1000/float64(b.N), "ms/submit")
 	// The median is what a call usually takes: a shared machine's pauses
@@ -68,6 +85,60 @@ func BenchmarkShellSubmit(b *testing.B) {
 	b.ReportMetric(ms(median(slurmCalls)), "ms/sbatch-p50")
 	b.ReportMetric(slurm1.Seconds()/perCall.Seconds(), "x-sbatch-1shell")
 	b.ReportMetric(rate8/slurm8, "x-sbatch-8shells")
+	b.ReportMetric(float64(median(slurmCalls))/float64(floor), "x-sbatch-go-floor")
+}
+
+// buildEmptyGoProgram builds `func main() {}` as the client binary is
+// built (statically linked) and returns its path.
+func buildEmptyGoProgram(b *testing.B) string {
+	b.Helper()
+	dir := b.TempDir()
+	for name, text := range map[string]string{
+		"go.mod":  "module empty\n",
+		"main.go": "package main\n\nfunc main() {}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bin := filepath.Join(dir, "empty")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir, build.Env = dir, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("build an empty Go program: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// submitWarm submits n one-task jobs of `true` one at a time, as the
+// client binary's submit does, from this process over one client kept
+// open, and returns each call's time.
+func submitWarm(ctx context.Context, b *testing.B, c *cluster, account, user string, n int) []time.Duration {
+	b.Helper()
+	var addrs []string
+	for _, s := range c.live() {
+		addrs = append(addrs, s.GRPC)
+	}
+	cl, err := client.New(addrs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	calls := make([]time.Duration, 0, n)
+	for i := range n + 1 {
+		req := &longfairv1.SubmitJobRequest{
+			Account: account, User: user, Tasks: 1, Demand: map[string]float64{"cpu": 1},
+			Walltime: durationpb.New(time.Minute), Command: []string{"true"},
+		}
+		t := time.Now()
+		if _, err := cl.Jobs().SubmitJob(ctx, req); err != nil {
+			b.Fatalf("submit from this process: %v", err)
+		}
+		if i > 0 { // the first call also connects
+			calls = append(calls, time.Since(t))
+		}
+	}
+	return calls
 }
 
 // BenchmarkShellListings measures the listings researchers run from shell
