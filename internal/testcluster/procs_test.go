@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,19 +15,25 @@ import (
 
 // TestProcOfAKilledTestParent is not a test of its own: run by
 // TestAProcDiesWithItsTestBinary as a child, it starts a process with
-// StartProc, prints its pid and waits to be killed.
+// StartProc, prints its pid and waits to be killed. It works in the
+// directory LONGFAIR_TESTCLUSTER_PARENT names, not a temp dir of its own,
+// which its killing would leave behind.
 func TestProcOfAKilledTestParent(t *testing.T) {
-	if os.Getenv("LONGFAIR_TESTCLUSTER_PARENT") == "" {
+	dir := os.Getenv("LONGFAIR_TESTCLUSTER_PARENT")
+	if dir == "" {
 		t.Skip("run by TestAProcDiesWithItsTestBinary")
 	}
-	p := StartProc(t, "/bin/sleep", t.TempDir(), "sleeper", "600")
+	p := StartProc(t, "/bin/sleep", dir, "sleeper", "600")
 	fmt.Printf("pid %d\n", p.Cmd.Process.Pid)
 	time.Sleep(time.Minute)
 }
 
 func TestAProcDiesWithItsTestBinary(t *testing.T) {
 	parent := exec.Command(os.Args[0], "-test.run", "^TestProcOfAKilledTestParent$", "-test.v")
-	parent.Env = append(os.Environ(), "LONGFAIR_TESTCLUSTER_PARENT=1")
+	// The parent, killed, cleans up nothing: it works in a directory of
+	// this test's, which this test removes.
+	dir := t.TempDir()
+	parent.Env = append(os.Environ(), "LONGFAIR_TESTCLUSTER_PARENT="+dir)
 	out, err := parent.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +50,9 @@ func TestAProcDiesWithItsTestBinary(t *testing.T) {
 	}
 	if pid == 0 {
 		t.Fatal("the parent test never said which process it started")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sleeper.log")); err != nil {
+		t.Errorf("the parent test left its files outside this test's directory, where nothing removes them: %v", err)
 	}
 	defer syscall.Kill(pid, syscall.SIGKILL)
 	// Killed outright, the parent runs no cleanup.
