@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -42,18 +43,41 @@ func chromium(t *testing.T) string {
 // browser starts a headless Chromium at 1280×800 (or width×height).
 func browser(t *testing.T, width, height int) context.Context {
 	t.Helper()
+	// Chromium keeps its singleton socket in a directory of its own under
+	// TMPDIR and removes it only when it exits cleanly, which a test's
+	// browser does not: it is killed. So its TMPDIR is the test's own.
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium(t)), chromedp.NoSandbox, chromedp.WindowSize(width, height),
-		chromedp.Flag("disable-dev-shm-usage", true))
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Env("TMPDIR="+t.TempDir()))
 	// The browser lives until the test ends; each step has its own
 	// timeout (do, value), as chromedp asks.
+	before := chromiumTempDirs(t)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	bctx, cancelB := chromedp.NewContext(actx)
-	t.Cleanup(func() { cancelB(); cancelA() })
+	t.Cleanup(func() {
+		cancelB()
+		cancelA()
+		for _, d := range chromiumTempDirs(t) {
+			if !slices.Contains(before, d) {
+				t.Errorf("Chromium left %s behind", d)
+			}
+		}
+	})
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
 	return bctx
+}
+
+// chromiumTempDirs lists the directories Chromium keeps its singleton
+// socket in, under the system's temporary directory.
+func chromiumTempDirs(t *testing.T) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), "org.chromium.Chromium.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs
 }
 
 func screenshot(t *testing.T, ctx context.Context, name string) {
