@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,15 +114,7 @@ func buildEmptyGoProgram(b *testing.B) string {
 // open, and returns each call's time.
 func submitWarm(ctx context.Context, b *testing.B, c *cluster, account, user string, n int) []time.Duration {
 	b.Helper()
-	var addrs []string
-	for _, s := range c.live() {
-		addrs = append(addrs, s.GRPC)
-	}
-	cl, err := client.New(addrs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.Close()
+	cl := newClient(b, grpcAddrs(c.live()...))
 	calls := make([]time.Duration, 0, n)
 	for i := range n + 1 {
 		req := &longfairv1.SubmitJobRequest{
@@ -192,11 +183,7 @@ func BenchmarkShellListings(b *testing.B) {
 // clientEnv is this process's environment with LONGFAIR_ADDR naming
 // every live server of c, as a researcher's shell has it.
 func clientEnv(c *cluster) []string {
-	var addrs []string
-	for _, s := range c.live() {
-		addrs = append(addrs, s.GRPC)
-	}
-	return append(os.Environ(), client.EnvAddr+"="+strings.Join(addrs, ","))
+	return append(os.Environ(), client.EnvAddr+"="+c.grpcAddrs())
 }
 
 // shellCommand returns how to run bin with args in env: a new command

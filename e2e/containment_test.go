@@ -64,12 +64,8 @@ func (c *cluster) startConfinedWorker(base string) (string, *testcluster.Proc) {
 // cli runs the longfair command against the cluster's servers.
 func (c *cluster) cli(ctx context.Context, args ...string) string {
 	c.t.Helper()
-	var addrs []string
-	for _, s := range c.live() {
-		addrs = append(addrs, s.GRPC)
-	}
 	cmd := exec.CommandContext(ctx, binary, append(args[:1:1], append([]string{}, args[1:]...)...)...)
-	cmd.Env = append(os.Environ(), client.EnvAddr+"="+strings.Join(addrs, ","))
+	cmd.Env = append(os.Environ(), client.EnvAddr+"="+c.grpcAddrs())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		c.t.Fatalf("longfair %s: %v\n%s", strings.Join(args, " "), err, out)

@@ -1,34 +1,16 @@
 package worker
 
 import (
-	"bytes"
-	"os"
+	"context"
 	"os/exec"
-	"strconv"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
 )
 
-// threads is how many OS threads this process runs.
-func threads(t *testing.T) int {
-	t.Helper()
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("Threads:")); ok {
-			n, err := strconv.Atoi(string(bytes.TrimSpace(v)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
-	}
-	t.Fatal("no Threads line in /proc/self/status")
-	return 0
-}
+// threads is how many OS threads this process has created.
+func threads() int { return pprof.Lookup("threadcreate").Count() }
 
 // A supervisor waits for each of its tasks at once. Waiting must not hold
 // an OS thread per task, and it must leave the task unreaped (a zombie
@@ -49,30 +31,19 @@ func TestWaitingForManyTasksHoldsNoThreadEach(t *testing.T) {
 			_ = c.Wait()
 		}
 	})
-	base := threads(t)
+	base := threads()
 	var wg sync.WaitGroup
 	for _, c := range cmds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			waitExit(c.Process.Pid)
-		}()
+		wg.Go(func() { waitExit(c.Process.Pid) })
 	}
 	// Every waiter has started its wait well before the tasks end.
 	time.Sleep(500 * time.Millisecond)
-	waiting := threads(t)
-	returned := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(returned)
-	}()
-	select {
-	case <-returned:
-	case <-time.After(10 * time.Second):
+	waiting := threads()
+	if !waitWithin(10*time.Second, &wg) {
 		t.Fatal("waitExit did not return within 10s of its tasks' end")
 	}
 	if grew := waiting - base; grew >= n/2 {
-		t.Errorf("waiting for %d tasks took %d more OS threads (%d, from %d): a thread per task", n, grew, waiting, base)
+		t.Errorf("waiting for %d tasks created %d more OS threads (%d, from %d): a thread per task", n, grew, waiting, base)
 	}
 	for i, c := range cmds {
 		// waitExit did not reap it: its status is still there to collect.
@@ -92,14 +63,9 @@ func TestWaitForATaskThatHasAlreadyExited(t *testing.T) {
 	pid := cmd.Process.Pid
 	// The fallback's blocking wait returns once it has exited, unreaped.
 	blockExit(pid)
-	returned := make(chan struct{})
-	go func() {
-		waitExit(pid)
-		close(returned)
-	}()
-	select {
-	case <-returned:
-	case <-time.After(10 * time.Second):
+	var wg sync.WaitGroup
+	wg.Go(func() { waitExit(pid) })
+	if !waitWithin(10*time.Second, &wg) {
 		t.Fatal("waitExit did not return for a process that had exited")
 	}
 	err := cmd.Wait()
@@ -143,6 +109,14 @@ func BenchmarkWaitForTasks(b *testing.B) {
 			b.ReportMetric(float64(processTime()-cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/task")
 		})
 	}
+}
+
+// waitWithin waits up to d for wg (waitGroup); it reports whether wg
+// finished.
+func waitWithin(d time.Duration, wg *sync.WaitGroup) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return waitGroup(ctx, wg)
 }
 
 // skipWithoutPidfdWait skips where a pidfd cannot be waited on (Linux
